@@ -1,0 +1,139 @@
+/* Growable byte buffer and aborting allocators. */
+#include "config/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "logbucket: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom(n * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void buf_init(struct buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void buf_destroy(struct buf *b)
+{
+    free(b->data);
+    buf_init(b);
+}
+
+void buf_reset(struct buf *b)
+{
+    b->len = 0;
+}
+
+void buf_reserve(struct buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    b->data = xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void buf_append(struct buf *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    buf_reserve(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+void buf_putc(struct buf *b, char c)
+{
+    buf_reserve(b, 1);
+    b->data[b->len++] = c;
+}
+
+void buf_puts(struct buf *b, const char *s)
+{
+    buf_append(b, s, strlen(s));
+}
+
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+    va_list copy;
+    va_copy(copy, ap);
+    buf_reserve(b, 64);
+    int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    if (n >= 0 && (size_t)n >= b->cap - b->len) {
+        buf_reserve(b, (size_t)n);
+        n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, copy);
+    }
+    va_end(copy);
+    if (n > 0)
+        b->len += (size_t)n;
+}
+
+void buf_printf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+const char *buf_cstr(struct buf *b)
+{
+    buf_reserve(b, 0);
+    b->data[b->len] = '\0';
+    return b->data;
+}
+
+char *buf_steal(struct buf *b, size_t *len)
+{
+    buf_cstr(b);
+    char *p = b->data;
+    if (len)
+        *len = b->len;
+    buf_init(b);
+    return p;
+}

@@ -1,0 +1,38 @@
+/* A growable byte buffer. Bottom layer, libc only. Allocation failure aborts
+ * (xmalloc style, as in Redis): sizes a client controls are capped by the
+ * callers before they reach a buffer. */
+#ifndef LB_BUF_H
+#define LB_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf {
+    char *data; /* owned; NUL-terminated when len < cap (buf_cstr makes sure) */
+    size_t len;
+    size_t cap;
+};
+
+#define BUF_INIT {NULL, 0, 0}
+
+void buf_init(struct buf *b);
+void buf_destroy(struct buf *b);           /* frees data; b may be reused after buf_init */
+void buf_reset(struct buf *b);             /* len = 0, keeps the memory */
+void buf_reserve(struct buf *b, size_t extra); /* room for extra more bytes */
+void buf_append(struct buf *b, const void *p, size_t n);
+void buf_putc(struct buf *b, char c);
+void buf_puts(struct buf *b, const char *s);
+void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+const char *buf_cstr(struct buf *b);       /* NUL-terminates and returns data ("" if empty) */
+char *buf_steal(struct buf *b, size_t *len); /* hands data to the caller; b is left empty */
+
+/* Allocation helpers that abort on failure. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+#endif

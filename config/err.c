@@ -1,0 +1,53 @@
+/* Error names and the corruption report. */
+#include "config/err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "config/log.h"
+
+const char *err_name(int code)
+{
+    switch (code) {
+    case ERR_OK: return "OK";
+    case ERR_NOMEM: return "NOMEM";
+    case ERR_IO: return "IO";
+    case ERR_NOSPC: return "NOSPC";
+    case ERR_CORRUPT: return "CORRUPT";
+    case ERR_INVAL: return "INVAL";
+    case ERR_NOTFOUND: return "NOTFOUND";
+    case ERR_PERM: return "PERM";
+    case ERR_BUSY: return "BUSY";
+    case ERR_TOOBIG: return "TOOBIG";
+    case ERR_EXISTS: return "EXISTS";
+    default: return "UNKNOWN";
+    }
+}
+
+int err_corrupt_at(const char *file, int line, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_error("corruption (%s:%d): %s", file, line, msg);
+    return ERR_CORRUPT;
+}
+
+int err_from_errno(int e)
+{
+    switch (e) {
+    case 0: return ERR_OK;
+    case ENOSPC:
+    case EDQUOT: return ERR_NOSPC;
+    case ENOENT: return ERR_NOTFOUND;
+    case EACCES:
+    case EPERM:
+    case EROFS: return ERR_PERM;
+    case ENOMEM: return ERR_NOMEM;
+    case EEXIST: return ERR_EXISTS;
+    default: return ERR_IO;
+    }
+}

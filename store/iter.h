@@ -1,0 +1,68 @@
+/* The one iterator interface of logbucket (LevelDB's Iterator). Iterators
+ * stack: block -> table -> merge -> version resolution -> query filters.
+ *
+ * Contracts:
+ * - Constructors never return NULL; on failure they return it_new_error(code),
+ *   so callers have one path and check it_status() when the loop ends.
+ * - key()/value() return slices valid until the next call that moves or
+ *   destroys the iterator. Copy what you need longer.
+ * - status() is the first error seen, sticky; ERR_OK otherwise. "Not valid"
+ *   with status ERR_OK means the end of the data.
+ * - Composite iterators own their children and destroy them.
+ * - Cleanup callbacks registered with it_on_destroy run at destroy, in reverse
+ *   order of registration (to release snapshots, tables, memtables). */
+#ifndef LB_ITER_H
+#define LB_ITER_H
+
+#include <stdbool.h>
+
+#include "store/slice.h"
+
+struct iter;
+
+struct it_ops {
+    bool (*valid)(const struct iter *);
+    void (*seek_first)(struct iter *);
+    void (*seek_last)(struct iter *);
+    void (*seek)(struct iter *, struct slice target); /* first key >= target */
+    void (*next)(struct iter *);                      /* REQUIRES: valid */
+    void (*prev)(struct iter *);                      /* REQUIRES: valid */
+    struct slice (*key)(const struct iter *);         /* REQUIRES: valid; borrowed */
+    struct slice (*value)(const struct iter *);       /* REQUIRES: valid; borrowed */
+    int (*status)(const struct iter *);               /* first error, sticky */
+    void (*destroy)(struct iter *);                   /* frees the iterator itself */
+};
+
+struct it_cleanup;
+
+/* Every iterator struct embeds this as its first member. */
+struct iter {
+    const struct it_ops *ops;
+    struct it_cleanup *cleanups;
+};
+
+static inline bool it_valid(const struct iter *it) { return it->ops->valid(it); }
+static inline void it_seek_first(struct iter *it) { it->ops->seek_first(it); }
+static inline void it_seek_last(struct iter *it) { it->ops->seek_last(it); }
+static inline void it_seek(struct iter *it, struct slice t) { it->ops->seek(it, t); }
+static inline void it_next(struct iter *it) { it->ops->next(it); }
+static inline void it_prev(struct iter *it) { it->ops->prev(it); }
+static inline struct slice it_key(const struct iter *it) { return it->ops->key(it); }
+static inline struct slice it_value(const struct iter *it) { return it->ops->value(it); }
+static inline int it_status(const struct iter *it) { return it->ops->status(it); }
+
+/* Runs the cleanups, then ops->destroy. NULL is a no-op. */
+void it_destroy(struct iter *it);
+
+/* Registers fn(arg1, arg2) to run when it is destroyed. */
+void it_on_destroy(struct iter *it, void (*fn)(void *, void *), void *arg1, void *arg2);
+
+/* Initialises the embedded header of a new iterator. */
+void it_init(struct iter *it, const struct it_ops *ops);
+
+/* An iterator with no entries and status ERR_OK. */
+struct iter *it_new_empty(void);
+/* An iterator with no entries and the given status (a negative ERR_*). */
+struct iter *it_new_error(int code);
+
+#endif

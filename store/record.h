@@ -1,0 +1,56 @@
+/* The value of a row: a compact binary record of tags and typed fields.
+ *
+ *   value  = varint ntags  { varint klen key varint vlen val }
+ *            varint nfields { varint klen key u8 type payload }
+ *   payload: FLOAT 8 bytes little-endian IEEE-754; INT zigzag varint;
+ *            UINT varint; BOOL 1 byte (0/1); STRING varint len, bytes.
+ *
+ * Encoding appends to a buf. Decoding is a cursor over a borrowed value and
+ * allocates nothing; every length is bounds-checked (ERR_CORRUPT). */
+#ifndef LB_RECORD_H
+#define LB_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/buf.h"
+#include "store/slice.h"
+
+enum rec_type { REC_FLOAT = 1, REC_INT = 2, REC_UINT = 3, REC_BOOL = 4, REC_STRING = 5 };
+
+struct rec_tag {
+    struct slice key;
+    struct slice value;
+};
+
+struct rec_field {
+    struct slice key;
+    enum rec_type type;
+    union {
+        double f;
+        int64_t i;
+        uint64_t u;
+        bool b;
+        struct slice s;
+    } v;
+};
+
+/* Appends the encoding of the tags and fields to out. */
+void rec_encode(struct buf *out, const struct rec_tag *tags, size_t ntags,
+                const struct rec_field *fields, size_t nfields);
+
+struct rec_reader {
+    struct slice in;   /* the value, borrowed */
+    size_t pos;
+    uint64_t left;     /* items left in the current section */
+    int section;       /* 0 tags, 1 fields, 2 done */
+};
+
+/* Starts reading value. ERR_OK or ERR_CORRUPT. */
+int rec_reader_init(struct rec_reader *r, struct slice value);
+/* 1 and *out set, 0 at the end of the tags, or ERR_CORRUPT. */
+int rec_next_tag(struct rec_reader *r, struct rec_tag *out);
+/* Skips remaining tags if needed. 1 and *out set, 0 at the end, ERR_CORRUPT. */
+int rec_next_field(struct rec_reader *r, struct rec_field *out);
+
+#endif

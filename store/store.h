@@ -1,0 +1,134 @@
+/* The store facade: databases of bucket-partitioned LSM trees.
+ *
+ * A store is a data directory holding databases (DATA/<db>/). A database has
+ * fixed options (bucket count, ts order) and a changeable TTL; each bucket is
+ * one partition (DATA/<db>/p<NN>/) with its own memtable, SSTables and
+ * compaction, plus the host index partition (DATA/<db>/idx/). One WAL per
+ * database. The store knows nothing of HTTP, SQL or line protocol: rows are
+ * (ts, host, event) keys with opaque values (store/record.h encodes them).
+ *
+ * Threading: every function here may be called from any thread. Writers to
+ * one database are serialized inside store_write (group commit); readers take
+ * snapshots and never block writers. */
+#ifndef LB_STORE_H
+#define LB_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/buf.h"
+#include "store/iter.h"
+#include "store/slice.h"
+
+enum store_wal_sync {
+    STORE_SYNC_ALWAYS,   /* store_write returns after the record is fsynced */
+    STORE_SYNC_INTERVAL, /* fsync every wal_sync_interval_ns in the background */
+    STORE_SYNC_NONE,     /* never fsync (the OS decides) */
+};
+
+struct store_opts {
+    const char *dir;               /* data directory, created if missing */
+    enum store_wal_sync wal_sync;
+    int64_t wal_sync_interval_ns;  /* for STORE_SYNC_INTERVAL */
+    size_t memtable_bytes;         /* budget for all memtables of all databases */
+    size_t block_cache_bytes;
+    unsigned background_threads;   /* flush + compaction threads, >= 1 */
+    int64_t retention_check_interval_ns; /* how often the TTL sweep runs */
+    /* Wall clock in ns since the epoch, for TTL; NULL = CLOCK_REALTIME.
+     * Tests inject a clock here. */
+    int64_t (*clock)(void *arg);
+    void *clock_arg;
+};
+
+/* Fills opts with defaults (dir "./data", ALWAYS, 64 MiB memtables, ...). */
+void store_opts_default(struct store_opts *opts);
+
+struct db_opts {
+    uint32_t buckets; /* 1..1024, fixed at creation */
+    bool ts_desc;     /* true: newest first (the default); fixed at creation */
+    int64_t ttl_ns;   /* 0 keeps rows forever; changeable */
+};
+
+struct store;
+struct store_db;
+struct store_snap;
+struct batch;
+
+/* Opens (creating if needed) the data directory, opens every database in it
+ * and replays their WALs. A torn WAL tail is cut and logged; damage before
+ * the tail fails with ERR_CORRUPT and a log line naming file and offset. */
+int store_open(const struct store_opts *opts, struct store **out);
+/* Stops background work, flushes memtables, closes everything. NULL ok.
+ * REQUIRES: no store_db references or snapshots are still held. */
+void store_close(struct store *s);
+
+/* Creates a database. ERR_EXISTS if it exists, ERR_INVAL for a bad name
+ * (names: 1..64 of [A-Za-z0-9_-.], not starting with '.') or bad options. */
+int store_db_create(struct store *s, const char *name, const struct db_opts *opts);
+/* Borrows a reference to an open database; release with store_db_unref.
+ * ERR_NOTFOUND if it does not exist. */
+int store_db_get(struct store *s, const char *name, struct store_db **out);
+void store_db_unref(struct store_db *db);
+/* Drops a database and deletes its files once the last reference is gone. */
+int store_db_drop(struct store *s, const char *name);
+/* Names of all databases, sorted; the caller frees each and the array. */
+int store_db_list(struct store *s, char ***names, size_t *count);
+
+const char *store_db_name(const struct store_db *db);
+void store_db_opts(const struct store_db *db, struct db_opts *out);
+/* Persists a new TTL; takes effect for reads at once. */
+int store_db_set_ttl(struct store_db *db, int64_t ttl_ns);
+
+/* --- writes --- */
+
+struct batch *batch_new(void);
+void batch_free(struct batch *b);
+void batch_clear(struct batch *b);
+size_t batch_count(const struct batch *b);
+size_t batch_bytes(const struct batch *b);
+/* Adds a row (a newer version replaces an older one with the same key).
+ * REQUIRES: host.len, event.len <= KEY_MAX_NAME, no NUL inside them. */
+void batch_put(struct batch *b, int64_t ts, struct slice host, struct slice event,
+               struct slice value);
+void batch_delete(struct batch *b, int64_t ts, struct slice host, struct slice event);
+
+/* Applies the batch atomically: one WAL record, then the memtables of its
+ * buckets and the host index. Returns once durable under wal_sync.
+ * ERR_BUSY when flushing has fallen behind (back-pressure: retry later);
+ * ERR_NOSPC when the disk is full; nothing of the batch is applied then. */
+int store_write(struct store_db *db, struct batch *b);
+
+/* --- reads --- */
+
+/* Point read of the newest version. ERR_NOTFOUND if absent, deleted or past
+ * the TTL. The value is appended to out. */
+int store_get(struct store_db *db, int64_t ts, struct slice host, struct slice event,
+              struct buf *out);
+
+/* A consistent view of the database; release with store_snap_release. */
+struct store_snap *store_snapshot(struct store_db *db);
+void store_snap_release(struct store_snap *snap);
+/* Point read within a snapshot (same contract as store_get). */
+int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
+                   struct buf *out);
+/* Rows of one bucket in stored key order (key.h user keys; newest version
+ * only; deleted rows hidden; rows past the TTL hidden). Supports seek, next
+ * and prev. The iterator holds its own reference to the snapshot's data. */
+struct iter *store_iter_bucket(struct store_snap *snap, uint32_t bucket);
+/* The host index, keys of key.h index layout, values empty. Same rules. */
+struct iter *store_iter_index(struct store_snap *snap);
+
+/* --- maintenance --- */
+
+/* Flushes every memtable of the database and waits. */
+int store_db_flush(struct store_db *db);
+/* Runs compaction (and the TTL sweep) of every partition to completion. */
+int store_db_compact(struct store_db *db);
+
+/* Appends Prometheus text lines (all names start with logbucket_) for every
+ * database: logbucket_bucket_rows_total{db,bucket}, logbucket_disk_bytes{db},
+ * memtable bytes, flushes, compactions, WAL syncs, cache hits, errors, ... */
+void store_metrics(struct store *s, struct buf *out);
+
+#endif
