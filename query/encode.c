@@ -1,0 +1,238 @@
+/* JSON encoders for rows and scalar values. Strings are validated as UTF-8
+ * byte by byte: a malformed sequence becomes one U+FFFD per offending byte,
+ * so the output is always valid JSON whatever bytes were ingested. */
+#include "query/encode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/err.h"
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if malformed. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned min;
+    unsigned cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, cp = c & 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, cp = c & 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, cp = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+static void put_escape(struct buf *out, unsigned char c)
+{
+    switch (c) {
+    case '"': buf_append(out, "\\\"", 2); break;
+    case '\\': buf_append(out, "\\\\", 2); break;
+    case '\n': buf_append(out, "\\n", 2); break;
+    case '\r': buf_append(out, "\\r", 2); break;
+    case '\t': buf_append(out, "\\t", 2); break;
+    case '\b': buf_append(out, "\\b", 2); break;
+    case '\f': buf_append(out, "\\f", 2); break;
+    default: buf_printf(out, "\\u%04x", c); break;
+    }
+}
+
+void enc_json_str(struct buf *out, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    buf_reserve(out, n + 2);
+    buf_putc(out, '"');
+    size_t run = 0; /* start of the pending run of plain bytes */
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        size_t len = c >= 0x80 ? utf8_seq(p + i, n - i) : 1;
+        if (len > 1) {
+            i += len;
+            continue;
+        }
+        buf_append(out, s + run, i - run);
+        if (len == 0)
+            buf_append(out, "\\ufffd", 6);
+        else
+            put_escape(out, c);
+        run = ++i;
+    }
+    buf_append(out, s + run, n - run);
+    buf_putc(out, '"');
+}
+
+void enc_double(struct buf *out, double d)
+{
+    if (!isfinite(d)) {
+        buf_puts(out, "null");
+        return;
+    }
+    char tmp[40];
+    int n = snprintf(tmp, sizeof(tmp), "%.17g", d);
+    buf_append(out, tmp, (size_t)n);
+    if (!strpbrk(tmp, ".eE"))
+        buf_append(out, ".0", 2);
+}
+
+void enc_field_value(struct buf *out, const struct rec_field *f)
+{
+    switch (f->type) {
+    case REC_FLOAT: enc_double(out, f->v.f); break;
+    case REC_INT: buf_printf(out, "%lld", (long long)f->v.i); break;
+    case REC_UINT: buf_printf(out, "%llu", (unsigned long long)f->v.u); break;
+    case REC_BOOL: buf_puts(out, f->v.b ? "true" : "false"); break;
+    case REC_STRING: enc_json_str(out, f->v.s.ptr, f->v.s.len); break;
+    default: buf_puts(out, "null"); break;
+    }
+}
+
+static bool proj_has(const struct enc_proj *p, enum sql_col_kind kind, struct slice name)
+{
+    if (p->all)
+        return true;
+    for (size_t i = 0; i < p->ncols; i++) {
+        if (p->cols[i].kind != kind)
+            continue;
+        if (kind != SQL_COL_FIELD && kind != SQL_COL_TAG)
+            return true;
+        if (strlen(p->cols[i].name) == name.len && memcmp(p->cols[i].name, name.ptr, name.len) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool proj_wants_kind(const struct enc_proj *p, enum sql_col_kind kind)
+{
+    if (p->all)
+        return true;
+    for (size_t i = 0; i < p->ncols; i++)
+        if (p->cols[i].kind == kind)
+            return true;
+    return false;
+}
+
+/* Appends ',' unless this is the first member of the object. */
+static void sep(struct buf *out, bool *first)
+{
+    if (!*first)
+        buf_putc(out, ',');
+    *first = false;
+}
+
+static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj *p, bool *first)
+{
+    struct rec_tag t;
+    bool want = proj_wants_kind(p, SQL_COL_TAG), open = false;
+    int rc;
+    while ((rc = rec_next_tag(r, &t)) == 1) {
+        if (!want || !proj_has(p, SQL_COL_TAG, t.key))
+            continue;
+        if (!open) {
+            sep(out, first);
+            buf_puts(out, "\"tags\":{");
+            open = true;
+        } else {
+            buf_putc(out, ',');
+        }
+        enc_json_str(out, t.key.ptr, t.key.len);
+        buf_putc(out, ':');
+        enc_json_str(out, t.value.ptr, t.value.len);
+    }
+    if (rc < 0)
+        return rc;
+    if (!open && p->all) {
+        sep(out, first);
+        buf_puts(out, "\"tags\":{");
+        open = true;
+    }
+    if (open)
+        buf_putc(out, '}');
+    return ERR_OK;
+}
+
+static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_proj *p,
+                      bool *first)
+{
+    struct rec_field f;
+    bool want = proj_wants_kind(p, SQL_COL_FIELD), open = false;
+    int rc;
+    if (!want)
+        return ERR_OK;
+    while ((rc = rec_next_field(r, &f)) == 1) {
+        if (!proj_has(p, SQL_COL_FIELD, f.key))
+            continue;
+        if (!open) {
+            sep(out, first);
+            buf_puts(out, "\"fields\":{");
+            open = true;
+        } else {
+            buf_putc(out, ',');
+        }
+        enc_json_str(out, f.key.ptr, f.key.len);
+        buf_putc(out, ':');
+        enc_field_value(out, &f);
+    }
+    if (rc < 0)
+        return rc;
+    if (!open && p->all) {
+        sep(out, first);
+        buf_puts(out, "\"fields\":{");
+        open = true;
+    }
+    if (open)
+        buf_putc(out, '}');
+    return ERR_OK;
+}
+
+int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
+            struct slice value, const struct enc_proj *proj)
+{
+    bool first = true;
+    buf_putc(out, '{');
+    if (proj_has(proj, SQL_COL_TS, host)) {
+        sep(out, &first);
+        buf_printf(out, "\"ts\":%lld", (long long)ts);
+    }
+    if (proj_has(proj, SQL_COL_HOST, host)) {
+        sep(out, &first);
+        buf_puts(out, "\"host\":");
+        enc_json_str(out, host.ptr, host.len);
+    }
+    if (proj_has(proj, SQL_COL_EVENT, host)) {
+        sep(out, &first);
+        buf_puts(out, "\"event\":");
+        enc_json_str(out, event.ptr, event.len);
+    }
+    if (proj->all || proj_wants_kind(proj, SQL_COL_TAG) || proj_wants_kind(proj, SQL_COL_FIELD)) {
+        struct rec_reader r;
+        int rc = rec_reader_init(&r, value);
+        if (rc == ERR_OK)
+            rc = enc_tags(out, &r, proj, &first);
+        if (rc == ERR_OK)
+            rc = enc_fields(out, &r, proj, &first);
+        if (rc < 0)
+            return ERR_CORRUPT;
+    }
+    buf_putc(out, '}');
+    return ERR_OK;
+}

@@ -1,0 +1,38 @@
+/* Result encoders: JSON strings (escaped, invalid UTF-8 replaced by U+FFFD),
+ * numbers (a float always shows a decimal point or an exponent; non-finite is
+ * null) and whole rows in the NDJSON shape of DESIGN.md section 5:
+ *   {"ts":N,"host":"h","event":"e","tags":{...},"fields":{...}}
+ * Everything appends to a struct buf owned by the caller. */
+#ifndef LB_ENCODE_H
+#define LB_ENCODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/buf.h"
+#include "query/sql.h"
+#include "store/record.h"
+#include "store/slice.h"
+
+/* Appends "..." with JSON escapes. */
+void enc_json_str(struct buf *out, const char *s, size_t n);
+/* Appends a double: %.17g plus ".0" when it would read as an integer. */
+void enc_double(struct buf *out, double d);
+/* Appends a typed field value. */
+void enc_field_value(struct buf *out, const struct rec_field *f);
+
+/* Which columns a row shows. all = SELECT *; otherwise the named columns
+ * (cols borrowed, must outlive the projection). */
+struct enc_proj {
+    bool all;
+    const struct sql_col *cols;
+    size_t ncols;
+};
+
+/* Appends one row object (no newline). ERR_OK, or ERR_CORRUPT if value is
+ * not a valid record (out may then hold a partial row: callers roll back). */
+int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
+            struct slice value, const struct enc_proj *proj);
+
+#endif

@@ -1,0 +1,67 @@
+/* The planner (DESIGN.md section 5, as LindormTable chooses):
+ *   GET   ts, host and event all fixed (IN lists multiply): point reads.
+ *   INDEX host fixed: the host index [host][event][ts], event optional.
+ *   SCAN  a ts condition, host free: every bucket over the range, merged.
+ *   FULL  anything else; refused unless asked for (hint or flag).
+ * The TTL cut-off (now - ttl) is folded into the ts lower bound here, so no
+ * plan ever reads or returns an expired row. */
+#ifndef LB_PLAN_H
+#define LB_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/buf.h"
+#include "query/sql.h"
+#include "store/store.h"
+
+enum plan_kind { PLAN_GET, PLAN_SCAN, PLAN_INDEX, PLAN_FULL };
+
+/* One ts range [lo, hi] (inclusive) of one bucket: SCAN and FULL. */
+struct plan_range {
+    uint32_t bucket;
+    int64_t lo, hi;
+};
+
+/* One point read: indexes into where->host / where->event. */
+struct plan_key {
+    int64_t ts;
+    size_t host, event;
+};
+
+struct plan {
+    enum plan_kind kind;
+    bool is_empty;           /* the conditions contradict: no row can match */
+    uint32_t buckets;        /* of the database */
+    bool db_desc;            /* stored ts order of the database */
+    bool out_desc;           /* requested (or stored) output ts order */
+    bool reverse;            /* out_desc != db_desc: read against stored order */
+    int64_t lo, hi;          /* effective inclusive ts bounds (TTL folded in) */
+    struct plan_range *ranges; /* SCAN/FULL, owned */
+    size_t nranges;
+    struct plan_key *keys;   /* GET, owned, sorted in output order */
+    size_t nkeys;
+    const struct sql_where *where; /* borrowed from the statement */
+};
+
+struct plan_opts {
+    int64_t max_get_rows;  /* GET key limit; <= 0 means 2000 */
+    bool allow_full_scan;  /* config: FULL allowed without a hint */
+    bool full_scan;        /* the request asked for a full scan */
+    int64_t now_ns;        /* for the TTL cut-off */
+};
+
+/* Plans sel against a database with options dbo. Returns ERR_OK, ERR_INVAL
+ * for a refused full scan, or ERR_TOOBIG for too many GET keys; err then
+ * says how to narrow the query. *out written only on success; sel must
+ * outlive it. */
+int plan_build(const struct sql_select *sel, const struct db_opts *dbo,
+               const struct plan_opts *o, struct plan *out, struct buf *err);
+void plan_destroy(struct plan *p);
+
+const char *plan_kind_name(enum plan_kind k);
+/* Appends the EXPLAIN object: {"plan":..,"buckets":[..],"ranges":[..],...}. */
+void plan_explain(const struct plan *p, const struct sql_select *sel, struct buf *out);
+
+#endif
