@@ -1,0 +1,254 @@
+/* Helpers shared by the ingest parsers: limits, UTF-8 and duplicate-key
+ * checks, the line splitter (zero-copy for lines inside one piece, bounded
+ * gathering for lines that straddle pieces) and the arrival stamp. */
+#include "ingest/event.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/key.h"
+
+void event_limits_default(struct event_limits *l)
+{
+    l->max_line_bytes = EVENT_DEFAULT_MAX_LINE;
+    l->max_key_bytes = EVENT_DEFAULT_MAX_KEY;
+    l->max_tags_per_line = EVENT_DEFAULT_MAX_TAGS;
+    l->max_fields_per_line = EVENT_DEFAULT_MAX_FIELDS;
+    l->host_tag = "host";
+    l->default_host = "";
+}
+
+bool event_utf8_valid(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < n) {
+        /* ASCII fast path, 8 bytes at a time. */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ULL)
+                break;
+            i += 8;
+        }
+        if (i >= n)
+            break;
+        unsigned c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        unsigned min;
+        uint32_t cp;
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+            min = 0x80;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+            min = 0x800;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+            min = 0x10000;
+        } else {
+            return false;
+        }
+        if (n - i < len)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            unsigned cc = s[i + k];
+            if ((cc & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (cc & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+const char *event_check_names(const struct event_limits *lim, struct slice host,
+                              struct slice name)
+{
+    size_t max = lim->max_key_bytes < KEY_MAX_NAME ? lim->max_key_bytes : KEY_MAX_NAME;
+    if (name.len == 0)
+        return "empty event name";
+    if (name.len > max)
+        return "event name too long";
+    if (memchr(name.ptr, 0, name.len))
+        return "NUL byte in event name";
+    if (!event_utf8_valid(name.ptr, name.len))
+        return "invalid UTF-8 in event name";
+    if (host.len > max)
+        return "host too long";
+    if (host.len && memchr(host.ptr, 0, host.len))
+        return "NUL byte in host";
+    if (!event_utf8_valid(host.ptr, host.len))
+        return "invalid UTF-8 in host";
+    return NULL;
+}
+
+/* --- duplicate keys ----------------------------------------------------- */
+
+#define DUP_PAIRWISE_MAX 16
+
+static int slice_qcmp(const void *a, const void *b)
+{
+    return slice_cmp(*(const struct slice *)a, *(const struct slice *)b);
+}
+
+/* keys[i] is at (const char *)base + i * stride. */
+static long dup_key(const void *base, size_t stride, size_t n, struct buf *scratch)
+{
+    const char *p = base;
+    if (n <= DUP_PAIRWISE_MAX) {
+        for (size_t i = 1; i < n; i++) {
+            struct slice ki = *(const struct slice *)(p + i * stride);
+            for (size_t j = 0; j < i; j++)
+                if (slice_eq(ki, *(const struct slice *)(p + j * stride)))
+                    return (long)i;
+        }
+        return -1;
+    }
+    /* Many keys: sort copies, then look for equal neighbours. */
+    buf_reset(scratch);
+    buf_reserve(scratch, n * sizeof(struct slice));
+    struct slice *keys = (struct slice *)(void *)scratch->data;
+    for (size_t i = 0; i < n; i++)
+        keys[i] = *(const struct slice *)(p + i * stride);
+    qsort(keys, n, sizeof *keys, slice_qcmp);
+    for (size_t i = 1; i < n; i++) {
+        if (slice_eq(keys[i], keys[i - 1])) {
+            for (size_t k = 0; k < n; k++)
+                if (slice_eq(*(const struct slice *)(p + k * stride), keys[i]))
+                    return (long)k;
+        }
+    }
+    return -1;
+}
+
+long event_dup_field(const struct rec_field *fields, size_t n, struct buf *scratch)
+{
+    return dup_key(&fields[0].key, sizeof *fields, n, scratch);
+}
+
+long event_dup_tag(const struct rec_tag *tags, size_t n, struct buf *scratch)
+{
+    return dup_key(&tags[0].key, sizeof *tags, n, scratch);
+}
+
+/* --- the line splitter -------------------------------------------------- */
+
+void event_lines_init(struct event_lines *s, size_t max_line)
+{
+    buf_init(&s->partial);
+    s->max_line = max_line;
+    s->line_no = 0;
+    s->is_skipping = false;
+    s->is_partial_out = false;
+}
+
+void event_lines_destroy(struct event_lines *s)
+{
+    buf_destroy(&s->partial);
+}
+
+static struct slice strip_cr(const char *p, size_t n)
+{
+    if (n && p[n - 1] == '\r')
+        n--;
+    return slice_make(p, n);
+}
+
+size_t event_lines_next(struct event_lines *s, const char *data, size_t len,
+                        enum event_line_kind *kind, struct slice *line)
+{
+    *kind = EVENT_LINE_NONE;
+    if (s->is_partial_out) {
+        buf_reset(&s->partial);
+        s->is_partial_out = false;
+    }
+    if (len == 0)
+        return 0;
+    const char *nl = memchr(data, '\n', len);
+    if (s->is_skipping) {
+        if (!nl)
+            return len;
+        s->is_skipping = false;
+        return (size_t)(nl - data) + 1;
+    }
+    size_t have = s->partial.len;
+    if (nl) {
+        size_t n = (size_t)(nl - data);
+        s->line_no++;
+        if (have + n > s->max_line) {
+            buf_reset(&s->partial);
+            *kind = EVENT_LINE_TOOLONG;
+        } else if (have == 0) {
+            *line = strip_cr(data, n);
+            *kind = EVENT_LINE_OK;
+        } else {
+            buf_append(&s->partial, data, n);
+            *line = strip_cr(s->partial.data, s->partial.len);
+            s->is_partial_out = true;
+            *kind = EVENT_LINE_OK;
+        }
+        return n + 1;
+    }
+    if (have + len > s->max_line) {
+        s->line_no++;
+        buf_reset(&s->partial);
+        s->is_skipping = true;
+        *kind = EVENT_LINE_TOOLONG;
+        return len;
+    }
+    buf_append(&s->partial, data, len);
+    return len;
+}
+
+enum event_line_kind event_lines_finish(struct event_lines *s, struct slice *line)
+{
+    if (s->is_partial_out) {
+        buf_reset(&s->partial);
+        s->is_partial_out = false;
+    }
+    if (s->is_skipping || s->partial.len == 0)
+        return EVENT_LINE_NONE;
+    s->line_no++;
+    *line = strip_cr(s->partial.data, s->partial.len);
+    s->is_partial_out = true;
+    return EVENT_LINE_OK;
+}
+
+/* --- arrival stamps ----------------------------------------------------- */
+
+int64_t event_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+void event_stamp_init(struct event_stamp *st, int64_t (*now)(void *arg), void *arg)
+{
+    atomic_init(&st->last, INT64_MIN);
+    st->now = now;
+    st->arg = arg;
+}
+
+int64_t event_stamp_next(struct event_stamp *st)
+{
+    int64_t now = st->now ? st->now(st->arg) : event_now_ns();
+    int64_t last = atomic_load_explicit(&st->last, memory_order_relaxed);
+    for (;;) {
+        int64_t ts = now > last ? now : last + 1;
+        if (atomic_compare_exchange_weak_explicit(&st->last, &last, ts, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return ts;
+    }
+}

@@ -1,0 +1,635 @@
+/* InfluxDB line protocol: one pass over each line with a byte-class table.
+ * Tokens without escapes are returned in place; escaped ones are unescaped
+ * into a per-line scratch reserved to the line's length up front, so slices
+ * never move while a line is parsed. Tag and field arrays are reused across
+ * lines: after warm-up no line allocates. */
+#include "ingest/lineproto.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/err.h"
+#include "store/key.h"
+
+/* Byte classes: which bytes end (or need a look at) a token. */
+enum {
+    C_MEAS = 1,    /* stops a measurement: ',' ' ' '\\' */
+    C_KEY = 2,     /* stops a tag key, tag value or field key: ',' '=' ' ' '\\' */
+    C_STR = 4,     /* stops a string value: '"' '\\' */
+    C_HIGH = 8,    /* byte >= 0x80: UTF-8 must be checked */
+    E_MEAS = 16,   /* escapable in a measurement: ',' ' ' '\\' */
+    E_KEY = 32,    /* escapable in keys and tag values: ',' '=' ' ' '\\' */
+    E_STR = 64,    /* escapable in a string value: '"' '\\' */
+    C_STOPNUM = 128, /* ends a field value token: ',' ' ' */
+};
+
+#define K_SEP (C_MEAS | C_KEY | E_MEAS | E_KEY | C_STOPNUM)
+static const uint8_t cls[256] = {
+    [','] = K_SEP,
+    [' '] = K_SEP,
+    ['='] = C_KEY | E_KEY,
+    ['"'] = C_STR | E_STR,
+    ['\\'] = C_MEAS | C_KEY | C_STR | E_MEAS | E_KEY | E_STR,
+    [0x80 ... 0xff] = C_HIGH,
+};
+
+struct lp_parser {
+    struct event_limits lim;
+    int64_t ns_per_unit;
+    struct slice host_tag;
+    struct slice default_host;
+    size_t max_name; /* min(max_key_bytes, KEY_MAX_NAME) */
+
+    struct rec_tag *tags;
+    size_t tags_cap;
+    struct rec_field *fields;
+    size_t fields_cap;
+
+    struct buf scratch;   /* unescaped tokens of the current line */
+    char *sp;             /* next free byte of scratch */
+    struct buf numbuf;    /* NUL-terminated copy of a float for strtod */
+    struct buf dupbuf;    /* duplicate-key check */
+    struct event_lines lines;
+    char reason[192];
+};
+
+int lp_precision_parse(const char *name, int64_t *ns_per_unit)
+{
+    static const struct {
+        const char *name;
+        int64_t mult;
+    } tab[] = {
+        {"", 1},
+        {"ns", 1},
+        {"n", 1},
+        {"us", 1000},
+        {"u", 1000},
+        {"\xc2\xb5s", 1000},
+        {"ms", 1000000},
+        {"s", 1000000000},
+        {"m", 60LL * 1000000000},
+        {"h", 3600LL * 1000000000},
+    };
+    if (!name)
+        name = "";
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        if (!strcmp(name, tab[i].name)) {
+            *ns_per_unit = tab[i].mult;
+            return ERR_OK;
+        }
+    }
+    return ERR_INVAL;
+}
+
+struct lp_parser *lp_new(const struct event_limits *lim, int64_t ns_per_unit)
+{
+    struct lp_parser *p = xcalloc(1, sizeof *p);
+    p->lim = *lim;
+    p->ns_per_unit = ns_per_unit > 0 ? ns_per_unit : 1;
+    p->host_tag = slice_cstr(lim->host_tag ? lim->host_tag : "host");
+    p->default_host = slice_cstr(lim->default_host ? lim->default_host : "");
+    p->max_name = lim->max_key_bytes < KEY_MAX_NAME ? lim->max_key_bytes : KEY_MAX_NAME;
+    p->tags_cap = 16;
+    p->tags = xmalloc(p->tags_cap * sizeof *p->tags);
+    p->fields_cap = 16;
+    p->fields = xmalloc(p->fields_cap * sizeof *p->fields);
+    buf_init(&p->scratch);
+    buf_init(&p->numbuf);
+    buf_init(&p->dupbuf);
+    event_lines_init(&p->lines, lim->max_line_bytes);
+    return p;
+}
+
+void lp_free(struct lp_parser *p)
+{
+    if (!p)
+        return;
+    free(p->tags);
+    free(p->fields);
+    buf_destroy(&p->scratch);
+    buf_destroy(&p->numbuf);
+    buf_destroy(&p->dupbuf);
+    event_lines_destroy(&p->lines);
+    free(p);
+}
+
+/* --- reasons ------------------------------------------------------------ */
+
+/* Formats a reason that names a key: printable ASCII kept, others '?',
+ * at most 64 bytes. */
+static const char *why_key(struct lp_parser *p, const char *what, struct slice key)
+{
+    char k[72];
+    size_t n = key.len < 64 ? key.len : 64;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)key.ptr[i];
+        k[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (key.len > 64) {
+        memcpy(k + n, "...", 3);
+        n += 3;
+    }
+    k[n] = '\0';
+    snprintf(p->reason, sizeof p->reason, "%s \"%s\"", what, k);
+    return p->reason;
+}
+
+static const char *why_num(struct lp_parser *p, const char *what, size_t n)
+{
+    snprintf(p->reason, sizeof p->reason, "%s (max %zu)", what, n);
+    return p->reason;
+}
+
+/* --- tokens ------------------------------------------------------------- */
+
+/* Scans from *pp to the first unescaped byte of class stop (or end) and
+ * returns the token, unescaped into scratch if it held escapes. *high is set
+ * if a byte >= 0x80 was seen. Returns NULL and sets *why on a backslash that
+ * ends the line. */
+static const char *scan(struct lp_parser *p, const char **pp, const char *end, uint8_t stop,
+                        uint8_t escapable, struct slice *out, bool *high)
+{
+    const char *s = *pp, *q = s;
+    bool has_esc = false;
+    *high = false;
+    for (;;) {
+        while (q < end && !(cls[(unsigned char)*q] & (stop | C_HIGH)))
+            q++;
+        if (q == end)
+            break;
+        unsigned char c = (unsigned char)*q;
+        if (c >= 0x80) {
+            *high = true;
+            q++;
+            continue;
+        }
+        if (c != '\\')
+            break;
+        if (q + 1 == end)
+            return "bad escape: backslash at end of line";
+        if (cls[(unsigned char)q[1]] & escapable) {
+            has_esc = true;
+            q += 2;
+        } else {
+            q++;
+        }
+    }
+    *pp = q;
+    if (!has_esc) {
+        *out = slice_make(s, (size_t)(q - s));
+        return NULL;
+    }
+    char *d = p->sp;
+    for (const char *r = s; r < q; r++) {
+        if (*r == '\\' && (cls[(unsigned char)r[1]] & escapable))
+            r++;
+        *d++ = *r;
+    }
+    *out = slice_make(p->sp, (size_t)(d - p->sp));
+    p->sp = d;
+    return NULL;
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* -?[0-9]+ into int64. 1 ok, 0 syntax error, -1 out of range. */
+static int parse_i64(const char *s, const char *end, int64_t *out)
+{
+    bool neg = s < end && *s == '-';
+    if (neg)
+        s++;
+    if (s == end)
+        return 0;
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    bool over = false;
+    for (; s < end; s++) {
+        if (!is_digit(*s))
+            return 0;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (lim - d) / 10)
+            over = true;
+        else
+            v = v * 10 + d;
+    }
+    if (over)
+        return -1;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 1;
+}
+
+/* [0-9]+ into uint64. 1 ok, 0 syntax error, -1 out of range. */
+static int parse_u64(const char *s, const char *end, uint64_t *out)
+{
+    if (s == end)
+        return 0;
+    uint64_t v = 0;
+    bool over = false;
+    for (; s < end; s++) {
+        if (!is_digit(*s))
+            return 0;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            over = true;
+        else
+            v = v * 10 + d;
+    }
+    if (over)
+        return -1;
+    *out = v;
+    return 1;
+}
+
+static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* -?(d+[.d*]|.d+)([eE][+-]?d+)? into a finite double. 1 ok, 0 syntax error,
+ * -1 out of range. Short decimals take the exact fast path (mantissa below
+ * 10^15, power of ten at most 22: one correctly rounded operation);
+ * everything else goes to strtod on a NUL-terminated copy. */
+static int parse_f64(struct lp_parser *p, const char *s, const char *end, double *out)
+{
+    const char *t = s;
+    bool neg = t < end && *t == '-';
+    if (neg)
+        t++;
+    uint64_t m = 0;
+    int nd = 0, e10 = 0;
+    bool any = false, exact = true;
+    for (; t < end && is_digit(*t); t++) {
+        any = true;
+        if (m == 0 && *t == '0')
+            continue;
+        if (nd < 19) {
+            m = m * 10 + (uint64_t)(*t - '0');
+            nd++;
+        } else {
+            e10++;
+            exact = false;
+        }
+    }
+    if (t < end && *t == '.') {
+        for (t++; t < end && is_digit(*t); t++) {
+            any = true;
+            if (m == 0 && *t == '0') {
+                e10--;
+                continue;
+            }
+            if (nd < 19) {
+                m = m * 10 + (uint64_t)(*t - '0');
+                nd++;
+                e10--;
+            } else {
+                exact = false;
+            }
+        }
+    }
+    if (!any)
+        return 0;
+    if (t < end && (*t == 'e' || *t == 'E')) {
+        t++;
+        bool eneg = false;
+        if (t < end && (*t == '+' || *t == '-'))
+            eneg = *t++ == '-';
+        if (t == end || !is_digit(*t))
+            return 0;
+        int ex = 0;
+        for (; t < end && is_digit(*t); t++)
+            if (ex < 100000)
+                ex = ex * 10 + (*t - '0');
+        e10 += eneg ? -ex : ex;
+    }
+    if (t != end)
+        return 0;
+    double v;
+    if (m == 0) {
+        v = 0.0;
+    } else if (exact && nd <= 15 && e10 >= -22 && e10 <= 22) {
+        v = e10 < 0 ? (double)m / pow10_exact[-e10] : (double)m * pow10_exact[e10];
+    } else {
+        size_t n = (size_t)(end - s);
+        buf_reset(&p->numbuf);
+        buf_append(&p->numbuf, s, n);
+        v = strtod(buf_cstr(&p->numbuf), NULL);
+        if (isinf(v))
+            return -1;
+        *out = v;
+        return 1;
+    }
+    *out = neg ? -v : v;
+    return 1;
+}
+
+static bool parse_bool(const char *s, size_t n, bool *out)
+{
+    static const char *const yes[] = {"t", "T", "true", "True", "TRUE"};
+    static const char *const no[] = {"f", "F", "false", "False", "FALSE"};
+    for (size_t i = 0; i < 5; i++) {
+        if (strlen(yes[i]) == n && !memcmp(yes[i], s, n)) {
+            *out = true;
+            return true;
+        }
+        if (strlen(no[i]) == n && !memcmp(no[i], s, n)) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* --- a line ------------------------------------------------------------- */
+
+static struct rec_tag *push_tag(struct lp_parser *p, size_t n)
+{
+    if (n == p->tags_cap) {
+        p->tags_cap *= 2;
+        p->tags = xrealloc(p->tags, p->tags_cap * sizeof *p->tags);
+    }
+    return &p->tags[n];
+}
+
+static struct rec_field *push_field(struct lp_parser *p, size_t n)
+{
+    if (n == p->fields_cap) {
+        p->fields_cap *= 2;
+        p->fields = xrealloc(p->fields, p->fields_cap * sizeof *p->fields);
+    }
+    return &p->fields[n];
+}
+
+/* Parses a field value starting at *pp into f. Returns NULL or the reason. */
+static const char *parse_value(struct lp_parser *p, const char **pp, const char *end,
+                               struct rec_field *f)
+{
+    const char *s = *pp, *q;
+    const char *why;
+    bool high;
+    if (*s == '"') {
+        q = s + 1;
+        why = scan(p, &q, end, C_STR, E_STR, &f->v.s, &high);
+        if (why || q == end)
+            return why_key(p, "unbalanced quotes in the value of field", f->key);
+        if (high && !event_utf8_valid(f->v.s.ptr, f->v.s.len))
+            return why_key(p, "invalid UTF-8 in the value of field", f->key);
+        f->type = REC_STRING;
+        q++;
+        if (q < end && *q != ',' && *q != ' ')
+            return why_key(p, "unexpected character after the string value of field", f->key);
+        *pp = q;
+        return NULL;
+    }
+    for (q = s; q < end && !(cls[(unsigned char)*q] & C_STOPNUM); q++)
+        ;
+    *pp = q;
+    size_t n = (size_t)(q - s);
+    int rc;
+    switch (*s) {
+    case 't': case 'T': case 'f': case 'F':
+        if (!parse_bool(s, n, &f->v.b))
+            return why_key(p, "invalid boolean value for field", f->key);
+        f->type = REC_BOOL;
+        return NULL;
+    case '-': case '.':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+        break;
+    default:
+        return why_key(p, "invalid value (not a number, boolean or quoted string) for field",
+                       f->key);
+    }
+    if (q[-1] == 'i') {
+        rc = parse_i64(s, q - 1, &f->v.i);
+        if (rc == 0)
+            return why_key(p, "invalid integer value for field", f->key);
+        if (rc < 0)
+            return why_key(p, "integer out of range (int64) for field", f->key);
+        f->type = REC_INT;
+    } else if (q[-1] == 'u') {
+        rc = parse_u64(s, q - 1, &f->v.u);
+        if (rc == 0)
+            return why_key(p, "invalid unsigned value for field", f->key);
+        if (rc < 0)
+            return why_key(p, "unsigned out of range (uint64) for field", f->key);
+        f->type = REC_UINT;
+    } else {
+        rc = parse_f64(p, s, q, &f->v.f);
+        if (rc == 0)
+            return why_key(p, "invalid number for field", f->key);
+        if (rc < 0)
+            return why_key(p, "float out of range for field", f->key);
+        f->type = REC_FLOAT;
+    }
+    return NULL;
+}
+
+static const char *skip_spaces(const char *q, const char *end)
+{
+    while (q < end && *q == ' ')
+        q++;
+    return q;
+}
+
+/* The tag set after the measurement's comma. */
+static const char *parse_tags(struct lp_parser *p, const char **pp, const char *end,
+                              struct event *ev, size_t *ntags)
+{
+    const char *q = *pp, *why;
+    bool has_host = false, high;
+    struct slice key, val;
+    while (q < end && *q == ',') {
+        q++;
+        if ((why = scan(p, &q, end, C_KEY, E_KEY, &key, &high)))
+            return why;
+        if (key.len == 0)
+            return "empty tag key";
+        if (high && !event_utf8_valid(key.ptr, key.len))
+            return "invalid UTF-8 in a tag key";
+        if (key.len > p->lim.max_key_bytes)
+            return why_num(p, "tag key too long", p->lim.max_key_bytes);
+        if (q == end || *q != '=')
+            return why_key(p, "missing '=' after tag key", key);
+        q++;
+        if ((why = scan(p, &q, end, C_KEY, E_KEY, &val, &high)))
+            return why;
+        if (val.len == 0)
+            return why_key(p, "empty value for tag", key);
+        if (high && !event_utf8_valid(val.ptr, val.len))
+            return why_key(p, "invalid UTF-8 in the value of tag", key);
+        if (q < end && *q == '=')
+            return why_key(p, "unescaped '=' in the value of tag", key);
+        if (slice_eq(key, p->host_tag)) {
+            if (has_host)
+                return why_key(p, "duplicate tag key", key);
+            if (val.len > p->max_name)
+                return why_num(p, "host too long", p->max_name);
+            has_host = true;
+            ev->host = val;
+            continue;
+        }
+        if (*ntags >= p->lim.max_tags_per_line)
+            return why_num(p, "too many tags", p->lim.max_tags_per_line);
+        struct rec_tag *t = push_tag(p, *ntags);
+        t->key = key;
+        t->value = val;
+        ++*ntags;
+    }
+    *pp = q;
+    return NULL;
+}
+
+static const char *parse_fields(struct lp_parser *p, const char **pp, const char *end,
+                                size_t *nfields)
+{
+    const char *q = *pp, *why;
+    bool high;
+    struct slice key;
+    for (;;) {
+        if ((why = scan(p, &q, end, C_KEY, E_KEY, &key, &high)))
+            return why;
+        if (key.len == 0)
+            return "empty field key";
+        if (high && !event_utf8_valid(key.ptr, key.len))
+            return "invalid UTF-8 in a field key";
+        if (key.len > p->lim.max_key_bytes)
+            return why_num(p, "field key too long", p->lim.max_key_bytes);
+        if (q == end || *q != '=')
+            return why_key(p, "missing '=' after field key", key);
+        q++;
+        if (q == end || *q == ' ' || *q == ',')
+            return why_key(p, "missing value for field", key);
+        if (*nfields >= p->lim.max_fields_per_line)
+            return why_num(p, "too many fields", p->lim.max_fields_per_line);
+        struct rec_field *f = push_field(p, *nfields);
+        f->key = key;
+        if ((why = parse_value(p, &q, end, f)))
+            return why;
+        ++*nfields;
+        if (q == end || *q == ' ')
+            break;
+        q++; /* ',' */
+    }
+    *pp = q;
+    return NULL;
+}
+
+static const char *parse_ts(struct lp_parser *p, const char *q, const char *end,
+                            struct event *ev)
+{
+    const char *s = q;
+    while (q < end && *q != ' ')
+        q++;
+    int64_t v;
+    int rc = parse_i64(s, q, &v);
+    if (rc == 0)
+        return "invalid timestamp";
+    if (rc < 0 || __builtin_mul_overflow(v, p->ns_per_unit, &ev->ts))
+        return "timestamp out of range";
+    if (skip_spaces(q, end) != end)
+        return "unexpected text after the timestamp";
+    ev->has_ts = true;
+    return NULL;
+}
+
+static const char *parse_line(struct lp_parser *p, const char *q, const char *end,
+                              struct event *ev)
+{
+    const char *why;
+    bool high;
+    size_t ntags = 0, nfields = 0;
+
+    if (memchr(q, '\0', (size_t)(end - q)))
+        return "NUL byte in line";
+    buf_reset(&p->scratch);
+    buf_reserve(&p->scratch, (size_t)(end - q));
+    p->sp = p->scratch.data;
+
+    if ((why = scan(p, &q, end, C_MEAS, E_MEAS, &ev->name, &high)))
+        return why;
+    if (ev->name.len == 0)
+        return "empty measurement";
+    if (high && !event_utf8_valid(ev->name.ptr, ev->name.len))
+        return "invalid UTF-8 in the measurement";
+    if (ev->name.len > p->max_name)
+        return why_num(p, "measurement too long", p->max_name);
+    ev->host = p->default_host;
+    if ((why = parse_tags(p, &q, end, ev, &ntags)))
+        return why;
+    q = skip_spaces(q, end);
+    if (q == end)
+        return "missing fields";
+    if ((why = parse_fields(p, &q, end, &nfields)))
+        return why;
+    long d = event_dup_field(p->fields, nfields, &p->dupbuf);
+    if (d >= 0)
+        return why_key(p, "duplicate field key", p->fields[d].key);
+    d = event_dup_tag(p->tags, ntags, &p->dupbuf);
+    if (d >= 0)
+        return why_key(p, "duplicate tag key", p->tags[d].key);
+    ev->has_ts = false;
+    ev->ts = 0;
+    q = skip_spaces(q, end);
+    if (q < end && (why = parse_ts(p, q, end, ev)))
+        return why;
+    ev->tags = p->tags;
+    ev->ntags = ntags;
+    ev->fields = p->fields;
+    ev->nfields = nfields;
+    return NULL;
+}
+
+/* A line whose "\r\n" is already gone. */
+static enum event_kind parse_stripped(struct lp_parser *p, const char *line, const char *end,
+                                      struct event *ev, const char **reason)
+{
+    const char *q = line;
+    while (q < end && (*q == ' ' || *q == '\t'))
+        q++;
+    if (q == end || *q == '#')
+        return EVENT_NONE;
+    const char *why = parse_line(p, q, end, ev);
+    if (why) {
+        *reason = why;
+        return EVENT_BAD;
+    }
+    return EVENT_OK;
+}
+
+enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len,
+                              struct event *ev, const char **reason)
+{
+    if (len && line[len - 1] == '\r')
+        len--;
+    return parse_stripped(p, line, line + len, ev, reason);
+}
+
+size_t lp_feed(struct lp_parser *p, const char *data, size_t len, struct event_result *out)
+{
+    enum event_line_kind k;
+    struct slice line;
+    size_t n = event_lines_next(&p->lines, data, len, &k, &line);
+    out->kind = EVENT_NONE;
+    out->line_no = p->lines.line_no;
+    if (k == EVENT_LINE_TOOLONG) {
+        out->kind = EVENT_BAD;
+        out->reason = why_num(p, "line too long", p->lim.max_line_bytes);
+    } else if (k == EVENT_LINE_OK) {
+        out->kind = parse_stripped(p, line.ptr, line.ptr + line.len, &out->ev, &out->reason);
+    }
+    return n;
+}
+
+bool lp_finish(struct lp_parser *p, struct event_result *out)
+{
+    struct slice line;
+    out->kind = EVENT_NONE;
+    if (event_lines_finish(&p->lines, &line) != EVENT_LINE_OK)
+        return false;
+    out->line_no = p->lines.line_no;
+    out->kind = parse_stripped(p, line.ptr, line.ptr + line.len, &out->ev, &out->reason);
+    return out->kind != EVENT_NONE;
+}
