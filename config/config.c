@@ -51,6 +51,12 @@ static const struct enum_name ts_order_names[] = {{"desc", 1}, {"asc", 0}, {NULL
 static const struct enum_name log_level_names[] = {
     {"debug", LOG_DEBUG}, {"info", LOG_INFO}, {"warn", LOG_WARN}, {"error", LOG_ERROR}, {NULL, 0}};
 
+/* inih reads lines of at most 197 bytes; with these limits every printed
+ * line ("default_host = \"...\"", "token = ...") fits, so print -> load
+ * round-trips whatever cfg_set accepted. */
+#define MAX_STRING 160
+#define MAX_TOKEN 180
+
 #define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
 #define MS 1000000LL
 #define SEC (1000LL * MS)
@@ -64,13 +70,13 @@ static const struct option options[] = {
     {"listen", OPT_LISTEN, FIELD(listen), "127.0.0.1:8086", 0, 0, 0, NULL,
      "Address and port of the HTTP server: IPV4:PORT, HOST:PORT or [IPV6]:PORT. Beyond "
      "loopback a token (or insecure = true) is required."},
-    {"data_dir", OPT_STRING, FIELD(data_dir), "./data", 0, 4096, CFG_NONEMPTY, NULL,
+    {"data_dir", OPT_STRING, FIELD(data_dir), "./data", 0, MAX_STRING, CFG_NONEMPTY, NULL,
      "Folder of the databases, WAL and SSTables. Created if missing."},
     {"http_threads", OPT_INT, FIELD(http_threads), "2", 1, 1024, 0, NULL,
      "Threads serving HTTP requests."},
     {"max_connections", OPT_INT, FIELD(max_connections), "1024", 1, 1000000, 0, NULL,
      "Open HTTP connections at most; more are refused."},
-    {"request_timeout", OPT_DURATION, FIELD(request_timeout_ns), "30s", MS, DAY, 0, NULL,
+    {"request_timeout", OPT_DURATION, FIELD(request_timeout_ns), "30s", SEC, DAY, 0, NULL,
      "A request that takes longer is cut off."},
     {"max_body_bytes", OPT_SIZE, FIELD(max_body_bytes), "64MiB", KIB, 64 * GIB, 0, NULL,
      "Largest request body, compressed and inflated (413 beyond). Sizes take B, k/KiB "
@@ -114,9 +120,10 @@ static const struct option options[] = {
      "Most keys one GET plan may read; larger queries are refused before any work."},
     {"allow_full_scan", OPT_BOOL, FIELD(allow_full_scan), "false", 0, 0, 0, NULL,
      "Run full scans without the /*+ full_scan */ hint or full_scan=true."},
-    {"host_tag", OPT_STRING, FIELD(host_tag), "host", 0, 1024, CFG_NONEMPTY | CFG_TAGKEY, NULL,
+    {"host_tag", OPT_STRING, FIELD(host_tag), "host", 0, MAX_STRING, CFG_NONEMPTY | CFG_TAGKEY,
+     NULL,
      "Line-protocol tag that names the host of a point."},
-    {"default_host", OPT_STRING, FIELD(default_host), "", 0, 1024, 0, NULL,
+    {"default_host", OPT_STRING, FIELD(default_host), "", 0, MAX_STRING, 0, NULL,
      "Host of a point that has no host tag."},
     {"log_level", OPT_ENUM, FIELD(log_level), "info", 0, 0, 0, log_level_names,
      "Least severe log messages written: debug, info, warn or error."},
@@ -432,6 +439,8 @@ static int parse_token(const struct option *o, const char *v, const char *origin
     memset(&t, 0, sizeof t);
     const char *w[3];
     size_t n[3];
+    if (strlen(v) > MAX_TOKEN)
+        return set_fail(err, origin, o, v, "longer than %d bytes", MAX_TOKEN);
     if (!split3(v, w, n))
         return set_fail(err, origin, o, v,
                         "expected SECRET RIGHTS DATABASES, e.g. token = s3cr3t read,write "
@@ -483,6 +492,8 @@ static int set_parsed(struct config *c, const struct option *o, const char *v,
     case OPT_LISTEN: {
         struct cfg_addr a;
         struct buf why = BUF_INIT;
+        if (strlen(v) > MAX_STRING)
+            return set_fail(err, origin, o, v, "longer than %d bytes", MAX_STRING);
         int rc = cfg_parse_listen(v, &a, &why);
         if (rc != ERR_OK) {
             set_fail(err, origin, o, v, "%s", buf_cstr(&why));

@@ -97,8 +97,9 @@ int cfg_set(struct config *c, const char *key, const char *value, const char *or
             struct buf *err);
 
 /* Reads a flat INI file (no sections, `#` or `;` comment lines, inline
- * comments start at a `#` or `;` that follows a blank, lines of at most 196
- * bytes). Every key but `token` may appear once per file. Returns ERR_OK;
+ * comments start at a `#` or `;` that follows a blank, lines of at most 197
+ * bytes: inih's limit; string values are at most 160 bytes, token values
+ * 180). Every key but `token` may appear once per file. Returns ERR_OK;
  * ERR_INVAL with one line per problem (file:line: ...) appended to err; or
  * the ERR_* of errno (ERR_NOTFOUND, ERR_PERM, ERR_IO) with a message naming
  * the path and strerror when the file cannot be read. On error c may hold

@@ -181,7 +181,7 @@ int cfg_load_file(struct config *c, const char *path, struct buf *err)
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         buf_printf(err, "cannot read config file %s: %s\n", path, strerror(EISDIR));
         fclose(f);
-        return ERR_INVAL;
+        return err_from_errno(EISDIR);
     }
     int rc = load_stream(c, f, path, err);
     fclose(f);
