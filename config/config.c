@@ -700,6 +700,16 @@ static int validate_values(const struct config *c, struct buf *err)
                 v = INT64_MAX;
             r = check_range(o, v, o->type == OPT_INT ? "an integer" : "a value", origin, text,
                             err);
+        } else if (o->type == OPT_ENUM) {
+            int v = load_enum(c, o);
+            const struct enum_name *n = o->names;
+            while (n->name && n->value != v)
+                n++;
+            if (!n->name) {
+                buf_printf(err, "%s: %s holds %d, which is none of its values\n", origin, o->name,
+                           v);
+                r = ERR_INVAL;
+            }
         } else if (o->type == OPT_STRING) {
             const char *const *p = cfield(c, o);
             if (!*p) {

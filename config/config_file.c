@@ -84,7 +84,9 @@ static char *read_line(char *str, int num, void *stream)
         return str;
     }
     if (!strchr(p, '=')) {
-        load_error(ld, "expected key = value, got \"%s\"", p);
+        /* A token line without '=' would show its secret. */
+        bool secret = strncmp(p, "token", 5) == 0;
+        load_error(ld, "expected key = value, got \"%s\"", secret ? "token <hidden>" : p);
         return str;
     }
     memcpy(str, p, len);

@@ -584,6 +584,7 @@ static const struct file_case bad_files[] = {
     {"\n\njust words\n", {"bad.conf:3: expected key = value, got \"just words\""}},
     {"listen: 127.0.0.1:1\n", {"bad.conf:1: expected key = value"}},
     {"= 5\n", {"bad.conf:1: expected key = value: the key is missing"}},
+    {"token s3cr3t read *\n", {"bad.conf:1: expected key = value, got \"token <hidden>\""}},
     {"http_threads = 2\nhttp_threads = 3\n",
      {"bad.conf:2: http_threads is set again (first on line 1); only token may repeat"}},
     {"token = s3cr3t rw logs\n",
@@ -889,11 +890,13 @@ static void test_validate_by_hand(void **state)
     c.tokens[0].rights = 0;
     c.http_threads = 0;
     c.max_body_bytes = UINT64_MAX;
+    c.wal_sync = (enum cfg_wal_sync)7;
     assert_int_equal(cfg_validate(&c, &err), ERR_INVAL);
     assert_contains(buf_cstr(&err), "token 2: the secret is empty");
     assert_contains(buf_cstr(&err), "token 1: rights");
     assert_contains(buf_cstr(&err), "http_threads = \"0\"");
     assert_contains(buf_cstr(&err), "max_body_bytes = \"18446744073709551615\"");
+    assert_contains(buf_cstr(&err), "wal_sync holds 7");
     buf_destroy(&err);
     cfg_destroy(&c);
 }
