@@ -14,6 +14,7 @@
 #include "config/err.h"
 
 #define SQL_MAX_LIST 100000 /* items of one IN list */
+#define SQL_MAX_PREDS 64    /* field/tag conditions (query/filter.c uses a bit each) */
 
 enum tok_type {
     T_EOF,
@@ -763,6 +764,8 @@ static int ts_cond(struct parser *ps, struct sql_where *w)
 static int pred_cond(struct parser *ps, struct sql_where *w, struct lhs *l)
 {
     enum sql_op op;
+    if (w->npreds >= SQL_MAX_PREDS)
+        return fail_at(ps, l->off, "more than %d field and tag conditions", SQL_MAX_PREDS);
     if (!parse_op(ps, &op))
         return expected(ps, "a comparison (=, !=, <, <=, >, >=)");
     struct sql_pred p = {l->kind == LHS_TAG, l->name, op, {0}};
@@ -1040,6 +1043,8 @@ static int parse_statement(struct parser *ps, struct sql_stmt *st)
     }
     if (accept_kw(ps, "DELETE")) {
         st->kind = SQL_DELETE;
+        if (ps->t.type == T_HINT && parse_hint(ps, &st->sel))
+            return ps->rc;
         return parse_from_where(ps, st);
     }
     if (accept_kw(ps, "CREATE"))

@@ -1,0 +1,472 @@
+/* The row executor: opens one bounded iterator per bucket (SCAN, FULL) or per
+ * (host, event) index range (INDEX), merges them by heap in stored order,
+ * reads forward or backward, and applies the filter stages while streaming.
+ * Reading against the stored order yields host/event descending within one
+ * ts; rows of one ts are therefore buffered (bounded) and emitted reversed.
+ * A ts group larger than EXEC_GROUP_CAP is re-read forward from its bucket
+ * instead (all rows of one ts live in one bucket). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/err.h"
+#include "query/query_int.h"
+#include "store/record.h"
+
+#define EXEC_GROUP_CAP (4u << 20)  /* bytes of one buffered ts group */
+#define EXEC_MAX_INDEX_RANGES 10000 /* (host, event) children of one INDEX */
+
+struct grp_ent {
+    size_t koff, klen, voff, vlen;
+};
+
+struct exec {
+    struct store_snap *snap;
+    const struct plan *p;
+    bool need_value;
+    struct iter *it; /* merged children (SCAN, FULL, INDEX) */
+    bool started;
+    size_t get_i;
+    /* reverse-order ts group */
+    struct buf gdata;
+    struct grp_ent *gent;
+    size_t gn, gcap, gpos;
+    struct iter *sub; /* forward re-read of an oversized group */
+    bool sub_started;
+    struct buf vbuf;  /* value of a point read */
+    struct exec_row row;
+    uint64_t scanned;
+};
+
+/* --- key ranges --- */
+
+static void tskey_bounds(const struct plan *p, int64_t lo, int64_t hi, uint64_t *kmin,
+                         uint64_t *kmax)
+{
+    uint64_t a = key_tskey(lo, p->db_desc), b = key_tskey(hi, p->db_desc);
+    *kmin = a < b ? a : b;
+    *kmax = a < b ? b : a;
+}
+
+static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, int64_t hi)
+{
+    uint64_t kmin, kmax;
+    tskey_bounds(e->p, lo, hi, &kmin, &kmax);
+    struct buf l = BUF_INIT, h = BUF_INIT;
+    query_put_row_prefix(&l, bucket, kmin);
+    if (kmax == UINT64_MAX) {
+        unsigned char b2[2] = {(unsigned char)((bucket + 1) >> 8), (unsigned char)(bucket + 1)};
+        buf_append(&h, b2, 2);
+    } else {
+        query_put_row_prefix(&h, bucket, kmax + 1);
+    }
+    struct iter *it = query_range_new(store_iter_bucket(e->snap, bucket), slice_make(l.data, l.len),
+                                      slice_make(h.data, h.len), true);
+    buf_destroy(&l);
+    buf_destroy(&h);
+    return it;
+}
+
+static void put_u64be(struct buf *out, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (56 - 8 * i));
+    buf_append(out, b, 8);
+}
+
+/* The index range host\0event\0[tskey min, max]. */
+static struct iter *index_child(struct exec *e, struct slice host, struct slice event)
+{
+    uint64_t kmin, kmax;
+    tskey_bounds(e->p, e->p->lo, e->p->hi, &kmin, &kmax);
+    struct buf l = BUF_INIT, h = BUF_INIT;
+    key_encode_index_prefix(&l, host, true, event);
+    buf_append(&h, l.data, l.len);
+    put_u64be(&l, kmin);
+    if (kmax == UINT64_MAX)
+        h.data[h.len - 1] = 1; /* host\0event\1: just past every tskey */
+    else
+        put_u64be(&h, kmax + 1);
+    struct iter *it = query_range_new(store_iter_index(e->snap), slice_make(l.data, l.len),
+                                      slice_make(h.data, h.len), false);
+    buf_destroy(&l);
+    buf_destroy(&h);
+    return it;
+}
+
+struct kids {
+    struct iter **v;
+    size_t n, cap;
+};
+
+static void kids_push(struct kids *k, struct iter *it)
+{
+    if (k->n == k->cap)
+        k->v = xrealloc(k->v, (k->cap = k->cap ? 2 * k->cap : 16) * sizeof(*k->v));
+    k->v[k->n++] = it;
+}
+
+static void kids_free(struct kids *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        it_destroy(k->v[i]);
+    free(k->v);
+}
+
+/* The distinct events of host in the index: one seek per event. */
+static int index_events(struct exec *e, struct slice host, struct kids *k, struct buf *err)
+{
+    struct iter *ix = store_iter_index(e->snap);
+    struct buf pre = BUF_INIT, ev = BUF_INIT;
+    key_encode_index_prefix(&pre, host, false, slice_make("", 0));
+    struct slice ps = slice_make(pre.data, pre.len);
+    int rc = ERR_OK;
+    it_seek(ix, ps);
+    while (it_valid(ix) && slice_starts_with(it_key(ix), ps)) {
+        struct key_row r;
+        if ((rc = key_decode_index(it_key(ix), e->p->db_desc, &r)) != ERR_OK)
+            break;
+        if (k->n >= EXEC_MAX_INDEX_RANGES) {
+            buf_printf(err, "host '%.*s' has more than %d events: add event = '...' or "
+                            "event IN (...)", (int)host.len, host.ptr, EXEC_MAX_INDEX_RANGES);
+            rc = ERR_TOOBIG;
+            break;
+        }
+        buf_reset(&ev);
+        buf_append(&ev, r.event.ptr, r.event.len);
+        kids_push(k, index_child(e, host, slice_make(ev.data, ev.len)));
+        /* skip to host\0event\1, past every entry of this event */
+        buf_reset(&ev);
+        key_encode_index_prefix(&ev, host, true, r.event);
+        ev.data[ev.len - 1] = 1;
+        it_seek(ix, slice_make(ev.data, ev.len));
+    }
+    if (rc == ERR_OK)
+        rc = it_status(ix);
+    it_destroy(ix);
+    buf_destroy(&pre);
+    buf_destroy(&ev);
+    return rc;
+}
+
+static int open_index(struct exec *e, struct kids *k, struct buf *err)
+{
+    const struct sql_where *w = e->p->where;
+    for (size_t h = 0; h < w->host.n; h++) {
+        struct slice host = slice_make(w->host.v[h], w->host.len[h]);
+        if (!w->event.is_set) {
+            int rc = index_events(e, host, k, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        for (size_t ev = 0; ev < w->event.n; ev++)
+            kids_push(k, index_child(e, host, slice_make(w->event.v[ev], w->event.len[ev])));
+    }
+    return ERR_OK;
+}
+
+int query_exec_open(struct store_snap *snap, const struct plan *p, bool need_value,
+                    struct exec **out, struct buf *err)
+{
+    struct exec *e = xcalloc(1, sizeof(*e));
+    struct kids k = {NULL, 0, 0};
+    int rc = ERR_OK;
+    e->snap = snap;
+    e->p = p;
+    e->need_value = need_value || p->where->npreds > 0;
+    if (p->is_empty || p->kind == PLAN_GET) {
+        *out = e;
+        return ERR_OK;
+    }
+    if (p->kind == PLAN_INDEX) {
+        rc = open_index(e, &k, err);
+    } else {
+        for (size_t i = 0; i < p->nranges; i++)
+            kids_push(&k, bucket_child(e, p->ranges[i].bucket, p->ranges[i].lo,
+                                       p->ranges[i].hi));
+    }
+    if (rc) {
+        kids_free(&k);
+        query_exec_free(e);
+        return rc;
+    }
+    e->it = it_merge_new(k.v, k.n, p->kind == PLAN_INDEX ? query_cmp_index : query_cmp_row);
+    free(k.v);
+    *out = e;
+    return ERR_OK;
+}
+
+void query_exec_free(struct exec *e)
+{
+    if (!e)
+        return;
+    it_destroy(e->it);
+    it_destroy(e->sub);
+    buf_destroy(&e->gdata);
+    free(e->gent);
+    buf_destroy(&e->vbuf);
+    free(e);
+}
+
+const struct exec_row *query_exec_row(const struct exec *e)
+{
+    return &e->row;
+}
+
+uint64_t query_exec_scanned(const struct exec *e)
+{
+    return e->scanned;
+}
+
+/* --- the entry stream, in output order --- */
+
+static struct slice entry_tskey(const struct exec *e, struct slice k)
+{
+    if (e->p->kind == PLAN_INDEX)
+        return k.len >= 8 ? slice_make(k.ptr + k.len - 8, 8) : k;
+    return k.len >= 10 ? slice_make(k.ptr + 2, 8) : k;
+}
+
+static int forward_entry(struct iter *it, bool *started, struct slice *k, struct slice *v)
+{
+    if (!*started) {
+        it_seek_first(it);
+        *started = true;
+    } else {
+        it_next(it);
+    }
+    if (!it_valid(it))
+        return it_status(it);
+    *k = it_key(it);
+    *v = it_value(it);
+    return 1;
+}
+
+static void group_push(struct exec *e, struct slice k, struct slice v)
+{
+    if (e->gn == e->gcap)
+        e->gent = xrealloc(e->gent, (e->gcap = e->gcap ? 2 * e->gcap : 64) * sizeof(*e->gent));
+    struct grp_ent *g = &e->gent[e->gn++];
+    g->koff = e->gdata.len;
+    g->klen = k.len;
+    buf_append(&e->gdata, k.ptr, k.len);
+    g->voff = e->gdata.len;
+    g->vlen = v.len;
+    buf_append(&e->gdata, v.ptr, v.len);
+}
+
+/* Starts the forward re-read of the oversized group whose tskey is ts, and
+ * moves the main iterator past that group. */
+static void group_overflow(struct exec *e, struct slice ts_key)
+{
+    uint64_t tk = 0;
+    for (int i = 0; i < 8; i++)
+        tk = (tk << 8) | (unsigned char)ts_key.ptr[i];
+    int64_t ts = key_ts_from_tskey(tk, e->p->db_desc);
+    e->sub = bucket_child(e, key_bucket(ts, e->p->buckets), ts, ts);
+    e->sub_started = false;
+    while (it_valid(e->it) && slice_eq(entry_tskey(e, it_key(e->it)), ts_key))
+        it_prev(e->it);
+    e->gn = e->gpos = 0;
+    buf_reset(&e->gdata);
+}
+
+/* Fills the group with the entries of the next ts, reading backward. */
+static int group_fill(struct exec *e)
+{
+    if (!e->started) {
+        it_seek_last(e->it);
+        e->started = true;
+    }
+    e->gn = e->gpos = 0;
+    buf_reset(&e->gdata);
+    if (!it_valid(e->it))
+        return it_status(e->it);
+    uint8_t ts[8];
+    struct slice first = entry_tskey(e, it_key(e->it));
+    if (first.len != 8)
+        return ERR_CORRUPT;
+    memcpy(ts, first.ptr, 8);
+    struct slice tss = slice_make(ts, 8);
+    while (it_valid(e->it) && slice_eq(entry_tskey(e, it_key(e->it)), tss)) {
+        if (e->p->kind != PLAN_INDEX && e->gdata.len > EXEC_GROUP_CAP) {
+            group_overflow(e, tss);
+            return 1;
+        }
+        group_push(e, it_key(e->it), it_value(e->it));
+        it_prev(e->it);
+    }
+    e->gpos = e->gn;
+    return it_status(e->it) ? it_status(e->it) : 1;
+}
+
+static int reverse_entry(struct exec *e, struct slice *k, struct slice *v)
+{
+    for (;;) {
+        if (e->sub) {
+            int rc = forward_entry(e->sub, &e->sub_started, k, v);
+            if (rc == 1)
+                return 1;
+            it_destroy(e->sub);
+            e->sub = NULL;
+            if (rc)
+                return rc;
+        }
+        if (e->gpos > 0) {
+            const struct grp_ent *g = &e->gent[--e->gpos];
+            *k = slice_make(e->gdata.data + g->koff, g->klen);
+            *v = slice_make(e->gdata.data + g->voff, g->vlen);
+            return 1;
+        }
+        int rc = group_fill(e);
+        if (rc <= 0)
+            return rc;
+    }
+}
+
+static int next_entry(struct exec *e, struct slice *k, struct slice *v)
+{
+    if (!e->p->reverse)
+        return forward_entry(e->it, &e->started, k, v);
+    return reverse_entry(e, k, v);
+}
+
+/* --- filters --- */
+
+static bool set_has(const struct sql_strset *s, struct slice v)
+{
+    if (!s->is_set)
+        return true;
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) { /* the set is sorted bytewise */
+        size_t mid = (lo + hi) / 2;
+        int c = slice_cmp(slice_make(s->v[mid], s->len[mid]), v);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+static bool ts_ok(const struct plan *p, int64_t ts)
+{
+    const struct sql_where *w = p->where;
+    if (ts < p->lo || ts > p->hi)
+        return false;
+    if (!w->has_ts_set)
+        return true;
+    size_t lo = 0, hi = w->nts;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (w->ts[mid] == ts)
+            return true;
+        if (w->ts[mid] < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+static bool key_ok(const struct exec *e, const struct key_row *r)
+{
+    const struct sql_where *w = e->p->where;
+    return ts_ok(e->p, r->ts) && set_has(&w->host, r->host) && set_has(&w->event, r->event);
+}
+
+/* --- rows --- */
+
+static int next_get(struct exec *e)
+{
+    const struct sql_where *w = e->p->where;
+    while (e->get_i < e->p->nkeys) {
+        const struct plan_key *k = &e->p->keys[e->get_i++];
+        struct slice host = slice_make(w->host.v[k->host], w->host.len[k->host]);
+        struct slice event = slice_make(w->event.v[k->event], w->event.len[k->event]);
+        buf_reset(&e->vbuf);
+        int rc = store_snap_get(e->snap, k->ts, host, event, &e->vbuf);
+        e->scanned++;
+        if (rc == ERR_NOTFOUND)
+            continue;
+        if (rc)
+            return rc;
+        struct slice v = slice_make(e->vbuf.data, e->vbuf.len);
+        if (!query_preds_match(w, v, &rc)) {
+            if (rc)
+                return rc;
+            continue;
+        }
+        e->row = (struct exec_row){k->ts, host, event, v};
+        return 1;
+    }
+    return 0;
+}
+
+static int next_scan(struct exec *e)
+{
+    struct slice k, v;
+    int rc;
+    while ((rc = next_entry(e, &k, &v)) == 1) {
+        struct key_row r;
+        e->scanned++;
+        if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
+            return rc;
+        if (!key_ok(e, &r))
+            continue;
+        if (!query_preds_match(e->p->where, v, &rc)) {
+            if (rc)
+                return rc;
+            continue;
+        }
+        e->row = (struct exec_row){r.ts, r.host, r.event, v};
+        return 1;
+    }
+    return rc;
+}
+
+static int next_index(struct exec *e)
+{
+    struct slice k, v;
+    int rc;
+    while ((rc = next_entry(e, &k, &v)) == 1) {
+        struct key_row r;
+        e->scanned++;
+        if ((rc = key_decode_index(k, e->p->db_desc, &r)) != ERR_OK)
+            return rc;
+        if (!key_ok(e, &r))
+            continue;
+        struct slice val = slice_make("", 0);
+        if (e->need_value) {
+            buf_reset(&e->vbuf);
+            rc = store_snap_get(e->snap, r.ts, r.host, r.event, &e->vbuf);
+            if (rc == ERR_NOTFOUND)
+                continue;
+            if (rc)
+                return rc;
+            val = slice_make(e->vbuf.data, e->vbuf.len);
+            if (!query_preds_match(e->p->where, val, &rc)) {
+                if (rc)
+                    return rc;
+                continue;
+            }
+        }
+        e->row = (struct exec_row){r.ts, r.host, r.event, val};
+        return 1;
+    }
+    return rc;
+}
+
+int query_exec_next(struct exec *e)
+{
+    if (e->p->is_empty)
+        return 0;
+    switch (e->p->kind) {
+    case PLAN_GET: return next_get(e);
+    case PLAN_INDEX: return next_index(e);
+    default: return next_scan(e);
+    }
+}

@@ -1,0 +1,674 @@
+/* The query cursor: runs a script of statements one after another, each
+ * streaming its output into a small buffer that query_cursor_read drains.
+ * Admin statements (CREATE, ALTER, DROP, SHOW, DELETE) and EXPLAIN run to
+ * completion when reached; a SELECT is planned and opened when reached, then
+ * advanced a few rows per read, so memory never grows with the result. */
+#include "query/query.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/err.h"
+#include "query/encode.h"
+#include "query/plan.h"
+#include "query/query_int.h"
+#include "query/sql.h"
+
+#define DELETE_BATCH 1000 /* tombstones per store_write */
+
+struct run {
+    const struct sql_stmt *st;
+    struct store_db *db;
+    struct store_snap *snap;
+    struct plan plan;
+    bool has_plan;
+    struct exec *ex;
+    struct enc_proj proj;
+    int64_t emitted;
+    int64_t t0;
+};
+
+struct query_cursor {
+    struct store *s;
+    struct query_opts o;
+    struct sql_script sc;
+    size_t next;           /* next statement to start */
+    bool running;          /* a SELECT is streaming in run */
+    struct run run;
+    struct buf out;        /* pending output from out_pos */
+    size_t out_pos;
+    bool json_first;       /* no row yet in the open {"results":[ */
+    bool done;
+    int err;               /* sticky mid-stream error */
+    bool err_reported;
+    struct buf errmsg;
+};
+
+void query_opts_default(struct query_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->max_get_rows = 2000;
+    o->format = QUERY_NDJSON;
+    o->default_buckets = 16;
+    o->default_ts_desc = true;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* --- output framing --- */
+
+static void stmt_begin(struct query_cursor *c)
+{
+    if (c->o.format == QUERY_JSON)
+        buf_puts(&c->out, "{\"results\":[");
+    c->json_first = true;
+}
+
+/* Call before each row object. */
+static void row_begin(struct query_cursor *c)
+{
+    if (c->o.format == QUERY_JSON && !c->json_first)
+        buf_putc(&c->out, ',');
+    c->json_first = false;
+}
+
+static void row_end(struct query_cursor *c)
+{
+    if (c->o.format == QUERY_NDJSON)
+        buf_putc(&c->out, '\n');
+}
+
+static void stmt_end(struct query_cursor *c)
+{
+    if (c->o.format == QUERY_JSON)
+        buf_puts(&c->out, "]}\n");
+}
+
+/* One-object statement output: {"ok":true}, {"deleted":N}, EXPLAIN ... */
+static void emit_single(struct query_cursor *c, const char *obj, size_t n)
+{
+    stmt_begin(c);
+    row_begin(c);
+    buf_append(&c->out, obj, n);
+    row_end(c);
+    stmt_end(c);
+}
+
+/* --- statement bookkeeping --- */
+
+static void run_release(struct run *r)
+{
+    query_exec_free(r->ex);
+    if (r->snap)
+        store_snap_release(r->snap);
+    if (r->db)
+        store_db_unref(r->db);
+    if (r->has_plan)
+        plan_destroy(&r->plan);
+    memset(r, 0, sizeof(*r));
+}
+
+static int metric_plan(const struct run *r)
+{
+    return r->has_plan ? (int)r->plan.kind : QM_NONE;
+}
+
+static void run_finish(struct run *r, int outcome)
+{
+    uint64_t scanned = r->ex ? query_exec_scanned(r->ex) : 0;
+    query_metrics_record(metric_plan(r), outcome, scanned, (uint64_t)r->emitted,
+                         mono_ns() - r->t0);
+    run_release(r);
+}
+
+static int open_db(struct query_cursor *c, const char *name, struct store_db **db,
+                   struct buf *err)
+{
+    int rc = store_db_get(c->s, name, db);
+    if (rc == ERR_NOTFOUND)
+        buf_printf(err, "database '%s' not found", name);
+    else if (rc)
+        buf_printf(err, "cannot open database '%s': %s", name, err_name(rc));
+    return rc;
+}
+
+/* Plans st->sel against its database (run->db, run->plan). */
+static int run_plan(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    int rc = open_db(c, r->st->db, &r->db, err);
+    if (rc)
+        return rc;
+    struct db_opts dbo;
+    store_db_opts(r->db, &dbo);
+    struct plan_opts po = {c->o.max_get_rows, c->o.allow_full_scan, c->o.full_scan, c->o.now_ns};
+    rc = plan_build(&r->st->sel, &dbo, &po, &r->plan, err);
+    r->has_plan = rc == ERR_OK;
+    return rc;
+}
+
+static bool proj_needs_value(const struct sql_select *sel)
+{
+    if (sel->star)
+        return true;
+    for (size_t i = 0; i < sel->ncols; i++)
+        if (sel->cols[i].kind == SQL_COL_FIELD || sel->cols[i].kind == SQL_COL_TAG)
+            return true;
+    return false;
+}
+
+static int run_exec_open(struct run *r, bool need_value, struct buf *err)
+{
+    r->snap = store_snapshot(r->db);
+    return query_exec_open(r->snap, &r->plan, need_value, &r->ex, err);
+}
+
+/* --- admin statements --- */
+
+static int do_create(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
+{
+    struct db_opts o = {
+        (uint32_t)(st->has_buckets ? st->buckets
+                                   : (c->o.default_buckets > 0 ? c->o.default_buckets : 16)),
+        st->has_ts_order ? st->ts_desc : c->o.default_ts_desc,
+        st->has_ttl ? st->ttl_ns : c->o.default_ttl_ns,
+    };
+    int rc = store_db_create(c->s, st->db, &o);
+    if (rc == ERR_EXISTS && st->if_not_exists)
+        rc = ERR_OK;
+    if (rc == ERR_EXISTS)
+        buf_printf(err, "database '%s' already exists", st->db);
+    else if (rc == ERR_INVAL)
+        buf_printf(err, "bad database name '%s' (1..64 of A-Z a-z 0-9 _ - ., not starting "
+                        "with '.')", st->db);
+    else if (rc)
+        buf_printf(err, "cannot create database '%s': %s", st->db, err_name(rc));
+    return rc;
+}
+
+static int do_alter(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
+{
+    struct store_db *db;
+    int rc = open_db(c, st->db, &db, err);
+    if (rc)
+        return rc;
+    rc = store_db_set_ttl(db, st->ttl_ns);
+    if (rc)
+        buf_printf(err, "cannot change the ttl of '%s': %s", st->db, err_name(rc));
+    store_db_unref(db);
+    return rc;
+}
+
+static int do_drop(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
+{
+    int rc = store_db_drop(c->s, st->db);
+    if (rc == ERR_NOTFOUND && st->if_exists)
+        return ERR_OK;
+    if (rc == ERR_NOTFOUND)
+        buf_printf(err, "database '%s' not found", st->db);
+    else if (rc)
+        buf_printf(err, "cannot drop database '%s': %s", st->db, err_name(rc));
+    return rc;
+}
+
+static void show_row(struct query_cursor *c, const char *name, const struct db_opts *o)
+{
+    row_begin(c);
+    buf_puts(&c->out, "{\"name\":");
+    enc_json_str(&c->out, name, strlen(name));
+    buf_printf(&c->out, ",\"buckets\":%u,\"ts_order\":\"%s\",\"ttl\":\"", o->buckets,
+               o->ts_desc ? "desc" : "asc");
+    sql_format_duration(o->ttl_ns, &c->out);
+    /* rows and bytes: the store does not expose per-database totals yet */
+    buf_puts(&c->out, "\",\"rows\":null,\"bytes\":null}");
+    row_end(c);
+}
+
+static int do_show(struct query_cursor *c, struct buf *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = store_db_list(c->s, &names, &n);
+    if (rc) {
+        buf_printf(err, "cannot list databases: %s", err_name(rc));
+        return rc;
+    }
+    stmt_begin(c);
+    for (size_t i = 0; i < n; i++) {
+        struct store_db *db;
+        if (store_db_get(c->s, names[i], &db) == ERR_OK) {
+            struct db_opts o;
+            store_db_opts(db, &o);
+            show_row(c, names[i], &o);
+            store_db_unref(db);
+        }
+        free(names[i]);
+    }
+    free(names);
+    stmt_end(c);
+    return ERR_OK;
+}
+
+static int delete_flush(struct run *r, struct batch *b, struct buf *err)
+{
+    if (batch_count(b) == 0)
+        return ERR_OK;
+    int rc = store_write(r->db, b);
+    if (rc)
+        buf_printf(err, "delete failed after %lld rows: %s", (long long)r->emitted,
+                   err_name(rc));
+    else
+        r->emitted += (int64_t)batch_count(b);
+    batch_clear(b);
+    return rc;
+}
+
+static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    int rc = run_plan(c, r, err);
+    if (rc == ERR_OK)
+        rc = run_exec_open(r, false, err);
+    if (rc)
+        return rc;
+    struct batch *b = batch_new();
+    while ((rc = query_exec_next(r->ex)) == 1) {
+        const struct exec_row *row = query_exec_row(r->ex);
+        batch_delete(b, row->ts, row->host, row->event);
+        if (batch_count(b) >= DELETE_BATCH && (rc = delete_flush(r, b, err)) != ERR_OK)
+            break;
+    }
+    if (rc < 0 && err->len == 0)
+        buf_printf(err, "delete failed: %s", err_name(rc));
+    if (rc == 0)
+        rc = delete_flush(r, b, err);
+    batch_free(b);
+    if (rc == ERR_OK) {
+        char tmp[48];
+        int n = snprintf(tmp, sizeof(tmp), "{\"deleted\":%lld}", (long long)r->emitted);
+        emit_single(c, tmp, (size_t)n);
+    }
+    return rc;
+}
+
+static int do_admin(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
+{
+    int rc;
+    switch (st->kind) {
+    case SQL_CREATE_DB: rc = do_create(c, st, err); break;
+    case SQL_ALTER_DB: rc = do_alter(c, st, err); break;
+    case SQL_DROP_DB: rc = do_drop(c, st, err); break;
+    default: return do_show(c, err);
+    }
+    if (rc == ERR_OK)
+        emit_single(c, "{\"ok\":true}", 11);
+    return rc;
+}
+
+/* --- SELECT --- */
+
+static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    const struct sql_select *sel = &r->st->sel;
+    int rc = run_plan(c, r, err);
+    if (rc)
+        return rc;
+    if (sel->explain) {
+        struct buf tmp = BUF_INIT;
+        plan_explain(&r->plan, sel, &tmp);
+        emit_single(c, tmp.data, tmp.len);
+        buf_destroy(&tmp);
+        return ERR_OK;
+    }
+    rc = run_exec_open(r, !sel->count && proj_needs_value(sel), err);
+    if (rc)
+        return rc;
+    r->proj = (struct enc_proj){sel->star, sel->cols, sel->ncols};
+    stmt_begin(c);
+    c->running = true;
+    return ERR_OK;
+}
+
+static bool limit_reached(const struct run *r)
+{
+    const struct sql_select *sel = &r->st->sel;
+    return !sel->count && sel->has_limit && r->emitted >= sel->limit;
+}
+
+static void select_end(struct query_cursor *c)
+{
+    struct run *r = &c->run;
+    if (r->st->sel.count) {
+        row_begin(c);
+        buf_printf(&c->out, "{\"count\":%lld}", (long long)r->emitted);
+        row_end(c);
+    }
+    stmt_end(c);
+    c->running = false;
+    run_finish(r, QM_OK);
+}
+
+/* Advances the running SELECT until the buffer holds want bytes. */
+static int select_step(struct query_cursor *c, size_t want, struct buf *err)
+{
+    struct run *r = &c->run;
+    while (c->out.len - c->out_pos < want) {
+        if (limit_reached(r)) {
+            select_end(c);
+            return ERR_OK;
+        }
+        int rc = query_exec_next(r->ex);
+        if (rc < 0) {
+            buf_printf(err, "query failed while reading: %s", err_name(rc));
+            return rc;
+        }
+        if (rc == 0) {
+            select_end(c);
+            return ERR_OK;
+        }
+        r->emitted++;
+        if (r->st->sel.count)
+            continue;
+        const struct exec_row *row = query_exec_row(r->ex);
+        size_t mark = c->out.len;
+        bool first = c->json_first;
+        row_begin(c);
+        rc = enc_row(&c->out, row->ts, row->host, row->event, row->value, &r->proj);
+        if (rc) {
+            c->out.len = mark;
+            c->json_first = first;
+            buf_printf(err, "corrupt row value at ts %lld", (long long)row->ts);
+            return rc;
+        }
+        row_end(c);
+    }
+    return ERR_OK;
+}
+
+/* --- statements --- */
+
+static int stmt_outcome(int rc)
+{
+    return rc == ERR_OK ? QM_OK : (rc == ERR_INVAL || rc == ERR_TOOBIG) ? QM_REFUSED : QM_ERROR;
+}
+
+/* Starts statement c->next. Admin statements finish here; a SELECT is
+ * left running. */
+static int stmt_start(struct query_cursor *c, struct buf *err)
+{
+    const struct sql_stmt *st = &c->sc.stmts[c->next++];
+    struct run *r = &c->run;
+    memset(r, 0, sizeof(*r));
+    r->st = st;
+    r->t0 = mono_ns();
+    int rc;
+    if (st->kind == SQL_SELECT)
+        rc = select_start(c, r, err);
+    else if (st->kind == SQL_DELETE)
+        rc = do_delete(c, r, err);
+    else
+        rc = do_admin(c, st, err);
+    if (rc || !c->running) {
+        bool admin = st->kind != SQL_SELECT && st->kind != SQL_DELETE;
+        if (admin)
+            query_metrics_record(QM_ADMIN, stmt_outcome(rc), 0, 0, mono_ns() - r->t0);
+        else
+            run_finish(r, stmt_outcome(rc));
+    }
+    return rc;
+}
+
+static void fail_stream(struct query_cursor *c, int rc)
+{
+    if (c->running) {
+        c->running = false;
+        run_finish(&c->run, QM_ERROR);
+    }
+    if (c->o.format == QUERY_JSON)
+        buf_puts(&c->out, "],\"error\":");
+    else
+        buf_puts(&c->out, "{\"error\":");
+    enc_json_str(&c->out, c->errmsg.data ? c->errmsg.data : "", c->errmsg.len);
+    buf_puts(&c->out, "}\n");
+    c->err = rc;
+    c->done = true;
+}
+
+static void cursor_produce(struct query_cursor *c, size_t want)
+{
+    while (!c->done && c->out.len - c->out_pos < want) {
+        int rc = ERR_OK;
+        buf_reset(&c->errmsg);
+        if (c->running)
+            rc = select_step(c, want, &c->errmsg);
+        else if (c->next < c->sc.n)
+            rc = stmt_start(c, &c->errmsg);
+        else
+            c->done = true;
+        if (rc) {
+            bool in_stmt = c->running;
+            if (!in_stmt && c->o.format == QUERY_JSON) {
+                /* the failing statement had not opened its document */
+                stmt_begin(c);
+            }
+            fail_stream(c, rc);
+        }
+    }
+}
+
+ssize_t query_cursor_read(struct query_cursor *c, char *buf, size_t max)
+{
+    if (max == 0)
+        return 0;
+    if (c->out_pos == c->out.len) {
+        buf_reset(&c->out);
+        c->out_pos = 0;
+    }
+    cursor_produce(c, max);
+    size_t n = c->out.len - c->out_pos;
+    if (n == 0) {
+        if (c->err && !c->err_reported) {
+            c->err_reported = true;
+            return c->err;
+        }
+        return c->err ? c->err : 0;
+    }
+    if (n > max)
+        n = max;
+    memcpy(buf, c->out.data + c->out_pos, n);
+    c->out_pos += n;
+    return (ssize_t)n;
+}
+
+const char *query_cursor_error(struct query_cursor *c)
+{
+    return c->err ? buf_cstr(&c->errmsg) : "";
+}
+
+void query_cursor_free(struct query_cursor *c)
+{
+    if (!c)
+        return;
+    if (c->running)
+        run_finish(&c->run, QM_OK); /* the client went away, or stopped reading */
+    sql_script_destroy(&c->sc);
+    buf_destroy(&c->out);
+    buf_destroy(&c->errmsg);
+    free(c);
+}
+
+/* Runs statements until the first SELECT streams (or the script ends). */
+static int cursor_open(struct query_cursor *c, struct buf *err)
+{
+    while (!c->running && c->next < c->sc.n) {
+        int rc = stmt_start(c, err);
+        if (rc)
+            return rc;
+    }
+    return ERR_OK;
+}
+
+static struct query_cursor *cursor_new(struct store *s, const struct query_opts *o)
+{
+    struct query_cursor *c = xcalloc(1, sizeof(*c));
+    c->s = s;
+    c->o = *o;
+    if (c->o.now_ns == 0)
+        c->o.now_ns = wall_ns();
+    return c;
+}
+
+static int cursor_finish_open(struct query_cursor *c, struct query_cursor **out, struct buf *err)
+{
+    int rc = cursor_open(c, err);
+    if (rc) {
+        query_cursor_free(c);
+        return rc;
+    }
+    *out = c;
+    return ERR_OK;
+}
+
+int query_sql_open(struct store *s, const char *sql, size_t len, const struct query_opts *o,
+                   struct query_cursor **out, struct buf *err)
+{
+    struct query_cursor *c = cursor_new(s, o);
+    int rc = sql_parse(sql, len, c->o.now_ns, &c->sc, err);
+    if (rc) {
+        query_metrics_record(QM_NONE, QM_INVALID, 0, 0, 0);
+        query_cursor_free(c);
+        return rc;
+    }
+    return cursor_finish_open(c, out, err);
+}
+
+/* --- the parameter form --- */
+
+static int param_time(const char *name, const char *v, int64_t now, int64_t *t, struct buf *err)
+{
+    if (sql_parse_time(v, strlen(v), now, t) == ERR_OK)
+        return ERR_OK;
+    buf_printf(err, "bad %s '%s': use integer ns, RFC 3339 (2024-01-01T00:00:00Z), now, or "
+                    "relative like -1h", name, v);
+    return ERR_INVAL;
+}
+
+static int param_limit(const char *v, struct sql_select *sel, struct buf *err)
+{
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || n < 0) {
+        buf_printf(err, "bad limit '%s': a non-negative integer", v);
+        return ERR_INVAL;
+    }
+    sel->has_limit = true;
+    sel->limit = n;
+    return ERR_OK;
+}
+
+static int param_order(const char *v, struct sql_select *sel, struct buf *err)
+{
+    if (strcasecmp(v, "desc") == 0)
+        sel->order = -1;
+    else if (strcasecmp(v, "asc") == 0)
+        sel->order = 1;
+    else {
+        buf_printf(err, "bad order '%s': asc or desc", v);
+        return ERR_INVAL;
+    }
+    return ERR_OK;
+}
+
+static int param_range(const char *(*get)(void *, const char *), void *arg, int64_t now,
+                       struct sql_where *w, struct buf *err)
+{
+    const char *v;
+    int64_t t;
+    if ((v = get(arg, "start")) && *v) {
+        if (param_time("start", v, now, &t, err))
+            return ERR_INVAL;
+        sql_where_ts_lo(w, t);
+    }
+    if ((v = get(arg, "end")) && *v) {
+        if (param_time("end", v, now, &t, err))
+            return ERR_INVAL;
+        if (t == INT64_MIN) {
+            buf_puts(err, "bad end: matches nothing");
+            return ERR_INVAL;
+        }
+        sql_where_ts_hi(w, t - 1); /* end is exclusive */
+    }
+    return ERR_OK;
+}
+
+static int params_select(const char *(*get)(void *, const char *), void *arg, int64_t now,
+                         struct sql_stmt *st, struct buf *err)
+{
+    struct sql_select *sel = &st->sel;
+    const char *v;
+    sel->star = true;
+    if ((v = get(arg, "where")) && *v) {
+        struct buf perr = BUF_INIT;
+        if (sql_parse_where(v, strlen(v), now, &sel->where, &perr)) {
+            buf_printf(err, "where: %s", buf_cstr(&perr));
+            buf_destroy(&perr);
+            return ERR_INVAL;
+        }
+        buf_destroy(&perr);
+    }
+    if ((v = get(arg, "host")))
+        sql_where_host_eq(&sel->where, v, strlen(v));
+    if ((v = get(arg, "event")) && *v)
+        sql_where_event_eq(&sel->where, v, strlen(v));
+    if (param_range(get, arg, now, &sel->where, err))
+        return ERR_INVAL;
+    if ((v = get(arg, "order")) && *v && param_order(v, sel, err))
+        return ERR_INVAL;
+    if ((v = get(arg, "limit")) && *v && param_limit(v, sel, err))
+        return ERR_INVAL;
+    return ERR_OK;
+}
+
+static bool param_true(const char *v)
+{
+    return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+int query_params_open(struct store *s, const char *(*get)(void *arg, const char *name),
+                      void *arg, const struct query_opts *o, struct query_cursor **out,
+                      struct buf *err)
+{
+    const char *db = get(arg, "db");
+    if (!db || !*db) {
+        buf_puts(err, "missing db= parameter");
+        return ERR_INVAL;
+    }
+    struct query_cursor *c = cursor_new(s, o);
+    c->o.full_scan = c->o.full_scan || param_true(get(arg, "full_scan"));
+    c->sc.stmts = xcalloc(1, sizeof(*c->sc.stmts));
+    c->sc.n = 1;
+    struct sql_stmt *st = &c->sc.stmts[0];
+    st->kind = SQL_SELECT;
+    st->pos = 1;
+    st->db = xstrdup(db);
+    int rc = params_select(get, arg, c->o.now_ns, st, err);
+    if (rc) {
+        query_metrics_record(QM_NONE, QM_INVALID, 0, 0, 0);
+        query_cursor_free(c);
+        return rc;
+    }
+    return cursor_finish_open(c, out, err);
+}

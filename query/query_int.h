@@ -1,0 +1,64 @@
+/* Private interfaces of query/: the bounded range iterator and the row
+ * executor that query.c drives. Not for use outside query/ (and its tests). */
+#ifndef LB_QUERY_INT_H
+#define LB_QUERY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/buf.h"
+#include "query/plan.h"
+#include "query/sql.h"
+#include "store/iter.h"
+#include "store/key.h"
+#include "store/store.h"
+
+/* An iterator over the keys of in within [lo, hi) (hi empty = unbounded).
+ * Takes ownership of in. With fix_bucket, seek targets are row keys whose
+ * 2-byte bucket prefix is replaced by lo's, so a merge of buckets can seek
+ * every child to "the same" key. */
+struct iter *query_range_new(struct iter *in, struct slice lo, struct slice hi, bool fix_bucket);
+
+/* Comparators for it_merge_new: row keys ignoring the bucket prefix (ts,
+ * host, event); index keys by tskey, then host and event. */
+int query_cmp_row(struct slice a, struct slice b);
+int query_cmp_index(struct slice a, struct slice b);
+
+/* Appends bucket:u16be | tskey:u64be. */
+void query_put_row_prefix(struct buf *out, uint32_t bucket, uint64_t tskey);
+
+struct exec;
+
+/* Streams the rows of a plan from a snapshot, in output order, with every
+ * filter applied (ts bounds and points, host/event sets, field and tag
+ * predicates). need_value false lets INDEX skip the point read when no
+ * predicate needs the value (COUNT(*), DELETE). snap, p and where must
+ * outlive the exec. Errors: ERR_TOOBIG when a host has too many events
+ * to merge, or a store error. */
+int query_exec_open(struct store_snap *snap, const struct plan *p, bool need_value,
+                    struct exec **out, struct buf *err);
+/* 1: a row is available through query_exec_row until the next call;
+ * 0: the end; negative ERR_*: a store or decoding error. */
+int query_exec_next(struct exec *e);
+struct exec_row {
+    int64_t ts;
+    struct slice host, event;
+    struct slice value; /* empty when need_value was false and not needed */
+};
+const struct exec_row *query_exec_row(const struct exec *e);
+uint64_t query_exec_scanned(const struct exec *e); /* entries read so far */
+void query_exec_free(struct exec *e);
+
+/* True if the record value satisfies every predicate of w. A malformed
+ * value sets *rc to ERR_CORRUPT and returns false. */
+bool query_preds_match(const struct sql_where *w, struct slice value, int *rc);
+
+/* Metrics (metrics.c). plan: 0..3 = enum plan_kind, 4 admin, 5 none (the
+ * statement failed before planning). outcome: 0 ok, 1 error, 2 refused,
+ * 3 invalid. */
+enum { QM_ADMIN = 4, QM_NONE = 5 };
+enum { QM_OK, QM_ERROR, QM_REFUSED, QM_INVALID };
+void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t rows_returned,
+                          int64_t ns);
+
+#endif
