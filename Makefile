@@ -30,10 +30,14 @@ CPPFLAGS := -D_GNU_SOURCE -I. -MMD -MP
 CFLAGS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread \
           $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS := $(SANFLAGS) -pthread
-# jemalloc is the allocator of the daemon; sanitizers bring their own, so the
-# SAN build links jemalloc only for its mallctl statistics (it is not the
-# malloc the sanitized binary uses).
+# jemalloc is the allocator of the daemon. Sanitizers bring their own
+# allocator, so the SAN build leaves jemalloc out (LB_NO_JEMALLOC).
+ifeq ($(SAN),1)
+CPPFLAGS += -DLB_NO_JEMALLOC
+LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+else
 LIBS := $(shell pkg-config --libs $(PKGS) jemalloc 2>/dev/null) -lm
+endif
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 # Layers, bottom first. A layer's unit tests link only it and the layers below.

@@ -201,7 +201,7 @@ static bool parse_port(const char *s, uint16_t *port)
 {
     uint64_t v;
     const char *p = s;
-    if (!read_digits(&p, &v) || *p != '\0' || v < 1 || v > 65535)
+    if (!read_digits(&p, &v) || *p != '\0' || v > 65535)
         return false;
     *port = (uint16_t)v;
     return true;
@@ -243,7 +243,7 @@ int cfg_parse_listen(const char *s, struct cfg_addr *out, struct buf *why)
     memcpy(a.host, host, hlen);
     a.host[hlen] = '\0';
     if (!parse_port(colon + 1, &a.port)) {
-        why_puts(why, "the port must be a number from 1 to 65535");
+        why_puts(why, "the port must be a number from 0 to 65535 (0: any free port)");
         return ERR_INVAL;
     }
     unsigned char bin[16];

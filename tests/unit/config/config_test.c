@@ -242,7 +242,7 @@ static void test_listen(void **state)
     static const struct {
         const char *in;
         const char *host;
-        int port; /* 0: must fail */
+        int port; /* -1: must fail */
         bool v6, loopback;
     } cases[] = {
         {"127.0.0.1:8086", "127.0.0.1", 8086, false, true},
@@ -256,27 +256,27 @@ static void test_listen(void **state)
         {"localhost:8086", "localhost", 8086, false, true},
         {"LOCALHOST:8086", "LOCALHOST", 8086, false, true},
         {"db-1.example.com:8086", "db-1.example.com", 8086, false, false},
-        {"127.0.0.1:0", NULL, 0, false, false},
-        {"127.0.0.1:65536", NULL, 0, false, false},
-        {"127.0.0.1:", NULL, 0, false, false},
-        {"127.0.0.1", NULL, 0, false, false},
-        {":8086", NULL, 0, false, false},
-        {"::1:8086", NULL, 0, false, false},
-        {"[::1]8086", NULL, 0, false, false},
-        {"[::1:8086", NULL, 0, false, false},
-        {"[127.0.0.1]:8086", NULL, 0, false, false},
-        {"999.1.1.1:80", NULL, 0, false, false},
-        {"1.2.3:80", NULL, 0, false, false},
-        {"host name:80", NULL, 0, false, false},
-        {"127.0.0.1:80x", NULL, 0, false, false},
-        {"127.0.0.1:-80", NULL, 0, false, false},
-        {"", NULL, 0, false, false},
+        {"127.0.0.1:0", "127.0.0.1", 0, false, true},
+        {"127.0.0.1:65536", NULL, -1, false, false},
+        {"127.0.0.1:", NULL, -1, false, false},
+        {"127.0.0.1", NULL, -1, false, false},
+        {":8086", NULL, -1, false, false},
+        {"::1:8086", NULL, -1, false, false},
+        {"[::1]8086", NULL, -1, false, false},
+        {"[::1:8086", NULL, -1, false, false},
+        {"[127.0.0.1]:8086", NULL, -1, false, false},
+        {"999.1.1.1:80", NULL, -1, false, false},
+        {"1.2.3:80", NULL, -1, false, false},
+        {"host name:80", NULL, -1, false, false},
+        {"127.0.0.1:80x", NULL, -1, false, false},
+        {"127.0.0.1:-80", NULL, -1, false, false},
+        {"", NULL, -1, false, false},
     };
     for (size_t i = 0; i < N(cases); i++) {
         struct cfg_addr a;
         struct buf why = BUF_INIT;
         int rc = cfg_parse_listen(cases[i].in, &a, &why);
-        if (cases[i].port == 0) {
+        if (cases[i].port < 0) {
             if (rc != ERR_INVAL)
                 fail_msg("cfg_parse_listen(\"%s\") accepted", cases[i].in);
             assert_true(why.len > 0);
@@ -367,7 +367,7 @@ static const struct set_case set_cases[] = {
     {"log_level", "trace", false, "expected one of debug, info, warn, error"},
     /* listen */
     {"listen", "[::1]:9999", true, NULL},
-    {"listen", "0.0.0.0:0", false, "port must be a number from 1 to 65535"},
+    {"listen", "0.0.0.0:65536", false, "port must be a number from 0 to 65535"},
     {"listen", "8086", false, "expected ADDR:PORT"},
     /* tokens */
     {"token", "s3cr3t write,read logs,metrics", true, NULL},

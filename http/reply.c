@@ -1,0 +1,174 @@
+/* ERR_* -> HTTP status, JSON error bodies and the headers every response
+ * carries. Nothing else in the daemon chooses a status for an error code. */
+#include "http/reply.h"
+
+#include <string.h>
+
+#include "config/err.h"
+#include "config/log.h"
+#include "http/server.h"
+
+unsigned reply_status_for(int err)
+{
+    switch (err) {
+    case ERR_OK: return MHD_HTTP_OK;
+    case ERR_INVAL: return MHD_HTTP_BAD_REQUEST;
+    case ERR_PERM: return MHD_HTTP_FORBIDDEN;
+    case ERR_NOTFOUND: return MHD_HTTP_NOT_FOUND;
+    case ERR_TOOBIG: return MHD_HTTP_CONTENT_TOO_LARGE;
+    case ERR_BUSY: return MHD_HTTP_SERVICE_UNAVAILABLE;
+    case ERR_NOSPC: return MHD_HTTP_INSUFFICIENT_STORAGE;
+    case ERR_EXISTS: return MHD_HTTP_CONFLICT;
+    default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
+    }
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, size_t left)
+{
+    unsigned c = p[0];
+    size_t n;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n > left)
+        return 0;
+    unsigned cp = c & (0x3f >> (n - 1));
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+void reply_json_escape(struct buf *out, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = p[i];
+        if (c == '"' || c == '\\') {
+            buf_putc(out, '\\');
+            buf_putc(out, (char)c);
+            i++;
+        } else if (c == '\n') {
+            buf_puts(out, "\\n");
+            i++;
+        } else if (c == '\t') {
+            buf_puts(out, "\\t");
+            i++;
+        } else if (c == '\r') {
+            buf_puts(out, "\\r");
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            buf_printf(out, "\\u%04x", c);
+            i++;
+        } else {
+            size_t n = utf8_len(p + i, len - i);
+            if (n == 0) {
+                buf_puts(out, "\\ufffd");
+                i++;
+            } else {
+                buf_append(out, p + i, n);
+                i += n;
+            }
+        }
+    }
+}
+
+void reply_add_common_headers(struct MHD_Response *resp, struct srv_req *req)
+{
+    if (req) {
+        MHD_add_response_header(resp, "Request-Id", req->id);
+        MHD_add_response_header(resp, "X-Request-Id", req->id);
+    }
+    MHD_add_response_header(resp, "X-Logbucket-Version", LB_VERSION);
+    MHD_add_response_header(resp, "X-Influxdb-Version", LB_INFLUX_VERSION);
+    MHD_add_response_header(resp, "X-Influxdb-Build", "OSS");
+    /* While stopping, keep-alive connections are closed after each reply so
+     * that no new request starts on them. */
+    if (atomic_load(&server.stopping))
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
+enum MHD_Result reply_queue(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                            struct MHD_Response *resp)
+{
+    reply_add_common_headers(resp, req);
+    enum MHD_Result r = MHD_queue_response(con, status, resp);
+    MHD_destroy_response(resp);
+    if (req) {
+        req->responded = true;
+        req->status = status;
+    }
+    return r;
+}
+
+enum MHD_Result reply_send(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                           const char *content_type, const char *body, size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    return reply_queue(con, req, status, resp);
+}
+
+enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                            const char *msg)
+{
+    struct buf body = BUF_INIT;
+    buf_puts(&body, "{\"error\":\"");
+    reply_json_escape(&body, msg, strlen(msg));
+    buf_puts(&body, "\"}\n");
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_COPY);
+    buf_destroy(&body);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    /* A header value must not carry line breaks. */
+    char hdr[512];
+    size_t n = 0;
+    for (const char *p = msg; *p && n < sizeof hdr - 1; p++)
+        hdr[n++] = (*p == '\r' || *p == '\n') ? ' ' : *p;
+    hdr[n] = '\0';
+    MHD_add_response_header(resp, "X-Influxdb-Error", hdr);
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (status >= 500 && status != MHD_HTTP_SERVICE_UNAVAILABLE &&
+        status != MHD_HTTP_INSUFFICIENT_STORAGE)
+        log_error("request %s: %u %s", req ? req->id : "-", status, msg);
+    return reply_queue(con, req, status, resp);
+}
+
+enum MHD_Result reply_err(struct MHD_Connection *con, struct srv_req *req, int err,
+                          const char *msg)
+{
+    return reply_error(con, req, reply_status_for(err), msg);
+}
+
+enum MHD_Result reply_no_content(struct MHD_Connection *con, struct srv_req *req)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    return reply_queue(con, req, MHD_HTTP_NO_CONTENT, resp);
+}

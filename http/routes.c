@@ -1,0 +1,54 @@
+/* The route table: (method, path) -> handler, with the access right each
+ * route requires when tokens are configured. */
+#include <string.h>
+
+#include "http/handlers.h"
+
+static const struct route routes[] = {
+    {"/ping", "GET,HEAD", ROUTE_PING, h_ping, AUTH_NONE},
+    {"/health", "GET,HEAD", ROUTE_HEALTH, h_health, AUTH_NONE},
+    {"/metrics", "GET", ROUTE_METRICS, h_metrics, AUTH_ANY},
+};
+
+static bool method_in(const char *method, const char *list)
+{
+    size_t n = strlen(method);
+    const char *p = list;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && strncmp(p, method, n) == 0)
+            return true;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return false;
+}
+
+const struct route *route_find(const char *method, const char *path, const char **allow)
+{
+    static const struct route not_found = {"", "", ROUTE_NOT_FOUND, NULL, AUTH_NONE};
+    static const struct route bad_method = {"", "", ROUTE_BAD_METHOD, NULL, AUTH_NONE};
+    size_t plen = strlen(path);
+    /* A trailing slash names the same resource ("/write/"). */
+    if (plen > 1 && path[plen - 1] == '/')
+        plen--;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (strlen(routes[i].path) != plen || strncmp(routes[i].path, path, plen) != 0)
+            continue;
+        if (method_in(method, routes[i].methods))
+            return &routes[i];
+        *allow = routes[i].methods;
+        return &bad_method;
+    }
+    return &not_found;
+}
+
+const struct route *route_get(enum route_id id)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (routes[i].id == id)
+            return &routes[i];
+    return NULL;
+}

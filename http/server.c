@@ -1,0 +1,282 @@
+/* libmicrohttpd lifecycle and the access handler that gives every request
+ * its state (Request-Id, route, auth) before the route's handler sees it.
+ * Graceful stop: quiesce (stop accepting), wait for in-flight requests,
+ * stop the daemon. */
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/err.h"
+#include "config/log.h"
+#include "http/handlers.h"
+#include "http/reply.h"
+
+struct server server;
+
+static const unsigned status_codes[SRV_STATUS_SLOTS] = {200, 204, 400, 401, 403, 404,
+                                                        405, 413, 500, 503, 507, 0};
+
+int srv_status_slot(unsigned status)
+{
+    for (int i = 0; i < SRV_STATUS_SLOTS - 1; i++)
+        if (status_codes[i] == status)
+            return i;
+    return SRV_STATUS_SLOTS - 1; /* "other" */
+}
+
+unsigned srv_status_code(int slot)
+{
+    return status_codes[slot];
+}
+
+const char *srv_route_name(enum route_id r)
+{
+    static const char *names[ROUTE_COUNT] = {"ping",  "health", "metrics", "write",
+                                             "v2_write", "ingest", "query", "sql",
+                                             "not_found", "bad_method"};
+    return names[r];
+}
+
+int64_t srv_now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t srv_now_real(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+const char *srv_arg(struct MHD_Connection *con, const char *name)
+{
+    return MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static void req_free(struct srv_req *req)
+{
+    if (!req)
+        return;
+    if (req->ctx_free)
+        req->ctx_free(req->ctx);
+    free(req);
+}
+
+static struct srv_req *req_new(const struct route *route)
+{
+    struct srv_req *req = xcalloc(1, sizeof *req);
+    uint64_t seq = atomic_fetch_add(&server.req_seq, 1);
+    snprintf(req->id, sizeof req->id, "%08x%08x", (unsigned)(server.started_ns / 1000000000LL),
+             (unsigned)seq);
+    req->route = route->id;
+    req->start_ns = srv_now_mono();
+    return req;
+}
+
+/* Checks what the route needs before any body is read. Queues an error and
+ * returns false when the request may not go on. */
+static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const struct route *route,
+                      const char *allow)
+{
+    if (route->id == ROUTE_NOT_FOUND) {
+        reply_error(con, req, MHD_HTTP_NOT_FOUND,
+                    "not found: no such endpoint (see README for /write, /api/v2/write, "
+                    "/api/v1/ingest, /api/v1/query, /api/v1/sql, /ping, /health, /metrics)");
+        return false;
+    }
+    if (route->id == ROUTE_BAD_METHOD) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "method not allowed: use %s", allow);
+        struct buf body = BUF_INIT;
+        buf_puts(&body, "{\"error\":\"");
+        reply_json_escape(&body, msg, strlen(msg));
+        buf_puts(&body, "\"}\n");
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_COPY);
+        buf_destroy(&body);
+        if (resp) {
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+            MHD_add_response_header(resp, "X-Influxdb-Error", msg);
+            reply_queue(con, req, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+        }
+        return false;
+    }
+    req->token = auth_token(con, server.cfg);
+    if (route->auth == AUTH_ANY) {
+        struct buf msg = BUF_INIT;
+        int rc = auth_check(server.cfg, req->token, auth_has_credentials(con), 0, NULL, &msg);
+        if (rc != ERR_OK)
+            reply_error(con, req, MHD_HTTP_UNAUTHORIZED, buf_cstr(&msg));
+        buf_destroy(&msg);
+        if (rc != ERR_OK)
+            return false;
+    }
+    return true;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)cls;
+    (void)version;
+    struct srv_req *req = *con_cls;
+    if (!req) {
+        const char *allow = NULL;
+        const struct route *route = route_find(method, url, &allow);
+        req = req_new(route);
+        *con_cls = req;
+        atomic_fetch_add(&server.in_flight, 1);
+        if (!req_admit(con, req, route, allow))
+            return MHD_YES;
+        /* A body comes in later calls; requests without one are answered
+         * at the next call, when MHD allows a response. */
+        return MHD_YES;
+    }
+    if (req->responded) {
+        /* An error was queued at the headers: MHD skips the body. */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    return route_get(req->route)->fn(con, req, upload_data, upload_data_size);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)con;
+    struct srv_req *req = *con_cls;
+    if (!req)
+        return;
+    unsigned status = req->status ? req->status : 0;
+    atomic_fetch_add(&server.requests[req->route][srv_status_slot(status)], 1);
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
+        log_debug("request %s ended early (code %d)", req->id, (int)toe);
+    req_free(req);
+    *con_cls = NULL;
+    atomic_fetch_sub(&server.in_flight, 1);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+        msg[--n] = '\0';
+    log_warn("http: %s", msg);
+}
+
+/* Resolves "ADDR:PORT" / "[v6]:PORT" into a socket address. */
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len)
+{
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    if (!colon)
+        return ERR_INVAL;
+    size_t hlen = (size_t)(colon - listen);
+    const char *h = listen;
+    if (hlen >= 2 && listen[0] == '[' && listen[hlen - 1] == ']') {
+        h++;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof host)
+        return ERR_INVAL;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || !res)
+        return ERR_INVAL;
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return ERR_OK;
+}
+
+static void format_addr(const struct sockaddr_storage *ss, unsigned port, char *out, size_t n)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (ss->ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, sizeof ip);
+        snprintf(out, n, "[%s]:%u", ip, port);
+    } else {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, sizeof ip);
+        snprintf(out, n, "%s:%u", ip, port);
+    }
+}
+
+int srv_start(const struct config *cfg, struct store *store)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    memset(&ss, 0, sizeof ss);
+    if (parse_listen(cfg->listen, &ss, &sslen) != ERR_OK) {
+        log_error("cannot resolve listen address %s", cfg->listen);
+        return ERR_INVAL;
+    }
+    server.cfg = cfg;
+    server.store = store;
+    server.started_ns = srv_now_real();
+    atomic_store(&server.stopping, false);
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG | MHD_USE_SUSPEND_RESUME;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    unsigned timeout_s = (unsigned)(cfg->request_timeout_ns / 1000000000LL);
+    if (timeout_s == 0)
+        timeout_s = 1;
+    server.mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    if (!server.mhd) {
+        log_error("cannot listen on %s (address in use, or not allowed?)", cfg->listen);
+        return ERR_IO;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server.mhd, MHD_DAEMON_INFO_BIND_PORT);
+    char where[300];
+    format_addr(&ss, info ? info->port : 0, where, sizeof where);
+    log_info("listening on http://%s (%u threads, %u connections max)", where,
+             (unsigned)cfg->http_threads, (unsigned)cfg->max_connections);
+    return ERR_OK;
+}
+
+void srv_stop(int64_t wait_ns)
+{
+    if (!server.mhd)
+        return;
+    atomic_store(&server.stopping, true);
+    MHD_socket fd = MHD_quiesce_daemon(server.mhd);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    int64_t deadline = srv_now_mono() + wait_ns;
+    while (atomic_load(&server.in_flight) > 0 && srv_now_mono() < deadline) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    int left = atomic_load(&server.in_flight);
+    if (left > 0)
+        log_warn("stopping with %d requests still in flight", left);
+    MHD_stop_daemon(server.mhd);
+    server.mhd = NULL;
+}
