@@ -1,0 +1,169 @@
+/* Encoder tests: float formatting (always a decimal point or exponent,
+ * non-finite -> null), JSON string escaping and UTF-8 repair, and whole
+ * rows with projections; plus the field/tag predicate evaluator. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/err.h"
+#include "query/encode.h"
+#include "query/query_int.h"
+#include "query/sql.h"
+#include "store/record.h"
+
+static void check_double(double d, const char *want)
+{
+    struct buf b = BUF_INIT;
+    enc_double(&b, d);
+    assert_string_equal(buf_cstr(&b), want);
+    buf_destroy(&b);
+}
+
+static void test_double(void **state)
+{
+    (void)state;
+    check_double(0.5, "0.5");
+    check_double(1.0, "1.0");
+    check_double(-3.0, "-3.0");
+    check_double(0.0, "0.0");
+    check_double(1e300, "1.0000000000000001e+300");
+    check_double(0.1, "0.10000000000000001");
+    check_double(123456789.0, "123456789.0");
+    check_double(1e17, "1e+17");
+    check_double(NAN, "null");
+    check_double(INFINITY, "null");
+    check_double(-INFINITY, "null");
+}
+
+static void check_str(const char *in, size_t n, const char *want)
+{
+    struct buf b = BUF_INIT;
+    enc_json_str(&b, in, n);
+    assert_string_equal(buf_cstr(&b), want);
+    buf_destroy(&b);
+}
+
+static void test_escape(void **state)
+{
+    (void)state;
+    check_str("GET /", 5, "\"GET /\"");
+    check_str("a\"b\\c", 5, "\"a\\\"b\\\\c\"");
+    check_str("\n\r\t\b\f", 5, "\"\\n\\r\\t\\b\\f\"");
+    check_str("\x01\x1f", 2, "\"\\u0001\\u001f\"");
+    check_str("nul\0x", 5, "\"nul\\u0000x\"");
+    check_str("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80", 15,
+              "\"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    check_str("\xff", 1, "\"\\ufffd\"");
+    check_str("a\xc3", 2, "\"a\\ufffd\"");            /* truncated sequence */
+    check_str("\xc0\xaf", 2, "\"\\ufffd\\ufffd\"");   /* overlong */
+    check_str("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
+    check_str("\xe2\x28\xa1", 3, "\"\\ufffd(\\ufffd\"");
+    check_str("", 0, "\"\"");
+}
+
+static void make_value(struct buf *v)
+{
+    struct rec_tag tags[] = {{slice_cstr("region"), slice_cstr("eu")}};
+    struct rec_field f[5];
+    memset(f, 0, sizeof(f));
+    f[0].key = slice_cstr("value");
+    f[0].type = REC_FLOAT;
+    f[0].v.f = 0.5;
+    f[1].key = slice_cstr("code");
+    f[1].type = REC_INT;
+    f[1].v.i = 200;
+    f[2].key = slice_cstr("msg");
+    f[2].type = REC_STRING;
+    f[2].v.s = slice_cstr("GET /");
+    f[3].key = slice_cstr("big");
+    f[3].type = REC_UINT;
+    f[3].v.u = UINT64_MAX;
+    f[4].key = slice_cstr("ok");
+    f[4].type = REC_BOOL;
+    f[4].v.b = true;
+    rec_encode(v, tags, 1, f, 5);
+}
+
+static void test_row(void **state)
+{
+    (void)state;
+    struct buf v = BUF_INIT, out = BUF_INIT;
+    make_value(&v);
+    struct enc_proj all = {true, NULL, 0};
+    assert_int_equal(enc_row(&out, 1700000000000000000LL, slice_cstr("web-1"), slice_cstr("cpu"),
+                             slice_make(v.data, v.len), &all),
+                     0);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"ts\":1700000000000000000,\"host\":\"web-1\",\"event\":\"cpu\","
+                        "\"tags\":{\"region\":\"eu\"},\"fields\":{\"value\":0.5,\"code\":200,"
+                        "\"msg\":\"GET /\",\"big\":18446744073709551615,\"ok\":true}}");
+    struct sql_col cols[] = {{SQL_COL_TS, NULL}, {SQL_COL_FIELD, (char *)"code"},
+                             {SQL_COL_TAG, (char *)"nope"}};
+    struct enc_proj some = {false, cols, 3};
+    buf_reset(&out);
+    assert_int_equal(enc_row(&out, 5, slice_cstr("h"), slice_cstr("e"), slice_make(v.data, v.len),
+                             &some),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"ts\":5,\"fields\":{\"code\":200}}");
+    /* a damaged value is reported, not encoded */
+    buf_reset(&out);
+    assert_int_equal(enc_row(&out, 5, slice_cstr("h"), slice_cstr("e"), slice_make("\x05", 1),
+                             &all),
+                     ERR_CORRUPT);
+    buf_destroy(&v);
+    buf_destroy(&out);
+}
+
+struct pred_case {
+    const char *where;
+    bool match;
+};
+
+static const struct pred_case preds[] = {
+    {"value > 0.4", true},       {"value = 0.5", true},      {"value < 0.5", false},
+    {"code = 200", true},        {"code >= 200.5", false},   {"code != 200", false},
+    {"fields.msg = 'GET /'", true}, {"msg > 'GET'", true},   {"msg = 200", false},
+    {"big > 9223372036854775807", true}, {"big > -1", true}, {"ok = true", true},
+    {"ok != true", false},       {"missing = 1", false},     {"tags.region = 'eu'", true},
+    {"tags.region != 'eu'", false}, {"tags.zone = 'x'", false},
+    {"value > 0 AND code < 300 AND tags.region = 'eu'", true},
+    {"value > 0 AND code > 300", false},
+};
+
+static void test_preds(void **state)
+{
+    (void)state;
+    struct buf v = BUF_INIT;
+    make_value(&v);
+    for (size_t i = 0; i < sizeof(preds) / sizeof(preds[0]); i++) {
+        struct sql_where w;
+        struct buf err = BUF_INIT;
+        if (sql_parse_where(preds[i].where, strlen(preds[i].where), 0, &w, &err))
+            fail_msg("%s: %s", preds[i].where, buf_cstr(&err));
+        int rc;
+        bool m = query_preds_match(&w, slice_make(v.data, v.len), &rc);
+        assert_int_equal(rc, 0);
+        if (m != preds[i].match)
+            fail_msg("%s: got %d", preds[i].where, m);
+        sql_where_destroy(&w);
+        buf_destroy(&err);
+    }
+    buf_destroy(&v);
+}
+
+int main(void)
+{
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_double),
+        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_row),
+        cmocka_unit_test(test_preds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
