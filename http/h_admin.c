@@ -11,6 +11,7 @@
 
 #include "http/handlers.h"
 #include "http/reply.h"
+#include "query/query.h"
 #include "store/store.h"
 
 enum MHD_Result h_ping(struct MHD_Connection *con, struct srv_req *req, const char *upload,
@@ -117,6 +118,8 @@ enum MHD_Result h_metrics(struct MHD_Connection *con, struct srv_req *req, const
     metrics_process(&out);
     metrics_http(&out);
     metrics_jemalloc(&out);
+    h_write_metrics(&out);
+    query_metrics(&out);
     if (server.store)
         store_metrics(server.store, &out);
     enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "text/plain; version=0.0.4",

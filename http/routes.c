@@ -8,6 +8,11 @@ static const struct route routes[] = {
     {"/ping", "GET,HEAD", ROUTE_PING, h_ping, AUTH_NONE},
     {"/health", "GET,HEAD", ROUTE_HEALTH, h_health, AUTH_NONE},
     {"/metrics", "GET", ROUTE_METRICS, h_metrics, AUTH_ANY},
+    {"/write", "POST", ROUTE_WRITE_V1, h_write, AUTH_HANDLER},
+    {"/api/v2/write", "POST", ROUTE_WRITE_V2, h_write, AUTH_HANDLER},
+    {"/api/v1/ingest", "POST", ROUTE_INGEST, h_write, AUTH_HANDLER},
+    {"/api/v1/query", "GET", ROUTE_QUERY, h_query, AUTH_HANDLER},
+    {"/api/v1/sql", "GET,POST", ROUTE_SQL, h_sql, AUTH_HANDLER},
 };
 
 static bool method_in(const char *method, const char *list)

@@ -142,6 +142,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         atomic_fetch_add(&server.in_flight, 1);
         if (!req_admit(con, req, route, allow))
             return MHD_YES;
+        /* Handlers of requests with a body see the headers first, so that
+         * they can refuse before the body is read. */
+        if (route->fn == h_write || route->fn == h_sql)
+            return route->fn(con, req, upload_data, upload_data_size);
         /* A body comes in later calls; requests without one are answered
          * at the next call, when MHD allows a response. */
         return MHD_YES;
@@ -234,6 +238,7 @@ int srv_start(const struct config *cfg, struct store *store)
     server.cfg = cfg;
     server.store = store;
     server.started_ns = srv_now_real();
+    event_stamp_init(&server.stamp, NULL, NULL);
     atomic_store(&server.stopping, false);
 
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |

@@ -14,6 +14,7 @@
 
 #include "config/buf.h"
 #include "config/config.h"
+#include "ingest/event.h"
 
 struct store;
 struct srv_req;
@@ -65,6 +66,7 @@ struct server {
     atomic_uint_fast64_t req_seq;
     atomic_int in_flight;       /* requests started and not completed */
     atomic_bool stopping;
+    struct event_stamp stamp;   /* strictly increasing arrival stamps of raw/JSON lines */
     /* requests by route and status slot */
     atomic_uint_fast64_t requests[ROUTE_COUNT][SRV_STATUS_SLOTS];
 };

@@ -67,6 +67,14 @@ static void test_routes(void **state)
     assert_non_null(allow);
     assert_non_null(strstr(allow, "GET"));
     assert_int_equal(route_find("PUT", "/metrics", &allow)->id, ROUTE_BAD_METHOD);
+    assert_int_equal(route_find("POST", "/write", &allow)->id, ROUTE_WRITE_V1);
+    assert_int_equal(route_find("GET", "/write", &allow)->id, ROUTE_BAD_METHOD);
+    assert_int_equal(route_find("POST", "/api/v2/write", &allow)->id, ROUTE_WRITE_V2);
+    assert_int_equal(route_find("POST", "/api/v1/ingest", &allow)->id, ROUTE_INGEST);
+    assert_int_equal(route_find("GET", "/api/v1/query", &allow)->id, ROUTE_QUERY);
+    assert_int_equal(route_find("POST", "/api/v1/query", &allow)->id, ROUTE_BAD_METHOD);
+    assert_int_equal(route_find("POST", "/api/v1/sql", &allow)->id, ROUTE_SQL);
+    assert_int_equal(route_find("GET", "/api/v1/sql", &allow)->id, ROUTE_SQL);
 }
 
 int main(void)

@@ -1,0 +1,229 @@
+/* Query endpoints: GET /api/v1/query (parameters) and POST /api/v1/sql (the
+ * statement as the body, or q= as a URL argument or form field). The query
+ * layer plans and opens the query first, so every refusal is a 4xx before
+ * any output; rows then stream out through libmicrohttpd's content reader,
+ * chunked, with memory bounded by one read. A client that disconnects frees
+ * the cursor, which stops the query. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/err.h"
+#include "http/handlers.h"
+#include "http/reply.h"
+#include "query/query.h"
+#include "query/sql.h"
+
+#define SQL_MAX_BODY (1024 * 1024)
+#define STREAM_BLOCK (64 * 1024)
+
+struct sql_ctx {
+    struct buf body;
+    bool too_big;
+};
+
+static void sql_ctx_free(void *p)
+{
+    struct sql_ctx *c = p;
+    if (!c)
+        return;
+    buf_destroy(&c->body);
+    free(c);
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    (void)pos;
+    ssize_t n = query_cursor_read(cls, out, max);
+    if (n > 0)
+        return n;
+    if (n == 0)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+    query_cursor_free(cls);
+}
+
+static void opts_from_request(struct MHD_Connection *con, struct query_opts *o)
+{
+    const struct config *cfg = server.cfg;
+    query_opts_default(o);
+    o->max_get_rows = cfg->max_get_rows;
+    o->allow_full_scan = cfg->allow_full_scan;
+    o->default_buckets = cfg->default_buckets;
+    o->default_ts_desc = cfg->default_ts_desc;
+    o->default_ttl_ns = cfg->default_ttl_ns;
+    const char *fs = srv_arg(con, "full_scan");
+    o->full_scan = fs && (strcmp(fs, "true") == 0 || strcmp(fs, "1") == 0);
+    const char *fmt = srv_arg(con, "format");
+    o->format = fmt && strcmp(fmt, "json") == 0 ? QUERY_JSON : QUERY_NDJSON;
+}
+
+static bool bad_format(struct MHD_Connection *con)
+{
+    const char *fmt = srv_arg(con, "format");
+    return fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "ndjson") != 0;
+}
+
+/* Streams an opened cursor, or replies with the error of the open. */
+static enum MHD_Result respond(struct MHD_Connection *con, struct srv_req *req, int rc,
+                               struct query_cursor *cur, const struct query_opts *o,
+                               struct buf *err)
+{
+    if (rc != ERR_OK) {
+        unsigned status = reply_status_for(rc);
+        if (rc == ERR_TOOBIG)
+            status = MHD_HTTP_BAD_REQUEST; /* too many GET keys: the query, not a body */
+        return reply_error(con, req, status, err->len ? buf_cstr(err) : err_name(rc));
+    }
+    struct MHD_Response *resp = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, cur, stream_free);
+    if (!resp) {
+        query_cursor_free(cur);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            o->format == QUERY_JSON ? "application/json"
+                                                    : "application/x-ndjson");
+    return reply_queue(con, req, MHD_HTTP_OK, resp);
+}
+
+static const char *param_get(void *arg, const char *name)
+{
+    return srv_arg(arg, name);
+}
+
+enum MHD_Result h_query(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                        size_t *upload_size)
+{
+    (void)upload;
+    (void)upload_size;
+    const char *db = srv_arg(con, "db");
+    if (!auth_require(con, req, CFG_RIGHT_READ, db))
+        return MHD_YES;
+    if (bad_format(con))
+        return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or json");
+    struct query_opts o;
+    opts_from_request(con, &o);
+    struct query_cursor *cur = NULL;
+    struct buf err = BUF_INIT;
+    int rc = query_params_open(server.store, param_get, con, &o, &cur, &err);
+    enum MHD_Result r = respond(con, req, rc, cur, &o, &err);
+    buf_destroy(&err);
+    return r;
+}
+
+static unsigned right_for(enum sql_kind kind)
+{
+    switch (kind) {
+    case SQL_SELECT:
+    case SQL_SHOW_DBS: return CFG_RIGHT_READ;
+    case SQL_DELETE: return CFG_RIGHT_WRITE;
+    default: return CFG_RIGHT_ADMIN;
+    }
+}
+
+/* With tokens configured, every statement is checked before any runs. */
+static bool sql_authorized(struct MHD_Connection *con, struct srv_req *req, const char *sql,
+                           size_t len)
+{
+    if (server.cfg->ntokens == 0)
+        return true;
+    if (!auth_require(con, req, 0, NULL))
+        return false;
+    struct sql_script script;
+    struct buf err = BUF_INIT;
+    if (sql_parse(sql, len, 0, &script, &err) != ERR_OK) {
+        reply_error(con, req, MHD_HTTP_BAD_REQUEST, buf_cstr(&err));
+        buf_destroy(&err);
+        return false;
+    }
+    buf_destroy(&err);
+    bool ok = true;
+    for (size_t i = 0; i < script.n && ok; i++)
+        ok = auth_require(con, req, right_for(script.stmts[i].kind), script.stmts[i].db);
+    sql_script_destroy(&script);
+    return ok;
+}
+
+/* The statement of a form body "q=...&..." (URL-decoded in place), or NULL. */
+static char *form_field_q(struct buf *body)
+{
+    char *s = (char *)buf_cstr(body);
+    for (char *p = s; p && *p;) {
+        char *amp = strchr(p, '&');
+        if (amp)
+            *amp = '\0';
+        if (strncmp(p, "q=", 2) == 0) {
+            for (char *c = p + 2; *c; c++)
+                if (*c == '+')
+                    *c = ' ';
+            MHD_http_unescape(p + 2);
+            return p + 2;
+        }
+        p = amp ? amp + 1 : NULL;
+    }
+    return NULL;
+}
+
+static enum MHD_Result sql_run(struct MHD_Connection *con, struct srv_req *req, const char *sql,
+                               size_t len)
+{
+    if (!sql_authorized(con, req, sql, len))
+        return MHD_YES;
+    struct query_opts o;
+    opts_from_request(con, &o);
+    struct query_cursor *cur = NULL;
+    struct buf err = BUF_INIT;
+    int rc = query_sql_open(server.store, sql, len, &o, &cur, &err);
+    enum MHD_Result r = respond(con, req, rc, cur, &o, &err);
+    buf_destroy(&err);
+    return r;
+}
+
+enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                      size_t *upload_size)
+{
+    struct sql_ctx *c = req->ctx;
+    if (!c) {
+        c = xcalloc(1, sizeof *c);
+        req->ctx = c;
+        req->ctx_free = sql_ctx_free;
+        if (bad_format(con))
+            return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or json");
+        const char *cl = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > SQL_MAX_BODY)
+            return reply_error(con, req, MHD_HTTP_CONTENT_TOO_LARGE,
+                               "SQL body too large: at most 1 MiB");
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        if (c->body.len + *upload_size > SQL_MAX_BODY)
+            c->too_big = true;
+        else
+            buf_append(&c->body, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (c->too_big)
+        return reply_error(con, req, MHD_HTTP_CONTENT_TOO_LARGE,
+                           "SQL body too large: at most 1 MiB");
+    const char *q = srv_arg(con, "q");
+    if (q && *q)
+        return sql_run(con, req, q, strlen(q));
+    const char *ct =
+        MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) {
+        char *fq = form_field_q(&c->body);
+        if (fq)
+            return sql_run(con, req, fq, strlen(fq));
+    }
+    if (c->body.len == 0)
+        return reply_error(con, req, MHD_HTTP_BAD_REQUEST,
+                           "missing statement: send SQL as the body or as q=");
+    return sql_run(con, req, c->body.data, c->body.len);
+}

@@ -1,0 +1,368 @@
+/* Write endpoints: POST /write (InfluxDB 1.x), /api/v2/write (2.x) and
+ * /api/v1/ingest (raw lines or JSON lines). The body is fed to the ingest
+ * layer piece by piece as it arrives; the reply comes after the last batch
+ * is durable under wal_sync: 204, or 400 "partial write" naming the bad
+ * lines, 413, 503 + Retry-After under back-pressure, 507 on a full disk. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/err.h"
+#include "http/handlers.h"
+#include "http/reply.h"
+#include "ingest/ingest.h"
+#include "ingest/lineproto.h"
+#include "store/store.h"
+
+enum write_ep { EP_V1, EP_V2, EP_INGEST, EP_COUNT };
+static const char *ep_names[EP_COUNT] = {"write", "v2_write", "ingest"};
+
+enum write_outcome {
+    OUT_OK,
+    OUT_PARTIAL,
+    OUT_UNPARSABLE,
+    OUT_BAD_REQUEST,
+    OUT_UNAUTHORIZED,
+    OUT_NOT_FOUND,
+    OUT_TOO_BIG,
+    OUT_BUSY,
+    OUT_NOSPC,
+    OUT_ERROR,
+    OUT_COUNT
+};
+static const char *outcome_names[OUT_COUNT] = {
+    "ok",        "partial",  "unparsable", "bad_request", "unauthorized",
+    "not_found", "too_big",  "busy",       "disk_full",   "error"};
+
+/* Latency histogram bounds, seconds. */
+static const double lat_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                    0.05,   0.1,   0.25,   0.5,   1,    2.5, 5, 10};
+#define LAT_N (sizeof lat_bounds / sizeof lat_bounds[0])
+
+static struct {
+    atomic_uint_fast64_t requests[EP_COUNT][OUT_COUNT];
+    atomic_uint_fast64_t lines_written[EP_COUNT];
+    atomic_uint_fast64_t lines_dropped[EP_COUNT];
+    atomic_uint_fast64_t body_bytes[EP_COUNT];
+    atomic_uint_fast64_t lat_buckets[LAT_N + 1];
+    atomic_uint_fast64_t lat_count;
+    atomic_uint_fast64_t lat_sum_us;
+} wm;
+
+struct write_ctx {
+    enum write_ep ep;
+    struct store_db *db;
+    struct ingest *in;
+    int error;          /* sticky error of feeding */
+    uint64_t body_bytes;
+};
+
+static void write_ctx_free(void *p)
+{
+    struct write_ctx *c = p;
+    if (!c)
+        return;
+    ingest_free(c->in);
+    if (c->db)
+        store_db_unref(c->db);
+    free(c);
+}
+
+static enum write_ep ep_of(enum route_id r)
+{
+    return r == ROUTE_WRITE_V2 ? EP_V2 : r == ROUTE_INGEST ? EP_INGEST : EP_V1;
+}
+
+static void count(struct write_ctx *c, struct srv_req *req, enum write_outcome o)
+{
+    atomic_fetch_add(&wm.requests[c->ep][o], 1);
+    atomic_fetch_add(&wm.body_bytes[c->ep], c->body_bytes);
+    if (c->in) {
+        atomic_fetch_add(&wm.lines_written[c->ep], ingest_written(c->in));
+        atomic_fetch_add(&wm.lines_dropped[c->ep], ingest_dropped(c->in));
+    }
+    double s = (double)(srv_now_mono() - req->start_ns) / 1e9;
+    size_t i = 0;
+    while (i < LAT_N && s > lat_bounds[i])
+        i++;
+    atomic_fetch_add(&wm.lat_buckets[i], 1);
+    atomic_fetch_add(&wm.lat_count, 1);
+    atomic_fetch_add(&wm.lat_sum_us, (uint64_t)(s * 1e6));
+}
+
+static enum MHD_Result fail(struct MHD_Connection *con, struct srv_req *req,
+                            struct write_ctx *c, enum write_outcome o, unsigned status,
+                            const char *msg)
+{
+    count(c, req, o);
+    return reply_error(con, req, status, msg);
+}
+
+static enum write_outcome outcome_of(int err)
+{
+    switch (err) {
+    case ERR_TOOBIG: return OUT_TOO_BIG;
+    case ERR_BUSY: return OUT_BUSY;
+    case ERR_NOSPC: return OUT_NOSPC;
+    case ERR_INVAL: return OUT_BAD_REQUEST;
+    case ERR_NOTFOUND: return OUT_NOT_FOUND;
+    default: return OUT_ERROR;
+    }
+}
+
+/* The database name of the request (copied into out), or false. */
+static bool db_name(struct MHD_Connection *con, enum write_ep ep, char *out, size_t cap)
+{
+    const char *db = srv_arg(con, ep == EP_V2 ? "bucket" : "db");
+    if (!db || !*db)
+        return false;
+    size_t n = strlen(db);
+    /* InfluxDB 2.x maps a bucket "db/rp" to database db. */
+    const char *slash = ep == EP_V2 ? strchr(db, '/') : NULL;
+    if (slash)
+        n = (size_t)(slash - db);
+    if (n == 0 || n >= cap)
+        return false;
+    memcpy(out, db, n);
+    out[n] = '\0';
+    return true;
+}
+
+/* Opens the database, creating it with the configured defaults when
+ * auto_create_databases allows. */
+static int open_db(const char *name, struct store_db **out)
+{
+    const struct config *cfg = server.cfg;
+    int rc = store_db_get(server.store, name, out);
+    if (rc != ERR_NOTFOUND || !cfg->auto_create_databases)
+        return rc;
+    struct db_opts o = {.buckets = (uint32_t)cfg->default_buckets,
+                        .ts_desc = cfg->default_ts_desc,
+                        .ttl_ns = cfg->default_ttl_ns};
+    rc = store_db_create(server.store, name, &o);
+    if (rc != ERR_OK && rc != ERR_EXISTS)
+        return rc;
+    return store_db_get(server.store, name, out);
+}
+
+static void limits_from_config(struct event_limits *lim)
+{
+    const struct config *cfg = server.cfg;
+    event_limits_default(lim);
+    lim->max_line_bytes = (size_t)cfg->max_line_bytes;
+    lim->max_key_bytes = (size_t)cfg->max_key_bytes;
+    lim->max_tags_per_line = (size_t)cfg->max_tags_per_line;
+    lim->max_fields_per_line = (size_t)cfg->max_fields_per_line;
+    lim->host_tag = cfg->host_tag;
+    lim->default_host = cfg->default_host;
+}
+
+/* Fills params from the URL and headers; a reason on a bad request. */
+static const char *params_from_request(struct MHD_Connection *con, enum write_ep ep,
+                                       struct ingest_params *p)
+{
+    const struct config *cfg = server.cfg;
+    ingest_params_default(p);
+    p->max_body_bytes = (size_t)cfg->max_body_bytes;
+    p->arrival_ns = srv_now_real();
+    p->reject_older_than_ns = cfg->reject_older_than_ns;
+    p->reject_newer_than_ns = cfg->reject_newer_than_ns;
+    p->stamp = &server.stamp;
+    const char *enc =
+        MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    if (enc && strcasecmp(enc, "gzip") == 0)
+        p->is_gzip = true;
+    else if (enc && *enc && strcasecmp(enc, "identity") != 0)
+        return "unsupported Content-Encoding: use gzip or none";
+    if (ep == EP_INGEST) {
+        const char *fmt = srv_arg(con, "format");
+        if (!fmt || strcmp(fmt, "raw") == 0) {
+            p->format = INGEST_RAW;
+            p->host = srv_arg(con, "host");
+            p->event = srv_arg(con, "event");
+        } else if (strcmp(fmt, "jsonl") == 0 || strcmp(fmt, "ndjson") == 0) {
+            p->format = INGEST_JSONL;
+        } else {
+            return "format must be raw or jsonl";
+        }
+        return NULL;
+    }
+    p->format = INGEST_LINEPROTO;
+    const char *prec = srv_arg(con, "precision");
+    if (prec && *prec && lp_precision_parse(prec, &p->ns_per_unit) != ERR_OK)
+        return "precision must be one of ns, us, ms, s (or n, u)";
+    return NULL;
+}
+
+/* The first call, at the headers: everything that can be refused before a
+ * byte of the body is read. */
+static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *req)
+{
+    struct write_ctx *c = xcalloc(1, sizeof *c);
+    c->ep = ep_of(req->route);
+    req->ctx = c;
+    req->ctx_free = write_ctx_free;
+    char db[256];
+    if (!db_name(con, c->ep, db, sizeof db))
+        return fail(con, req, c, OUT_BAD_REQUEST, MHD_HTTP_BAD_REQUEST,
+                    c->ep == EP_V2 ? "bucket is required (bucket=NAME)"
+                                   : "database is required (db=NAME)");
+    if (!auth_require(con, req, CFG_RIGHT_WRITE, db)) {
+        count(c, req, OUT_UNAUTHORIZED);
+        return MHD_YES;
+    }
+    const char *cl =
+        MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > server.cfg->max_body_bytes) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "request body too large: over max_body_bytes (%llu bytes)",
+                 (unsigned long long)server.cfg->max_body_bytes);
+        return fail(con, req, c, OUT_TOO_BIG, MHD_HTTP_CONTENT_TOO_LARGE, msg);
+    }
+    struct ingest_params p;
+    const char *why = params_from_request(con, c->ep, &p);
+    struct event_limits lim;
+    limits_from_config(&lim);
+    if (!why)
+        why = ingest_params_check(&p, &lim);
+    if (why)
+        return fail(con, req, c, OUT_BAD_REQUEST, MHD_HTTP_BAD_REQUEST, why);
+    int rc = open_db(db, &c->db);
+    if (rc != ERR_OK) {
+        char msg[400];
+        if (rc == ERR_NOTFOUND)
+            snprintf(msg, sizeof msg, "database not found: %s (create it, or set "
+                     "auto_create_databases = true)", db);
+        else if (rc == ERR_INVAL)
+            snprintf(msg, sizeof msg, "invalid database name: %s (1-64 of A-Z a-z 0-9 _ - .)",
+                     db);
+        else
+            snprintf(msg, sizeof msg, "cannot open database %s: %s", db, err_name(rc));
+        return fail(con, req, c, outcome_of(rc), reply_status_for(rc), msg);
+    }
+    rc = ingest_new(&p, &lim, c->db, &c->in);
+    if (rc != ERR_OK)
+        return fail(con, req, c, outcome_of(rc), reply_status_for(rc), err_name(rc));
+    return MHD_YES;
+}
+
+static enum MHD_Result write_error(struct MHD_Connection *con, struct srv_req *req,
+                                   struct write_ctx *c, int rc)
+{
+    const char *text = ingest_error_text(c->in);
+    char msg[300];
+    switch (rc) {
+    case ERR_TOOBIG:
+        snprintf(msg, sizeof msg, "request body too large: over max_body_bytes (%llu bytes)%s",
+                 (unsigned long long)server.cfg->max_body_bytes,
+                 c->in && ingest_written(c->in) ? "; earlier batches of it were stored" : "");
+        break;
+    case ERR_BUSY:
+        snprintf(msg, sizeof msg, "the store is flushing behind writes: retry later");
+        break;
+    case ERR_NOSPC:
+        snprintf(msg, sizeof msg, "disk full: writes are refused until space is freed");
+        break;
+    case ERR_INVAL:
+        snprintf(msg, sizeof msg, "bad request body: %s", *text ? text : "invalid encoding");
+        break;
+    default:
+        snprintf(msg, sizeof msg, "write failed: %s", err_name(rc));
+        break;
+    }
+    return fail(con, req, c, outcome_of(rc), reply_status_for(rc), msg);
+}
+
+/* 400 with the bad lines and the counts, as InfluxDB's partial write. */
+static enum MHD_Result write_partial(struct MHD_Connection *con, struct srv_req *req,
+                                     struct write_ctx *c)
+{
+    uint64_t written = ingest_written(c->in);
+    uint64_t dropped = ingest_dropped(c->in);
+    const char *text = ingest_error_text(c->in);
+    const char *what = written ? "partial write: " : "unable to parse: ";
+    struct buf body = BUF_INIT;
+    buf_puts(&body, "{\"error\":\"");
+    reply_json_escape(&body, what, strlen(what));
+    reply_json_escape(&body, text, strlen(text));
+    buf_printf(&body, "\",\"written\":%llu,\"dropped\":%llu}\n", (unsigned long long)written,
+               (unsigned long long)dropped);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_COPY);
+    buf_destroy(&body);
+    if (!resp)
+        return MHD_NO;
+    char hdr[300];
+    size_t n = (size_t)snprintf(hdr, sizeof hdr, "%s%s", what, text);
+    if (n >= sizeof hdr)
+        n = sizeof hdr - 1;
+    for (size_t i = 0; i < n; i++)
+        if (hdr[i] == '\n' || hdr[i] == '\r')
+            hdr[i] = ' ';
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, "X-Influxdb-Error", hdr);
+    count(c, req, written ? OUT_PARTIAL : OUT_UNPARSABLE);
+    return reply_queue(con, req, MHD_HTTP_BAD_REQUEST, resp);
+}
+
+enum MHD_Result h_write(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                        size_t *upload_size)
+{
+    struct write_ctx *c = req->ctx;
+    if (!c)
+        return write_begin(con, req);
+    if (*upload_size > 0) {
+        c->body_bytes += *upload_size;
+        if (c->error == ERR_OK)
+            c->error = ingest_feed(c->in, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    int rc = c->error != ERR_OK ? c->error : ingest_finish(c->in);
+    if (rc != ERR_OK)
+        return write_error(con, req, c, rc);
+    if (ingest_dropped(c->in) > 0)
+        return write_partial(con, req, c);
+    count(c, req, OUT_OK);
+    return reply_no_content(con, req);
+}
+
+void h_write_metrics(struct buf *out)
+{
+    buf_puts(out, "# HELP logbucket_write_requests_total Write requests by endpoint and outcome.\n"
+                  "# TYPE logbucket_write_requests_total counter\n");
+    for (int e = 0; e < EP_COUNT; e++)
+        for (int o = 0; o < OUT_COUNT; o++) {
+            uint64_t n = atomic_load(&wm.requests[e][o]);
+            if (n)
+                buf_printf(out,
+                           "logbucket_write_requests_total{endpoint=\"%s\",outcome=\"%s\"} %llu\n",
+                           ep_names[e], outcome_names[o], (unsigned long long)n);
+        }
+    buf_puts(out, "# TYPE logbucket_write_lines_total counter\n"
+                  "# TYPE logbucket_write_body_bytes_total counter\n");
+    for (int e = 0; e < EP_COUNT; e++) {
+        buf_printf(out, "logbucket_write_lines_total{endpoint=\"%s\",result=\"written\"} %llu\n",
+                   ep_names[e], (unsigned long long)atomic_load(&wm.lines_written[e]));
+        buf_printf(out, "logbucket_write_lines_total{endpoint=\"%s\",result=\"dropped\"} %llu\n",
+                   ep_names[e], (unsigned long long)atomic_load(&wm.lines_dropped[e]));
+        buf_printf(out, "logbucket_write_body_bytes_total{endpoint=\"%s\"} %llu\n", ep_names[e],
+                   (unsigned long long)atomic_load(&wm.body_bytes[e]));
+    }
+    buf_puts(out, "# HELP logbucket_write_duration_seconds Write request latency.\n"
+                  "# TYPE logbucket_write_duration_seconds histogram\n");
+    uint64_t cum = 0;
+    for (size_t i = 0; i < LAT_N; i++) {
+        cum += atomic_load(&wm.lat_buckets[i]);
+        buf_printf(out, "logbucket_write_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
+                   (unsigned long long)cum);
+    }
+    cum += atomic_load(&wm.lat_buckets[LAT_N]);
+    buf_printf(out,
+               "logbucket_write_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+               "logbucket_write_duration_seconds_sum %.6f\n"
+               "logbucket_write_duration_seconds_count %llu\n",
+               (unsigned long long)cum, (double)atomic_load(&wm.lat_sum_us) / 1e6,
+               (unsigned long long)atomic_load(&wm.lat_count));
+}
