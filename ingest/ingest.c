@@ -1,0 +1,374 @@
+/* Per-request ingest: optional gzip inflate (bounded output buffer, capped
+ * totals), the parser of the request's format, row encoding and batching
+ * into a sink. Knows nothing of the store: ingest_store.c supplies the sink
+ * that writes batches with store_write, so parser tests never link it. */
+#include "ingest/ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "config/err.h"
+#include "ingest/jsonl.h"
+#include "ingest/lineproto.h"
+#include "ingest/rawline.h"
+#include "store/record.h"
+
+#define ZOUT_BYTES (64 * 1024)
+
+struct ingest {
+    struct ingest_params prm;
+    struct event_limits lim;
+    struct ingest_sink sink;
+
+    void *parser;
+    size_t (*feed)(void *p, const char *data, size_t len, struct event_result *out);
+    bool (*finish)(void *p, struct event_result *out);
+    void (*free)(void *p);
+
+    z_stream z;
+    bool is_z_init;
+    bool is_z_end;    /* the current gzip member is complete */
+    char *zout;
+
+    uint64_t body_bytes;
+    uint64_t inflated_bytes;
+    int64_t lo, hi;   /* accepted ts window */
+    size_t pend_rows, pend_bytes;
+    uint64_t written, dropped;
+    struct buf errors;
+    size_t nerrors;   /* lines in errors */
+    struct buf value; /* encoding of the current row */
+    int status;       /* sticky */
+};
+
+/* --- parser adapters ---------------------------------------------------- */
+
+static size_t lp_feed_v(void *p, const char *d, size_t n, struct event_result *r)
+{
+    return lp_feed(p, d, n, r);
+}
+static bool lp_finish_v(void *p, struct event_result *r)
+{
+    return lp_finish(p, r);
+}
+static void lp_free_v(void *p)
+{
+    lp_free(p);
+}
+static size_t raw_feed_v(void *p, const char *d, size_t n, struct event_result *r)
+{
+    return raw_feed(p, d, n, r);
+}
+static bool raw_finish_v(void *p, struct event_result *r)
+{
+    return raw_finish(p, r);
+}
+static void raw_free_v(void *p)
+{
+    raw_free(p);
+}
+static size_t jsonl_feed_v(void *p, const char *d, size_t n, struct event_result *r)
+{
+    return jsonl_feed(p, d, n, r);
+}
+static bool jsonl_finish_v(void *p, struct event_result *r)
+{
+    return jsonl_finish(p, r);
+}
+static void jsonl_free_v(void *p)
+{
+    jsonl_free(p);
+}
+
+/* --- setup -------------------------------------------------------------- */
+
+void ingest_params_default(struct ingest_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->format = INGEST_LINEPROTO;
+}
+
+const char *ingest_params_check(const struct ingest_params *p, const struct event_limits *lim)
+{
+    if (!lim->max_line_bytes || !lim->max_key_bytes || !lim->max_fields_per_line)
+        return "bad limits: max_line_bytes, max_key_bytes and max_fields_per_line must be > 0";
+    if (p->ns_per_unit < 0 || p->reject_older_than_ns < 0 || p->reject_newer_than_ns < 0)
+        return "bad parameters: negative precision or reject window";
+    switch (p->format) {
+    case INGEST_LINEPROTO:
+    case INGEST_JSONL: return NULL;
+    case INGEST_RAW:
+        if (!p->event || !*p->event)
+            return "raw ingest needs event=NAME";
+        return event_check_names(lim,
+                                 slice_cstr(p->host ? p->host
+                                                    : (lim->default_host ? lim->default_host
+                                                                         : "")),
+                                 slice_cstr(p->event));
+    }
+    return "unknown ingest format";
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+int ingest_new_sink(const struct ingest_params *params, const struct event_limits *lim,
+                    const struct ingest_sink *sink, struct ingest **out)
+{
+    if (ingest_params_check(params, lim))
+        return ERR_INVAL;
+    struct ingest *in = xcalloc(1, sizeof *in);
+    in->prm = *params;
+    in->prm.host = NULL; /* copied into the raw parser; not kept */
+    in->prm.event = NULL;
+    in->lim = *lim;
+    in->sink = *sink;
+    if (!in->prm.arrival_ns)
+        in->prm.arrival_ns = event_now_ns();
+    if (!in->prm.batch_rows)
+        in->prm.batch_rows = INGEST_BATCH_ROWS;
+    if (!in->prm.batch_bytes)
+        in->prm.batch_bytes = INGEST_BATCH_BYTES;
+    in->lo = params->reject_older_than_ns ? sat_add(in->prm.arrival_ns,
+                                                    -params->reject_older_than_ns)
+                                          : INT64_MIN;
+    in->hi = params->reject_newer_than_ns ? sat_add(in->prm.arrival_ns,
+                                                    params->reject_newer_than_ns)
+                                          : INT64_MAX;
+    buf_init(&in->errors);
+    buf_init(&in->value);
+
+    const char *why = NULL;
+    switch (params->format) {
+    case INGEST_LINEPROTO:
+        in->parser = lp_new(lim, params->ns_per_unit ? params->ns_per_unit : 1);
+        in->feed = lp_feed_v;
+        in->finish = lp_finish_v;
+        in->free = lp_free_v;
+        break;
+    case INGEST_RAW: {
+        struct raw_parser *rp = NULL;
+        if (raw_new(lim, params->host, params->event, params->stamp, &rp, &why)) {
+            in->sink.destroy = NULL; /* the caller keeps the sink on failure */
+            ingest_free(in);
+            return ERR_INVAL;
+        }
+        in->parser = rp;
+        in->feed = raw_feed_v;
+        in->finish = raw_finish_v;
+        in->free = raw_free_v;
+        break;
+    }
+    case INGEST_JSONL:
+        in->parser = jsonl_new(lim, params->stamp);
+        in->feed = jsonl_feed_v;
+        in->finish = jsonl_finish_v;
+        in->free = jsonl_free_v;
+        break;
+    }
+    if (params->is_gzip) {
+        /* 16 + MAX_WBITS: gzip framing only, as Content-Encoding says. */
+        if (inflateInit2(&in->z, 16 + MAX_WBITS) != Z_OK) {
+            in->sink.destroy = NULL;
+            ingest_free(in);
+            return ERR_NOMEM;
+        }
+        in->is_z_init = true;
+        in->zout = xmalloc(ZOUT_BYTES);
+    }
+    *out = in;
+    return ERR_OK;
+}
+
+void ingest_free(struct ingest *in)
+{
+    if (!in)
+        return;
+    if (in->parser)
+        in->free(in->parser);
+    if (in->is_z_init)
+        inflateEnd(&in->z);
+    free(in->zout);
+    if (in->sink.destroy)
+        in->sink.destroy(in->sink.arg);
+    buf_destroy(&in->errors);
+    buf_destroy(&in->value);
+    free(in);
+}
+
+/* --- rows --------------------------------------------------------------- */
+
+static void drop(struct ingest *in, uint64_t line_no, const char *reason)
+{
+    in->dropped++;
+    if (in->nerrors >= INGEST_MAX_ERRORS)
+        return;
+    buf_printf(&in->errors, "%sline %llu: %s", in->nerrors ? "\n" : "",
+               (unsigned long long)line_no, reason);
+    in->nerrors++;
+}
+
+static void flush(struct ingest *in)
+{
+    if (!in->pend_rows)
+        return;
+    int rc = in->sink.write(in->sink.arg);
+    if (rc)
+        in->status = rc;
+    else
+        in->written += in->pend_rows;
+    in->pend_rows = 0;
+    in->pend_bytes = 0;
+}
+
+static void add_event(struct ingest *in, uint64_t line_no, const struct event *ev)
+{
+    int64_t ts = ev->has_ts ? ev->ts : in->prm.arrival_ns;
+    if (ts < in->lo) {
+        drop(in, line_no, "timestamp older than the reject_older_than window");
+        return;
+    }
+    if (ts > in->hi) {
+        drop(in, line_no, "timestamp newer than the reject_newer_than window");
+        return;
+    }
+    buf_reset(&in->value);
+    rec_encode(&in->value, ev->tags, ev->ntags, ev->fields, ev->nfields);
+    in->sink.put(in->sink.arg, ts, ev->host, ev->name, slice_make(in->value.data, in->value.len));
+    in->pend_rows++;
+    in->pend_bytes += in->value.len + ev->host.len + ev->name.len + 32;
+    if (in->pend_rows >= in->prm.batch_rows || in->pend_bytes >= in->prm.batch_bytes)
+        flush(in);
+}
+
+static void handle(struct ingest *in, const struct event_result *r)
+{
+    if (r->kind == EVENT_OK)
+        add_event(in, r->line_no, &r->ev);
+    else if (r->kind == EVENT_BAD)
+        drop(in, r->line_no, r->reason);
+}
+
+static void parse_bytes(struct ingest *in, const char *data, size_t len)
+{
+    struct event_result r;
+    while (len && !in->status) {
+        size_t n = in->feed(in->parser, data, len, &r);
+        handle(in, &r);
+        data += n;
+        len -= n;
+    }
+}
+
+static void gzip_error(struct ingest *in, int status, const char *what)
+{
+    in->status = status;
+    buf_reset(&in->errors);
+    buf_printf(&in->errors, "bad gzip body: %s", what);
+    in->nerrors = 0;
+}
+
+static void inflate_bytes(struct ingest *in, const char *data, size_t len)
+{
+    z_stream *z = &in->z;
+    z->next_in = (unsigned char *)(uintptr_t)data;
+    z->avail_in = (uInt)len;
+    while (!in->status) {
+        if (in->is_z_end) {
+            if (z->avail_in == 0)
+                break;
+            /* another gzip member follows (concatenated gzip is valid) */
+            inflateReset(z);
+            in->is_z_end = false;
+        }
+        z->next_out = (unsigned char *)in->zout;
+        z->avail_out = ZOUT_BYTES;
+        int rc = inflate(z, Z_NO_FLUSH);
+        size_t produced = ZOUT_BYTES - z->avail_out;
+        if (produced) {
+            in->inflated_bytes += produced;
+            if (in->prm.max_body_bytes && in->inflated_bytes > in->prm.max_body_bytes) {
+                in->status = ERR_TOOBIG;
+                break;
+            }
+            parse_bytes(in, in->zout, produced);
+        }
+        if (rc == Z_STREAM_END) {
+            in->is_z_end = true;
+            continue;
+        }
+        if (rc == Z_BUF_ERROR || (rc == Z_OK && z->avail_in == 0 && z->avail_out != 0))
+            break; /* needs more input */
+        if (rc != Z_OK) {
+            gzip_error(in, rc == Z_MEM_ERROR ? ERR_NOMEM : ERR_INVAL,
+                       z->msg ? z->msg : "inflate failed");
+            break;
+        }
+    }
+}
+
+int ingest_feed(struct ingest *in, const void *data, size_t len)
+{
+    if (in->status || len == 0)
+        return in->status;
+    in->body_bytes += len;
+    if (in->prm.max_body_bytes && in->body_bytes > in->prm.max_body_bytes) {
+        in->status = ERR_TOOBIG;
+        return in->status;
+    }
+    if (in->is_z_init) {
+        /* zlib counts in uInt: feed huge chunks in slices */
+        const char *p = data;
+        while (len && !in->status) {
+            size_t n = len > (1u << 30) ? (1u << 30) : len;
+            inflate_bytes(in, p, n);
+            p += n;
+            len -= n;
+        }
+    } else {
+        parse_bytes(in, data, len);
+    }
+    return in->status;
+}
+
+int ingest_finish(struct ingest *in)
+{
+    if (in->status)
+        return in->status;
+    if (in->is_z_init && in->body_bytes && !in->is_z_end) {
+        gzip_error(in, ERR_INVAL, "truncated gzip body");
+        return in->status;
+    }
+    struct event_result r;
+    if (in->finish(in->parser, &r))
+        handle(in, &r);
+    flush(in);
+    return in->status;
+}
+
+uint64_t ingest_written(const struct ingest *in)
+{
+    return in->written;
+}
+
+uint64_t ingest_dropped(const struct ingest *in)
+{
+    return in->dropped;
+}
+
+const char *ingest_error_text(struct ingest *in)
+{
+    return buf_cstr(&in->errors);
+}
+
+int ingest_status(const struct ingest *in)
+{
+    return in->status;
+}

@@ -1,0 +1,121 @@
+/* Per-request ingest state used by the HTTP write handlers: body bytes in
+ * (optionally gzip), events parsed as they arrive, rows written to the store
+ * in bounded batches, per-line errors collected for the reply.
+ *
+ * How the HTTP layer drives it (http/h_write.c):
+ *   1. ingest_params_check() -> 400 with its reason if not NULL;
+ *      ingest_new(params, limits, db, &in).
+ *   2. for every body chunk: rc = ingest_feed(in, chunk, n); on rc != ERR_OK
+ *      stop feeding (drain the rest) and reply from rc: ERR_TOOBIG 413 (body
+ *      or inflated body over max_body_bytes), ERR_INVAL 400 (bad gzip: the
+ *      text is ingest_error_text()), ERR_BUSY 503 + Retry-After, ERR_NOSPC
+ *      507, other 500.
+ *   3. at the end of the body: rc = ingest_finish(in); same mapping. With
+ *      ERR_OK: ingest_dropped() == 0 -> 204; else 400 "partial write" with
+ *      ingest_error_text() ("line N: reason", first 100 bad lines, one per
+ *      line) and the counts ingest_written() / ingest_dropped().
+ *   4. ingest_free(in) in the request-completed callback.
+ *
+ * Rows are flushed with store_write while feeding, whenever a batch reaches
+ * batch_rows rows or batch_bytes bytes, and the last batch in
+ * ingest_finish, so memory stays bounded whatever the body size. Each batch
+ * is atomic and a line is one row, so a line is stored whole or not at all.
+ * A store error (ERR_BUSY, ERR_NOSPC, ...) or ERR_TOOBIG mid-request leaves
+ * the batches already written in place: the reply is the error, and a client
+ * that retries the whole request (as InfluxDB clients do) rewrites the same
+ * rows, which is harmless because a row with the same key replaces the
+ * earlier version whole (DESIGN.md section 7).
+ *
+ * Lines without a timestamp: line protocol takes params.arrival_ns (one
+ * value for the whole request); raw and JSON lines take the shared strictly
+ * increasing stamp (params.stamp). The optional reject window drops lines
+ * whose ts is older than arrival - reject_older_than_ns or newer than
+ * arrival + reject_newer_than_ns, with a reason.
+ *
+ * Threading: one ingest per request, used by one thread at a time. */
+#ifndef LB_INGEST_H
+#define LB_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ingest/event.h"
+#include "store/slice.h"
+
+struct store_db;
+struct ingest;
+
+enum ingest_format {
+    INGEST_LINEPROTO, /* /write, /api/v2/write */
+    INGEST_RAW,       /* /api/v1/ingest?host=H&event=E */
+    INGEST_JSONL,     /* /api/v1/ingest?format=jsonl */
+};
+
+#define INGEST_MAX_ERRORS 100
+#define INGEST_BATCH_ROWS 5000
+#define INGEST_BATCH_BYTES (4u << 20)
+
+struct ingest_params {
+    enum ingest_format format;
+    int64_t ns_per_unit;          /* LINEPROTO: lp_precision_parse(); 0 = ns */
+    const char *host;             /* RAW: host of every line; NULL = default host */
+    const char *event;            /* RAW: event of every line; required */
+    bool is_gzip;                 /* Content-Encoding: gzip */
+    size_t max_body_bytes;        /* cap on the body and on the inflated body; 0 = none */
+    int64_t arrival_ns;           /* request arrival time; 0 = now */
+    int64_t reject_older_than_ns; /* 0 = off */
+    int64_t reject_newer_than_ns; /* 0 = off */
+    size_t batch_rows;            /* 0 = INGEST_BATCH_ROWS */
+    size_t batch_bytes;           /* 0 = INGEST_BATCH_BYTES */
+    struct event_stamp *stamp;    /* shared stamp for RAW/JSONL; NULL = arrival_ns */
+};
+
+/* Zeroes p (LINEPROTO, ns, no gzip, no limits, defaults). */
+void ingest_params_default(struct ingest_params *p);
+/* NULL if params and limits can start a request, else a static reason
+ * ("raw ingest needs event=NAME", "host too long", ...). */
+const char *ingest_params_check(const struct ingest_params *p, const struct event_limits *lim);
+
+/* Where rows go. put adds a row to the pending batch (slices are borrowed
+ * for the call only); write applies the pending rows atomically, clears
+ * them and returns ERR_OK or ERR_*. ingest_new (ingest_store.c) builds one
+ * over a store_db; tests use their own. */
+struct ingest_sink {
+    void (*put)(void *arg, int64_t ts, struct slice host, struct slice event,
+                struct slice value);
+    int (*write)(void *arg);
+    void (*destroy)(void *arg); /* may be NULL; called by ingest_free */
+    void *arg;
+};
+
+/* Starts a request writing to db (borrowed: must outlive the ingest).
+ * params and lim are copied; their strings are copied or must outlive the
+ * ingest (lim's host_tag and default_host are borrowed). ERR_INVAL if
+ * ingest_params_check fails. Defined in ingest_store.c. */
+int ingest_new(const struct ingest_params *params, const struct event_limits *lim,
+               struct store_db *db, struct ingest **out);
+/* The same over any sink (copied; ingest_free calls sink->destroy; on
+ * failure the sink is left to the caller). */
+int ingest_new_sink(const struct ingest_params *params, const struct event_limits *lim,
+                    const struct ingest_sink *sink, struct ingest **out);
+void ingest_free(struct ingest *in); /* NULL ok */
+
+/* Consumes a body chunk. ERR_OK, or a sticky error (every later call
+ * returns it): ERR_TOOBIG, ERR_INVAL (bad gzip), ERR_NOMEM, or the store's
+ * error from a batch written meanwhile. Bad lines are not errors here. */
+int ingest_feed(struct ingest *in, const void *data, size_t len);
+/* Ends the body: parses the last line, writes the last batch. ERR_OK or
+ * the sticky error (ERR_INVAL for a truncated gzip body). */
+int ingest_finish(struct ingest *in);
+
+uint64_t ingest_written(const struct ingest *in); /* rows acknowledged by the store */
+uint64_t ingest_dropped(const struct ingest *in); /* bad lines */
+/* "line N: reason" for the first INGEST_MAX_ERRORS bad lines, joined by
+ * "\n"; or the message of a gzip error. "" if none. Valid until
+ * ingest_free. */
+const char *ingest_error_text(struct ingest *in);
+/* The sticky error (ERR_OK if none). */
+int ingest_status(const struct ingest *in);
+
+#endif

@@ -1,0 +1,51 @@
+/* The store glue of ingest: a sink that collects rows in a store batch and
+ * applies it with store_write. Kept apart from ingest.c so that the parser
+ * and ingest tests link without the store. */
+#include <stdlib.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "ingest/ingest.h"
+#include "store/store.h"
+
+struct store_sink {
+    struct store_db *db; /* borrowed */
+    struct batch *b;
+};
+
+static void sink_put(void *arg, int64_t ts, struct slice host, struct slice event,
+                     struct slice value)
+{
+    struct store_sink *s = arg;
+    batch_put(s->b, ts, host, event, value);
+}
+
+static int sink_write(void *arg)
+{
+    struct store_sink *s = arg;
+    int rc = store_write(s->db, s->b);
+    batch_clear(s->b);
+    return rc;
+}
+
+static void sink_destroy(void *arg)
+{
+    struct store_sink *s = arg;
+    batch_free(s->b);
+    free(s);
+}
+
+int ingest_new(const struct ingest_params *params, const struct event_limits *lim,
+               struct store_db *db, struct ingest **out)
+{
+    if (ingest_params_check(params, lim))
+        return ERR_INVAL;
+    struct store_sink *s = xmalloc(sizeof *s);
+    s->db = db;
+    s->b = batch_new();
+    struct ingest_sink sink = {sink_put, sink_write, sink_destroy, s};
+    int rc = ingest_new_sink(params, lim, &sink, out);
+    if (rc)
+        sink_destroy(s);
+    return rc;
+}

@@ -1,0 +1,371 @@
+/* JSON lines to events with jansson. The parsed document of the current line
+ * is kept until the next line so that string fields can borrow jansson's
+ * strings; flattened keys and array texts are built in reusable buffers and
+ * turned into slices once the line is complete (the buffers may move while
+ * they grow). */
+#include "ingest/jsonl.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/err.h"
+#include "store/key.h"
+
+#define NO_OFS ((size_t)-1)
+
+struct jsonl_parser {
+    struct event_limits lim;
+    struct event_stamp *stamp; /* borrowed */
+    struct event_lines lines;
+    json_t *root;              /* document of the current line */
+
+    struct rec_field *fields;
+    size_t *kofs;              /* key offset in keys */
+    size_t *sofs;              /* string offset in strs, or NO_OFS */
+    size_t nfields, cap;
+    struct buf path;           /* the key being built */
+    struct buf keys;
+    struct buf strs;
+    struct buf dupbuf;
+    char reason[200];
+};
+
+struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stamp *stamp)
+{
+    struct jsonl_parser *p = xcalloc(1, sizeof *p);
+    p->lim = *lim;
+    p->stamp = stamp;
+    event_lines_init(&p->lines, lim->max_line_bytes);
+    buf_init(&p->path);
+    buf_init(&p->keys);
+    buf_init(&p->strs);
+    buf_init(&p->dupbuf);
+    return p;
+}
+
+void jsonl_free(struct jsonl_parser *p)
+{
+    if (!p)
+        return;
+    json_decref(p->root);
+    event_lines_destroy(&p->lines);
+    free(p->fields);
+    free(p->kofs);
+    free(p->sofs);
+    buf_destroy(&p->path);
+    buf_destroy(&p->keys);
+    buf_destroy(&p->strs);
+    buf_destroy(&p->dupbuf);
+    free(p);
+}
+
+/* --- RFC 3339 ----------------------------------------------------------- */
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static bool digits(const char *s, size_t n, unsigned *out)
+{
+    unsigned v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (unsigned)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+int jsonl_parse_rfc3339(const char *s, size_t n, int64_t *out)
+{
+    static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    unsigned y, mo, d, h, mi, sec;
+    if (n < 20 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
+        !digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+        !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
+        !digits(s + 17, 2, &sec))
+        return ERR_INVAL;
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 60)
+        return ERR_INVAL;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo == 2 && d == 29 && !leap)
+        return ERR_INVAL;
+    size_t i = 19;
+    int64_t frac = 0;
+    if (i < n && s[i] == '.') {
+        size_t nd = 0;
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, nd++)
+            if (nd < 9)
+                frac = frac * 10 + (s[i] - '0');
+        if (nd == 0)
+            return ERR_INVAL;
+        for (; nd < 9; nd++)
+            frac *= 10;
+    }
+    int64_t off = 0;
+    if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+        i++;
+    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+        unsigned oh, om;
+        if (!digits(s + i + 1, 2, &oh) || !digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
+            return ERR_INVAL;
+        off = (int64_t)(oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+        i += 6;
+    } else {
+        return ERR_INVAL;
+    }
+    if (i != n)
+        return ERR_INVAL;
+    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+    int64_t ns;
+    if (__builtin_mul_overflow(secs, (int64_t)1000000000, &ns) ||
+        __builtin_add_overflow(ns, frac, &ns))
+        return ERR_INVAL;
+    *out = ns;
+    return ERR_OK;
+}
+
+/* --- fields ------------------------------------------------------------- */
+
+static const char *why(struct jsonl_parser *p, const char *what, const char *detail,
+                       size_t dlen)
+{
+    char d[80];
+    size_t n = dlen < 64 ? dlen : 64;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)detail[i];
+        d[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (dlen > 64) {
+        memcpy(d + n, "...", 3);
+        n += 3;
+    }
+    d[n] = '\0';
+    snprintf(p->reason, sizeof p->reason, "%s%s", what, d);
+    return p->reason;
+}
+
+static struct rec_field *new_field(struct jsonl_parser *p)
+{
+    if (p->nfields == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->fields = xrealloc(p->fields, p->cap * sizeof *p->fields);
+        p->kofs = xrealloc(p->kofs, p->cap * sizeof *p->kofs);
+        p->sofs = xrealloc(p->sofs, p->cap * sizeof *p->sofs);
+    }
+    struct rec_field *f = &p->fields[p->nfields];
+    p->kofs[p->nfields] = p->keys.len;
+    p->sofs[p->nfields] = NO_OFS;
+    buf_append(&p->keys, p->path.data, p->path.len);
+    p->nfields++;
+    return f;
+}
+
+/* Adds v under the key in p->path (flattening objects). */
+static const char *flatten(struct jsonl_parser *p, json_t *v)
+{
+    if (p->path.len > p->lim.max_key_bytes) {
+        snprintf(p->reason, sizeof p->reason, "field key too long (max %zu)",
+                 p->lim.max_key_bytes);
+        return p->reason;
+    }
+    if (json_is_null(v))
+        return NULL;
+    if (json_is_object(v)) {
+        size_t plen = p->path.len;
+        const char *k;
+        json_t *child;
+        json_object_foreach(v, k, child)
+        {
+            p->path.len = plen;
+            buf_putc(&p->path, '.');
+            buf_puts(&p->path, k);
+            const char *w = flatten(p, child);
+            if (w)
+                return w;
+        }
+        p->path.len = plen;
+        return NULL;
+    }
+    if (p->path.len == 0)
+        return "empty field key";
+    if (p->nfields >= p->lim.max_fields_per_line) {
+        snprintf(p->reason, sizeof p->reason, "too many fields (max %zu)",
+                 p->lim.max_fields_per_line);
+        return p->reason;
+    }
+    struct rec_field *f = new_field(p);
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+        f->type = REC_INT;
+        f->v.i = (int64_t)json_integer_value(v);
+        break;
+    case JSON_REAL:
+        f->type = REC_FLOAT;
+        f->v.f = json_real_value(v);
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        f->type = REC_BOOL;
+        f->v.b = json_is_true(v);
+        break;
+    case JSON_STRING:
+        f->type = REC_STRING;
+        f->v.s = slice_make(json_string_value(v), json_string_length(v));
+        break;
+    case JSON_ARRAY: {
+        f->type = REC_STRING;
+        size_t n = json_dumpb(v, NULL, 0, JSON_COMPACT);
+        buf_reserve(&p->strs, n);
+        p->sofs[p->nfields - 1] = p->strs.len;
+        p->strs.len += json_dumpb(v, p->strs.data + p->strs.len, n, JSON_COMPACT);
+        f->v.s.len = n;
+        break;
+    }
+    default:
+        return "unsupported JSON value";
+    }
+    return NULL;
+}
+
+static const char *header_keys(struct jsonl_parser *p, json_t *root, struct event *ev)
+{
+    json_t *ts = json_object_get(root, "ts");
+    json_t *host = json_object_get(root, "host");
+    json_t *name = json_object_get(root, "event");
+    ev->has_ts = false;
+    ev->ts = 0;
+    if (json_is_integer(ts)) {
+        ev->ts = (int64_t)json_integer_value(ts);
+        ev->has_ts = true;
+    } else if (json_is_string(ts)) {
+        if (jsonl_parse_rfc3339(json_string_value(ts), json_string_length(ts), &ev->ts))
+            return why(p, "bad \"ts\" (want RFC 3339, e.g. 2024-05-01T10:00:00Z): ",
+                       json_string_value(ts), json_string_length(ts));
+        ev->has_ts = true;
+    } else if (ts && !json_is_null(ts)) {
+        return "\"ts\" must be an integer (ns) or an RFC 3339 string";
+    }
+    if (json_is_string(host))
+        ev->host = slice_make(json_string_value(host), json_string_length(host));
+    else if (!host || json_is_null(host))
+        ev->host = slice_cstr(p->lim.default_host ? p->lim.default_host : "");
+    else
+        return "\"host\" must be a string";
+    if (!name || json_is_null(name))
+        return "missing \"event\" (the event name is required)";
+    if (!json_is_string(name))
+        return "\"event\" must be a string";
+    ev->name = slice_make(json_string_value(name), json_string_length(name));
+    return event_check_names(&p->lim, ev->host, ev->name);
+}
+
+static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len,
+                             struct event *ev)
+{
+    json_error_t jerr;
+    json_decref(p->root);
+    p->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!p->root)
+        return why(p, "invalid JSON: ", jerr.text, strlen(jerr.text));
+    if (!json_is_object(p->root))
+        return "line is not a JSON object";
+    const char *w = header_keys(p, p->root, ev);
+    if (w)
+        return w;
+    p->nfields = 0;
+    buf_reset(&p->keys);
+    buf_reset(&p->strs);
+    const char *k;
+    json_t *v;
+    json_object_foreach(p->root, k, v)
+    {
+        if (!strcmp(k, "ts") || !strcmp(k, "host") || !strcmp(k, "event"))
+            continue;
+        buf_reset(&p->path);
+        buf_puts(&p->path, k);
+        if ((w = flatten(p, v)))
+            return w;
+    }
+    if (p->nfields == 0)
+        return "no fields (a row needs at least one besides ts, host and event)";
+    for (size_t i = 0; i < p->nfields; i++) {
+        size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
+        p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
+        if (p->sofs[i] != NO_OFS)
+            p->fields[i].v.s.ptr = p->strs.data + p->sofs[i];
+    }
+    long d = event_dup_field(p->fields, p->nfields, &p->dupbuf);
+    if (d >= 0)
+        return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
+                   p->fields[d].key.len);
+    if (!ev->has_ts && p->stamp) {
+        /* only good lines take a stamp */
+        ev->ts = event_stamp_next(p->stamp);
+        ev->has_ts = true;
+    }
+    ev->tags = NULL;
+    ev->ntags = 0;
+    ev->fields = p->fields;
+    ev->nfields = p->nfields;
+    return NULL;
+}
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return false;
+    return true;
+}
+
+enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_t len,
+                                 struct event *ev, const char **reason)
+{
+    if (blank(line, len))
+        return EVENT_NONE;
+    const char *w = parse_doc(p, line, len, ev);
+    if (w) {
+        *reason = w;
+        return EVENT_BAD;
+    }
+    return EVENT_OK;
+}
+
+size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len,
+                  struct event_result *out)
+{
+    enum event_line_kind k;
+    struct slice line;
+    size_t n = event_lines_next(&p->lines, data, len, &k, &line);
+    out->kind = EVENT_NONE;
+    out->line_no = p->lines.line_no;
+    if (k == EVENT_LINE_TOOLONG) {
+        snprintf(p->reason, sizeof p->reason, "line too long (max %zu)", p->lines.max_line);
+        out->kind = EVENT_BAD;
+        out->reason = p->reason;
+    } else if (k == EVENT_LINE_OK) {
+        out->kind = jsonl_parse_line(p, line.ptr, line.len, &out->ev, &out->reason);
+    }
+    return n;
+}
+
+bool jsonl_finish(struct jsonl_parser *p, struct event_result *out)
+{
+    struct slice line;
+    out->kind = EVENT_NONE;
+    if (event_lines_finish(&p->lines, &line) != EVENT_LINE_OK)
+        return false;
+    out->line_no = p->lines.line_no;
+    out->kind = jsonl_parse_line(p, line.ptr, line.len, &out->ev, &out->reason);
+    return out->kind != EVENT_NONE;
+}

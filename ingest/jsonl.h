@@ -1,0 +1,44 @@
+/* JSON lines: one JSON object per line, parsed with jansson.
+ *
+ *   {"ts": 1700000000000000000, "host": "web-1", "event": "nginx.access",
+ *    "status": 200, "took": 0.25, "ok": true, "req": {"path": "/", "m": "GET"}}
+ *
+ * "ts" is an integer in ns or an RFC 3339 string ("2024-05-01T10:00:00.5Z",
+ * "...+02:00"); without it the line takes the daemon-wide strictly increasing
+ * stamp (so lines of one request never overwrite each other). "host" is a
+ * string (absent or null: the default host); "event" is a required non-empty
+ * string. Every other key is a field: a JSON integer is INT, any other number
+ * FLOAT, true/false BOOL, a string STRING; null is skipped; an object is
+ * flattened with dots ({"a":{"b":1}} gives field "a.b"); an array is stored
+ * as a STRING holding its compact JSON text. Duplicate keys (also after
+ * flattening) and a line without fields are errors. Blank lines are skipped.
+ *
+ * Threading: one parser per request. */
+#ifndef LB_JSONL_H
+#define LB_JSONL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ingest/event.h"
+
+struct jsonl_parser;
+
+/* lim is copied (its strings are borrowed); stamp is borrowed (NULL: lines
+ * without "ts" keep has_ts false). */
+struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stamp *stamp);
+void jsonl_free(struct jsonl_parser *p); /* NULL ok */
+
+/* One complete line, as lp_parse_line. */
+enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_t len,
+                                 struct event *ev, const char **reason);
+/* Same contract as lp_feed / lp_finish (ingest/lineproto.h). */
+size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len,
+                  struct event_result *out);
+bool jsonl_finish(struct jsonl_parser *p, struct event_result *out);
+
+/* Parses an RFC 3339 date-time into ns since the epoch. ERR_OK, or
+ * ERR_INVAL for bad syntax, an impossible date or a value out of range. */
+int jsonl_parse_rfc3339(const char *s, size_t n, int64_t *out);
+
+#endif

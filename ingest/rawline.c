@@ -1,0 +1,109 @@
+/* Raw text lines to events: the splitter hands over each line in place, the
+ * event borrows it as the "msg" field; nothing is copied or allocated per
+ * line. */
+#include "ingest/rawline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/err.h"
+
+struct raw_parser {
+    struct event_lines lines;
+    struct event_stamp *stamp; /* borrowed */
+    char *host;
+    char *event;
+    struct rec_field msg;
+    char reason[64];
+};
+
+int raw_new(const struct event_limits *lim, const char *host, const char *event,
+            struct event_stamp *stamp, struct raw_parser **out, const char **why)
+{
+    if (!host)
+        host = lim->default_host ? lim->default_host : "";
+    if (!event)
+        event = "";
+    const char *bad = event_check_names(lim, slice_cstr(host), slice_cstr(event));
+    if (bad) {
+        *why = bad;
+        return ERR_INVAL;
+    }
+    struct raw_parser *p = xcalloc(1, sizeof *p);
+    event_lines_init(&p->lines, lim->max_line_bytes);
+    p->stamp = stamp;
+    p->host = xstrdup(host);
+    p->event = xstrdup(event);
+    p->msg.key = slice_cstr("msg");
+    p->msg.type = REC_STRING;
+    *out = p;
+    return ERR_OK;
+}
+
+void raw_free(struct raw_parser *p)
+{
+    if (!p)
+        return;
+    event_lines_destroy(&p->lines);
+    free(p->host);
+    free(p->event);
+    free(p);
+}
+
+static void one_line(struct raw_parser *p, struct slice line, struct event_result *out)
+{
+    out->line_no = p->lines.line_no;
+    if (line.len == 0) {
+        out->kind = EVENT_NONE;
+        return;
+    }
+    if (memchr(line.ptr, 0, line.len)) {
+        out->kind = EVENT_BAD;
+        out->reason = "NUL byte in line";
+        return;
+    }
+    if (!event_utf8_valid(line.ptr, line.len)) {
+        out->kind = EVENT_BAD;
+        out->reason = "invalid UTF-8 in line";
+        return;
+    }
+    struct event *ev = &out->ev;
+    ev->has_ts = p->stamp != NULL;
+    ev->ts = p->stamp ? event_stamp_next(p->stamp) : 0;
+    ev->host = slice_cstr(p->host);
+    ev->name = slice_cstr(p->event);
+    ev->tags = NULL;
+    ev->ntags = 0;
+    p->msg.v.s = line;
+    ev->fields = &p->msg;
+    ev->nfields = 1;
+    out->kind = EVENT_OK;
+}
+
+size_t raw_feed(struct raw_parser *p, const char *data, size_t len, struct event_result *out)
+{
+    enum event_line_kind k;
+    struct slice line;
+    size_t n = event_lines_next(&p->lines, data, len, &k, &line);
+    out->kind = EVENT_NONE;
+    out->line_no = p->lines.line_no;
+    if (k == EVENT_LINE_TOOLONG) {
+        snprintf(p->reason, sizeof p->reason, "line too long (max %zu)", p->lines.max_line);
+        out->kind = EVENT_BAD;
+        out->reason = p->reason;
+    } else if (k == EVENT_LINE_OK) {
+        one_line(p, line, out);
+    }
+    return n;
+}
+
+bool raw_finish(struct raw_parser *p, struct event_result *out)
+{
+    struct slice line;
+    out->kind = EVENT_NONE;
+    if (event_lines_finish(&p->lines, &line) != EVENT_LINE_OK)
+        return false;
+    one_line(p, line, out);
+    return out->kind != EVENT_NONE;
+}
