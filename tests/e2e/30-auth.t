@@ -1,0 +1,56 @@
+#!/bin/sh
+test_description='tokens: read, write and admin rights per database'
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'start with tokens' '
+    cat >auth.conf <<-\EOF &&
+	token = wr1ter write logs
+	token = r3ader read logs,metrics
+	token = adm1n admin *
+	EOF
+    lb_start -c auth.conf
+'
+
+test_expect_success '/ping and /health need no token' '
+    test "$(lb_req GET /ping)" = 204 &&
+    test "$(lb_req GET /health)" = 200
+'
+
+test_expect_success 'no token is 401, unknown token is 401' '
+    test "$(lb_req POST "/write?db=logs" --data-binary "m,host=a v=1i 1")" = 401 &&
+    grep -q "authorization required" body &&
+    test "$(lb_req POST "/write?db=logs" -H "Authorization: Token nope" --data-binary "m,host=a v=1i 1")" = 401 &&
+    test "$(lb_req GET /metrics)" = 401
+'
+
+test_expect_success 'a write token writes its database: Token, Bearer, Basic, u/p' '
+    test "$(lb_req POST "/write?db=logs" -H "Authorization: Token wr1ter" --data-binary "m,host=a v=1i 1")" = 204 &&
+    test "$(lb_req POST "/write?db=logs" -H "Authorization: Bearer wr1ter" --data-binary "m,host=a v=2i 2")" = 204 &&
+    test "$(lb_req POST "/write?db=logs" -u "any:wr1ter" --data-binary "m,host=a v=3i 3")" = 204 &&
+    test "$(lb_req POST "/write?db=logs&u=any&p=wr1ter" --data-binary "m,host=a v=4i 4")" = 204
+'
+
+test_expect_success 'a write token may not write another database or read' '
+    test "$(lb_req POST "/write?db=metrics" -H "Authorization: Token wr1ter" --data-binary "m,host=a v=1i 1")" = 403 &&
+    grep -q "forbidden" body &&
+    test "$(lb_req GET "/api/v1/query?db=logs&host=a" -H "Authorization: Token wr1ter")" = 403
+'
+
+test_expect_success 'a read token reads but may not write' '
+    test "$(lb_req GET "/api/v1/query?db=logs&host=a" -H "Authorization: Token r3ader")" = 200 &&
+    test $(wc -l <body) = 4 &&
+    test "$(lb_req POST "/write?db=logs" -H "Authorization: Token r3ader" --data-binary "m,host=a v=1i 9")" = 403
+'
+
+test_expect_success 'admin statements need the admin right' '
+    test "$(lb_req POST /api/v1/sql -H "Authorization: Token r3ader" --data-binary "DROP DATABASE logs")" = 403 &&
+    test "$(lb_req POST /api/v1/sql -H "Authorization: Token r3ader" --data-binary "SHOW DATABASES")" = 200 &&
+    test "$(lb_req POST /api/v1/sql -H "Authorization: Token adm1n" --data-binary "CREATE DATABASE other")" = 200 &&
+    test "$(lb_req GET /metrics -H "Authorization: Token r3ader")" = 200
+'
+
+test_expect_success 'stop' '
+    lb_stop 10
+'
+
+test_done
