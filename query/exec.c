@@ -15,6 +15,13 @@
 #define EXEC_GROUP_CAP (4u << 20)  /* bytes of one buffered ts group */
 #define EXEC_MAX_INDEX_RANGES 10000 /* (host, event) children of one INDEX */
 
+static size_t group_cap = EXEC_GROUP_CAP;
+
+void query_test_set_group_cap(size_t bytes)
+{
+    group_cap = bytes ? bytes : EXEC_GROUP_CAP;
+}
+
 struct grp_ent {
     size_t koff, klen, voff, vlen;
 };
@@ -290,7 +297,7 @@ static int group_fill(struct exec *e)
     memcpy(ts, first.ptr, 8);
     struct slice tss = slice_make(ts, 8);
     while (it_valid(e->it) && slice_eq(entry_tskey(e, it_key(e->it)), tss)) {
-        if (e->p->kind != PLAN_INDEX && e->gdata.len > EXEC_GROUP_CAP) {
+        if (e->p->kind != PLAN_INDEX && e->gdata.len > group_cap) {
             group_overflow(e, tss);
             return 1;
         }

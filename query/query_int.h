@@ -49,6 +49,9 @@ const struct exec_row *query_exec_row(const struct exec *e);
 uint64_t query_exec_scanned(const struct exec *e); /* entries read so far */
 void query_exec_free(struct exec *e);
 
+/* Test hook: the byte cap of one buffered ts group (0 restores 4 MiB). */
+void query_test_set_group_cap(size_t bytes);
+
 /* True if the record value satisfies every predicate of w. A malformed
  * value sets *rc to ERR_CORRUPT and returns false. */
 bool query_preds_match(const struct sql_where *w, struct slice value, int *rc);

@@ -1,0 +1,268 @@
+/* Query benchmark: loads N events (1,000 hosts x 20 events over 10 hours; a
+ * float, an int and a ~100-byte string field) into a fresh store in a temp
+ * dir, flushes and compacts, then times the query shapes of DESIGN.md:
+ * the 100 newest events of a host, one event over all hosts for an hour,
+ * COUNT(*) over an hour and a full one-hour scan. Prints a table; never
+ * asserts. Usage: query_bench [--events N] [--queries Q] [--dir D] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "query/query.h"
+#include "store/record.h"
+#include "store/store.h"
+
+#define HOSTS 1000
+#define EVENTS 20
+#define SPAN_NS (10LL * 3600 * 1000000000LL)
+#define HOUR_NS (3600LL * 1000000000LL)
+#define BASE_TS 1700000000000000000LL
+
+struct bench {
+    struct store *s;
+    struct store_db *db;
+    long long events;
+    int queries;
+    uint64_t rng;
+    int64_t now;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static uint64_t rnd(struct bench *b)
+{
+    b->rng ^= b->rng << 13;
+    b->rng ^= b->rng >> 7;
+    b->rng ^= b->rng << 17;
+    return b->rng;
+}
+
+static void make_value(struct bench *b, long long i, struct buf *v)
+{
+    static const char msg[] = "GET /api/v1/items?page=17&sort=desc HTTP/1.1 200 "
+                              "agent=curl/8.5.0 upstream=10.0.3.17:8080 rt=0.0123";
+    struct rec_tag tag = {slice_cstr("region"), slice_cstr(i % 2 ? "eu" : "us")};
+    struct rec_field f[3];
+    memset(f, 0, sizeof(f));
+    f[0].key = slice_cstr("value");
+    f[0].type = REC_FLOAT;
+    f[0].v.f = (double)(rnd(b) % 10000) / 100.0;
+    f[1].key = slice_cstr("code");
+    f[1].type = REC_INT;
+    f[1].v.i = 200 + (int64_t)(rnd(b) % 4) * 100;
+    f[2].key = slice_cstr("msg");
+    f[2].type = REC_STRING;
+    f[2].v.s = slice_make(msg, sizeof(msg) - 1);
+    buf_reset(v);
+    rec_encode(v, &tag, 1, f, 3);
+}
+
+static int load(struct bench *b)
+{
+    struct batch *bt = batch_new();
+    struct buf v = BUF_INIT;
+    char host[32], ev[32];
+    int64_t step = SPAN_NS / b->events;
+    int64_t t0 = now_ns();
+    int rc = ERR_OK;
+    for (long long i = 0; i < b->events && rc == ERR_OK; i++) {
+        snprintf(host, sizeof(host), "host-%04d", (int)(rnd(b) % HOSTS));
+        snprintf(ev, sizeof(ev), "ev-%02d", (int)(rnd(b) % EVENTS));
+        make_value(b, i, &v);
+        batch_put(bt, BASE_TS + i * step, slice_cstr(host), slice_cstr(ev),
+                  slice_make(v.data, v.len));
+        if (batch_count(bt) == 10000 || i == b->events - 1) {
+            while ((rc = store_write(b->db, bt)) == ERR_BUSY)
+                usleep(1000);
+            batch_clear(bt);
+        }
+    }
+    double load_s = (double)(now_ns() - t0) / 1e9;
+    if (rc == ERR_OK)
+        rc = store_db_flush(b->db);
+    if (rc == ERR_OK)
+        rc = store_db_compact(b->db);
+    printf("loaded %lld events in %.1f s (%.0f/s), flushed and compacted in %.1f s\n", b->events,
+           load_s, (double)b->events / load_s, (double)(now_ns() - t0) / 1e9 - load_s);
+    batch_free(bt);
+    buf_destroy(&v);
+    return rc;
+}
+
+/* Runs one statement to completion; returns its latency in ns, bytes out. */
+static int64_t run(struct bench *b, const char *sql, size_t *bytes)
+{
+    static char out[1 << 16];
+    struct query_opts o;
+    query_opts_default(&o);
+    o.now_ns = b->now;
+    struct query_cursor *c;
+    struct buf err = BUF_INIT;
+    int64_t t0 = now_ns();
+    if (query_sql_open(b->s, sql, strlen(sql), &o, &c, &err)) {
+        fprintf(stderr, "query failed: %s: %s\n", sql, buf_cstr(&err));
+        buf_destroy(&err);
+        return -1;
+    }
+    ssize_t n;
+    *bytes = 0;
+    while ((n = query_cursor_read(c, out, sizeof(out))) > 0)
+        *bytes += (size_t)n;
+    query_cursor_free(c);
+    buf_destroy(&err);
+    return now_ns() - t0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Reads a counter from query_metrics() text. */
+static unsigned long long metric(const char *name)
+{
+    struct buf m = BUF_INIT;
+    query_metrics(&m);
+    const char *p = strstr(buf_cstr(&m), name);
+    unsigned long long v = 0;
+    if (p)
+        v = strtoull(p + strlen(name) + 1, NULL, 10);
+    buf_destroy(&m);
+    return v;
+}
+
+typedef void (*gen_fn)(struct bench *b, char *sql, size_t n);
+
+static void gen_newest(struct bench *b, char *sql, size_t n)
+{
+    snprintf(sql, n, "SELECT * FROM bench WHERE host = 'host-%04d' LIMIT 100",
+             (int)(rnd(b) % HOSTS));
+}
+
+static int64_t rand_hour(struct bench *b)
+{
+    return BASE_TS + (int64_t)(rnd(b) % (uint64_t)(SPAN_NS - HOUR_NS));
+}
+
+static void gen_event_hour(struct bench *b, char *sql, size_t n)
+{
+    int64_t t = rand_hour(b);
+    snprintf(sql, n,
+             "SELECT * FROM bench WHERE ts >= %lld AND ts < %lld AND event = 'ev-%02d'",
+             (long long)t, (long long)(t + HOUR_NS), (int)(rnd(b) % EVENTS));
+}
+
+static void gen_count_hour(struct bench *b, char *sql, size_t n)
+{
+    int64_t t = rand_hour(b);
+    snprintf(sql, n, "SELECT COUNT(*) FROM bench WHERE ts >= %lld AND ts < %lld", (long long)t,
+             (long long)(t + HOUR_NS));
+}
+
+static void gen_scan_hour(struct bench *b, char *sql, size_t n)
+{
+    int64_t t = rand_hour(b);
+    snprintf(sql, n, "SELECT * FROM bench WHERE ts >= %lld AND ts < %lld", (long long)t,
+             (long long)(t + HOUR_NS));
+}
+
+static void gen_newest_asc(struct bench *b, char *sql, size_t n)
+{
+    snprintf(sql, n, "SELECT * FROM bench WHERE host = 'host-%04d' ORDER BY ts ASC LIMIT 100",
+             (int)(rnd(b) % HOSTS));
+}
+
+static void measure(struct bench *b, const char *label, gen_fn gen, int q)
+{
+    int64_t *lat = calloc((size_t)q, sizeof(*lat));
+    char sql[256];
+    size_t bytes = 0, total_bytes = 0;
+    unsigned long long sc0 = metric("logbucket_query_rows_scanned_total");
+    unsigned long long rt0 = metric("logbucket_query_rows_returned_total");
+    int64_t sum = 0;
+    for (int i = 0; i < q; i++) {
+        gen(b, sql, sizeof(sql));
+        lat[i] = run(b, sql, &bytes);
+        sum += lat[i];
+        total_bytes += bytes;
+    }
+    unsigned long long sc = metric("logbucket_query_rows_scanned_total") - sc0;
+    unsigned long long rt = metric("logbucket_query_rows_returned_total") - rt0;
+    qsort(lat, (size_t)q, sizeof(*lat), cmp_i64);
+    printf("%-34s %6d %10.3f %10.3f %12.0f %10.2f %12.0f\n", label, q, (double)lat[q / 2] / 1e6,
+           (double)lat[q * 99 / 100] / 1e6, (double)rt / q, rt ? (double)sc / (double)rt : 0.0,
+           sum ? (double)sc / ((double)sum / 1e9) : 0.0);
+    free(lat);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: query_bench [--events N] [--queries Q] [--dir DIR]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    struct bench b = {NULL, NULL, 2000000, 200, 0x2545f4914f6cdd1dULL, 0};
+    const char *dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
+            b.events = atoll(argv[++i]);
+        else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc)
+            b.queries = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+            dir = argv[++i];
+        else
+            usage();
+    }
+    if (b.events < 1 || b.queries < 1)
+        usage();
+    char tmpl[] = "/tmp/lb-query-bench-XXXXXX";
+    if (!dir && !(dir = mkdtemp(tmpl))) {
+        perror("mkdtemp");
+        return 1;
+    }
+    b.now = BASE_TS + SPAN_NS;
+    struct store_opts so;
+    store_opts_default(&so);
+    so.dir = dir;
+    so.wal_sync = STORE_SYNC_NONE;
+    struct db_opts dbo = {16, true, 0};
+    if (store_open(&so, &b.s) || store_db_create(b.s, "bench", &dbo) ||
+        store_db_get(b.s, "bench", &b.db)) {
+        fprintf(stderr, "cannot open the store in %s\n", dir);
+        return 1;
+    }
+    printf("query_bench: %lld events, %d hosts x %d events over 10 h, DESC, 16 buckets, dir %s\n",
+           b.events, HOSTS, EVENTS, dir);
+    if (load(&b) != ERR_OK) {
+        fprintf(stderr, "load failed\n");
+        return 1;
+    }
+    printf("\n%-34s %6s %10s %10s %12s %10s %12s\n", "query", "n", "p50 ms", "p99 ms",
+           "rows/query", "scan/row", "scanned/s");
+    measure(&b, "newest 100 of a host (INDEX)", gen_newest, b.queries);
+    measure(&b, "oldest 100 of a host (INDEX, ASC)", gen_newest_asc, b.queries / 4 + 1);
+    measure(&b, "one event, all hosts, 1 h (SCAN)", gen_event_hour, b.queries / 10 + 1);
+    measure(&b, "COUNT(*) over 1 h (SCAN)", gen_count_hour, b.queries / 10 + 1);
+    measure(&b, "all rows over 1 h (SCAN)", gen_scan_hour, b.queries / 20 + 1);
+    store_db_unref(b.db);
+    store_close(b.s);
+    char cmd[300];
+    if (strncmp(dir, "/tmp/lb-query-bench-", 20) == 0) {
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", dir);
+    }
+    return 0;
+}
