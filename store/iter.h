@@ -15,6 +15,7 @@
 #define LB_ITER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "store/slice.h"
 
@@ -64,5 +65,15 @@ void it_init(struct iter *it, const struct it_ops *ops);
 struct iter *it_new_empty(void);
 /* An iterator with no entries and the given status (a negative ERR_*). */
 struct iter *it_new_error(int code);
+
+/* A k-way merge of sorted children (a heap, LevelDB's merger): keys come out
+ * in cmp order from whichever child holds them; equal keys are all kept.
+ * Supports seek, seek_first, seek_last, next and prev with direction
+ * switches. Takes ownership of every child (the array itself is copied, the
+ * caller keeps it). cmp NULL means slice_cmp. n = 0 gives an empty iterator
+ * and n = 1 the child itself. status() is the first error of any child.
+ * Not thread-safe, like every iterator. */
+struct iter *it_merge_new(struct iter **kids, size_t n,
+                          int (*cmp)(struct slice a, struct slice b));
 
 #endif

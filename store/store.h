@@ -39,9 +39,14 @@ struct store_opts {
      * Tests inject a clock here. */
     int64_t (*clock)(void *arg);
     void *clock_arg;
+    /* File system to use; NULL = the POSIX env (store/env.h). Tests pass a
+     * fault-injecting env here. Must outlive the store. */
+    struct env *env;
 };
 
-/* Fills opts with defaults (dir "./data", ALWAYS, 64 MiB memtables, ...). */
+/* Fills opts with defaults (dir "./data", ALWAYS, 1 s interval, 64 MiB
+ * memtables, 32 MiB block cache, 2 background threads, 1 min retention
+ * sweep, real clock, POSIX env). Call it first, then set fields. */
 void store_opts_default(struct store_opts *opts);
 
 struct db_opts {
@@ -54,6 +59,7 @@ struct store;
 struct store_db;
 struct store_snap;
 struct batch;
+struct env;
 
 /* Opens (creating if needed) the data directory, opens every database in it
  * and replays their WALs. A torn WAL tail is cut and logged; damage before

@@ -1,0 +1,283 @@
+/* Block builder and block iterator. The iterator keeps the current entry's
+ * offset and whole key; prev re-scans from the restart point before it. */
+#include "store/block.h"
+
+#include <stdlib.h>
+
+#include "config/err.h"
+#include "store/coding.h"
+
+void blk_builder_init(struct blk_builder *b)
+{
+    buf_init(&b->data);
+    buf_init(&b->last_key);
+    b->restarts = NULL;
+    b->cap = 0;
+    blk_builder_reset(b);
+}
+
+void blk_builder_destroy(struct blk_builder *b)
+{
+    buf_destroy(&b->data);
+    buf_destroy(&b->last_key);
+    free(b->restarts);
+}
+
+void blk_builder_reset(struct blk_builder *b)
+{
+    buf_reset(&b->data);
+    buf_reset(&b->last_key);
+    b->nrestarts = 0;
+    b->counter = 0;
+    b->count = 0;
+}
+
+static void add_restart(struct blk_builder *b)
+{
+    if (b->nrestarts == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 64;
+        b->restarts = xrealloc(b->restarts, b->cap * sizeof *b->restarts);
+    }
+    b->restarts[b->nrestarts++] = (uint32_t)b->data.len;
+}
+
+void blk_add(struct blk_builder *b, struct slice key, struct slice value)
+{
+    size_t shared = 0;
+    if (b->counter == 0) {
+        add_restart(b);
+    } else {
+        size_t n = key.len < b->last_key.len ? key.len : b->last_key.len;
+        while (shared < n && key.ptr[shared] == b->last_key.data[shared])
+            shared++;
+    }
+    if (++b->counter == BLK_RESTART_EVERY)
+        b->counter = 0;
+    size_t unshared = key.len - shared;
+    buf_reserve(&b->data, 30 + unshared + value.len);
+    char *p = b->data.data + b->data.len;
+    p += coding_varint_enc(p, shared);
+    p += coding_varint_enc(p, unshared);
+    p += coding_varint_enc(p, value.len);
+    memcpy(p, key.ptr + shared, unshared);
+    p += unshared;
+    if (value.len)
+        memcpy(p, value.ptr, value.len);
+    p += value.len;
+    b->data.len = (size_t)(p - b->data.data);
+    b->last_key.len = shared;
+    buf_append(&b->last_key, key.ptr + shared, unshared);
+    b->count++;
+}
+
+size_t blk_size(const struct blk_builder *b)
+{
+    return b->data.len + 4 * (b->nrestarts + 1);
+}
+
+struct slice blk_finish(struct blk_builder *b)
+{
+    if (b->nrestarts == 0)
+        add_restart(b);
+    buf_reserve(&b->data, 4 * (b->nrestarts + 1));
+    for (size_t i = 0; i < b->nrestarts; i++) {
+        coding_put_u32le(b->data.data + b->data.len, b->restarts[i]);
+        b->data.len += 4;
+    }
+    coding_put_u32le(b->data.data + b->data.len, (uint32_t)b->nrestarts);
+    b->data.len += 4;
+    return slice_make(b->data.data, b->data.len);
+}
+
+int blk_parse(struct slice data, struct blk *out)
+{
+    if (data.len < 4)
+        return err_corrupt("block of %zu bytes", data.len);
+    uint32_t n = coding_get_u32le(data.ptr + data.len - 4);
+    if (n == 0 || n > (data.len - 4) / 4)
+        return err_corrupt("block restart count %u in %zu bytes", n, data.len);
+    out->data = data.ptr;
+    out->nrestarts = n;
+    out->restart_off = data.len - 4 - 4 * (size_t)n;
+    return ERR_OK;
+}
+
+/* --- iterator --- */
+
+struct blk_it {
+    struct iter base;
+    struct blk b;
+    size_t cur;  /* offset of the current entry; restart_off when invalid */
+    size_t next; /* offset after it */
+    uint32_t restart; /* restart index at or before cur */
+    struct buf key;
+    struct slice value;
+    int status;
+};
+
+static uint32_t restart_at(const struct blk_it *it, uint32_t i)
+{
+    return coding_get_u32le(it->b.data + it->b.restart_off + 4 * (size_t)i);
+}
+
+static void set_corrupt(struct blk_it *it)
+{
+    if (!it->status)
+        it->status = err_corrupt("bad block entry at %zu", it->cur);
+    it->cur = it->next = it->b.restart_off;
+    buf_reset(&it->key);
+}
+
+/* Decodes the entry at it->next into cur/key/value. false at the end or on
+ * corruption. */
+static bool parse_next(struct blk_it *it)
+{
+    it->cur = it->next;
+    const char *p = it->b.data + it->cur, *end = it->b.data + it->b.restart_off;
+    if (p >= end) {
+        it->cur = it->next = it->b.restart_off;
+        return false;
+    }
+    uint32_t shared, unshared, vlen;
+    p = coding_varint32_dec(p, end, &shared);
+    if (p)
+        p = coding_varint32_dec(p, end, &unshared);
+    if (p)
+        p = coding_varint32_dec(p, end, &vlen);
+    if (!p || shared > it->key.len || (size_t)(end - p) < (size_t)unshared + vlen) {
+        set_corrupt(it);
+        return false;
+    }
+    it->key.len = shared;
+    buf_append(&it->key, p, unshared);
+    it->value = slice_make(p + unshared, vlen);
+    it->next = (size_t)(p + unshared + vlen - it->b.data);
+    while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
+        it->restart++;
+    return true;
+}
+
+static void seek_restart(struct blk_it *it, uint32_t i)
+{
+    it->restart = i;
+    uint32_t off = restart_at(it, i);
+    if (off > it->b.restart_off) {
+        set_corrupt(it);
+        return;
+    }
+    buf_reset(&it->key);
+    it->next = off;
+}
+
+static bool bi_valid(const struct iter *base)
+{
+    const struct blk_it *it = (const struct blk_it *)base;
+    return it->cur < it->b.restart_off;
+}
+
+static void bi_seek_first(struct iter *base)
+{
+    struct blk_it *it = (struct blk_it *)base;
+    seek_restart(it, 0);
+    if (!it->status)
+        parse_next(it);
+}
+
+static void bi_seek_last(struct iter *base)
+{
+    struct blk_it *it = (struct blk_it *)base;
+    seek_restart(it, it->b.nrestarts - 1);
+    if (it->status || !parse_next(it))
+        return;
+    while (it->next < it->b.restart_off)
+        if (!parse_next(it))
+            return;
+}
+
+static void bi_seek(struct iter *base, struct slice target)
+{
+    struct blk_it *it = (struct blk_it *)base;
+    uint32_t lo = 0, hi = it->b.nrestarts - 1;
+    while (lo < hi) { /* last restart whose key < target */
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        seek_restart(it, mid);
+        if (it->status || !parse_next(it))
+            return;
+        if (slice_cmp(slice_make(it->key.data, it->key.len), target) < 0)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    seek_restart(it, lo);
+    while (!it->status && parse_next(it))
+        if (slice_cmp(slice_make(it->key.data, it->key.len), target) >= 0)
+            return;
+}
+
+static void bi_next(struct iter *base)
+{
+    parse_next((struct blk_it *)base);
+}
+
+static void bi_prev(struct iter *base)
+{
+    struct blk_it *it = (struct blk_it *)base;
+    size_t target = it->cur;
+    uint32_t r = it->restart;
+    while (restart_at(it, r) >= target) {
+        if (r == 0) { /* before the first entry */
+            it->cur = it->next = it->b.restart_off;
+            return;
+        }
+        r--;
+    }
+    seek_restart(it, r);
+    while (!it->status && parse_next(it) && it->next < target)
+        ;
+}
+
+static struct slice bi_key(const struct iter *base)
+{
+    const struct blk_it *it = (const struct blk_it *)base;
+    return slice_make(it->key.data, it->key.len);
+}
+
+static struct slice bi_value(const struct iter *base)
+{
+    return ((const struct blk_it *)base)->value;
+}
+
+static int bi_status(const struct iter *base)
+{
+    return ((const struct blk_it *)base)->status;
+}
+
+static void bi_destroy(struct iter *base)
+{
+    struct blk_it *it = (struct blk_it *)base;
+    buf_destroy(&it->key);
+    free(it);
+}
+
+static const struct it_ops blk_ops = {
+    .valid = bi_valid,
+    .seek_first = bi_seek_first,
+    .seek_last = bi_seek_last,
+    .seek = bi_seek,
+    .next = bi_next,
+    .prev = bi_prev,
+    .key = bi_key,
+    .value = bi_value,
+    .status = bi_status,
+    .destroy = bi_destroy,
+};
+
+struct iter *blk_iter(const struct blk *b)
+{
+    struct blk_it *it = xcalloc(1, sizeof *it);
+    it_init(&it->base, &blk_ops);
+    it->b = *b;
+    it->cur = it->next = b->restart_off;
+    buf_init(&it->key);
+    return &it->base;
+}

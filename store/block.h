@@ -1,0 +1,52 @@
+/* Prefix-compressed sorted blocks with restart points (LevelDB's block).
+ *
+ *   entry   = varint shared | varint unshared | varint vlen | key[unshared] | value
+ *   trailer = restart:u32le * n | n:u32le
+ * Every BLK_RESTART_EVERY entries the key is stored whole (a restart point),
+ * so a seek binary-searches the restarts. A builder is used by one thread.
+ * A reader never trusts the bytes: a bad entry makes the iterator invalid
+ * with status ERR_CORRUPT. */
+#ifndef LB_BLOCK_H
+#define LB_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/buf.h"
+#include "store/iter.h"
+#include "store/slice.h"
+
+#define BLK_RESTART_EVERY 16
+
+struct blk_builder {
+    struct buf data;
+    struct buf last_key;
+    uint32_t *restarts;
+    size_t nrestarts, cap;
+    int counter;
+    size_t count;
+};
+
+void blk_builder_init(struct blk_builder *b);
+void blk_builder_destroy(struct blk_builder *b);
+void blk_builder_reset(struct blk_builder *b);
+/* REQUIRES: key > every key added since the last reset. */
+void blk_add(struct blk_builder *b, struct slice key, struct slice value);
+size_t blk_size(const struct blk_builder *b); /* bytes if finished now */
+/* Appends the trailer; the slice (borrowed) is valid until the next reset. */
+struct slice blk_finish(struct blk_builder *b);
+
+/* A parsed block over borrowed bytes. */
+struct blk {
+    const char *data;
+    size_t restart_off; /* entries end here */
+    uint32_t nrestarts;
+};
+
+/* ERR_OK or ERR_CORRUPT if the trailer is impossible. */
+int blk_parse(struct slice data, struct blk *out);
+/* Iterator over the block; blk and its bytes must outlive it (attach a
+ * cleanup with it_on_destroy to release them). */
+struct iter *blk_iter(const struct blk *b);
+
+#endif

@@ -1,0 +1,64 @@
+/* Bloom filter: a 64-bit hash of the key, split into two 32-bit halves for
+ * double hashing (Kirsch-Mitzenmacher). */
+#include "store/bloom.h"
+
+#include <string.h>
+
+#include "store/key.h"
+
+#define BLOOM_BITS_PER_KEY 10
+#define BLOOM_PROBES 7
+
+uint64_t bloom_hash(struct slice key)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ key.len;
+    size_t i = 0;
+    for (; i + 8 <= key.len; i += 8) {
+        uint64_t w;
+        memcpy(&w, key.ptr + i, 8);
+        h = key_mix64(h ^ w);
+    }
+    uint64_t w = 0;
+    memcpy(&w, key.ptr + i, key.len - i);
+    return key_mix64(h ^ w ^ 0x5bd1e995);
+}
+
+void bloom_build(const uint64_t *hashes, size_t n, struct buf *out)
+{
+    size_t bits = n * BLOOM_BITS_PER_KEY;
+    if (bits < 64)
+        bits = 64;
+    size_t bytes = (bits + 7) / 8;
+    bits = bytes * 8;
+    buf_reserve(out, bytes + 1);
+    char *f = out->data + out->len;
+    memset(f, 0, bytes);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)hashes[i], delta = (uint32_t)(hashes[i] >> 32) | 1;
+        for (int k = 0; k < BLOOM_PROBES; k++) {
+            size_t pos = h % bits;
+            f[pos / 8] |= (char)(1 << (pos % 8));
+            h += delta;
+        }
+    }
+    f[bytes] = BLOOM_PROBES;
+    out->len += bytes + 1;
+}
+
+bool bloom_may_match(struct slice filter, uint64_t hash)
+{
+    if (filter.len < 2)
+        return true;
+    size_t bits = (filter.len - 1) * 8;
+    int probes = (unsigned char)filter.ptr[filter.len - 1];
+    if (probes < 1 || probes > 30)
+        return true;
+    uint32_t h = (uint32_t)hash, delta = (uint32_t)(hash >> 32) | 1;
+    for (int k = 0; k < probes; k++) {
+        size_t pos = h % bits;
+        if (!(filter.ptr[pos / 8] & (1 << (pos % 8))))
+            return false;
+        h += delta;
+    }
+    return true;
+}

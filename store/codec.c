@@ -1,0 +1,62 @@
+/* LZ4 (de)compression of SST blocks with their checksum trailer; every
+ * length taken from disk is bounded before use. */
+#include "store/codec.h"
+
+#include <lz4.h>
+
+#include "config/err.h"
+#include "store/coding.h"
+#include "store/crc32c.h"
+
+static void put_trailer(struct buf *out, size_t start, int type)
+{
+    buf_putc(out, (char)type);
+    uint32_t crc = crc32c(out->data + start, out->len - start);
+    buf_reserve(out, 4);
+    coding_put_u32le(out->data + out->len, crc32c_mask(crc));
+    out->len += 4;
+}
+
+void codec_encode(struct slice raw, struct buf *out)
+{
+    size_t start = out->len;
+    int bound = LZ4_compressBound((int)raw.len);
+    buf_reserve(out, 10 + (size_t)bound + CODEC_TRAILER);
+    size_t hdr = coding_varint_enc(out->data + out->len, raw.len);
+    int n = LZ4_compress_default(raw.ptr, out->data + out->len + hdr, (int)raw.len, bound);
+    if (n > 0 && hdr + (size_t)n < raw.len - raw.len / 8) {
+        out->len += hdr + (size_t)n;
+        put_trailer(out, start, CODEC_LZ4);
+        return;
+    }
+    buf_append(out, raw.ptr, raw.len);
+    put_trailer(out, start, CODEC_RAW);
+}
+
+int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf *out)
+{
+    buf_reset(out);
+    if (stored.len < CODEC_TRAILER)
+        return err_corrupt("%s: block at %llu too short", what, (unsigned long long)off);
+    size_t plen = stored.len - CODEC_TRAILER;
+    uint32_t want = crc32c_unmask(coding_get_u32le(stored.ptr + plen + 1));
+    if (crc32c(stored.ptr, plen + 1) != want)
+        return err_corrupt("%s: block at %llu: checksum mismatch", what,
+                           (unsigned long long)off);
+    int type = (unsigned char)stored.ptr[plen];
+    if (type == CODEC_RAW) {
+        buf_append(out, stored.ptr, plen);
+        return ERR_OK;
+    }
+    uint64_t raw_len;
+    const char *p = coding_varint_dec(stored.ptr, stored.ptr + plen, &raw_len);
+    if (type != CODEC_LZ4 || !p || raw_len > CODEC_MAX_RAW)
+        return err_corrupt("%s: block at %llu: bad type or length", what,
+                           (unsigned long long)off);
+    buf_reserve(out, (size_t)raw_len);
+    int n = LZ4_decompress_safe(p, out->data, (int)(stored.ptr + plen - p), (int)raw_len);
+    if (n < 0 || (uint64_t)n != raw_len)
+        return err_corrupt("%s: block at %llu: bad LZ4 data", what, (unsigned long long)off);
+    out->len = (size_t)n;
+    return ERR_OK;
+}

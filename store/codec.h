@@ -1,0 +1,28 @@
+/* Block compression. The only file that knows about LZ4.
+ *
+ *   stored block = payload | type:u8 | crc:u32le   (crc32c masked, over payload+type)
+ *   type 0: payload is the raw block
+ *   type 1: payload = varint raw_len | LZ4 block
+ * A block that LZ4 does not shrink by 1/8 is stored raw. Thread-safe. */
+#ifndef LB_CODEC_H
+#define LB_CODEC_H
+
+#include <stddef.h>
+
+#include "config/buf.h"
+#include "store/slice.h"
+
+enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1 };
+
+#define CODEC_TRAILER 5
+#define CODEC_MAX_RAW (64u << 20) /* a block never decodes to more than this */
+
+/* Appends the stored form (payload, type and crc) of raw to out. */
+void codec_encode(struct slice raw, struct buf *out);
+
+/* Checks the crc of stored (the payload plus trailer) and decodes it into
+ * out (reset first). ERR_CORRUPT on a bad crc, type or LZ4 stream; what
+ * names the file for the log. */
+int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf *out);
+
+#endif

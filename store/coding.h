@@ -1,0 +1,119 @@
+/* Fixed-width and varint encodings with explicit byte order. Encoders append
+ * to a buf or write into a caller buffer; decoders are bounds-checked and
+ * return NULL (or false) on truncated input instead of reading past it. */
+#ifndef LB_CODING_H
+#define LB_CODING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "config/buf.h"
+
+static inline void coding_put_u32le(char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (char)(v >> (8 * i));
+}
+
+static inline uint32_t coding_get_u32le(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+}
+
+static inline void coding_put_u64le(char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (char)(v >> (8 * i));
+}
+
+static inline uint64_t coding_get_u64le(const char *p)
+{
+    return (uint64_t)coding_get_u32le(p) | (uint64_t)coding_get_u32le(p + 4) << 32;
+}
+
+static inline void coding_put_u64be(char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (char)(v >> (56 - 8 * i));
+}
+
+static inline uint64_t coding_get_u64be(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | u[i];
+    return v;
+}
+
+static inline void coding_put_u16be(char *p, uint16_t v)
+{
+    p[0] = (char)(v >> 8);
+    p[1] = (char)v;
+}
+
+static inline uint16_t coding_get_u16be(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint16_t)(u[0] << 8 | u[1]);
+}
+
+/* Writes v as a varint at p (room for 10 bytes); returns bytes written. */
+static inline size_t coding_varint_enc(char *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (char)v;
+    return n;
+}
+
+static inline size_t coding_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline void coding_put_varint(struct buf *b, uint64_t v)
+{
+    buf_reserve(b, 10);
+    b->len += coding_varint_enc(b->data + b->len, v);
+}
+
+/* Decodes a varint from [p, end); returns the byte after it, or NULL when
+ * the input is truncated or the varint is longer than 10 bytes. */
+static inline const char *coding_varint_dec(const char *p, const char *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned shift = 0; shift <= 63 && p < end; shift += 7) {
+        uint64_t byte = (unsigned char)*p++;
+        r |= (byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* A varint that must fit in 32 bits. */
+static inline const char *coding_varint32_dec(const char *p, const char *end, uint32_t *v)
+{
+    uint64_t x;
+    p = coding_varint_dec(p, end, &x);
+    if (!p || x > UINT32_MAX)
+        return NULL;
+    *v = (uint32_t)x;
+    return p;
+}
+
+#endif

@@ -1,0 +1,340 @@
+/* Flushes and time-windowed compaction, run by the one background job a
+ * partition has at a time. A flush writes one SSTable per time window of
+ * the memtable; a compaction merges all files of a window into new ones,
+ * dropping shadowed versions, tombstones (safe: no older file of the window
+ * is left) and rows past the TTL; a file whose newest row is past the TTL
+ * is deleted without being read. Each ends by writing the manifest. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config/err.h"
+#include "config/log.h"
+#include "store/ikey.h"
+#include "store/store_int.h"
+
+/* Output files being written, one or more per window. */
+struct outputs {
+    struct part *p;
+    struct win_builder {
+        int64_t window;
+        uint64_t number;
+        struct sst_builder *b;
+    } *open;
+    size_t nopen, capopen;
+    struct file_meta **done;
+    size_t ndone, capdone;
+    uint64_t bytes;
+};
+
+static int finish_one(struct outputs *o, struct win_builder *w)
+{
+    struct sst_props props;
+    struct file_meta *f;
+    int rc = sst_builder_finish(w->b, &props);
+    w->b = NULL;
+    if (rc)
+        return rc;
+    rc = part_open_file(o->p, w->number, &props, &f);
+    if (rc)
+        return rc;
+    if (o->ndone == o->capdone) {
+        o->capdone = o->capdone ? 2 * o->capdone : 8;
+        o->done = xrealloc(o->done, o->capdone * sizeof *o->done);
+    }
+    o->done[o->ndone++] = f;
+    o->bytes += props.size;
+    return ERR_OK;
+}
+
+static int builder_for(struct outputs *o, int64_t window, struct win_builder **out)
+{
+    for (size_t i = 0; i < o->nopen; i++)
+        if (o->open[i].window == window) {
+            struct win_builder *w = &o->open[i];
+            if (sst_builder_bytes(w->b) < STORE_MAX_FILE_BYTES) {
+                *out = w;
+                return ERR_OK;
+            }
+            int rc = finish_one(o, w);
+            if (rc)
+                return rc;
+            /* reuse the slot for a fresh file below */
+            struct buf path = BUF_INIT;
+            w->number = part_new_file_number(o->p);
+            part_file_path(o->p, w->number, &path);
+            rc = sst_builder_new(o->p->db->store->env, path.data, &w->b);
+            buf_destroy(&path);
+            *out = w;
+            return rc;
+        }
+    if (o->nopen == o->capopen) {
+        o->capopen = o->capopen ? 2 * o->capopen : 4;
+        o->open = xrealloc(o->open, o->capopen * sizeof *o->open);
+    }
+    struct win_builder *w = &o->open[o->nopen];
+    struct buf path = BUF_INIT;
+    w->window = window;
+    w->number = part_new_file_number(o->p);
+    part_file_path(o->p, w->number, &path);
+    int rc = sst_builder_new(o->p->db->store->env, path.data, &w->b);
+    buf_destroy(&path);
+    if (rc)
+        return rc;
+    o->nopen++;
+    *out = w;
+    return ERR_OK;
+}
+
+static int outputs_add(struct outputs *o, struct slice ik, struct slice value)
+{
+    int64_t ts = part_key_ts(o->p, ikey_user(ik));
+    struct win_builder *w;
+    int rc = builder_for(o, part_window(ts), &w);
+    if (!rc)
+        rc = sst_add(w->b, ik, value, ts);
+    return rc;
+}
+
+static int outputs_finish(struct outputs *o)
+{
+    int rc = ERR_OK;
+    for (size_t i = 0; i < o->nopen; i++)
+        if (!rc && o->open[i].b)
+            rc = finish_one(o, &o->open[i]);
+    return rc;
+}
+
+/* Frees the outputs; on failure deletes every file written. */
+static void outputs_free(struct outputs *o, bool failed)
+{
+    for (size_t i = 0; i < o->nopen; i++)
+        sst_builder_abandon(o->open[i].b);
+    for (size_t i = 0; i < o->ndone; i++) {
+        if (failed)
+            atomic_store(&o->done[i]->obsolete, true);
+        file_meta_unref(o->done[i]);
+    }
+    free(o->open);
+    free(o->done);
+}
+
+static struct version *current(struct part *p)
+{
+    pthread_mutex_lock(&p->mu);
+    struct version *v = p->ver;
+    version_ref(v);
+    pthread_mutex_unlock(&p->mu);
+    return v;
+}
+
+/* A new version: v's files minus drop (where drop[i]) plus add. */
+static struct version *edit(struct version *v, const bool *drop, struct file_meta **add,
+                            size_t nadd)
+{
+    struct file_meta **fs = xcalloc(v->n + nadd + 1, sizeof *fs);
+    size_t k = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (!drop || !drop[i])
+            fs[k++] = v->files[i];
+    for (size_t i = 0; i < nadd; i++)
+        fs[k++] = add[i];
+    struct version *nv = version_new(fs, k);
+    free(fs);
+    return nv;
+}
+
+/* --- flush --- */
+
+static void pop_imm(struct part *p, struct memtable *mt)
+{
+    pthread_mutex_lock(&p->mu);
+    memmove(p->imm, p->imm + 1, (p->nimm - 1) * sizeof *p->imm);
+    p->nimm--;
+    pthread_mutex_unlock(&p->mu);
+    atomic_store(&p->done_gen, mt_gen(mt));
+    mt_unref(mt); /* the partition's reference */
+}
+
+static int write_memtable(struct memtable *mt, struct outputs *o,
+                          uint64_t *max_seq)
+{
+    struct iter *it = mt_iter(mt);
+    int rc = ERR_OK;
+    for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {
+        struct slice ik = it_key(it);
+        if (ikey_seq(ik) > *max_seq)
+            *max_seq = ikey_seq(ik);
+        rc = outputs_add(o, ik, it_value(it));
+    }
+    it_destroy(it);
+    return rc ? rc : outputs_finish(o);
+}
+
+int compact_flush(struct part *p)
+{
+    pthread_mutex_lock(&p->mu);
+    struct memtable *mt = p->nimm ? p->imm[0] : NULL;
+    pthread_mutex_unlock(&p->mu);
+    if (!mt)
+        return ERR_OK;
+    if (mt_count(mt) == 0) {
+        pop_imm(p, mt);
+        return ERR_OK;
+    }
+    int64_t t0 = store_mono_ns();
+    struct outputs o = {.p = p};
+    uint64_t max_seq = p->last_seq;
+    struct version *v = current(p), *nv = NULL;
+    int rc = write_memtable(mt, &o, &max_seq);
+    if (!rc) {
+        nv = edit(v, NULL, o.done, o.ndone);
+        rc = part_write_manifest(p, nv, mt_gen(mt), max_seq);
+    }
+    if (!rc) {
+        part_install(p, nv);
+        nv = NULL;
+        pop_imm(p, mt);
+        struct db_metrics *m = &p->db->m;
+        atomic_fetch_add(&m->flushes, 1);
+        atomic_fetch_add(&m->flush_ns, (unsigned long long)(store_mono_ns() - t0));
+        atomic_fetch_add(&m->bytes_flushed, o.bytes);
+    }
+    outputs_free(&o, rc != ERR_OK);
+    version_unref(nv);
+    version_unref(v);
+    return rc;
+}
+
+/* --- compaction --- */
+
+static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
+                        int64_t cutoff, struct outputs *o)
+{
+    struct iter **kids = xcalloc(n, sizeof *kids);
+    for (size_t i = 0; i < n; i++)
+        kids[i] = sst_iter(v->files[idx[i]]->table);
+    struct iter *it = it_merge_new(kids, n, NULL);
+    free(kids);
+    struct buf last = BUF_INIT;
+    bool have_last = false;
+    int rc = ERR_OK;
+    for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {
+        struct slice ik = it_key(it);
+        if (!ikey_ok(ik)) {
+            rc = err_corrupt("%s: bad key in compaction input", p->dir);
+            break;
+        }
+        struct slice uk = ikey_user(ik);
+        if (have_last && slice_eq(uk, slice_make(last.data, last.len)))
+            continue; /* an older version */
+        buf_reset(&last);
+        buf_append(&last, uk.ptr, uk.len);
+        have_last = true;
+        if (ikey_kind(ik) == IKEY_DEL || part_key_ts(p, uk) < cutoff)
+            continue;
+        rc = outputs_add(o, ik, it_value(it));
+    }
+    if (!rc)
+        rc = it_status(it);
+    it_destroy(it);
+    buf_destroy(&last);
+    return rc;
+}
+
+static bool window_wanted(struct version *v, const size_t *idx, size_t n, bool force,
+                          int64_t cutoff)
+{
+    if (n == 0)
+        return false;
+    if (n >= STORE_COMPACT_TRIGGER)
+        return true;
+    if (!force)
+        return false;
+    if (n >= 2)
+        return true;
+    const struct sst_props *pr = &v->files[idx[0]]->props;
+    return pr->deletes > 0 || pr->min_ts < cutoff;
+}
+
+int compact_run(struct part *p, bool force)
+{
+    struct store_db *db = p->db;
+    int64_t ttl = atomic_load(&db->ttl_ns);
+    int64_t cutoff = ttl > 0 ? store_now(db->store) - ttl : INT64_MIN;
+    int64_t t0 = store_mono_ns();
+    struct version *v = current(p), *nv = NULL;
+    bool *drop = xcalloc(v->n + 1, sizeof *drop);
+    struct outputs o = {.p = p};
+    size_t dropped_whole = 0, merged = 0;
+    int rc = ERR_OK;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->files[i]->props.max_ts < cutoff) {
+            drop[i] = true;
+            dropped_whole++;
+        }
+    size_t *idx = xcalloc(v->n + 1, sizeof *idx);
+    for (size_t i = 0, j; i < v->n && !rc; i = j) {
+        size_t n = 0;
+        for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
+            if (!drop[j])
+                idx[n++] = j;
+        if (!window_wanted(v, idx, n, force, cutoff))
+            continue;
+        rc = merge_window(p, v, idx, n, cutoff, &o);
+        for (size_t k = 0; k < n; k++)
+            drop[idx[k]] = true;
+        merged += n;
+    }
+    free(idx);
+    if (!rc)
+        rc = outputs_finish(&o);
+    if (!rc && (dropped_whole || merged)) {
+        nv = edit(v, drop, o.done, o.ndone);
+        rc = part_write_manifest(p, nv, p->flushed_gen, p->last_seq);
+        if (!rc) {
+            for (size_t i = 0; i < v->n; i++)
+                if (drop[i])
+                    atomic_store(&v->files[i]->obsolete, true);
+            part_install(p, nv);
+            nv = NULL;
+            atomic_fetch_add(&db->m.compactions, 1);
+            atomic_fetch_add(&db->m.compact_ns, (unsigned long long)(store_mono_ns() - t0));
+            atomic_fetch_add(&db->m.bytes_compacted, o.bytes);
+            atomic_fetch_add(&db->m.ttl_files_dropped, dropped_whole);
+        }
+    }
+    if (rc)
+        log_error("%s: compaction failed: %s", p->dir, err_name(rc));
+    outputs_free(&o, rc != ERR_OK);
+    version_unref(nv);
+    version_unref(v);
+    free(drop);
+    return rc;
+}
+
+/* Deletes WAL segments that every partition has flushed. */
+void compact_delete_old_wal(struct store_db *db)
+{
+    uint64_t done = UINT64_MAX;
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        uint64_t g = atomic_load(&db->parts[i].done_gen);
+        if (g < done)
+            done = g;
+    }
+    char **names;
+    size_t count;
+    if (env_list(db->store->env, db->wal_dir, &names, &count))
+        return;
+    struct buf path = BUF_INIT;
+    for (size_t i = 0; i < count; i++) {
+        unsigned long long seg;
+        if (sscanf(names[i], "%llu.log", &seg) != 1 || seg > done)
+            continue;
+        buf_reset(&path);
+        buf_printf(&path, "%s/%s", db->wal_dir, names[i]);
+        env_unlink(db->store->env, path.data);
+    }
+    buf_destroy(&path);
+    env_free_list(names, count);
+}

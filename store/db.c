@@ -1,0 +1,660 @@
+/* One database: its metadata file, partitions, WAL, the write path (one WAL
+ * record per batch, then the memtables of the rows and of the host index),
+ * memtable freezing with WAL segment rolls, snapshots and reads. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config/err.h"
+#include "config/log.h"
+#include "store/coding.h"
+#include "store/crc32c.h"
+#include "store/db_iter.h"
+#include "store/ikey.h"
+#include "store/key.h"
+#include "store/store_int.h"
+
+#define META_MAGIC 0x42444c4cu /* "LLDB" */
+#define META_VERSION 1
+#define META_SIZE 28
+
+/* --- metadata file --- */
+
+static int write_meta(struct store_db *db)
+{
+    char m[META_SIZE] = {0};
+    coding_put_u32le(m, META_MAGIC);
+    coding_put_u32le(m + 4, META_VERSION);
+    coding_put_u32le(m + 8, db->buckets);
+    m[12] = db->desc ? 1 : 0;
+    coding_put_u64le(m + 16, (uint64_t)atomic_load(&db->ttl_ns));
+    coding_put_u32le(m + 24, crc32c_mask(crc32c(m, 24)));
+    return env_write_atomic(db->store->env, db->dir, "META", m, META_SIZE);
+}
+
+static int read_meta(struct store_db *db)
+{
+    struct buf path = BUF_INIT;
+    char *m = NULL;
+    size_t len;
+    buf_printf(&path, "%s/META", db->dir);
+    int rc = env_read_all(db->store->env, path.data, 4096, &m, &len);
+    if (rc == ERR_OK) {
+        if (len != META_SIZE || coding_get_u32le(m) != META_MAGIC ||
+            crc32c_unmask(coding_get_u32le(m + 24)) != crc32c(m, 24) ||
+            coding_get_u32le(m + 4) != META_VERSION)
+            rc = err_corrupt("database metadata %s is damaged", path.data);
+    }
+    if (rc == ERR_OK) {
+        db->buckets = coding_get_u32le(m + 8);
+        db->desc = m[12] != 0;
+        atomic_init(&db->ttl_ns, (long long)coding_get_u64le(m + 16));
+        if (db->buckets < 1 || db->buckets > 1024)
+            rc = err_corrupt("database metadata %s: %u buckets", path.data, db->buckets);
+    }
+    free(m);
+    buf_destroy(&path);
+    return rc;
+}
+
+/* --- applying batches --- */
+
+static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t seq,
+                    uint64_t seg)
+{
+    uint32_t bucket = key_bucket(e->ts, db->buckets);
+    struct part *p = &db->parts[bucket];
+    struct part *ix = &db->parts[db->buckets];
+    struct buf *k = &db->scratch;
+    if (seg == 0 || seg > p->flushed_gen) {
+        buf_reset(k);
+        key_encode_row(k, bucket, e->ts, db->desc, e->host, e->event);
+        mt_add(p->mem, slice_make(k->data, k->len), seq, e->kind, e->value);
+        if (seg == 0 && e->kind == IKEY_PUT)
+            atomic_fetch_add_explicit(&db->m.bucket_rows[bucket], 1, memory_order_relaxed);
+    }
+    if (seg == 0 || seg > ix->flushed_gen) {
+        buf_reset(k);
+        key_encode_index(k, e->host, e->event, e->ts, db->desc);
+        mt_add(ix->mem, slice_make(k->data, k->len), seq, e->kind, slice_make("", 0));
+    }
+}
+
+/* Applies a batch payload with sequences seq, seq+1, ...; seg > 0 during
+ * recovery (partitions that flushed that segment skip it). REQUIRES:
+ * write_mu (or the single-threaded open). */
+static int apply_batch(struct store_db *db, struct slice payload, uint64_t seg,
+                       uint64_t *last)
+{
+    struct batch_reader r;
+    struct batch_entry e;
+    uint64_t seq;
+    uint32_t count;
+    int rc = batch_reader_init(&r, payload, &seq, &count);
+    if (rc)
+        return rc;
+    while ((rc = batch_reader_next(&r, &e)) == 1)
+        add_row(db, &e, seq++, seg);
+    if (rc == 0 && count)
+        *last = seq - 1;
+    return rc;
+}
+
+/* --- open, recovery, close --- */
+
+struct replay_ctx {
+    struct store_db *db;
+    uint64_t seg;
+    uint64_t last;
+};
+
+static int replay_record(void *arg, struct slice payload)
+{
+    struct replay_ctx *c = arg;
+    uint64_t last = 0;
+    int rc = apply_batch(c->db, payload, c->seg, &last);
+    if (last > c->last)
+        c->last = last;
+    return rc;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Segment numbers in the WAL directory, sorted. */
+static int list_segments(struct store_db *db, uint64_t **segs, size_t *n)
+{
+    char **names;
+    size_t count, k = 0;
+    int rc = env_list(db->store->env, db->wal_dir, &names, &count);
+    if (rc)
+        return rc;
+    uint64_t *v = xcalloc(count ? count : 1, sizeof *v);
+    for (size_t i = 0; i < count; i++) {
+        unsigned long long s;
+        char tail[8];
+        if (sscanf(names[i], "%llu.%7s", &s, tail) == 2 && strcmp(tail, "log") == 0)
+            v[k++] = s;
+    }
+    env_free_list(names, count);
+    qsort(v, k, sizeof *v, seg_cmp);
+    *segs = v;
+    *n = k;
+    return ERR_OK;
+}
+
+static int recover(struct store_db *db)
+{
+    uint64_t *segs = NULL, maxgen = 0, last = 0;
+    size_t n = 0;
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        if (db->parts[i].flushed_gen > maxgen)
+            maxgen = db->parts[i].flushed_gen;
+        if (db->parts[i].last_seq > last)
+            last = db->parts[i].last_seq;
+    }
+    int rc = list_segments(db, &segs, &n);
+    if (rc)
+        return rc;
+    if (n && segs[n - 1] > maxgen)
+        maxgen = segs[n - 1];
+    db->gen = maxgen + 1;
+    for (uint32_t i = 0; i < db->nparts; i++)
+        db->parts[i].mem = mt_new(db->gen, &db->store->mem_total, &db->active_bytes);
+    struct buf path = BUF_INIT;
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct replay_ctx c = {db, segs[i], 0};
+        buf_reset(&path);
+        buf_printf(&path, "%s/%06" PRIu64 ".log", db->wal_dir, segs[i]);
+        rc = wal_replay(db->store->env, path.data, replay_record, &c);
+        if (c.last > last)
+            last = c.last;
+    }
+    buf_destroy(&path);
+    free(segs);
+    if (rc)
+        return rc;
+    db->last_seq = last;
+    atomic_store(&db->visible_seq, last);
+    return wal_open(db->store->env, db->wal_dir, db->gen, &db->wal);
+}
+
+static struct store_db *db_alloc(struct store *s, const char *name)
+{
+    struct store_db *db = xcalloc(1, sizeof *db);
+    struct buf b = BUF_INIT;
+    db->store = s;
+    db->name = xstrdup(name);
+    buf_printf(&b, "%s/%s", s->dir, name);
+    db->dir = buf_steal(&b, NULL);
+    buf_printf(&b, "%s/wal", db->dir);
+    db->wal_dir = buf_steal(&b, NULL);
+    atomic_init(&db->refs, 1);
+    pthread_mutex_init(&db->write_mu, NULL);
+    buf_init(&db->scratch);
+    return db;
+}
+
+static int open_parts(struct store_db *db)
+{
+    db->nparts = db->buckets + 1;
+    db->parts = xcalloc(db->nparts, sizeof *db->parts);
+    db->m.bucket_rows = xcalloc(db->buckets, sizeof *db->m.bucket_rows);
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        int rc = part_open(db, i, &db->parts[i]);
+        if (rc)
+            return rc;
+    }
+    return ERR_OK;
+}
+
+int db_open(struct store *s, const char *name, const struct db_opts *create,
+            struct store_db **out)
+{
+    struct store_db *db = db_alloc(s, name);
+    struct env *env = s->env;
+    int rc;
+    if (create) {
+        db->buckets = create->buckets;
+        db->desc = create->ts_desc;
+        atomic_init(&db->ttl_ns, create->ttl_ns);
+        rc = env_mkdir(env, db->dir);
+        if (!rc)
+            rc = write_meta(db);
+        if (!rc)
+            rc = env_sync_dir(env, s->dir);
+    } else {
+        rc = read_meta(db);
+    }
+    if (!rc)
+        rc = env_mkdir(env, db->wal_dir);
+    if (!rc)
+        rc = open_parts(db);
+    if (!rc)
+        rc = recover(db);
+    if (rc) {
+        log_error("database %s: cannot open: %s", name, err_name(rc));
+        db_close(db);
+        return rc;
+    }
+    *out = db;
+    return ERR_OK;
+}
+
+void db_close(struct store_db *db)
+{
+    wal_close(db->wal);
+    for (uint32_t i = 0; db->parts && i < db->nparts; i++)
+        if (db->parts[i].dir)
+            part_close(&db->parts[i]);
+    if (db->dropped)
+        env_remove_tree(db->store->env, db->dir);
+    free(db->parts);
+    free(db->m.bucket_rows);
+    buf_destroy(&db->scratch);
+    pthread_mutex_destroy(&db->write_mu);
+    free(db->wal_dir);
+    free(db->dir);
+    free(db->name);
+    free(db);
+}
+
+void db_ref(struct store_db *db)
+{
+    atomic_fetch_add(&db->refs, 1);
+}
+
+void store_db_unref(struct store_db *db)
+{
+    if (db && atomic_fetch_sub(&db->refs, 1) == 1)
+        db_close(db);
+}
+
+const char *store_db_name(const struct store_db *db)
+{
+    return db->name;
+}
+
+void store_db_opts(const struct store_db *db, struct db_opts *out)
+{
+    out->buckets = db->buckets;
+    out->ts_desc = db->desc;
+    out->ttl_ns = atomic_load(&((struct store_db *)db)->ttl_ns);
+}
+
+int store_db_set_ttl(struct store_db *db, int64_t ttl_ns)
+{
+    if (ttl_ns < 0)
+        return ERR_INVAL;
+    pthread_mutex_lock(&db->write_mu);
+    int64_t old = atomic_exchange(&db->ttl_ns, ttl_ns);
+    int rc = write_meta(db);
+    if (rc)
+        atomic_store(&db->ttl_ns, old);
+    pthread_mutex_unlock(&db->write_mu);
+    return rc;
+}
+
+/* --- writes --- */
+
+/* Freezes every partition's memtable and starts a new WAL segment.
+ * REQUIRES: write_mu. */
+int db_freeze_locked(struct store_db *db)
+{
+    struct store *s = db->store;
+    uint64_t gen = db->gen + 1;
+    int rc = wal_roll(db->wal, gen, s->opts.wal_sync != STORE_SYNC_NONE);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        struct part *p = &db->parts[i];
+        struct memtable *fresh = mt_new(gen, &s->mem_total, &db->active_bytes);
+        mt_detach_active(p->mem);
+        pthread_mutex_lock(&p->mu);
+        if (p->nimm == p->capimm) {
+            p->capimm = p->capimm ? 2 * p->capimm : 4;
+            p->imm = xrealloc(p->imm, p->capimm * sizeof *p->imm);
+        }
+        p->imm[p->nimm++] = p->mem;
+        p->mem = fresh;
+        pthread_mutex_unlock(&p->mu);
+    }
+    db->gen = gen;
+    atomic_store(&db->visible_seq, db->last_seq);
+    store_bg_signal(s);
+    return ERR_OK;
+}
+
+static size_t freeze_threshold(const struct store *s)
+{
+    size_t t = s->opts.memtable_bytes / 4;
+    return t < (256u << 10) ? (256u << 10) : t;
+}
+
+/* ERR_BUSY when memtables are over budget. REQUIRES: write_mu. */
+static int check_budget(struct store_db *db)
+{
+    struct store *s = db->store;
+    size_t total = atomic_load(&s->mem_total), active = atomic_load(&db->active_bytes);
+    if (total < s->opts.memtable_bytes)
+        return ERR_OK;
+    if (active >= s->opts.memtable_bytes / 8)
+        db_freeze_locked(db); /* make this database's memory flushable */
+    atomic_fetch_add(&db->m.busy_rejects, 1);
+    return ERR_BUSY;
+}
+
+static void maybe_freeze(struct store_db *db)
+{
+    struct store *s = db->store;
+    size_t active = atomic_load(&db->active_bytes);
+    size_t thr = freeze_threshold(s);
+    if (active >= thr ||
+        (atomic_load(&s->mem_total) >= s->opts.memtable_bytes / 4 * 3 && active >= thr / 4)) {
+        int rc = db_freeze_locked(db);
+        if (rc)
+            log_warn("database %s: cannot roll the WAL: %s", db->name, err_name(rc));
+    }
+}
+
+static void raise_visible(struct store_db *db, uint64_t seq)
+{
+    uint64_t cur = atomic_load(&db->visible_seq);
+    while (cur < seq && !atomic_compare_exchange_weak(&db->visible_seq, &cur, seq))
+        ;
+}
+
+int store_write(struct store_db *db, struct batch *b)
+{
+    if (b->bad)
+        return ERR_INVAL;
+    if (b->count == 0)
+        return ERR_OK;
+    uint64_t end = 0, seq = 0;
+    pthread_mutex_lock(&db->write_mu);
+    int rc = atomic_load(&db->bg_error);
+    if (!rc)
+        rc = check_budget(db);
+    if (!rc) {
+        batch_set_seq(b, db->last_seq + 1);
+        rc = wal_append(db->wal, b->rep.data, b->rep.len, &end);
+        if (rc == ERR_NOSPC)
+            atomic_fetch_add(&db->m.nospc, 1);
+    }
+    if (!rc) {
+        uint64_t last = db->last_seq;
+        apply_batch(db, batch_payload(b), 0, &last);
+        db->last_seq = last;
+        seq = last;
+        atomic_fetch_add(&db->m.bytes_written_user, b->rep.len);
+        wal_mark_ready(db->wal, end, last);
+        if (db->store->opts.wal_sync != STORE_SYNC_ALWAYS)
+            atomic_store(&db->visible_seq, last);
+        maybe_freeze(db);
+    }
+    pthread_mutex_unlock(&db->write_mu);
+    if (rc || db->store->opts.wal_sync != STORE_SYNC_ALWAYS)
+        return rc;
+    uint64_t durable;
+    rc = wal_sync_to(db->wal, end, &durable);
+    if (rc) {
+        store_bg_set_error(db, rc);
+        return rc;
+    }
+    raise_visible(db, durable > seq ? durable : seq);
+    return ERR_OK;
+}
+
+/* --- snapshots and reads --- */
+
+struct part_snap {
+    struct memtable *mem;
+    struct memtable **imm;
+    size_t nimm;
+    struct version *ver;
+};
+
+struct store_snap {
+    struct store_db *db;
+    uint64_t seq;
+    int64_t cutoff;
+    struct part_snap *ps; /* lazily filled per partition */
+    pthread_mutex_t mu;
+};
+
+static void part_snap_take(struct part *p, struct part_snap *ps)
+{
+    pthread_mutex_lock(&p->mu);
+    ps->mem = p->mem;
+    mt_ref(ps->mem);
+    ps->nimm = p->nimm;
+    ps->imm = xcalloc(p->nimm ? p->nimm : 1, sizeof *ps->imm);
+    for (size_t i = 0; i < p->nimm; i++) {
+        ps->imm[i] = p->imm[i];
+        mt_ref(ps->imm[i]);
+    }
+    ps->ver = p->ver;
+    version_ref(ps->ver);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void part_snap_drop(struct part_snap *ps)
+{
+    if (!ps->mem)
+        return;
+    mt_unref(ps->mem);
+    for (size_t i = 0; i < ps->nimm; i++)
+        mt_unref(ps->imm[i]);
+    free(ps->imm);
+    version_unref(ps->ver);
+    ps->mem = NULL;
+}
+
+static int64_t ttl_cutoff(struct store_db *db)
+{
+    int64_t ttl = atomic_load(&db->ttl_ns);
+    if (ttl <= 0)
+        return INT64_MIN;
+    int64_t now = store_now(db->store);
+    return now - ttl;
+}
+
+struct store_snap *store_snapshot(struct store_db *db)
+{
+    struct store_snap *s = xcalloc(1, sizeof *s);
+    db_ref(db);
+    s->db = db;
+    s->seq = atomic_load(&db->visible_seq);
+    s->cutoff = ttl_cutoff(db);
+    s->ps = xcalloc(db->nparts, sizeof *s->ps);
+    for (uint32_t i = 0; i < db->nparts; i++)
+        part_snap_take(&db->parts[i], &s->ps[i]);
+    return s;
+}
+
+void store_snap_release(struct store_snap *snap)
+{
+    if (!snap)
+        return;
+    for (uint32_t i = 0; i < snap->db->nparts; i++)
+        part_snap_drop(&snap->ps[i]);
+    free(snap->ps);
+    store_db_unref(snap->db);
+    free(snap);
+}
+
+/* Point read in one partition's snapshot. */
+static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct slice ukey,
+                  int64_t ts, struct buf *out)
+{
+    int kind;
+    struct slice v;
+    bool found = mt_get(ps->mem, ukey, seq, &kind, &v);
+    for (size_t i = ps->nimm; !found && i-- > 0;)
+        found = mt_get(ps->imm[i], ukey, seq, &kind, &v);
+    if (found) {
+        if (kind != IKEY_PUT)
+            return ERR_NOTFOUND;
+        buf_append(out, v.ptr, v.len);
+        return ERR_OK;
+    }
+    int64_t w = part_window(ts);
+    size_t start = out->len;
+    for (size_t i = 0; i < ps->ver->n; i++) {
+        struct file_meta *f = ps->ver->files[i];
+        if (f->window != w || ts < f->props.min_ts || ts > f->props.max_ts)
+            continue;
+        int rc = sst_get(f->table, ukey, seq, &kind, out);
+        if (rc == ERR_NOTFOUND)
+            continue;
+        if (rc)
+            return rc;
+        if (kind != IKEY_PUT) {
+            out->len = start;
+            return ERR_NOTFOUND;
+        }
+        return ERR_OK;
+    }
+    (void)p;
+    return ERR_NOTFOUND;
+}
+
+static int snap_get(struct store_db *db, struct part_snap *all, uint64_t seq, int64_t cutoff,
+                    int64_t ts, struct slice host, struct slice event, struct buf *out)
+{
+    if (host.len > KEY_MAX_NAME || event.len > KEY_MAX_NAME)
+        return ERR_INVAL;
+    if (ts < cutoff)
+        return ERR_NOTFOUND;
+    uint32_t bucket = key_bucket(ts, db->buckets);
+    struct part *p = &db->parts[bucket];
+    struct part_snap local = {0}, *ps = all ? &all[bucket] : &local;
+    if (!all)
+        part_snap_take(p, &local);
+    struct buf k = BUF_INIT;
+    key_encode_row(&k, bucket, ts, db->desc, host, event);
+    int rc = get_in(p, ps, seq, slice_make(k.data, k.len), ts, out);
+    buf_destroy(&k);
+    part_snap_drop(&local);
+    return rc;
+}
+
+int store_get(struct store_db *db, int64_t ts, struct slice host, struct slice event,
+              struct buf *out)
+{
+    return snap_get(db, NULL, atomic_load(&db->visible_seq), ttl_cutoff(db), ts, host, event,
+                    out);
+}
+
+int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
+                   struct buf *out)
+{
+    return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, ts, host, event, out);
+}
+
+static void unref_db_cb(void *db, void *unused)
+{
+    (void)unused;
+    store_db_unref(db);
+}
+
+static struct iter *part_iter(struct store_snap *snap, uint32_t id)
+{
+    struct part_snap *ps = &snap->ps[id];
+    size_t n = 1 + ps->nimm + ps->ver->n, k = 0;
+    struct iter **kids = xcalloc(n, sizeof *kids);
+    kids[k++] = mt_iter(ps->mem);
+    for (size_t i = 0; i < ps->nimm; i++)
+        kids[k++] = mt_iter(ps->imm[i]);
+    for (size_t i = 0; i < ps->ver->n; i++)
+        kids[k++] = sst_iter(ps->ver->files[i]->table);
+    struct iter *m = it_merge_new(kids, k, NULL);
+    free(kids);
+    struct iter *it = db_iter_new(m, &snap->db->parts[id], snap->seq, snap->cutoff);
+    db_ref(snap->db);
+    it_on_destroy(it, unref_db_cb, snap->db, NULL);
+    return it;
+}
+
+struct iter *store_iter_bucket(struct store_snap *snap, uint32_t bucket)
+{
+    if (bucket >= snap->db->buckets)
+        return it_new_error(ERR_INVAL);
+    return part_iter(snap, bucket);
+}
+
+struct iter *store_iter_index(struct store_snap *snap)
+{
+    return part_iter(snap, snap->db->buckets);
+}
+
+/* --- metrics --- */
+
+static void part_metrics(struct store_db *db, struct part *p, struct buf *out, uint64_t *disk)
+{
+    pthread_mutex_lock(&p->mu);
+    struct version *v = p->ver;
+    version_ref(v);
+    size_t mem = mt_bytes(p->mem);
+    for (size_t i = 0; i < p->nimm; i++)
+        mem += mt_bytes(p->imm[i]);
+    size_t nimm = p->nimm;
+    pthread_mutex_unlock(&p->mu);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < v->n; i++)
+        bytes += v->files[i]->props.size;
+    *disk += bytes;
+    char label[32];
+    if (p->is_index)
+        snprintf(label, sizeof label, "index");
+    else
+        snprintf(label, sizeof label, "%u", p->id);
+    buf_printf(out, "logbucket_partition_files{db=\"%s\",partition=\"%s\"} %zu\n", db->name,
+               label, v->n);
+    buf_printf(out, "logbucket_partition_bytes{db=\"%s\",partition=\"%s\"} %" PRIu64 "\n",
+               db->name, label, bytes);
+    buf_printf(out, "logbucket_partition_memtable_bytes{db=\"%s\",partition=\"%s\"} %zu\n",
+               db->name, label, mem);
+    buf_printf(out, "logbucket_partition_flush_backlog{db=\"%s\",partition=\"%s\"} %zu\n",
+               db->name, label, nimm);
+    version_unref(v);
+}
+
+#define COUNTER(metric, field)                                                                  \
+    buf_printf(out, "logbucket_" metric "{db=\"%s\"} %llu\n", db->name,                         \
+               (unsigned long long)atomic_load(&db->m.field))
+
+void db_metrics(struct store_db *db, struct buf *out)
+{
+    uint64_t disk = 0;
+    for (uint32_t b = 0; b < db->buckets; b++)
+        buf_printf(out, "logbucket_bucket_rows_total{db=\"%s\",bucket=\"%u\"} %llu\n", db->name,
+                   b, (unsigned long long)atomic_load(&db->m.bucket_rows[b]));
+    for (uint32_t i = 0; i < db->nparts; i++)
+        part_metrics(db, &db->parts[i], out, &disk);
+    buf_printf(out, "logbucket_disk_bytes{db=\"%s\"} %" PRIu64 "\n", db->name, disk);
+    buf_printf(out, "logbucket_memtable_active_bytes{db=\"%s\"} %zu\n", db->name,
+               atomic_load(&db->active_bytes));
+    COUNTER("flushes_total", flushes);
+    buf_printf(out, "logbucket_flush_seconds_total{db=\"%s\"} %.6f\n", db->name,
+               (double)atomic_load(&db->m.flush_ns) / 1e9);
+    COUNTER("flush_bytes_total", bytes_flushed);
+    COUNTER("compactions_total", compactions);
+    buf_printf(out, "logbucket_compaction_seconds_total{db=\"%s\"} %.6f\n", db->name,
+               (double)atomic_load(&db->m.compact_ns) / 1e9);
+    COUNTER("compaction_bytes_total", bytes_compacted);
+    COUNTER("write_bytes_total", bytes_written_user);
+    COUNTER("corruption_errors_total", corrupt);
+    COUNTER("write_busy_total", busy_rejects);
+    COUNTER("write_nospc_total", nospc);
+    COUNTER("ttl_files_dropped_total", ttl_files_dropped);
+    struct wal_stats ws;
+    wal_stats(db->wal, &ws);
+    buf_printf(out, "logbucket_wal_syncs_total{db=\"%s\"} %" PRIu64 "\n", db->name, ws.syncs);
+    buf_printf(out, "logbucket_wal_bytes_total{db=\"%s\"} %" PRIu64 "\n", db->name, ws.bytes);
+    buf_printf(out, "logbucket_wal_records_total{db=\"%s\"} %" PRIu64 "\n", db->name,
+               ws.records);
+}

@@ -1,0 +1,233 @@
+/* Version resolution over a merged internal-key stream. Forward: the first
+ * visible entry of a user key is its newest version. Backward: versions
+ * arrive oldest first, so the last visible one before the user key changes
+ * is kept in saved_key/saved_value. */
+#include "store/db_iter.h"
+
+#include <stdlib.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "store/ikey.h"
+#include "store/store_int.h"
+
+struct db_it {
+    struct iter base;
+    struct iter *in;
+    const struct part *p;
+    uint64_t seq;
+    int64_t cutoff;
+    bool forward;
+    bool valid;
+    int status;
+    struct buf saved_key;   /* forward: key to skip; backward: current key */
+    struct buf saved_value; /* backward: current value */
+};
+
+static struct slice saved(const struct buf *b)
+{
+    return slice_make(b->data, b->len);
+}
+
+static void save(struct buf *b, struct slice s)
+{
+    buf_reset(b);
+    buf_append(b, s.ptr, s.len);
+}
+
+/* false and status set when the entry is not an internal key */
+static bool parse(struct db_it *d, struct slice ik)
+{
+    if (ikey_ok(ik) && ik.len - IKEY_TRAILER >= 10)
+        return true;
+    if (!d->status)
+        d->status = err_corrupt("%s: bad internal key of %zu bytes", d->p->dir, ik.len);
+    d->valid = false;
+    return false;
+}
+
+static bool expired(const struct db_it *d, struct slice ukey)
+{
+    return part_key_ts(d->p, ukey) < d->cutoff;
+}
+
+static void find_next(struct db_it *d, bool skipping)
+{
+    while (it_valid(d->in)) {
+        struct slice ik = it_key(d->in);
+        if (!parse(d, ik))
+            return;
+        if (ikey_seq(ik) <= d->seq) {
+            struct slice uk = ikey_user(ik);
+            if (!skipping || slice_cmp(uk, saved(&d->saved_key)) > 0) {
+                save(&d->saved_key, uk);
+                skipping = true;
+                if (ikey_kind(ik) == IKEY_PUT && !expired(d, uk)) {
+                    d->valid = true;
+                    return;
+                }
+            }
+        }
+        it_next(d->in);
+    }
+    d->valid = false;
+}
+
+static void find_prev(struct db_it *d)
+{
+    int kind = IKEY_DEL;
+    buf_reset(&d->saved_key);
+    buf_reset(&d->saved_value);
+    while (it_valid(d->in)) {
+        struct slice ik = it_key(d->in);
+        if (!parse(d, ik))
+            return;
+        if (ikey_seq(ik) <= d->seq) {
+            struct slice uk = ikey_user(ik);
+            if (kind != IKEY_DEL && slice_cmp(uk, saved(&d->saved_key)) < 0)
+                break;
+            kind = ikey_kind(ik);
+            if (kind == IKEY_PUT && expired(d, uk))
+                kind = IKEY_DEL;
+            if (kind == IKEY_DEL) {
+                buf_reset(&d->saved_key);
+                buf_reset(&d->saved_value);
+            } else {
+                save(&d->saved_key, uk);
+                save(&d->saved_value, it_value(d->in));
+            }
+        }
+        it_prev(d->in);
+    }
+    d->valid = kind != IKEY_DEL;
+}
+
+static bool di_valid(const struct iter *it)
+{
+    const struct db_it *d = (const struct db_it *)it;
+    return d->valid && !d->status;
+}
+
+static void di_seek_first(struct iter *it)
+{
+    struct db_it *d = (struct db_it *)it;
+    d->forward = true;
+    it_seek_first(d->in);
+    find_next(d, false);
+}
+
+static void di_seek_last(struct iter *it)
+{
+    struct db_it *d = (struct db_it *)it;
+    d->forward = false;
+    it_seek_last(d->in);
+    find_prev(d);
+}
+
+static void di_seek(struct iter *it, struct slice target)
+{
+    struct db_it *d = (struct db_it *)it;
+    struct buf k = BUF_INIT;
+    ikey_append(&k, target, d->seq, 0);
+    d->forward = true;
+    it_seek(d->in, slice_make(k.data, k.len));
+    buf_destroy(&k);
+    find_next(d, false);
+}
+
+static void di_next(struct iter *it)
+{
+    struct db_it *d = (struct db_it *)it;
+    if (!d->forward) {
+        /* in is just before the current key's entries */
+        d->forward = true;
+        if (it_valid(d->in))
+            it_next(d->in);
+        else
+            it_seek_first(d->in);
+    } else {
+        save(&d->saved_key, ikey_user(it_key(d->in)));
+        it_next(d->in);
+    }
+    find_next(d, true);
+}
+
+static void di_prev(struct iter *it)
+{
+    struct db_it *d = (struct db_it *)it;
+    if (d->forward) {
+        /* move in before every entry of the current key */
+        save(&d->saved_key, ikey_user(it_key(d->in)));
+        for (;;) {
+            it_prev(d->in);
+            if (!it_valid(d->in))
+                break;
+            struct slice ik = it_key(d->in);
+            if (!parse(d, ik))
+                return;
+            if (slice_cmp(ikey_user(ik), saved(&d->saved_key)) < 0)
+                break;
+        }
+        d->forward = false;
+    }
+    find_prev(d);
+}
+
+static struct slice di_key(const struct iter *it)
+{
+    const struct db_it *d = (const struct db_it *)it;
+    if (d->forward)
+        return ikey_user(it_key(d->in));
+    return saved(&d->saved_key);
+}
+
+static struct slice di_value(const struct iter *it)
+{
+    const struct db_it *d = (const struct db_it *)it;
+    if (d->forward)
+        return it_value(d->in);
+    return saved(&d->saved_value);
+}
+
+static int di_status(const struct iter *it)
+{
+    const struct db_it *d = (const struct db_it *)it;
+    return d->status ? d->status : it_status(d->in);
+}
+
+static void di_destroy(struct iter *it)
+{
+    struct db_it *d = (struct db_it *)it;
+    it_destroy(d->in);
+    buf_destroy(&d->saved_key);
+    buf_destroy(&d->saved_value);
+    free(d);
+}
+
+static const struct it_ops db_it_ops = {
+    .valid = di_valid,
+    .seek_first = di_seek_first,
+    .seek_last = di_seek_last,
+    .seek = di_seek,
+    .next = di_next,
+    .prev = di_prev,
+    .key = di_key,
+    .value = di_value,
+    .status = di_status,
+    .destroy = di_destroy,
+};
+
+struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
+                         int64_t cutoff)
+{
+    struct db_it *d = xcalloc(1, sizeof *d);
+    it_init(&d->base, &db_it_ops);
+    d->in = inner;
+    d->p = p;
+    d->seq = seq;
+    d->cutoff = cutoff;
+    d->forward = true;
+    buf_init(&d->saved_key);
+    buf_init(&d->saved_value);
+    return &d->base;
+}

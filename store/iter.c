@@ -1,0 +1,96 @@
+/* The iterator base: cleanup callbacks, and the empty and error iterators
+ * that constructors return instead of NULL. */
+#include "store/iter.h"
+
+#include <stdlib.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+
+struct it_cleanup {
+    void (*fn)(void *, void *);
+    void *arg1;
+    void *arg2;
+    struct it_cleanup *next;
+};
+
+void it_init(struct iter *it, const struct it_ops *ops)
+{
+    it->ops = ops;
+    it->cleanups = NULL;
+}
+
+void it_on_destroy(struct iter *it, void (*fn)(void *, void *), void *arg1, void *arg2)
+{
+    struct it_cleanup *c = xmalloc(sizeof *c);
+    c->fn = fn;
+    c->arg1 = arg1;
+    c->arg2 = arg2;
+    c->next = it->cleanups; /* newest first: runs in reverse registration order */
+    it->cleanups = c;
+}
+
+void it_destroy(struct iter *it)
+{
+    if (!it)
+        return;
+    struct it_cleanup *c = it->cleanups;
+    it->cleanups = NULL;
+    while (c) {
+        struct it_cleanup *next = c->next;
+        c->fn(c->arg1, c->arg2);
+        free(c);
+        c = next;
+    }
+    it->ops->destroy(it);
+}
+
+struct err_iter {
+    struct iter base;
+    int status;
+};
+
+static bool ei_valid(const struct iter *it)
+{
+    (void)it;
+    return false;
+}
+static void ei_noop(struct iter *it) { (void)it; }
+static void ei_seek(struct iter *it, struct slice t)
+{
+    (void)it;
+    (void)t;
+}
+static struct slice ei_key(const struct iter *it)
+{
+    (void)it;
+    return slice_make("", 0);
+}
+static int ei_status(const struct iter *it) { return ((const struct err_iter *)it)->status; }
+static void ei_destroy(struct iter *it) { free(it); }
+
+static const struct it_ops err_ops = {
+    .valid = ei_valid,
+    .seek_first = ei_noop,
+    .seek_last = ei_noop,
+    .seek = ei_seek,
+    .next = ei_noop,
+    .prev = ei_noop,
+    .key = ei_key,
+    .value = ei_key,
+    .status = ei_status,
+    .destroy = ei_destroy,
+};
+
+struct iter *it_new_error(int code)
+{
+    struct err_iter *it = xmalloc(sizeof *it);
+    it_init(&it->base, &err_ops);
+    it->status = code;
+    return &it->base;
+}
+
+struct iter *it_new_empty(void)
+{
+    return it_new_error(ERR_OK);
+}

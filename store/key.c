@@ -1,0 +1,83 @@
+/* Encoding and decoding of the row and index keys of key.h. */
+#include "store/key.h"
+
+#include <string.h>
+
+#include "config/err.h"
+#include "store/coding.h"
+
+void key_encode_row_prefix(struct buf *out, uint32_t bucket, int64_t ts, bool desc)
+{
+    buf_reserve(out, 10);
+    coding_put_u16be(out->data + out->len, (uint16_t)bucket);
+    coding_put_u64be(out->data + out->len + 2, key_tskey(ts, desc));
+    out->len += 10;
+}
+
+void key_encode_row(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
+                    struct slice event)
+{
+    buf_reserve(out, 12 + host.len + event.len);
+    key_encode_row_prefix(out, bucket, ts, desc);
+    buf_append(out, host.ptr, host.len);
+    buf_putc(out, '\0');
+    buf_append(out, event.ptr, event.len);
+    buf_putc(out, '\0');
+}
+
+/* Splits "host\0event\0" at p (len bytes); false unless exactly that shape. */
+static bool split_names(const char *p, size_t len, struct slice *host, struct slice *event)
+{
+    const char *z1 = memchr(p, '\0', len);
+    if (!z1)
+        return false;
+    size_t rest = len - (size_t)(z1 + 1 - p);
+    const char *z2 = memchr(z1 + 1, '\0', rest);
+    if (!z2 || z2 != p + len - 1)
+        return false;
+    *host = slice_make(p, (size_t)(z1 - p));
+    *event = slice_make(z1 + 1, (size_t)(z2 - z1 - 1));
+    return host->len <= KEY_MAX_NAME && event->len <= KEY_MAX_NAME;
+}
+
+int key_decode_row(struct slice key, bool desc, struct key_row *out)
+{
+    struct key_row r;
+    if (key.len < 12 || !split_names(key.ptr + 10, key.len - 10, &r.host, &r.event))
+        return ERR_CORRUPT;
+    r.bucket = coding_get_u16be(key.ptr);
+    r.ts = key_ts_from_tskey(coding_get_u64be(key.ptr + 2), desc);
+    *out = r;
+    return ERR_OK;
+}
+
+void key_encode_index(struct buf *out, struct slice host, struct slice event, int64_t ts,
+                      bool desc)
+{
+    buf_reserve(out, 10 + host.len + event.len);
+    key_encode_index_prefix(out, host, true, event);
+    coding_put_u64be(out->data + out->len, key_tskey(ts, desc));
+    out->len += 8;
+}
+
+void key_encode_index_prefix(struct buf *out, struct slice host, bool has_event,
+                             struct slice event)
+{
+    buf_append(out, host.ptr, host.len);
+    buf_putc(out, '\0');
+    if (has_event) {
+        buf_append(out, event.ptr, event.len);
+        buf_putc(out, '\0');
+    }
+}
+
+int key_decode_index(struct slice key, bool desc, struct key_row *out)
+{
+    struct key_row r;
+    if (key.len < 10 || !split_names(key.ptr, key.len - 8, &r.host, &r.event))
+        return ERR_CORRUPT;
+    r.bucket = 0;
+    r.ts = key_ts_from_tskey(coding_get_u64be(key.ptr + key.len - 8), desc);
+    *out = r;
+    return ERR_OK;
+}

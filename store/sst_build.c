@@ -1,0 +1,191 @@
+/* SSTable writer: fills a block builder, compresses each full block with
+ * its checksum trailer, collects index entries and key hashes for the
+ * bloom filter, and writes the footer last. */
+#include "store/sst.h"
+
+#include <stdlib.h>
+
+#include "config/err.h"
+#include "store/block.h"
+#include "store/bloom.h"
+#include "store/codec.h"
+#include "store/coding.h"
+#include "store/crc32c.h"
+#include "store/ikey.h"
+
+struct sst_builder {
+    struct env *env;
+    char *path;
+    struct env_file *f;
+    uint64_t offset;
+    struct blk_builder data, index;
+    struct buf last_key;  /* last internal key added */
+    struct buf out;       /* scratch for encoded blocks */
+    uint64_t *hashes;
+    size_t nhashes, hcap;
+    uint64_t last_hash;
+    struct sst_props props;
+};
+
+int sst_builder_new(struct env *env, const char *path, struct sst_builder **out)
+{
+    struct env_file *f;
+    int rc = env_open_append(env, path, true, &f);
+    if (rc)
+        return rc;
+    struct sst_builder *b = xcalloc(1, sizeof *b);
+    b->env = env;
+    b->path = xstrdup(path);
+    b->f = f;
+    blk_builder_init(&b->data);
+    blk_builder_init(&b->index);
+    b->props.min_ts = INT64_MAX;
+    b->props.max_ts = INT64_MIN;
+    *out = b;
+    return ERR_OK;
+}
+
+static void builder_free(struct sst_builder *b)
+{
+    env_close(b->f);
+    blk_builder_destroy(&b->data);
+    blk_builder_destroy(&b->index);
+    buf_destroy(&b->last_key);
+    buf_destroy(&b->out);
+    free(b->hashes);
+    free(b->path);
+    free(b);
+}
+
+/* Writes raw as a stored block; sets its handle (offset, payload size). */
+static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, uint64_t *size)
+{
+    buf_reset(&b->out);
+    codec_encode(raw, &b->out);
+    int rc = env_append(b->f, b->out.data, b->out.len);
+    if (rc)
+        return rc;
+    *off = b->offset;
+    *size = b->out.len - CODEC_TRAILER;
+    b->offset += b->out.len;
+    return ERR_OK;
+}
+
+static int flush_data(struct sst_builder *b)
+{
+    if (b->data.count == 0)
+        return ERR_OK;
+    uint64_t off, size;
+    int rc = write_block(b, blk_finish(&b->data), &off, &size);
+    if (rc)
+        return rc;
+    char h[20];
+    size_t n = coding_varint_enc(h, off);
+    n += coding_varint_enc(h + n, size);
+    blk_add(&b->index, slice_make(b->last_key.data, b->last_key.len), slice_make(h, n));
+    blk_builder_reset(&b->data);
+    return ERR_OK;
+}
+
+static void add_hash(struct sst_builder *b, struct slice ukey)
+{
+    uint64_t h = bloom_hash(ukey);
+    if (b->nhashes && h == b->last_hash)
+        return; /* another version of the same key */
+    if (b->nhashes == b->hcap) {
+        b->hcap = b->hcap ? b->hcap * 2 : 1024;
+        b->hashes = xrealloc(b->hashes, b->hcap * sizeof *b->hashes);
+    }
+    b->hashes[b->nhashes++] = h;
+    b->last_hash = h;
+}
+
+int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts)
+{
+    blk_add(&b->data, ikey, value);
+    buf_reset(&b->last_key);
+    buf_append(&b->last_key, ikey.ptr, ikey.len);
+    add_hash(b, ikey_user(ikey));
+    b->props.entries++;
+    if (ikey_kind(ikey) == IKEY_DEL)
+        b->props.deletes++;
+    if (ts < b->props.min_ts)
+        b->props.min_ts = ts;
+    if (ts > b->props.max_ts)
+        b->props.max_ts = ts;
+    if (blk_size(&b->data) >= SST_BLOCK_SIZE)
+        return flush_data(b);
+    return ERR_OK;
+}
+
+uint64_t sst_builder_bytes(const struct sst_builder *b)
+{
+    return b->offset + blk_size(&b->data);
+}
+
+uint64_t sst_builder_entries(const struct sst_builder *b)
+{
+    return b->props.entries;
+}
+
+static void put_footer(struct sst_builder *b, char *f, uint64_t bloom_off, uint64_t bloom_size,
+                       uint64_t idx_off, uint64_t idx_size)
+{
+    coding_put_u64le(f, idx_off);
+    coding_put_u64le(f + 8, idx_size);
+    coding_put_u64le(f + 16, bloom_off);
+    coding_put_u64le(f + 24, bloom_size);
+    coding_put_u64le(f + 32, b->props.entries);
+    coding_put_u64le(f + 40, (uint64_t)b->props.min_ts);
+    coding_put_u64le(f + 48, (uint64_t)b->props.max_ts);
+    coding_put_u32le(f + 56, SST_VERSION);
+    coding_put_u32le(f + 60, (uint32_t)b->props.deletes);
+    coding_put_u32le(f + 64, crc32c_mask(crc32c(f, 64)));
+    coding_put_u32le(f + 68, 0);
+    coding_put_u64le(f + 72, SST_MAGIC);
+}
+
+int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
+{
+    uint64_t bloom_off, bloom_size, idx_off, idx_size;
+    struct buf filter = BUF_INIT;
+    int rc = flush_data(b);
+    if (rc)
+        goto done;
+    bloom_build(b->hashes, b->nhashes, &filter);
+    rc = write_block(b, slice_make(filter.data, filter.len), &bloom_off, &bloom_size);
+    if (rc)
+        goto done;
+    rc = write_block(b, blk_finish(&b->index), &idx_off, &idx_size);
+    if (rc)
+        goto done;
+    char f[SST_FOOTER];
+    put_footer(b, f, bloom_off, bloom_size, idx_off, idx_size);
+    rc = env_append(b->f, f, SST_FOOTER);
+    if (!rc)
+        rc = env_sync(b->f);
+    if (!rc) {
+        b->props.size = b->offset + SST_FOOTER;
+        if (b->props.entries == 0)
+            b->props.min_ts = b->props.max_ts = 0;
+        *out = b->props;
+    }
+done:
+    buf_destroy(&filter);
+    if (rc) {
+        sst_builder_abandon(b);
+        return rc;
+    }
+    builder_free(b);
+    return ERR_OK;
+}
+
+void sst_builder_abandon(struct sst_builder *b)
+{
+    if (!b)
+        return;
+    env_close(b->f);
+    b->f = NULL;
+    env_unlink(b->env, b->path);
+    builder_free(b);
+}

@@ -1,0 +1,423 @@
+/* SSTable reader: validates the footer, keeps the index block and bloom
+ * filter in memory, and loads data blocks through the block cache. The
+ * table iterator is two-level: index entries name blocks, a block
+ * iterator walks each. A damaged block stops the iterator with
+ * ERR_CORRUPT rather than skipping rows. */
+#include "store/sst.h"
+
+#include <stdlib.h>
+
+#include "config/err.h"
+#include "store/block.h"
+#include "store/bloom.h"
+#include "store/cache.h"
+#include "store/codec.h"
+#include "store/coding.h"
+#include "store/crc32c.h"
+#include "store/ikey.h"
+
+struct sst_table {
+    atomic_int refs;
+    struct env_file *f;
+    char *path;
+    uint64_t file_size;
+    struct cache *cache;
+    uint64_t cache_id;
+    atomic_ullong *corrupt;
+    struct buf index_raw;
+    struct blk index;
+    struct buf bloom;
+    struct sst_props props;
+};
+
+/* A decoded data block, owned by the cache or by one iterator. */
+struct sst_block {
+    struct buf raw;
+    struct blk blk;
+};
+
+static void block_free(void *p)
+{
+    struct sst_block *b = p;
+    buf_destroy(&b->raw);
+    free(b);
+}
+
+static int corrupt(struct sst_table *t, int rc)
+{
+    if (rc == ERR_CORRUPT && t->corrupt)
+        atomic_fetch_add(t->corrupt, 1);
+    return rc;
+}
+
+/* Reads the stored block at (off, size) into out, checking bounds first. */
+static int read_stored(struct sst_table *t, uint64_t off, uint64_t size, struct buf *out)
+{
+    uint64_t limit = t->file_size - SST_FOOTER;
+    if (off > limit || size > limit - off || size + CODEC_TRAILER > limit - off ||
+        size > CODEC_MAX_RAW)
+        return err_corrupt("%s: block handle %llu+%llu out of bounds", t->path,
+                           (unsigned long long)off, (unsigned long long)size);
+    struct buf stored = BUF_INIT;
+    size_t got;
+    buf_reserve(&stored, (size_t)size + CODEC_TRAILER);
+    int rc = env_pread(t->f, off, stored.data, (size_t)size + CODEC_TRAILER, &got);
+    if (!rc && got != size + CODEC_TRAILER)
+        rc = err_corrupt("%s: short read of block at %llu", t->path, (unsigned long long)off);
+    if (!rc)
+        rc = codec_decode(slice_make(stored.data, got), t->path, off, out);
+    buf_destroy(&stored);
+    return rc;
+}
+
+static int parse_footer(struct sst_table *t, const char *f, uint64_t h[4])
+{
+    if (coding_get_u64le(f + 72) != SST_MAGIC)
+        return err_corrupt("%s: bad magic", t->path);
+    if (crc32c_unmask(coding_get_u32le(f + 64)) != crc32c(f, 64))
+        return err_corrupt("%s: footer checksum mismatch", t->path);
+    if (coding_get_u32le(f + 56) != SST_VERSION)
+        return err_corrupt("%s: unknown format version %u", t->path, coding_get_u32le(f + 56));
+    for (int i = 0; i < 4; i++)
+        h[i] = coding_get_u64le(f + 8 * i);
+    t->props.entries = coding_get_u64le(f + 32);
+    t->props.min_ts = (int64_t)coding_get_u64le(f + 40);
+    t->props.max_ts = (int64_t)coding_get_u64le(f + 48);
+    t->props.deletes = coding_get_u32le(f + 60);
+    t->props.size = t->file_size;
+    return ERR_OK;
+}
+
+static int load_meta(struct sst_table *t)
+{
+    char f[SST_FOOTER];
+    size_t got;
+    uint64_t h[4];
+    if (t->file_size < SST_FOOTER)
+        return err_corrupt("%s: file of %llu bytes", t->path, (unsigned long long)t->file_size);
+    int rc = env_pread(t->f, t->file_size - SST_FOOTER, f, SST_FOOTER, &got);
+    if (rc)
+        return rc;
+    if (got != SST_FOOTER)
+        return err_corrupt("%s: short footer", t->path);
+    rc = parse_footer(t, f, h);
+    if (!rc)
+        rc = read_stored(t, h[0], h[1], &t->index_raw);
+    if (!rc)
+        rc = blk_parse(slice_make(t->index_raw.data, t->index_raw.len), &t->index);
+    if (!rc)
+        rc = read_stored(t, h[2], h[3], &t->bloom);
+    return rc;
+}
+
+int sst_open(struct env *env, const char *path, struct cache *cache,
+             atomic_ullong *corrupt_count, struct sst_table **out)
+{
+    struct sst_table *t = xcalloc(1, sizeof *t);
+    atomic_init(&t->refs, 1);
+    t->path = xstrdup(path);
+    t->cache = cache;
+    t->corrupt = corrupt_count;
+    int rc = env_open_read(env, path, &t->f);
+    if (!rc)
+        rc = env_size(t->f, &t->file_size);
+    if (!rc)
+        rc = load_meta(t);
+    if (rc) {
+        corrupt(t, rc);
+        sst_unref(t);
+        return rc;
+    }
+    t->cache_id = cache ? cache_new_id(cache) : 0;
+    *out = t;
+    return ERR_OK;
+}
+
+void sst_ref(struct sst_table *t)
+{
+    atomic_fetch_add(&t->refs, 1);
+}
+
+void sst_unref(struct sst_table *t)
+{
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+        return;
+    if (t->cache && t->cache_id)
+        cache_erase_id(t->cache, t->cache_id);
+    env_close(t->f);
+    buf_destroy(&t->index_raw);
+    buf_destroy(&t->bloom);
+    free(t->path);
+    free(t);
+}
+
+const struct sst_props *sst_get_props(const struct sst_table *t)
+{
+    return &t->props;
+}
+
+/* --- data blocks --- */
+
+static int decode_handle(struct slice v, uint64_t *off, uint64_t *size)
+{
+    const char *p = coding_varint_dec(v.ptr, v.ptr + v.len, off);
+    if (p)
+        p = coding_varint_dec(p, v.ptr + v.len, size);
+    return p ? ERR_OK : err_corrupt("bad block handle");
+}
+
+static int load_block(struct sst_table *t, uint64_t off, uint64_t size, struct sst_block **out)
+{
+    struct sst_block *b = xcalloc(1, sizeof *b);
+    int rc = read_stored(t, off, size, &b->raw);
+    if (!rc)
+        rc = blk_parse(slice_make(b->raw.data, b->raw.len), &b->blk);
+    if (rc) {
+        block_free(b);
+        return corrupt(t, rc);
+    }
+    *out = b;
+    return ERR_OK;
+}
+
+static void release_cached(void *c, void *h)
+{
+    cache_release(c, h);
+}
+
+static void release_owned(void *b, void *unused)
+{
+    (void)unused;
+    block_free(b);
+}
+
+/* An iterator over the block named by an index value. */
+static struct iter *block_iter(struct sst_table *t, struct slice handle)
+{
+    uint64_t off = 0, size = 0;
+    int rc = decode_handle(handle, &off, &size);
+    if (rc)
+        return it_new_error(corrupt(t, rc));
+    struct cache_handle *ch = t->cache ? cache_lookup(t->cache, t->cache_id, off) : NULL;
+    struct sst_block *b;
+    if (!ch) {
+        rc = load_block(t, off, size, &b);
+        if (rc)
+            return it_new_error(rc);
+        if (t->cache)
+            ch = cache_insert(t->cache, t->cache_id, off, b, b->raw.cap + sizeof *b, block_free);
+    } else {
+        b = cache_value(ch);
+    }
+    struct iter *it = blk_iter(&b->blk);
+    if (ch)
+        it_on_destroy(it, release_cached, t->cache, ch);
+    else
+        it_on_destroy(it, release_owned, b, NULL);
+    return it;
+}
+
+int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
+            struct buf *out)
+{
+    if (!bloom_may_match(slice_make(t->bloom.data, t->bloom.len), bloom_hash(ukey)))
+        return ERR_NOTFOUND;
+    struct buf target = BUF_INIT;
+    ikey_append(&target, ukey, max_seq, 0);
+    struct slice tk = slice_make(target.data, target.len);
+    struct iter *idx = blk_iter(&t->index);
+    int rc = ERR_NOTFOUND;
+    it_seek(idx, tk);
+    if (it_valid(idx)) {
+        struct iter *bi = block_iter(t, it_value(idx));
+        it_seek(bi, tk);
+        if (it_valid(bi)) {
+            struct slice k = it_key(bi);
+            if (!ikey_ok(k)) {
+                rc = corrupt(t, err_corrupt("%s: bad internal key", t->path));
+            } else if (slice_eq(ikey_user(k), ukey)) {
+                *kind = ikey_kind(k);
+                buf_append(out, it_value(bi).ptr, it_value(bi).len);
+                rc = ERR_OK;
+            }
+        }
+        if (it_status(bi))
+            rc = it_status(bi);
+        it_destroy(bi);
+    }
+    if (it_status(idx))
+        rc = corrupt(t, it_status(idx));
+    it_destroy(idx);
+    buf_destroy(&target);
+    return rc;
+}
+
+/* --- two-level iterator --- */
+
+struct sst_it {
+    struct iter base;
+    struct sst_table *t;
+    struct iter *index;
+    struct iter *data; /* NULL when not positioned in a block */
+    int status;
+};
+
+static void set_data(struct sst_it *s, struct iter *d)
+{
+    if (s->data) {
+        if (!s->status)
+            s->status = it_status(s->data);
+        it_destroy(s->data);
+    }
+    s->data = d;
+}
+
+/* Opens the block at the index position; false (data NULL) on error. */
+static bool open_block(struct sst_it *s)
+{
+    if (!it_valid(s->index)) {
+        set_data(s, NULL);
+        return false;
+    }
+    set_data(s, block_iter(s->t, it_value(s->index)));
+    if (it_status(s->data)) {
+        set_data(s, NULL);
+        return false;
+    }
+    return true;
+}
+
+static bool stop_on_error(struct sst_it *s)
+{
+    if (s->status)
+        return true;
+    if (s->data && it_status(s->data)) {
+        set_data(s, NULL);
+        return true;
+    }
+    if (it_status(s->index)) {
+        s->status = it_status(s->index);
+        set_data(s, NULL);
+        return true;
+    }
+    return false;
+}
+
+static void skip_empty_forward(struct sst_it *s)
+{
+    while (!stop_on_error(s) && s->data && !it_valid(s->data)) {
+        it_next(s->index);
+        if (!open_block(s))
+            return;
+        it_seek_first(s->data);
+    }
+}
+
+static void skip_empty_backward(struct sst_it *s)
+{
+    while (!stop_on_error(s) && s->data && !it_valid(s->data)) {
+        it_prev(s->index);
+        if (!open_block(s))
+            return;
+        it_seek_last(s->data);
+    }
+}
+
+static bool si_valid(const struct iter *it)
+{
+    const struct sst_it *s = (const struct sst_it *)it;
+    return !s->status && s->data && it_valid(s->data);
+}
+
+static void si_seek_first(struct iter *it)
+{
+    struct sst_it *s = (struct sst_it *)it;
+    it_seek_first(s->index);
+    if (open_block(s))
+        it_seek_first(s->data);
+    skip_empty_forward(s);
+}
+
+static void si_seek_last(struct iter *it)
+{
+    struct sst_it *s = (struct sst_it *)it;
+    it_seek_last(s->index);
+    if (open_block(s))
+        it_seek_last(s->data);
+    skip_empty_backward(s);
+}
+
+static void si_seek(struct iter *it, struct slice target)
+{
+    struct sst_it *s = (struct sst_it *)it;
+    it_seek(s->index, target);
+    if (open_block(s))
+        it_seek(s->data, target);
+    skip_empty_forward(s);
+}
+
+static void si_next(struct iter *it)
+{
+    struct sst_it *s = (struct sst_it *)it;
+    it_next(s->data);
+    skip_empty_forward(s);
+}
+
+static void si_prev(struct iter *it)
+{
+    struct sst_it *s = (struct sst_it *)it;
+    it_prev(s->data);
+    skip_empty_backward(s);
+}
+
+static struct slice si_key(const struct iter *it)
+{
+    return it_key(((const struct sst_it *)it)->data);
+}
+
+static struct slice si_value(const struct iter *it)
+{
+    return it_value(((const struct sst_it *)it)->data);
+}
+
+static int si_status(const struct iter *it)
+{
+    const struct sst_it *s = (const struct sst_it *)it;
+    if (s->status)
+        return s->status;
+    if (s->data && it_status(s->data))
+        return it_status(s->data);
+    return it_status(s->index);
+}
+
+static void si_destroy(struct iter *it)
+{
+    struct sst_it *s = (struct sst_it *)it;
+    set_data(s, NULL);
+    it_destroy(s->index);
+    sst_unref(s->t);
+    free(s);
+}
+
+static const struct it_ops sst_it_ops = {
+    .valid = si_valid,
+    .seek_first = si_seek_first,
+    .seek_last = si_seek_last,
+    .seek = si_seek,
+    .next = si_next,
+    .prev = si_prev,
+    .key = si_key,
+    .value = si_value,
+    .status = si_status,
+    .destroy = si_destroy,
+};
+
+struct iter *sst_iter(struct sst_table *t)
+{
+    struct sst_it *s = xcalloc(1, sizeof *s);
+    it_init(&s->base, &sst_it_ops);
+    sst_ref(t);
+    s->t = t;
+    s->index = blk_iter(&t->index);
+    return &s->base;
+}

@@ -1,0 +1,557 @@
+/* The store facade: the data directory and its databases, the background
+ * workers (flushes first, then compactions) and the ticker (WAL interval
+ * syncs and the retention sweep). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/err.h"
+#include "config/log.h"
+#include "store/store_int.h"
+
+void store_opts_default(struct store_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dir = "./data";
+    o->wal_sync = STORE_SYNC_ALWAYS;
+    o->wal_sync_interval_ns = 1000000000LL;
+    o->memtable_bytes = 64u << 20;
+    o->block_cache_bytes = 32u << 20;
+    o->background_threads = 2;
+    o->retention_check_interval_ns = 60LL * 1000000000LL;
+    o->clock = NULL;
+    o->clock_arg = NULL;
+    o->env = NULL;
+}
+
+int64_t store_now(const struct store *s)
+{
+    if (s->opts.clock)
+        return s->opts.clock(s->opts.clock_arg);
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+int64_t store_mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* --- background work --- */
+
+void store_bg_signal(struct store *s)
+{
+    pthread_mutex_lock(&s->bg_mu);
+    pthread_cond_broadcast(&s->bg_cond);
+    pthread_mutex_unlock(&s->bg_mu);
+}
+
+void store_bg_set_error(struct store_db *db, int rc)
+{
+    int zero = 0;
+    if (atomic_compare_exchange_strong(&db->bg_error, &zero, rc))
+        log_error("database %s: background error %s; the database is now read-only",
+                  db->name, err_name(rc));
+    store_bg_signal(db->store);
+}
+
+struct job {
+    struct store_db *db;
+    struct part *p;
+    bool flush;
+};
+
+static size_t part_nimm(struct part *p)
+{
+    pthread_mutex_lock(&p->mu);
+    size_t n = p->nimm;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+/* Picks a job and marks its partition busy. REQUIRES: bg_mu. */
+static bool pick_job(struct store *s, struct job *j)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->mu);
+    for (int pass = 0; pass < 2 && !found; pass++)
+        for (size_t d = 0; d < s->ndbs && !found; d++) {
+            struct store_db *db = s->dbs[d];
+            if (atomic_load(&db->bg_error))
+                continue;
+            for (uint32_t i = 0; i < db->nparts && !found; i++) {
+                struct part *p = &db->parts[i];
+                if (p->busy)
+                    continue;
+                if (pass == 0 ? part_nimm(p) > 0 : p->want_compact) {
+                    j->db = db;
+                    j->p = p;
+                    j->flush = pass == 0;
+                    p->busy = true;
+                    if (pass == 1)
+                        p->want_compact = false;
+                    db_ref(db);
+                    found = true;
+                }
+            }
+        }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+static bool window_full(struct part *p)
+{
+    pthread_mutex_lock(&p->mu);
+    struct version *v = p->ver;
+    bool full = false;
+    for (size_t i = 0, run = 1; i + 1 < v->n && !full; i++) {
+        run = v->files[i]->window == v->files[i + 1]->window ? run + 1 : 1;
+        full = run >= STORE_COMPACT_TRIGGER;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return full;
+}
+
+static void run_job(struct store *s, struct job *j)
+{
+    if (j->flush) {
+        int rc = compact_flush(j->p);
+        if (rc) {
+            store_bg_set_error(j->db, rc);
+            return;
+        }
+        compact_delete_old_wal(j->db);
+        if (window_full(j->p)) {
+            pthread_mutex_lock(&s->bg_mu);
+            j->p->want_compact = true;
+            pthread_mutex_unlock(&s->bg_mu);
+        }
+    } else {
+        compact_run(j->p, false);
+    }
+}
+
+static void *bg_main(void *arg)
+{
+    struct store *s = arg;
+    pthread_mutex_lock(&s->bg_mu);
+    while (!s->stop) {
+        struct job j;
+        if (!pick_job(s, &j)) {
+            pthread_cond_wait(&s->bg_cond, &s->bg_mu);
+            continue;
+        }
+        pthread_mutex_unlock(&s->bg_mu);
+        run_job(s, &j);
+        pthread_mutex_lock(&s->bg_mu);
+        j.p->busy = false;
+        pthread_cond_broadcast(&s->done_cond);
+        pthread_cond_broadcast(&s->bg_cond);
+        pthread_mutex_unlock(&s->bg_mu);
+        store_db_unref(j.db);
+        pthread_mutex_lock(&s->bg_mu);
+    }
+    pthread_mutex_unlock(&s->bg_mu);
+    return NULL;
+}
+
+/* Copies the database list with a reference each. */
+static struct store_db **all_dbs(struct store *s, size_t *n)
+{
+    pthread_mutex_lock(&s->mu);
+    struct store_db **v = xcalloc(s->ndbs + 1, sizeof *v);
+    for (size_t i = 0; i < s->ndbs; i++) {
+        v[i] = s->dbs[i];
+        db_ref(v[i]);
+    }
+    *n = s->ndbs;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+static void put_dbs(struct store_db **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        store_db_unref(v[i]);
+    free(v);
+}
+
+static void tick(struct store *s, bool sync, bool retention)
+{
+    size_t n;
+    struct store_db **dbs = all_dbs(s, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (sync)
+            wal_sync_all(dbs[i]->wal);
+        if (retention && atomic_load(&dbs[i]->ttl_ns) > 0) {
+            pthread_mutex_lock(&s->bg_mu);
+            for (uint32_t k = 0; k < dbs[i]->nparts; k++)
+                dbs[i]->parts[k].want_compact = true;
+            pthread_cond_broadcast(&s->bg_cond);
+            pthread_mutex_unlock(&s->bg_mu);
+        }
+    }
+    put_dbs(dbs, n);
+}
+
+static void *ticker_main(void *arg)
+{
+    struct store *s = arg;
+    bool interval = s->opts.wal_sync == STORE_SYNC_INTERVAL;
+    int64_t sync_every = s->opts.wal_sync_interval_ns > 0 ? s->opts.wal_sync_interval_ns
+                                                          : 1000000000LL;
+    int64_t ret_every = s->opts.retention_check_interval_ns > 0
+                            ? s->opts.retention_check_interval_ns
+                            : 60LL * 1000000000LL;
+    int64_t next_sync = store_mono_ns() + sync_every, next_ret = store_mono_ns() + ret_every;
+    pthread_mutex_lock(&s->bg_mu);
+    while (!s->stop) {
+        int64_t now = store_mono_ns();
+        bool do_sync = interval && now >= next_sync, do_ret = now >= next_ret;
+        if (do_sync || do_ret) {
+            pthread_mutex_unlock(&s->bg_mu);
+            tick(s, do_sync, do_ret);
+            pthread_mutex_lock(&s->bg_mu);
+            if (do_sync)
+                next_sync = now + sync_every;
+            if (do_ret)
+                next_ret = now + ret_every;
+            continue;
+        }
+        int64_t wake = next_ret;
+        if (interval && next_sync < wake)
+            wake = next_sync;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t abs_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + (wake - now);
+        ts.tv_sec = abs_ns / 1000000000LL;
+        ts.tv_nsec = abs_ns % 1000000000LL;
+        pthread_cond_timedwait(&s->done_cond, &s->bg_mu, &ts);
+    }
+    pthread_mutex_unlock(&s->bg_mu);
+    return NULL;
+}
+
+static void start_threads(struct store *s)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->done_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&s->bg_cond, NULL);
+    s->nthreads = s->opts.background_threads ? s->opts.background_threads : 1;
+    s->threads = xcalloc(s->nthreads, sizeof *s->threads);
+    for (unsigned i = 0; i < s->nthreads; i++)
+        pthread_create(&s->threads[i], NULL, bg_main, s);
+    pthread_create(&s->ticker, NULL, ticker_main, s);
+    s->has_ticker = true;
+}
+
+static void stop_threads(struct store *s)
+{
+    pthread_mutex_lock(&s->bg_mu);
+    s->stop = true;
+    pthread_cond_broadcast(&s->bg_cond);
+    pthread_cond_broadcast(&s->done_cond);
+    pthread_mutex_unlock(&s->bg_mu);
+    for (unsigned i = 0; i < s->nthreads; i++)
+        pthread_join(s->threads[i], NULL);
+    if (s->has_ticker)
+        pthread_join(s->ticker, NULL);
+    free(s->threads);
+    s->threads = NULL;
+    s->nthreads = 0;
+    s->has_ticker = false;
+}
+
+/* --- open and close --- */
+
+static bool valid_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 1 || n > 64 || name[0] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || c == '.';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static void add_db(struct store *s, struct store_db *db)
+{
+    s->dbs = xrealloc(s->dbs, (s->ndbs + 1) * sizeof *s->dbs);
+    s->dbs[s->ndbs++] = db;
+}
+
+static int open_all(struct store *s)
+{
+    char **names;
+    size_t n;
+    int rc = env_list(s->env, s->dir, &names, &n);
+    if (rc)
+        return rc;
+    struct buf meta = BUF_INIT;
+    for (size_t i = 0; i < n && !rc; i++) {
+        buf_reset(&meta);
+        buf_printf(&meta, "%s/%s/META", s->dir, names[i]);
+        if (!valid_name(names[i]) || !env_exists(s->env, meta.data))
+            continue;
+        struct store_db *db;
+        rc = db_open(s, names[i], NULL, &db);
+        if (!rc)
+            add_db(s, db);
+    }
+    buf_destroy(&meta);
+    env_free_list(names, n);
+    return rc;
+}
+
+int store_open(const struct store_opts *opts, struct store **out)
+{
+    struct store *s = xcalloc(1, sizeof *s);
+    s->opts = *opts;
+    s->env = opts->env ? opts->env : env_posix();
+    s->dir = xstrdup(opts->dir ? opts->dir : "./data");
+    s->opts.dir = s->dir;
+    if (s->opts.memtable_bytes < (1u << 20))
+        s->opts.memtable_bytes = 1u << 20;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->bg_mu, NULL);
+    atomic_init(&s->mem_total, 0);
+    s->cache = cache_new(opts->block_cache_bytes);
+    struct buf lock = BUF_INIT;
+    buf_printf(&lock, "%s/LOCK", s->dir);
+    int rc = env_mkdir(s->env, s->dir);
+    if (!rc)
+        rc = s->env->ops->lock(s->env, lock.data, &s->lock);
+    buf_destroy(&lock);
+    if (!rc)
+        rc = open_all(s);
+    start_threads(s);
+    if (rc) {
+        store_close(s);
+        return rc;
+    }
+    *out = s;
+    return ERR_OK;
+}
+
+void store_close(struct store *s)
+{
+    if (!s)
+        return;
+    size_t n;
+    struct store_db **dbs = all_dbs(s, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!atomic_load(&dbs[i]->bg_error))
+            store_db_flush(dbs[i]);
+    put_dbs(dbs, n);
+    stop_threads(s);
+    for (size_t i = 0; i < s->ndbs; i++)
+        store_db_unref(s->dbs[i]);
+    free(s->dbs);
+    if (s->lock)
+        s->env->ops->unlock(s->lock);
+    cache_free(s->cache);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->bg_mu);
+    pthread_cond_destroy(&s->bg_cond);
+    pthread_cond_destroy(&s->done_cond);
+    free(s->dir);
+    free(s);
+}
+
+/* --- databases --- */
+
+static struct store_db *find_db(struct store *s, const char *name, size_t *pos)
+{
+    for (size_t i = 0; i < s->ndbs; i++)
+        if (strcmp(s->dbs[i]->name, name) == 0) {
+            if (pos)
+                *pos = i;
+            return s->dbs[i];
+        }
+    return NULL;
+}
+
+int store_db_create(struct store *s, const char *name, const struct db_opts *opts)
+{
+    if (!valid_name(name) || opts->buckets < 1 || opts->buckets > 1024 || opts->ttl_ns < 0)
+        return ERR_INVAL;
+    pthread_mutex_lock(&s->mu);
+    int rc = ERR_EXISTS;
+    struct store_db *db;
+    if (!find_db(s, name, NULL)) {
+        rc = db_open(s, name, opts, &db);
+        if (!rc)
+            add_db(s, db);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int store_db_get(struct store *s, const char *name, struct store_db **out)
+{
+    pthread_mutex_lock(&s->mu);
+    struct store_db *db = find_db(s, name, NULL);
+    if (db)
+        db_ref(db);
+    pthread_mutex_unlock(&s->mu);
+    if (!db)
+        return ERR_NOTFOUND;
+    *out = db;
+    return ERR_OK;
+}
+
+static bool db_busy(struct store_db *db)
+{
+    for (uint32_t i = 0; i < db->nparts; i++)
+        if (db->parts[i].busy)
+            return true;
+    return false;
+}
+
+int store_db_drop(struct store *s, const char *name)
+{
+    size_t pos;
+    pthread_mutex_lock(&s->mu);
+    struct store_db *db = find_db(s, name, &pos);
+    if (db) {
+        memmove(s->dbs + pos, s->dbs + pos + 1, (s->ndbs - pos - 1) * sizeof *s->dbs);
+        s->ndbs--;
+        db->dropped = true;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!db)
+        return ERR_NOTFOUND;
+    pthread_mutex_lock(&s->bg_mu);
+    while (db_busy(db))
+        pthread_cond_wait(&s->done_cond, &s->bg_mu);
+    pthread_mutex_unlock(&s->bg_mu);
+    store_db_unref(db);
+    return ERR_OK;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int store_db_list(struct store *s, char ***names, size_t *count)
+{
+    pthread_mutex_lock(&s->mu);
+    char **v = xcalloc(s->ndbs + 1, sizeof *v);
+    for (size_t i = 0; i < s->ndbs; i++)
+        v[i] = xstrdup(s->dbs[i]->name);
+    size_t n = s->ndbs;
+    pthread_mutex_unlock(&s->mu);
+    qsort(v, n, sizeof *v, name_cmp);
+    *names = v;
+    *count = n;
+    return ERR_OK;
+}
+
+/* --- maintenance --- */
+
+static bool has_active_data(struct store_db *db)
+{
+    for (uint32_t i = 0; i < db->nparts; i++)
+        if (mt_count(db->parts[i].mem) > 0)
+            return true;
+    return false;
+}
+
+static bool flush_pending(struct store_db *db)
+{
+    for (uint32_t i = 0; i < db->nparts; i++)
+        if (part_nimm(&db->parts[i]) > 0)
+            return true;
+    return false;
+}
+
+int store_db_flush(struct store_db *db)
+{
+    struct store *s = db->store;
+    pthread_mutex_lock(&db->write_mu);
+    int rc = atomic_load(&db->bg_error);
+    if (!rc && has_active_data(db))
+        rc = db_freeze_locked(db);
+    pthread_mutex_unlock(&db->write_mu);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&s->bg_mu);
+    while (flush_pending(db) && !atomic_load(&db->bg_error) && !s->stop)
+        pthread_cond_wait(&s->done_cond, &s->bg_mu);
+    pthread_mutex_unlock(&s->bg_mu);
+    return atomic_load(&db->bg_error);
+}
+
+int store_db_compact(struct store_db *db)
+{
+    struct store *s = db->store;
+    int rc = ERR_OK;
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        struct part *p = &db->parts[i];
+        pthread_mutex_lock(&s->bg_mu);
+        while (p->busy)
+            pthread_cond_wait(&s->done_cond, &s->bg_mu);
+        p->busy = true;
+        pthread_mutex_unlock(&s->bg_mu);
+        int prc = compact_run(p, true);
+        if (prc && !rc)
+            rc = prc;
+        pthread_mutex_lock(&s->bg_mu);
+        p->busy = false;
+        pthread_cond_broadcast(&s->done_cond);
+        pthread_cond_broadcast(&s->bg_cond);
+        pthread_mutex_unlock(&s->bg_mu);
+    }
+    return rc;
+}
+
+void store_metrics(struct store *s, struct buf *out)
+{
+    static const char *types[][2] = {
+        {"bucket_rows_total", "counter"},     {"partition_files", "gauge"},
+        {"partition_bytes", "gauge"},         {"partition_memtable_bytes", "gauge"},
+        {"partition_flush_backlog", "gauge"}, {"disk_bytes", "gauge"},
+        {"memtable_active_bytes", "gauge"},   {"flushes_total", "counter"},
+        {"flush_seconds_total", "counter"},   {"flush_bytes_total", "counter"},
+        {"compactions_total", "counter"},     {"compaction_seconds_total", "counter"},
+        {"compaction_bytes_total", "counter"}, {"write_bytes_total", "counter"},
+        {"corruption_errors_total", "counter"}, {"write_busy_total", "counter"},
+        {"write_nospc_total", "counter"},     {"ttl_files_dropped_total", "counter"},
+        {"wal_syncs_total", "counter"},       {"wal_bytes_total", "counter"},
+        {"wal_records_total", "counter"},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        buf_printf(out, "# TYPE logbucket_%s %s\n", types[i][0], types[i][1]);
+    size_t n;
+    struct store_db **dbs = all_dbs(s, &n);
+    for (size_t i = 0; i < n; i++)
+        db_metrics(dbs[i], out);
+    put_dbs(dbs, n);
+    struct cache_stats cs;
+    cache_stats(s->cache, &cs);
+    buf_printf(out, "# TYPE logbucket_memtable_bytes gauge\nlogbucket_memtable_bytes %zu\n",
+               atomic_load(&s->mem_total));
+    buf_printf(out, "# TYPE logbucket_block_cache_hits_total counter\n"
+                    "logbucket_block_cache_hits_total %" PRIu64 "\n",
+               cs.hits);
+    buf_printf(out, "# TYPE logbucket_block_cache_misses_total counter\n"
+                    "logbucket_block_cache_misses_total %" PRIu64 "\n",
+               cs.misses);
+    buf_printf(out, "# TYPE logbucket_block_cache_bytes gauge\nlogbucket_block_cache_bytes %" PRIu64
+                    "\n",
+               cs.bytes);
+}

@@ -1,0 +1,159 @@
+/* Private structures of the store: the store, databases, partitions,
+ * versions and file metadata, shared by store.c, db.c, part.c, compact.c
+ * and recover.c. Locks, outermost first: db->write_mu, store->bg_mu,
+ * part->mu, wal internals, cache. Nobody takes an outer lock while
+ * holding an inner one. */
+#ifndef LB_STORE_INT_H
+#define LB_STORE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/buf.h"
+#include "store/batch.h"
+#include "store/cache.h"
+#include "store/env.h"
+#include "store/memtable.h"
+#include "store/sst.h"
+#include "store/store.h"
+#include "store/wal.h"
+
+/* Compaction window of time-windowed compaction: files never mix rows of
+ * two windows. One hour, as InfluxDB's default shard group for short
+ * retention; a window older than the TTL is dropped as whole files. */
+#define STORE_WINDOW_NS (3600LL * 1000000000LL)
+#define STORE_COMPACT_TRIGGER 4         /* files in one window */
+#define STORE_MAX_FILE_BYTES (64u << 20) /* split compaction output */
+
+/* One SSTable of a partition. Refcounted by the versions that list it; the
+ * file is deleted when the last reference goes after it became obsolete. */
+struct file_meta {
+    atomic_int refs;
+    uint64_t number;
+    int64_t window;
+    struct sst_props props;
+    struct sst_table *table;
+    char *path;
+    struct env *env;
+    atomic_bool obsolete;
+};
+
+/* An immutable set of files, sorted by (window asc, number desc). */
+struct version {
+    atomic_int refs;
+    size_t n;
+    struct file_meta **files;
+};
+
+struct part {
+    struct store_db *db;
+    uint32_t id;     /* bucket number; db->buckets for the host index */
+    bool is_index;
+    char *dir;
+    pthread_mutex_t mu;     /* guards mem, imm, nimm, ver */
+    struct memtable *mem;   /* active; written under db->write_mu */
+    struct memtable **imm;  /* frozen, oldest first */
+    size_t nimm, capimm;
+    struct version *ver;
+    /* owned by the partition's one background job (busy, under bg_mu) */
+    uint64_t next_file;
+    uint64_t flushed_gen;   /* persisted in the manifest */
+    uint64_t last_seq;      /* persisted in the manifest */
+    atomic_ullong done_gen; /* newest generation flushed, also empty ones */
+    bool busy;              /* bg_mu */
+    bool want_compact;      /* bg_mu */
+    bool force_compact;     /* bg_mu */
+};
+
+struct db_metrics {
+    atomic_ullong flushes, flush_ns, compactions, compact_ns;
+    atomic_ullong bytes_flushed, bytes_compacted, bytes_written_user;
+    atomic_ullong corrupt, busy_rejects, nospc, ttl_files_dropped;
+    atomic_ullong *bucket_rows; /* per bucket */
+};
+
+struct store_db {
+    struct store *store;
+    char *name;
+    char *dir;
+    char *wal_dir;
+    atomic_int refs;
+    bool dropped;           /* store->mu */
+    uint32_t buckets;
+    bool desc;
+    atomic_llong ttl_ns;
+    struct part *parts;     /* buckets + 1 (the host index last) */
+    uint32_t nparts;
+    pthread_mutex_t write_mu; /* serializes writers; guards last_seq, wal appends, freezes */
+    uint64_t last_seq;
+    atomic_ullong visible_seq;
+    struct wal *wal;
+    uint64_t gen;           /* generation of the active memtables == WAL segment */
+    atomic_size_t active_bytes;
+    atomic_int bg_error;    /* sticky: the database turned read-only */
+    struct buf scratch;     /* write_mu: key encoding */
+    struct db_metrics m;
+};
+
+struct store {
+    struct store_opts opts;
+    char *dir;
+    struct env *env;
+    struct env_file *lock;
+    struct cache *cache;
+    atomic_size_t mem_total;
+    pthread_mutex_t mu;  /* guards dbs */
+    struct store_db **dbs;
+    size_t ndbs;
+    pthread_mutex_t bg_mu; /* guards scheduling state and part.busy */
+    pthread_cond_t bg_cond;   /* work to do */
+    pthread_cond_t done_cond; /* a job finished */
+    bool stop;
+    pthread_t *threads;
+    unsigned nthreads;
+    pthread_t ticker;
+    bool has_ticker;
+    int64_t next_retention_ns;
+};
+
+int64_t store_now(const struct store *s);
+int64_t store_mono_ns(void);
+
+/* versions and files (part.c) */
+struct version *version_new(struct file_meta **files, size_t n);
+void version_ref(struct version *v);
+void version_unref(struct version *v);
+void file_meta_unref(struct file_meta *f);
+int64_t part_window(int64_t ts);
+/* ts of a user key of this partition (0 if malformed). */
+int64_t part_key_ts(const struct part *p, struct slice ukey);
+int part_open(struct store_db *db, uint32_t id, struct part *p);
+void part_close(struct part *p);
+int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen,
+                        uint64_t last_seq);
+void part_install(struct part *p, struct version *v); /* takes ownership of v */
+void part_file_path(const struct part *p, uint64_t number, struct buf *out);
+uint64_t part_new_file_number(struct part *p);
+int part_open_file(struct part *p, uint64_t number, const struct sst_props *props,
+                   struct file_meta **out);
+
+/* flush and compaction (compact.c), run by one job per partition */
+int compact_flush(struct part *p);
+int compact_run(struct part *p, bool force);
+void compact_delete_old_wal(struct store_db *db);
+
+/* databases (db.c) */
+int db_open(struct store *s, const char *name, const struct db_opts *create,
+            struct store_db **out);
+void db_close(struct store_db *db);
+void db_ref(struct store_db *db);
+int db_freeze_locked(struct store_db *db);
+void db_metrics(struct store_db *db, struct buf *out);
+
+/* background work (store.c) */
+void store_bg_signal(struct store *s);
+void store_bg_set_error(struct store_db *db, int rc);
+
+#endif
