@@ -1,0 +1,331 @@
+/* Cursor tests against a real store: admin statements and their output,
+ * SHOW DATABASES rows, EXPLAIN, NDJSON vs JSON framing, multi-statement
+ * scripts, errors at open (status codes) and mid-stream, the parameter
+ * form, and the metrics text. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config/err.h"
+#include "query/query.h"
+#include "store/record.h"
+#include "store/store.h"
+
+#define NOW 1700000000000000000LL
+
+struct fx {
+    struct store *s;
+    char dir[64];
+};
+
+static int64_t clock_fixed(void *arg)
+{
+    (void)arg;
+    return NOW;
+}
+
+static int setup(void **state)
+{
+    struct fx *f = xcalloc(1, sizeof(*f));
+    snprintf(f->dir, sizeof(f->dir), "/tmp/lbq-cursor-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    struct store_opts so;
+    store_opts_default(&so);
+    so.dir = f->dir;
+    so.wal_sync = STORE_SYNC_NONE;
+    so.clock = clock_fixed;
+    assert_int_equal(store_open(&so, &f->s), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    store_close(f->s);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "# could not remove %s\n", f->dir);
+    free(f);
+    return 0;
+}
+
+/* Runs sql; returns the open code, or the read error; output in out. */
+static int run(struct fx *f, const char *sql, enum query_format fmt, struct buf *out,
+               struct buf *err)
+{
+    struct query_opts o;
+    query_opts_default(&o);
+    o.now_ns = NOW;
+    o.format = fmt;
+    o.max_get_rows = 4;
+    struct query_cursor *c;
+    buf_reset(out);
+    buf_reset(err);
+    int rc = query_sql_open(f->s, sql, strlen(sql), &o, &c, err);
+    if (rc)
+        return rc;
+    char tmp[7]; /* tiny reads: the cursor must cope */
+    ssize_t n;
+    while ((n = query_cursor_read(c, tmp, sizeof(tmp))) > 0)
+        buf_append(out, tmp, (size_t)n);
+    if (n < 0)
+        buf_puts(err, query_cursor_error(c));
+    query_cursor_free(c);
+    return (int)n;
+}
+
+static void put_rows(struct fx *f, const char *db)
+{
+    struct store_db *d;
+    assert_int_equal(store_db_get(f->s, db, &d), 0);
+    struct batch *b = batch_new();
+    struct buf v = BUF_INIT;
+    for (int i = 0; i < 10; i++) {
+        struct rec_field fl;
+        memset(&fl, 0, sizeof(fl));
+        fl.key = slice_cstr("n");
+        fl.type = REC_INT;
+        fl.v.i = i;
+        buf_reset(&v);
+        rec_encode(&v, NULL, 0, &fl, 1);
+        char host[8];
+        snprintf(host, sizeof(host), "h%d", i % 2);
+        batch_put(b, NOW - i * 1000, slice_cstr(host), slice_cstr("e"), slice_make(v.data, v.len));
+    }
+    assert_int_equal(store_write(d, b), 0);
+    batch_free(b);
+    buf_destroy(&v);
+    store_db_unref(d);
+}
+
+static void test_admin(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE a WITH (buckets=3, ts_order='asc', ttl='30d')",
+                         QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"ok\":true}\n");
+    assert_int_equal(run(f, "CREATE DATABASE a", QUERY_NDJSON, &out, &err), ERR_EXISTS);
+    assert_string_equal(buf_cstr(&err), "database 'a' already exists");
+    assert_int_equal(run(f, "CREATE DATABASE IF NOT EXISTS a; CREATE DATABASE b", QUERY_NDJSON,
+                         &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"ok\":true}\n{\"ok\":true}\n");
+    assert_int_equal(run(f, "ALTER DATABASE b SET ttl='12h'", QUERY_NDJSON, &out, &err), 0);
+    assert_int_equal(run(f, "SHOW DATABASES", QUERY_NDJSON, &out, &err), 0);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"name\":\"a\",\"buckets\":3,\"ts_order\":\"asc\",\"ttl\":\"30d\","
+                        "\"rows\":null,\"bytes\":null}\n"
+                        "{\"name\":\"b\",\"buckets\":16,\"ts_order\":\"desc\",\"ttl\":\"12h\","
+                        "\"rows\":null,\"bytes\":null}\n");
+    assert_int_equal(run(f, "SHOW DATABASES", QUERY_JSON, &out, &err), 0);
+    assert_non_null(strstr(buf_cstr(&out), "{\"results\":[{\"name\":\"a\""));
+    assert_int_equal(run(f, "DROP DATABASE b", QUERY_NDJSON, &out, &err), 0);
+    assert_int_equal(run(f, "DROP DATABASE b", QUERY_NDJSON, &out, &err), ERR_NOTFOUND);
+    assert_int_equal(run(f, "DROP DATABASE IF EXISTS b", QUERY_NDJSON, &out, &err), 0);
+    assert_int_equal(run(f, "ALTER DATABASE zz SET ttl='1d'", QUERY_NDJSON, &out, &err),
+                     ERR_NOTFOUND);
+    assert_string_equal(buf_cstr(&err), "database 'zz' not found");
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+static void test_select_framing(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE c", QUERY_NDJSON, &out, &err), 0);
+    put_rows(f, "c");
+    assert_int_equal(run(f, "SELECT ts, fields.n FROM c WHERE host = 'h1' LIMIT 2", QUERY_NDJSON,
+                         &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"ts\":1699999999999999000,\"fields\":{\"n\":1}}\n"
+                                        "{\"ts\":1699999999999997000,\"fields\":{\"n\":3}}\n");
+    assert_int_equal(run(f, "SELECT ts FROM c WHERE host = 'h1' ORDER BY ts ASC LIMIT 2",
+                         QUERY_JSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"results\":[{\"ts\":1699999999999991000},"
+                                        "{\"ts\":1699999999999993000}]}\n");
+    assert_int_equal(run(f, "SELECT COUNT(*) FROM c WHERE ts > 0; SELECT COUNT(*) FROM c WHERE "
+                            "host = 'h0' AND n >= 4",
+                         QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"count\":10}\n{\"count\":3}\n");
+    assert_int_equal(run(f, "SELECT * FROM c WHERE host = 'h0' LIMIT 0", QUERY_JSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"results\":[]}\n");
+    /* GET */
+    assert_int_equal(run(f, "SELECT ts, host FROM c WHERE ts IN (1700000000000000000, "
+                            "1699999999999999000) AND host IN ('h0','h1') AND event = 'e'",
+                         QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"ts\":1700000000000000000,\"host\":\"h0\"}\n"
+                                        "{\"ts\":1699999999999999000,\"host\":\"h1\"}\n");
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+static void test_errors(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE d", QUERY_NDJSON, &out, &err), 0);
+    put_rows(f, "d");
+    assert_int_equal(run(f, "SELECT * FROM nosuch WHERE ts > 0", QUERY_NDJSON, &out, &err),
+                     ERR_NOTFOUND);
+    assert_int_equal(run(f, "SELECT * FROM d", QUERY_NDJSON, &out, &err), ERR_INVAL);
+    assert_non_null(strstr(buf_cstr(&err), "full scan refused"));
+    assert_int_equal(run(f, "SELECT * FROM d WHERE ts IN (1,2,3) AND host IN ('a','b') AND "
+                            "event = 'e'",
+                         QUERY_NDJSON, &out, &err),
+                     ERR_TOOBIG);
+    assert_int_equal(run(f, "SELECT * FORM d", QUERY_NDJSON, &out, &err), ERR_INVAL);
+    assert_string_equal(buf_cstr(&err),
+                        "syntax error at position 10: expected FROM, found 'FORM'");
+    /* a later statement fails after output began: the error is in the stream */
+    assert_int_equal(run(f, "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
+                            "> 0",
+                         QUERY_NDJSON, &out, &err),
+                     ERR_NOTFOUND);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"count\":10}\n{\"error\":\"database 'nosuch' not found\"}\n");
+    assert_int_equal(run(f, "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
+                            "> 0",
+                         QUERY_JSON, &out, &err),
+                     ERR_NOTFOUND);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"results\":[{\"count\":10}]}\n"
+                        "{\"results\":[],\"error\":\"database 'nosuch' not found\"}\n");
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+static void test_explain_delete(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE e WITH (buckets=2)", QUERY_NDJSON, &out, &err), 0);
+    put_rows(f, "e");
+    assert_int_equal(run(f, "EXPLAIN SELECT * FROM e WHERE host = 'h0' AND event = 'e'",
+                         QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"plan\":\"INDEX\",\"buckets\":[0,1],\"ranges\":[{\"host\":\"h0\","
+                        "\"event\":\"e\",\"start\":null,\"end\":null}],\"index\":\"host\","
+                        "\"order\":\"desc\",\"stored_order\":\"desc\",\"filters\":[],"
+                        "\"empty\":false}\n");
+    assert_int_equal(run(f, "EXPLAIN SELECT * FROM e WHERE ts >= 5 AND code > 3 LIMIT 4",
+                         QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"plan\":\"SCAN\",\"buckets\":[0,1],\"ranges\":[{\"bucket\":0,"
+                        "\"start\":5,\"end\":null},{\"bucket\":1,\"start\":5,\"end\":null}],"
+                        "\"index\":null,\"order\":\"desc\",\"stored_order\":\"desc\","
+                        "\"filters\":[\"fields.code > 3\"],\"limit\":4,\"empty\":false}\n");
+    assert_int_equal(run(f, "DELETE FROM e WHERE host = 'h1' AND n > 4", QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"deleted\":3}\n");
+    assert_int_equal(run(f, "SELECT COUNT(*) FROM e WHERE ts > 0", QUERY_NDJSON, &out, &err), 0);
+    assert_string_equal(buf_cstr(&out), "{\"count\":7}\n");
+    assert_int_equal(run(f, "DELETE FROM e", QUERY_NDJSON, &out, &err), ERR_INVAL);
+    assert_int_equal(run(f, "DELETE /*+ full_scan */ FROM e", QUERY_NDJSON, &out, &err), 0);
+    assert_string_equal(buf_cstr(&out), "{\"deleted\":7}\n");
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+struct params {
+    const char *kv[16];
+};
+
+static const char *param_get(void *arg, const char *name)
+{
+    struct params *p = arg;
+    for (size_t i = 0; p->kv[i]; i += 2)
+        if (strcmp(p->kv[i], name) == 0)
+            return p->kv[i + 1];
+    return NULL;
+}
+
+static int run_params(struct fx *f, struct params *p, struct buf *out, struct buf *err)
+{
+    struct query_opts o;
+    query_opts_default(&o);
+    o.now_ns = NOW;
+    struct query_cursor *c;
+    buf_reset(out);
+    buf_reset(err);
+    int rc = query_params_open(f->s, param_get, p, &o, &c, err);
+    if (rc)
+        return rc;
+    char tmp[64];
+    ssize_t n;
+    while ((n = query_cursor_read(c, tmp, sizeof(tmp))) > 0)
+        buf_append(out, tmp, (size_t)n);
+    query_cursor_free(c);
+    return (int)n;
+}
+
+static void test_params(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE p", QUERY_NDJSON, &out, &err), 0);
+    put_rows(f, "p");
+    struct params p1 = {{"db", "p", "host", "h0", "limit", "2", "order", "asc", "where", "n >= 4",
+                         NULL}};
+    assert_int_equal(run_params(f, &p1, &out, &err), 0);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"ts\":1699999999999992000,\"host\":\"h0\",\"event\":\"e\",\"tags\":{},"
+                        "\"fields\":{\"n\":8}}\n"
+                        "{\"ts\":1699999999999994000,\"host\":\"h0\",\"event\":\"e\",\"tags\":{},"
+                        "\"fields\":{\"n\":6}}\n");
+    /* start inclusive, end exclusive, relative times */
+    struct params p2 = {{"db", "p", "start", "-3us", "end", "now", NULL}};
+    assert_int_equal(run_params(f, &p2, &out, &err), 0);
+    size_t lines = 0;
+    for (const char *s = buf_cstr(&out); (s = strchr(s, '\n')); s++)
+        lines++;
+    assert_int_equal(lines, 3);
+    struct params p3 = {{"db", "p", NULL}};
+    assert_int_equal(run_params(f, &p3, &out, &err), ERR_INVAL);
+    assert_non_null(strstr(buf_cstr(&err), "full scan refused"));
+    struct params p4 = {{"db", "p", "full_scan", "true", NULL}};
+    assert_int_equal(run_params(f, &p4, &out, &err), 0);
+    struct params p5 = {{"db", "p", "start", "yesterday", NULL}};
+    assert_int_equal(run_params(f, &p5, &out, &err), ERR_INVAL);
+    assert_non_null(strstr(buf_cstr(&err), "bad start 'yesterday'"));
+    struct params p6 = {{"host", "x", NULL}};
+    assert_int_equal(run_params(f, &p6, &out, &err), ERR_INVAL);
+
+    buf_reset(&out);
+    query_metrics(&out);
+    assert_non_null(strstr(buf_cstr(&out), "logbucket_query_total{plan=\"index\",outcome=\"ok\"}"));
+    assert_non_null(strstr(buf_cstr(&out), "logbucket_query_duration_seconds_bucket{le=\"+Inf\"}"));
+    assert_non_null(strstr(buf_cstr(&out), "logbucket_query_rows_scanned_total"));
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+int main(void)
+{
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_select_framing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_explain_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_params, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
