@@ -127,6 +127,11 @@ int jsonl_parse_rfc3339(const char *s, size_t n, int64_t *out)
         return ERR_INVAL;
     int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
     int64_t ns;
+    if (secs < 0 && frac > 0) {
+        /* keep the product in range down to INT64_MIN */
+        secs++;
+        frac -= 1000000000;
+    }
     if (__builtin_mul_overflow(secs, (int64_t)1000000000, &ns) ||
         __builtin_add_overflow(ns, frac, &ns))
         return ERR_INVAL;
