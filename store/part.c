@@ -193,9 +193,9 @@ static int decode_manifest(struct part *p, const char *path, const char *d, size
         v[i].props.min_ts = (int64_t)coding_get_u64le(f + 40);
         v[i].props.max_ts = (int64_t)coding_get_u64le(f + 48);
         if (v[i].number >= p->next_file) {
+            uint64_t bad = v[i].number;
             free(v);
-            return err_corrupt("manifest %s: file number %" PRIu64 " >= next", path,
-                               v[i].number);
+            return err_corrupt("manifest %s: file number %" PRIu64 " >= next", path, bad);
         }
     }
     *files = v;
