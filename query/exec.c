@@ -59,12 +59,18 @@ static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, in
     uint64_t kmin, kmax;
     tskey_bounds(e->p, lo, hi, &kmin, &kmax);
     struct buf l = BUF_INIT, h = BUF_INIT;
+    /* bucket|tskey then two NULs: no row key continues a prefix with two
+     * NULs (the event is never empty), so this bound is equivalent to the
+     * bare prefix, and a seek to it never depends on how the store orders a
+     * prefix against longer keys (see the README of query/). */
     query_put_row_prefix(&l, bucket, kmin);
+    buf_append(&l, "\0\0", 2);
     if (kmax == UINT64_MAX) {
         unsigned char b2[2] = {(unsigned char)((bucket + 1) >> 8), (unsigned char)(bucket + 1)};
         buf_append(&h, b2, 2);
     } else {
         query_put_row_prefix(&h, bucket, kmax + 1);
+        buf_append(&h, "\0\0", 2);
     }
     struct iter *it = query_range_new(store_iter_bucket(e->snap, bucket), slice_make(l.data, l.len),
                                       slice_make(h.data, h.len), true);
@@ -126,9 +132,10 @@ static int index_events(struct exec *e, struct slice host, struct kids *k, struc
     struct iter *ix = store_iter_index(e->snap);
     struct buf pre = BUF_INIT, ev = BUF_INIT;
     key_encode_index_prefix(&pre, host, false, slice_make("", 0));
-    struct slice ps = slice_make(pre.data, pre.len);
+    buf_putc(&pre, '\0'); /* host\0\0: as bucket_child, equivalent to host\0 */
+    struct slice ps = slice_make(pre.data, pre.len - 1);
     int rc = ERR_OK;
-    it_seek(ix, ps);
+    it_seek(ix, slice_make(pre.data, pre.len));
     while (it_valid(ix) && slice_starts_with(it_key(ix), ps)) {
         struct key_row r;
         if ((rc = key_decode_index(it_key(ix), e->p->db_desc, &r)) != ERR_OK)

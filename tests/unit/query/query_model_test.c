@@ -147,7 +147,10 @@ static void write_batch(struct model *m, struct store_db *db, size_t n)
         encode_value(r);
         batch_put(b, ts, slice_cstr(h), slice_cstr(e), slice_make(r->val.data, r->val.len));
     }
-    assert_int_equal(store_write(db, b), 0);
+    int rc;
+    while ((rc = store_write(db, b)) == ERR_BUSY) /* back-pressure: flushing catches up */
+        usleep(1000);
+    assert_int_equal(rc, 0);
     batch_free(b);
 }
 
