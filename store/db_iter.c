@@ -127,11 +127,20 @@ static void di_seek_last(struct iter *it)
 static void di_seek(struct iter *it, struct slice target)
 {
     struct db_it *d = (struct db_it *)it;
-    struct buf k = BUF_INIT;
-    ikey_append(&k, target, d->seq, 0);
+    /* target may be any byte string (a prefix such as bucket|tskey), so
+     * the inner seek uses it bare: every internal key whose user key is
+     * >= target sorts after it. A user key that is a proper prefix of the
+     * target may sort after it too and is skipped here. */
     d->forward = true;
-    it_seek(d->in, slice_make(k.data, k.len));
-    buf_destroy(&k);
+    it_seek(d->in, target);
+    while (it_valid(d->in)) {
+        struct slice ik = it_key(d->in);
+        if (!parse(d, ik))
+            return;
+        if (slice_cmp(ikey_user(ik), target) >= 0)
+            break;
+        it_next(d->in);
+    }
     find_next(d, false);
 }
 

@@ -1,0 +1,426 @@
+/* The store facade end to end: create/reopen, point reads and newest-wins,
+ * both orders, the host index, TTL with an injected clock (rows invisible,
+ * then whole files gone after compaction), ERR_BUSY back-pressure and
+ * ERR_NOSPC through the fault env, metrics, bucket spread. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "config/log.h"
+#include "store/key.h"
+#include "store/store.h"
+#include "tests/support/store_testutil.h"
+
+#define HOUR (3600LL * 1000000000LL)
+#define T0 (1700000000LL * 1000000000LL)
+
+struct fixture {
+    char *dir;
+    struct store *s;
+    struct fault_env fe;
+    int64_t now;
+    struct store_opts o;
+};
+
+static int64_t fake_clock(void *arg)
+{
+    return __atomic_load_n(&((struct fixture *)arg)->now, __ATOMIC_SEQ_CST);
+}
+
+static void fx_open(struct fixture *f)
+{
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+}
+
+static void fx_close(struct fixture *f)
+{
+    store_close(f->s);
+    f->s = NULL;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = xcalloc(1, sizeof *f);
+    f->dir = tu_mkdtemp("store");
+    fault_env_init(&f->fe, env_posix());
+    f->now = T0 + 100 * HOUR;
+    store_opts_default(&f->o);
+    f->o.dir = f->dir;
+    f->o.wal_sync = STORE_SYNC_NONE;
+    f->o.env = &f->fe.env;
+    f->o.clock = fake_clock;
+    f->o.clock_arg = f;
+    f->o.memtable_bytes = 4u << 20;
+    fx_open(f);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    fx_close(f);
+    tu_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static struct store_db *mkdb(struct fixture *f, const char *name, uint32_t buckets, bool desc,
+                             int64_t ttl)
+{
+    struct db_opts o = {.buckets = buckets, .ts_desc = desc, .ttl_ns = ttl};
+    assert_int_equal(store_db_create(f->s, name, &o), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, name, &db), ERR_OK);
+    return db;
+}
+
+static void put1(struct store_db *db, int64_t ts, const char *h, const char *e, const char *v)
+{
+    struct batch *b = batch_new();
+    batch_put(b, ts, slice_cstr(h), slice_cstr(e), slice_cstr(v));
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_free(b);
+}
+
+static void expect_get(struct store_db *db, int64_t ts, const char *h, const char *e,
+                       const char *want)
+{
+    struct buf v = BUF_INIT;
+    int rc = store_get(db, ts, slice_cstr(h), slice_cstr(e), &v);
+    if (!want) {
+        assert_int_equal(rc, ERR_NOTFOUND);
+    } else {
+        assert_int_equal(rc, ERR_OK);
+        assert_int_equal(v.len, strlen(want));
+        assert_memory_equal(v.data, want, v.len);
+    }
+    buf_destroy(&v);
+}
+
+static size_t count_rows(struct store_db *db)
+{
+    struct store_snap *snap = store_snapshot(db);
+    struct db_opts o;
+    store_db_opts(db, &o);
+    size_t n = 0;
+    for (uint32_t b = 0; b < o.buckets; b++) {
+        struct iter *it = store_iter_bucket(snap, b);
+        for (it_seek_first(it); it_valid(it); it_next(it))
+            n++;
+        assert_int_equal(it_status(it), ERR_OK);
+        it_destroy(it);
+    }
+    store_snap_release(snap);
+    return n;
+}
+
+static void test_basic(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "logs", 4, true, 0);
+    struct db_opts bad = {.buckets = 0};
+    assert_int_equal(store_db_create(f->s, "x", &bad), ERR_INVAL);
+    struct db_opts ok = {.buckets = 2, .ts_desc = true};
+    assert_int_equal(store_db_create(f->s, "logs", &ok), ERR_EXISTS);
+    assert_int_equal(store_db_create(f->s, ".hidden", &ok), ERR_INVAL);
+    put1(db, T0 + 1, "web-1", "cpu", "a");
+    put1(db, T0 + 1, "web-1", "cpu", "b");
+    put1(db, T0 + 2, "web-1", "cpu", "c");
+    expect_get(db, T0 + 1, "web-1", "cpu", "b");
+    expect_get(db, T0 + 2, "web-1", "cpu", "c");
+    expect_get(db, T0 + 3, "web-1", "cpu", NULL);
+    struct batch *b = batch_new();
+    batch_delete(b, T0 + 2, slice_cstr("web-1"), slice_cstr("cpu"));
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_clear(b);
+    char nul[3] = {'a', 0, 'b'};
+    batch_put(b, T0, slice_make(nul, 3), slice_cstr("e"), slice_cstr("v"));
+    assert_int_equal(store_write(db, b), ERR_INVAL);
+    batch_free(b);
+    expect_get(db, T0 + 2, "web-1", "cpu", NULL);
+    assert_int_equal(store_db_flush(db), ERR_OK);
+    expect_get(db, T0 + 1, "web-1", "cpu", "b");
+    expect_get(db, T0 + 2, "web-1", "cpu", NULL);
+    store_db_unref(db);
+    fx_close(f);
+    fx_open(f);
+    assert_int_equal(store_db_get(f->s, "logs", &db), ERR_OK);
+    struct db_opts o;
+    store_db_opts(db, &o);
+    assert_int_equal(o.buckets, 4);
+    assert_true(o.ts_desc);
+    expect_get(db, T0 + 1, "web-1", "cpu", "b");
+    assert_int_equal(count_rows(db), 1);
+    char **names;
+    size_t n;
+    assert_int_equal(store_db_list(f->s, &names, &n), ERR_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "logs");
+    free(names[0]);
+    free(names);
+    store_db_unref(db);
+    assert_int_equal(store_db_drop(f->s, "logs"), ERR_OK);
+    assert_int_equal(store_db_get(f->s, "logs", &db), ERR_NOTFOUND);
+}
+
+/* Rows come out newest first (DESC) or oldest first (ASC); the index
+ * lists host/event/ts in the same order. */
+static void check_order(struct fixture *f, bool desc)
+{
+    struct store_db *db = mkdb(f, desc ? "d" : "a", 1, desc, 0);
+    for (int i = 0; i < 100; i++)
+        put1(db, T0 + i * 1000, i % 2 ? "h1" : "h2", "ev", "v");
+    if (desc)
+        assert_int_equal(store_db_flush(db), ERR_OK);
+    struct store_snap *snap = store_snapshot(db);
+    struct iter *it = store_iter_bucket(snap, 0);
+    int64_t last = desc ? INT64_MAX : INT64_MIN;
+    int n = 0;
+    for (it_seek_first(it); it_valid(it); it_next(it), n++) {
+        struct key_row r;
+        assert_int_equal(key_decode_row(it_key(it), desc, &r), ERR_OK);
+        assert_true(desc ? r.ts < last : r.ts > last);
+        last = r.ts;
+    }
+    assert_int_equal(n, 100);
+    it_destroy(it);
+    it = store_iter_index(snap);
+    struct buf pfx = BUF_INIT;
+    key_encode_index_prefix(&pfx, slice_cstr("h1"), true, slice_cstr("ev"));
+    n = 0;
+    last = desc ? INT64_MAX : INT64_MIN;
+    for (it_seek(it, slice_make(pfx.data, pfx.len));
+         it_valid(it) && slice_starts_with(it_key(it), slice_make(pfx.data, pfx.len));
+         it_next(it), n++) {
+        struct key_row r;
+        assert_int_equal(key_decode_index(it_key(it), desc, &r), ERR_OK);
+        assert_true(desc ? r.ts < last : r.ts > last);
+        assert_int_equal(it_value(it).len, 0);
+        last = r.ts;
+    }
+    assert_int_equal(n, 50);
+    assert_int_equal(it_status(it), ERR_OK);
+    it_destroy(it);
+    buf_destroy(&pfx);
+    store_snap_release(snap);
+    store_db_unref(db);
+}
+
+static void test_order(void **state)
+{
+    check_order(*state, true);
+    check_order(*state, false);
+}
+
+static void test_ttl(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "ttl", 2, true, 0);
+    /* ten hourly windows, 50 rows each */
+    for (int h = 0; h < 10; h++) {
+        struct batch *b = batch_new();
+        for (int i = 0; i < 50; i++)
+            batch_put(b, T0 + h * HOUR + i * 1000000, slice_cstr("h"), slice_cstr("e"),
+                      slice_cstr("value"));
+        assert_int_equal(store_write(db, b), ERR_OK);
+        batch_free(b);
+        assert_int_equal(store_db_flush(db), ERR_OK);
+    }
+    assert_int_equal(count_rows(db), 500);
+    char **files;
+    size_t before = 0;
+    struct buf dir = BUF_INIT;
+    for (int p = 0; p < 2; p++) {
+        buf_reset(&dir);
+        buf_printf(&dir, "%s/ttl/p%02d", f->dir, p);
+        size_t n = tu_list_suffix(dir.data, ".sst", &files);
+        before += n;
+        for (size_t i = 0; i < n; i++)
+            free(files[i]);
+        free(files);
+    }
+    assert_true(before >= 10);
+    /* now = T0 + 10h; ttl 4.5h: hours 0..5 expire (hour 5 partly) */
+    __atomic_store_n(&f->now, T0 + 10 * HOUR, __ATOMIC_SEQ_CST);
+    assert_int_equal(store_db_set_ttl(db, 4 * HOUR + HOUR / 2), ERR_OK);
+    size_t visible = count_rows(db);
+    assert_true(visible >= 200 && visible <= 250);
+    expect_get(db, T0, "h", "e", NULL);
+    expect_get(db, T0 + 9 * HOUR, "h", "e", "value");
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    assert_int_equal(count_rows(db), visible);
+    size_t after = 0;
+    for (int p = 0; p < 2; p++) {
+        buf_reset(&dir);
+        buf_printf(&dir, "%s/ttl/p%02d", f->dir, p);
+        size_t n = tu_list_suffix(dir.data, ".sst", &files);
+        after += n;
+        for (size_t i = 0; i < n; i++)
+            free(files[i]);
+        free(files);
+    }
+    assert_true(after <= 2 * 5);
+    assert_true(after < before);
+    buf_destroy(&dir);
+    /* TTL survives a reopen */
+    store_db_unref(db);
+    fx_close(f);
+    fx_open(f);
+    assert_int_equal(store_db_get(f->s, "ttl", &db), ERR_OK);
+    struct db_opts o;
+    store_db_opts(db, &o);
+    assert_int_equal(o.ttl_ns, 4 * HOUR + HOUR / 2);
+    assert_int_equal(count_rows(db), visible);
+    store_db_unref(db);
+}
+
+static void test_busy(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "busy", 4, true, 0);
+    atomic_store(&f->fe.hold_sst, true);
+    struct batch *b = batch_new();
+    char val[200];
+    memset(val, 'x', sizeof val);
+    int rc = ERR_OK;
+    long written = 0;
+    for (int i = 0; i < 200000 && rc == ERR_OK; i++) {
+        batch_clear(b);
+        for (int k = 0; k < 100; k++)
+            batch_put(b, T0 + (int64_t)(i * 100 + k), slice_cstr("h"), slice_cstr("e"),
+                      slice_make(val, sizeof val));
+        rc = store_write(db, b);
+        if (rc == ERR_OK)
+            written += 100;
+    }
+    assert_int_equal(rc, ERR_BUSY);
+    struct buf m = BUF_INIT;
+    store_metrics(f->s, &m);
+    assert_non_null(strstr(buf_cstr(&m), "logbucket_write_busy_total{db=\"busy\"} 1"));
+    buf_destroy(&m);
+    atomic_store(&f->fe.hold_sst, false);
+    for (int tries = 0; (rc = store_write(db, b)) == ERR_BUSY && tries < 5000; tries++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(rc, ERR_OK);
+    written += 100;
+    assert_int_equal(count_rows(db), (size_t)written);
+    batch_free(b);
+    store_db_unref(db);
+}
+
+static void test_nospc(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "full", 2, true, 0);
+    put1(db, T0 + 1, "h", "e", "one");
+    atomic_store(&f->fe.nospc, true);
+    struct batch *b = batch_new();
+    batch_put(b, T0 + 2, slice_cstr("h"), slice_cstr("e"), slice_cstr("two"));
+    batch_put(b, T0 + 3, slice_cstr("h"), slice_cstr("e"), slice_cstr("three"));
+    assert_int_equal(store_write(db, b), ERR_NOSPC);
+    expect_get(db, T0 + 2, "h", "e", NULL);
+    expect_get(db, T0 + 3, "h", "e", NULL);
+    atomic_store(&f->fe.nospc, false);
+    put1(db, T0 + 4, "h", "e", "four");
+    expect_get(db, T0 + 4, "h", "e", "four");
+    assert_int_equal(count_rows(db), 2);
+    /* a failed append in the middle of the WAL must not poison replay */
+    atomic_store(&f->fe.fail_append_at, 1);
+    assert_int_equal(store_write(db, b), ERR_IO);
+    put1(db, T0 + 5, "h", "e", "five");
+    batch_free(b);
+    store_db_unref(db);
+    fx_close(f);
+    fx_open(f);
+    assert_int_equal(store_db_get(f->s, "full", &db), ERR_OK);
+    assert_int_equal(count_rows(db), 3);
+    expect_get(db, T0 + 5, "h", "e", "five");
+    store_db_unref(db);
+}
+
+static void test_metrics(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "met", 3, true, 0);
+    for (int i = 0; i < 30; i++)
+        put1(db, T0 + i, "h", "e", "v");
+    assert_int_equal(store_db_flush(db), ERR_OK);
+    expect_get(db, T0 + 1, "h", "e", "v");
+    struct buf m = BUF_INIT;
+    store_metrics(f->s, &m);
+    const char *t = buf_cstr(&m);
+    assert_non_null(strstr(t, "# TYPE logbucket_bucket_rows_total counter"));
+    assert_non_null(strstr(t, "logbucket_bucket_rows_total{db=\"met\",bucket=\"0\"} "));
+    assert_non_null(strstr(t, "logbucket_bucket_rows_total{db=\"met\",bucket=\"2\"} "));
+    assert_non_null(strstr(t, "logbucket_disk_bytes{db=\"met\"} "));
+    assert_null(strstr(t, "logbucket_disk_bytes{db=\"met\"} 0\n"));
+    assert_non_null(strstr(t, "logbucket_flushes_total{db=\"met\"} "));
+    assert_non_null(strstr(t, "logbucket_block_cache_misses_total "));
+    unsigned long long total = 0;
+    for (int b = 0; b < 3; b++) {
+        char pat[128];
+        snprintf(pat, sizeof pat, "logbucket_bucket_rows_total{db=\"met\",bucket=\"%d\"} ", b);
+        const char *p = strstr(t, pat);
+        assert_non_null(p);
+        total += strtoull(p + strlen(pat), NULL, 10);
+    }
+    assert_int_equal(total, 30);
+    for (const char *line = t; *line;) {
+        const char *nl = strchr(line, '\n');
+        assert_non_null(nl);
+        if (line[0] != '#')
+            assert_true(strncmp(line, "logbucket_", 10) == 0);
+        line = nl + 1;
+    }
+    buf_destroy(&m);
+    store_db_unref(db);
+}
+
+/* 1,000,000 timestamps at s, ms, us and ns precision over 7, 10 and 16
+ * buckets: every bucket within 5% of the mean. */
+static void test_bucket_spread(void **state)
+{
+    (void)state;
+    static const int64_t unit[] = {1000000000LL, 1000000LL, 1000LL, 1LL};
+    static const uint32_t nb[] = {7, 10, 16};
+    for (size_t u = 0; u < 4; u++)
+        for (size_t k = 0; k < 3; k++) {
+            uint64_t counts[16] = {0};
+            for (int64_t i = 0; i < 1000000; i++)
+                counts[key_bucket(T0 + i * unit[u], nb[k])]++;
+            double mean = 1000000.0 / nb[k];
+            for (uint32_t b = 0; b < nb[k]; b++)
+                if (counts[b] < mean * 0.95 || counts[b] > mean * 1.05)
+                    fail_msg("unit %lld buckets %u: bucket %u has %llu", (long long)unit[u],
+                             nb[k], b, (unsigned long long)counts[b]);
+        }
+}
+
+int main(void)
+{
+    log_set_level(LOG_ERROR);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+        cmocka_unit_test(test_bucket_spread),
+    };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
