@@ -144,6 +144,28 @@ static const char *why_num(struct lp_parser *p, const char *what, size_t n)
 
 /* --- tokens ------------------------------------------------------------- */
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Skips bytes of a string value 8 at a time (SWAR): stops at the first '"',
+ * '\\' or byte >= 0x80 (the lowest flagged byte is exact). */
+static const char *skip_str(const char *q, const char *end)
+{
+    while (end - q >= 8) {
+        uint64_t x, a, b;
+        memcpy(&x, q, 8);
+        a = x ^ (ONES * '"');
+        b = x ^ (ONES * '\\');
+        uint64_t t = (((a - ONES) & ~a) | ((b - ONES) & ~b) | x) & HIGHS;
+        if (t)
+            return q + (__builtin_ctzll(t) >> 3);
+        q += 8;
+    }
+    while (q < end && !(cls[(unsigned char)*q] & (C_STR | C_HIGH)))
+        q++;
+    return q;
+}
+
 /* Scans from *pp to the first unescaped byte of class stop (or end) and
  * returns the token, unescaped into scratch if it held escapes. *high is set
  * if a byte >= 0x80 was seen. Returns NULL and sets *why on a backslash that
@@ -155,8 +177,11 @@ static const char *scan(struct lp_parser *p, const char **pp, const char *end, u
     bool has_esc = false;
     *high = false;
     for (;;) {
-        while (q < end && !(cls[(unsigned char)*q] & (stop | C_HIGH)))
-            q++;
+        if (stop == C_STR)
+            q = skip_str(q, end);
+        else
+            while (q < end && !(cls[(unsigned char)*q] & (stop | C_HIGH)))
+                q++;
         if (q == end)
             break;
         unsigned char c = (unsigned char)*q;
@@ -197,6 +222,24 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
+/* Eight ASCII digits at once (SWAR, first byte most significant). */
+static bool digits8(const char *s, uint32_t *out)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    if (((v & 0xf0f0f0f0f0f0f0f0ULL) |
+         (((v + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4)) != 0x3333333333333333ULL)
+        return false;
+    v = (v & 0x0f0f0f0f0f0f0f0fULL) * 2561 >> 8;
+    v = (v & 0x00ff00ff00ff00ffULL) * 6553601 >> 16;
+    *out = (uint32_t)((v & 0x0000ffff0000ffffULL) * 42949672960001ULL >> 32);
+    return true;
+}
+
+/* Up to 18 digits cannot overflow 64 bits: the common case skips the
+ * per-digit range check. */
+#define SAFE_DIGITS 18
+
 /* -?[0-9]+ into int64. 1 ok, 0 syntax error, -1 out of range. */
 static int parse_i64(const char *s, const char *end, int64_t *out)
 {
@@ -205,7 +248,35 @@ static int parse_i64(const char *s, const char *end, int64_t *out)
         s++;
     if (s == end)
         return 0;
-    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t v = 0;
+    if (end - s <= SAFE_DIGITS + 1) {
+        /* 19 digits (a timestamp in ns): 18 unchecked, one checked */
+        const char *e18 = end - s > SAFE_DIGITS ? s + SAFE_DIGITS : end;
+        while (e18 - s >= 8) {
+            uint32_t d8;
+            if (!digits8(s, &d8))
+                return 0;
+            v = v * 100000000 + d8;
+            s += 8;
+        }
+        for (; s < e18; s++) {
+            unsigned d = (unsigned)(unsigned char)*s - '0';
+            if (d > 9)
+                return 0;
+            v = v * 10 + d;
+        }
+        if (s < end) {
+            unsigned d = (unsigned)(unsigned char)*s - '0';
+            if (d > 9)
+                return 0;
+            v = v * 10 + d; /* < 10^19 < 2^64 */
+            if (v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
+                return -1;
+        }
+        *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+        return 1;
+    }
+    uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     bool over = false;
     for (; s < end; s++) {
         if (!is_digit(*s))
@@ -229,11 +300,12 @@ static int parse_u64(const char *s, const char *end, uint64_t *out)
         return 0;
     uint64_t v = 0;
     bool over = false;
+    bool is_short = end - s <= SAFE_DIGITS;
     for (; s < end; s++) {
         if (!is_digit(*s))
             return 0;
         unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
+        if (!is_short && v > (UINT64_MAX - d) / 10)
             over = true;
         else
             v = v * 10 + d;

@@ -1,0 +1,498 @@
+/* Ingest load client: POSTs line-protocol batches to a running logbucketd
+ * over HTTP/1.1 keep-alive connections (one thread each) on 127.0.0.1 and
+ * prints events/s, MB/s, request latency percentiles and the client's CPU
+ * share. With --parse it instead times the parser and the ingest path
+ * (parse + encode + batch, no store) in-process on the same bodies.
+ *
+ *   ingest_bench --port 8086 --db bench --events 2000000 --batch 5000 --conns 4
+ *   ingest_bench --parse --events 5000000
+ *
+ * Lines look like: ev07,host=host-0421 value=0.731,count=12345i,msg="..." TS
+ * (1,000 hosts, 20 event names, ~100-byte message; about 160 bytes a line).
+ * Plain bodies get fresh timestamps per request; --gzip bodies are
+ * compressed once up front (at most 64 distinct ones, then reused). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "config/buf.h"
+#include "ingest/ingest.h"
+#include "ingest/lineproto.h"
+
+struct opts {
+    int port;
+    const char *db;
+    uint64_t events;
+    size_t batch;
+    int conns;
+    bool is_gzip;
+    double duration;
+    bool is_parse;
+};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s += 0x9e3779b97f4a7c15ULL;
+    uint64_t z = *s;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* --- bodies ------------------------------------------------------------- */
+
+#define TS_DIGITS 19
+
+struct body {
+    struct buf text;
+    size_t *ts_off; /* offset of each line's 19-digit timestamp */
+    size_t lines;
+};
+
+static const char *words[] = {"GET", "POST", "/api/v1/items", "/static/app.js", "200", "404",
+                              "500", "upstream", "timeout", "user=alice", "user=bob",
+                              "cache=hit", "cache=miss", "bytes=5123", "rt=0.031", "ok"};
+
+static void make_body(struct body *b, size_t lines, uint64_t seed)
+{
+    buf_init(&b->text);
+    b->ts_off = xmalloc(lines * sizeof *b->ts_off);
+    b->lines = lines;
+    for (size_t i = 0; i < lines; i++) {
+        uint64_t r = rng_next(&seed);
+        buf_printf(&b->text, "ev%02u,host=host-%04u value=%.3f,count=%" PRIu64 "i,msg=\"",
+                   (unsigned)(r % 20), (unsigned)((r >> 8) % 1000),
+                   (double)((r >> 20) % 100000) / 1000.0, (r >> 40) % 1000000);
+        size_t start = b->text.len;
+        while (b->text.len - start < 95) {
+            buf_puts(&b->text, words[rng_next(&seed) % 16]);
+            buf_putc(&b->text, ' ');
+        }
+        buf_puts(&b->text, "\" ");
+        b->ts_off[i] = b->text.len;
+        buf_printf(&b->text, "%019d\n", 0);
+    }
+}
+
+static void set_ts(struct body *b, int64_t base)
+{
+    char tmp[32];
+    for (size_t i = 0; i < b->lines; i++) {
+        snprintf(tmp, sizeof tmp, "%019" PRId64, base + (int64_t)i);
+        memcpy(b->text.data + b->ts_off[i], tmp, TS_DIGITS);
+    }
+}
+
+static void gzip_buf(const struct buf *in, struct buf *out)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    size_t cap = deflateBound(&z, in->len);
+    buf_init(out);
+    buf_reserve(out, cap);
+    z.next_in = (unsigned char *)in->data;
+    z.avail_in = (uInt)in->len;
+    z.next_out = (unsigned char *)out->data;
+    z.avail_out = (uInt)cap;
+    deflate(&z, Z_FINISH);
+    out->len = cap - z.avail_out;
+    deflateEnd(&z);
+}
+
+/* --- parse mode --------------------------------------------------------- */
+
+static void null_put(void *arg, int64_t ts, struct slice host, struct slice event,
+                     struct slice value)
+{
+    (void)ts;
+    (void)host;
+    (void)event;
+    *(size_t *)arg += value.len;
+}
+
+static int null_write(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static int run_parse(const struct opts *o)
+{
+    struct body b;
+    make_body(&b, o->batch, 42);
+    set_ts(&b, 1700000000000000000LL);
+    struct event_limits lim;
+    event_limits_default(&lim);
+    uint64_t rounds = (o->events + o->batch - 1) / o->batch;
+    const size_t chunk = 64 * 1024;
+
+    /* the parser alone */
+    uint64_t ok = 0, fields = 0;
+    double t0 = now_s();
+    for (uint64_t r = 0; r < rounds; r++) {
+        struct lp_parser *p = lp_new(&lim, 1);
+        struct event_result res;
+        for (size_t off = 0; off < b.text.len;) {
+            size_t n = b.text.len - off < chunk ? b.text.len - off : chunk;
+            size_t end = off + n;
+            while (off < end) {
+                off += lp_feed(p, b.text.data + off, end - off, &res);
+                if (res.kind == EVENT_OK) {
+                    ok++;
+                    fields += res.ev.nfields;
+                }
+            }
+        }
+        lp_free(p);
+    }
+    double t1 = now_s();
+    uint64_t lines = rounds * b.lines;
+    if (ok != lines) {
+        fprintf(stderr, "parse: only %" PRIu64 " of %" PRIu64 " lines parsed\n", ok, lines);
+        return 1;
+    }
+
+    /* parse + encode + batch through ingest (null sink) */
+    size_t bytes = 0;
+    double t2 = now_s();
+    for (uint64_t r = 0; r < rounds; r++) {
+        struct ingest_params prm;
+        ingest_params_default(&prm);
+        struct ingest_sink sink = {null_put, null_write, NULL, &bytes};
+        struct ingest *in = NULL;
+        ingest_new_sink(&prm, &lim, &sink, &in);
+        for (size_t off = 0; off < b.text.len; off += chunk)
+            ingest_feed(in, b.text.data + off, b.text.len - off < chunk ? b.text.len - off : chunk);
+        ingest_finish(in);
+        ingest_free(in);
+    }
+    double t3 = now_s();
+    double avg = (double)b.text.len / (double)b.lines;
+    printf("%-28s %12s %10s %10s\n", "stage", "lines/s", "ns/line", "MB/s");
+    printf("%-28s %12.0f %10.1f %10.1f\n", "lp_feed (parse only)", (double)lines / (t1 - t0),
+           (t1 - t0) * 1e9 / (double)lines, (double)lines * avg / (t1 - t0) / 1e6);
+    printf("%-28s %12.0f %10.1f %10.1f\n", "ingest (parse+encode+batch)",
+           (double)lines / (t3 - t2), (t3 - t2) * 1e9 / (double)lines,
+           (double)lines * avg / (t3 - t2) / 1e6);
+    printf("lines %" PRIu64 ", %.1f bytes/line, %.2f fields/line, %zu value bytes\n", lines,
+           avg, (double)fields / (double)ok, bytes);
+    buf_destroy(&b.text);
+    free(b.ts_off);
+    return 0;
+}
+
+/* --- HTTP mode ---------------------------------------------------------- */
+
+struct shared {
+    const struct opts *o;
+    _Atomic uint64_t next_event; /* events claimed so far */
+    _Atomic uint64_t body_bytes;
+    _Atomic uint64_t wire_bytes;
+    _Atomic uint64_t events_ok;
+    _Atomic uint64_t requests_bad;
+    double deadline;
+    struct buf *gz;              /* pre-compressed bodies (--gzip) */
+    size_t ngz;
+};
+
+struct worker {
+    struct shared *sh;
+    int id;
+    double *lat; /* seconds per request */
+    size_t nlat, caplat;
+    char err[128];
+};
+
+static int dial(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static bool send_all(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t w = writev(fd, iov, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return true;
+}
+
+/* Reads one response; returns its status or -1. *is_close when the server
+ * closes the connection after it. */
+static int read_response(int fd, struct buf *rb, bool *is_close)
+{
+    buf_reset(rb);
+    size_t hdr_end = 0;
+    for (;;) {
+        buf_reserve(rb, 4096);
+        ssize_t r = read(fd, rb->data + rb->len, 4096);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            return -1;
+        }
+        rb->len += (size_t)r;
+        char *e = memmem(rb->data, rb->len, "\r\n\r\n", 4);
+        if (e) {
+            hdr_end = (size_t)(e - rb->data) + 4;
+            break;
+        }
+    }
+    int status = 0;
+    if (sscanf(rb->data, "HTTP/1.%*d %d", &status) != 1)
+        return -1;
+    size_t clen = 0;
+    *is_close = false;
+    for (char *l = rb->data; l < rb->data + hdr_end;) {
+        char *nl = memmem(l, (size_t)(rb->data + hdr_end - l), "\r\n", 2);
+        if (!nl)
+            break;
+        if (!strncasecmp(l, "content-length:", 15))
+            clen = strtoul(l + 15, NULL, 10);
+        if (!strncasecmp(l, "connection:", 11) && strcasestr(l, "close") && strcasestr(l, "close") < nl)
+            *is_close = true;
+        l = nl + 2;
+    }
+    while (rb->len < hdr_end + clen) {
+        buf_reserve(rb, 4096);
+        ssize_t r = read(fd, rb->data + rb->len, 4096);
+        if (r <= 0)
+            return -1;
+        rb->len += (size_t)r;
+    }
+    return status;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct shared *sh = w->sh;
+    const struct opts *o = sh->o;
+    struct body b;
+    make_body(&b, o->batch, 1000 + (uint64_t)w->id);
+    struct buf rb = BUF_INIT;
+    char hdr[512];
+    int fd = -1;
+    uint64_t k = 0;
+    while (now_s() < sh->deadline) {
+        uint64_t first = atomic_fetch_add(&sh->next_event, o->batch);
+        if (first >= o->events)
+            break;
+        const char *data;
+        size_t len;
+        if (o->is_gzip) {
+            const struct buf *g = &sh->gz[(first / o->batch) % sh->ngz];
+            data = g->data;
+            len = g->len;
+        } else {
+            set_ts(&b, 1700000000000000000LL + (int64_t)first);
+            data = b.text.data;
+            len = b.text.len;
+        }
+        int hl = snprintf(hdr, sizeof hdr,
+                          "POST /write?db=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          "Content-Type: text/plain\r\nContent-Length: %zu\r\n%s\r\n",
+                          o->db, len, o->is_gzip ? "Content-Encoding: gzip\r\n" : "");
+        if (fd < 0 && (fd = dial(o->port)) < 0) {
+            snprintf(w->err, sizeof w->err, "connect 127.0.0.1:%d: %s", o->port, strerror(errno));
+            break;
+        }
+        struct iovec iov[2] = {{hdr, (size_t)hl}, {(void *)data, len}};
+        double t0 = now_s();
+        bool is_close = false;
+        int st = send_all(fd, iov, 2) ? read_response(fd, &rb, &is_close) : -1;
+        double t1 = now_s();
+        if (st < 0) {
+            close(fd);
+            fd = -1;
+            atomic_fetch_add(&sh->requests_bad, 1);
+            continue;
+        }
+        if (w->nlat == w->caplat) {
+            w->caplat = w->caplat ? w->caplat * 2 : 1024;
+            w->lat = xrealloc(w->lat, w->caplat * sizeof *w->lat);
+        }
+        w->lat[w->nlat++] = t1 - t0;
+        if (st >= 200 && st < 300)
+            atomic_fetch_add(&sh->events_ok, o->batch);
+        else if (atomic_fetch_add(&sh->requests_bad, 1) < 3)
+            fprintf(stderr, "HTTP %d: %.*s\n", st, (int)(rb.len < 300 ? rb.len : 300), rb.data);
+        atomic_fetch_add(&sh->body_bytes, o->is_gzip ? (uint64_t)b.text.len : (uint64_t)len);
+        atomic_fetch_add(&sh->wire_bytes, (uint64_t)(len + (size_t)hl));
+        if (is_close) {
+            close(fd);
+            fd = -1;
+        }
+        k++;
+    }
+    if (fd >= 0)
+        close(fd);
+    buf_destroy(&rb);
+    buf_destroy(&b.text);
+    free(b.ts_off);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int run_http(const struct opts *o)
+{
+    struct shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.o = o;
+    if (o->is_gzip) {
+        uint64_t need = (o->events + o->batch - 1) / o->batch;
+        sh.ngz = need < 64 ? (size_t)need : 64;
+        if (!sh.ngz)
+            sh.ngz = 1;
+        sh.gz = xcalloc(sh.ngz, sizeof *sh.gz);
+        for (size_t i = 0; i < sh.ngz; i++) {
+            struct body b;
+            make_body(&b, o->batch, 7 + i);
+            set_ts(&b, 1700000000000000000LL + (int64_t)(i * o->batch));
+            gzip_buf(&b.text, &sh.gz[i]);
+            buf_destroy(&b.text);
+            free(b.ts_off);
+        }
+    }
+    struct worker *ws = xcalloc((size_t)o->conns, sizeof *ws);
+    pthread_t *th = xcalloc((size_t)o->conns, sizeof *th);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    double t0 = now_s();
+    sh.deadline = t0 + o->duration;
+    for (int i = 0; i < o->conns; i++) {
+        ws[i].sh = &sh;
+        ws[i].id = i;
+        pthread_create(&th[i], NULL, worker_main, &ws[i]);
+    }
+    size_t nlat = 0;
+    for (int i = 0; i < o->conns; i++) {
+        pthread_join(th[i], NULL);
+        nlat += ws[i].nlat;
+        if (ws[i].err[0])
+            fprintf(stderr, "conn %d: %s\n", i, ws[i].err);
+    }
+    double el = now_s() - t0;
+    getrusage(RUSAGE_SELF, &ru1);
+    double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+                 (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+                 (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                 (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+    double *all = xmalloc((nlat ? nlat : 1) * sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < o->conns; i++) {
+        memcpy(all + k, ws[i].lat, ws[i].nlat * sizeof *all);
+        k += ws[i].nlat;
+        free(ws[i].lat);
+    }
+    qsort(all, nlat, sizeof *all, cmp_double);
+    double p50 = nlat ? all[nlat / 2] : 0, p99 = nlat ? all[(nlat * 99) / 100] : 0;
+    uint64_t ev = atomic_load(&sh.events_ok);
+    printf("%-10s %8s %6s %6s %12s %9s %9s %9s %9s %8s %6s\n", "mode", "batch", "conns",
+           "secs", "events/s", "MB/s", "wireMB/s", "p50 ms", "p99 ms", "client%", "bad");
+    printf("%-10s %8zu %6d %6.1f %12.0f %9.1f %9.1f %9.2f %9.2f %8.1f %6" PRIu64 "\n",
+           o->is_gzip ? "lp+gzip" : "lp", o->batch, o->conns, el, (double)ev / el,
+           (double)atomic_load(&sh.body_bytes) / el / 1e6,
+           (double)atomic_load(&sh.wire_bytes) / el / 1e6, p50 * 1e3, p99 * 1e3,
+           100.0 * cpu / el, (uint64_t)atomic_load(&sh.requests_bad));
+    free(all);
+    free(ws);
+    free(th);
+    for (size_t i = 0; i < sh.ngz; i++)
+        buf_destroy(&sh.gz[i]);
+    free(sh.gz);
+    return ev ? 0 : 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: ingest_bench [--port N] [--db NAME] [--events N] [--batch LINES]\n"
+                    "                    [--conns N] [--gzip] [--duration SECS] [--parse]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {8086, "bench", 1000000, 5000, 4, false, 60.0, false};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--gzip")) {
+            o.is_gzip = true;
+        } else if (!strcmp(a, "--parse")) {
+            o.is_parse = true;
+        } else if (!v) {
+            usage();
+        } else if (!strcmp(a, "--port")) {
+            o.port = atoi(v), i++;
+        } else if (!strcmp(a, "--db")) {
+            o.db = v, i++;
+        } else if (!strcmp(a, "--events")) {
+            o.events = strtoull(v, NULL, 10), i++;
+        } else if (!strcmp(a, "--batch")) {
+            o.batch = strtoul(v, NULL, 10), i++;
+        } else if (!strcmp(a, "--conns")) {
+            o.conns = atoi(v), i++;
+        } else if (!strcmp(a, "--duration")) {
+            o.duration = atof(v), i++;
+        } else {
+            usage();
+        }
+    }
+    if (o.batch == 0 || o.conns <= 0 || o.port <= 0 || o.port > 65535)
+        usage();
+    return o.is_parse ? run_parse(&o) : run_http(&o);
+}
