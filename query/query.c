@@ -17,7 +17,8 @@
 #include "query/query_int.h"
 #include "query/sql.h"
 
-#define DELETE_BATCH 1000 /* tombstones per store_write */
+#define DELETE_BATCH 1000     /* tombstones per store_write */
+#define DELETE_BUSY_TRIES 2500 /* x 2 ms: how long DELETE waits out back-pressure */
 
 struct run {
     const struct sql_stmt *st;
@@ -267,7 +268,13 @@ static int delete_flush(struct run *r, struct batch *b, struct buf *err)
 {
     if (batch_count(b) == 0)
         return ERR_OK;
-    int rc = store_write(r->db, b);
+    int rc;
+    /* back-pressure: wait for flushing a little before giving up (503) */
+    for (int tries = 0; (rc = store_write(r->db, b)) == ERR_BUSY && tries < DELETE_BUSY_TRIES;
+         tries++) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
     if (rc)
         buf_printf(err, "delete failed after %lld rows: %s", (long long)r->emitted,
                    err_name(rc));

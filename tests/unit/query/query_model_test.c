@@ -424,7 +424,7 @@ static void model_db(struct model *m, const char *name, bool desc, uint32_t buck
     m->desc = desc;
     m->buckets = buckets;
     m->ttl = 0;
-    size_t rounds = san() ? 3 : 6;
+    size_t rounds = san() ? 4 : 10;
     for (size_t r = 0; r < rounds; r++) {
         write_batch(m, db, 1 + rn(m, san() ? 150 : 400));
         if (rn(m, 3) == 0)
@@ -464,7 +464,6 @@ static int setup(void **state)
     so.dir = m->dir;
     so.wal_sync = STORE_SYNC_NONE;
     so.clock = clock_fixed;
-    so.memtable_bytes = 256 << 10; /* small: flushes happen on their own too */
     assert_int_equal(store_open(&so, &m->s), 0);
     m->rng = 0x9e3779b97f4a7c15ULL;
     const char *seed = getenv("LB_SEED");
@@ -490,7 +489,7 @@ static int teardown(void **state)
 static void test_model(void **state)
 {
     struct model *m = *state;
-    size_t nq = san() ? 60 : 200;
+    size_t nq = san() ? 100 : 500;
     static const uint32_t bucket_counts[] = {1, 7, 16};
     char name[32];
     for (size_t i = 0; i < 3; i++) {
