@@ -216,7 +216,7 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
         kids[i] = sst_iter(v->files[idx[i]]->table);
     struct iter *it = it_merge_new(kids, n, NULL);
     free(kids);
-    struct buf last = BUF_INIT;
+    struct buf last = BUF_INIT, zero = BUF_INIT;
     bool have_last = false;
     int rc = ERR_OK;
     for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {
@@ -233,12 +233,18 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
         have_last = true;
         if (ikey_kind(ik) == IKEY_DEL || part_key_ts(p, uk) < cutoff)
             continue;
-        rc = outputs_add(o, ik, it_value(it));
+        /* The output holds the only on-disk version of each key of the
+         * window, older than every later write: its sequence can be 0,
+         * which makes the trailers identical and cheap to compress. */
+        buf_reset(&zero);
+        ikey_append(&zero, uk, 0, IKEY_PUT);
+        rc = outputs_add(o, slice_make(zero.data, zero.len), it_value(it));
     }
     if (!rc)
         rc = it_status(it);
     it_destroy(it);
     buf_destroy(&last);
+    buf_destroy(&zero);
     return rc;
 }
 
