@@ -480,8 +480,9 @@ ssize_t query_cursor_read(struct query_cursor *c, char *buf, size_t max)
 {
     if (max == 0)
         return 0;
-    if (c->out_pos == c->out.len) {
-        buf_reset(&c->out);
+    if (c->out_pos > 0) { /* keep only the unread tail: memory stays ~ max + one row */
+        memmove(c->out.data, c->out.data + c->out_pos, c->out.len - c->out_pos);
+        c->out.len -= c->out_pos;
         c->out_pos = 0;
     }
     cursor_produce(c, max);
