@@ -1,0 +1,43 @@
+#!/bin/sh
+# A short fuzz pass as TAP: builds the libFuzzer targets with `make fuzz`
+# and runs each tests/fuzz/*_fuzz.c target for LB_FUZZ_SECONDS (default 20)
+# over its seed corpus (tests/fuzz/corpus/<name>/). Skips without clang, or
+# when `make fuzz` cannot build (the reason is printed). LB_FUZZ_NOBUILD=1
+# runs the binaries already in build-fuzz/fuzz/.
+cd "$(dirname "$0")/../.." || exit 1
+secs=${LB_FUZZ_SECONDS:-20}
+
+if ! command -v clang >/dev/null 2>&1; then
+    echo "1..0 # SKIP clang not present"
+    exit 0
+fi
+log=$(mktemp)
+if [ -z "$LB_FUZZ_NOBUILD" ] && ! make fuzz >"$log" 2>&1; then
+    why=$(grep -m1 'error:' "$log" | cut -c1-200)
+    rm -f "$log"
+    echo "1..0 # SKIP make fuzz failed to build: $why"
+    exit 0
+fi
+rm -f "$log"
+
+targets=$(for f in tests/fuzz/*_fuzz.c; do basename "$f" .c; done)
+n=$(echo "$targets" | wc -w)
+echo "1..$n"
+i=0
+for t in $targets; do
+    i=$((i + 1))
+    work=$(mktemp -d)
+    seeds=tests/fuzz/corpus/${t%_fuzz}
+    [ -d "$seeds" ] || seeds=
+    if build-fuzz/fuzz/"$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+        -artifact_prefix="$work/" "$work" $seeds >"$work/log" 2>&1; then
+        echo "ok $i - $t: ${secs}s without a crash, leak or sanitizer report"
+    else
+        echo "not ok $i - $t"
+        tail -40 "$work/log" | sed 's/^/# /'
+        for a in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
+            [ -f "$a" ] && echo "# reproducer (base64): $(base64 -w0 "$a" | cut -c1-2000)"
+        done
+    fi
+    rm -rf "$work"
+done
