@@ -180,7 +180,7 @@ static int open_db(const char *dir, enum store_wal_sync sync, struct store **s,
     store_opts_default(&o);
     o.dir = dir;
     o.wal_sync = sync;
-    o.memtable_bytes = 256u << 20;
+    o.memtable_bytes = 64u << 20;
     o.block_cache_bytes = 64u << 20;
     o.background_threads = 2;
     int rc = store_open(&o, s);
