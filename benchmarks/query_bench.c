@@ -4,7 +4,7 @@
  * the 100 newest events of a host, one event over all hosts for an hour,
  * COUNT(*) over an hour and a full one-hour scan. Prints a table; never
  * asserts. Usage: query_bench [--events N] [--queries Q] [--dir D]
- *                          [--only newest|oldest|event|count|scan] */
+ *                          [--cache-mb M] [--only newest|oldest|event|count|scan] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,7 +211,7 @@ static void measure(struct bench *b, const char *label, gen_fn gen, int q)
 static void usage(void)
 {
     fprintf(stderr, "usage: query_bench [--events N] [--queries Q] [--dir DIR] "
-                    "[--only newest|oldest|event|count|scan]\n");
+                    "[--cache-mb M] [--only newest|oldest|event|count|scan]\n");
     exit(2);
 }
 
@@ -219,6 +219,7 @@ int main(int argc, char **argv)
 {
     struct bench b = {NULL, NULL, 2000000, 200, 0x2545f4914f6cdd1dULL, 0};
     const char *dir = NULL, *only = NULL;
+    long long cache_mb = 1024;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
             b.events = atoll(argv[++i]);
@@ -226,6 +227,8 @@ int main(int argc, char **argv)
             b.queries = atoi(argv[++i]);
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             dir = argv[++i];
+        else if (strcmp(argv[i], "--cache-mb") == 0 && i + 1 < argc)
+            cache_mb = atoll(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
         else
@@ -243,14 +246,16 @@ int main(int argc, char **argv)
     store_opts_default(&so);
     so.dir = dir;
     so.wal_sync = STORE_SYNC_NONE;
+    so.block_cache_bytes = (size_t)cache_mb << 20;
     struct db_opts dbo = {16, true, 0};
     if (store_open(&so, &b.s) || store_db_create(b.s, "bench", &dbo) ||
         store_db_get(b.s, "bench", &b.db)) {
         fprintf(stderr, "cannot open the store in %s\n", dir);
         return 1;
     }
-    printf("query_bench: %lld events, %d hosts x %d events over 10 h, DESC, 16 buckets, dir %s\n",
-           b.events, HOSTS, EVENTS, dir);
+    printf("query_bench: %lld events, %d hosts x %d events over 10 h, DESC, 16 buckets, "
+           "block cache %lld MiB, dir %s\n",
+           b.events, HOSTS, EVENTS, cache_mb, dir);
     if (load(&b) != ERR_OK) {
         fprintf(stderr, "load failed\n");
         return 1;

@@ -81,6 +81,27 @@ void enc_json_str(struct buf *out, const char *s, size_t n)
     buf_putc(out, '"');
 }
 
+static void put_u64(struct buf *out, uint64_t v)
+{
+    char tmp[24];
+    size_t i = sizeof(tmp);
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    buf_append(out, tmp + i, sizeof(tmp) - i);
+}
+
+void enc_i64(struct buf *out, int64_t v)
+{
+    if (v < 0) {
+        buf_putc(out, '-');
+        put_u64(out, (uint64_t)0 - (uint64_t)v);
+        return;
+    }
+    put_u64(out, (uint64_t)v);
+}
+
 void enc_double(struct buf *out, double d)
 {
     if (!isfinite(d)) {
@@ -98,8 +119,8 @@ void enc_field_value(struct buf *out, const struct rec_field *f)
 {
     switch (f->type) {
     case REC_FLOAT: enc_double(out, f->v.f); break;
-    case REC_INT: buf_printf(out, "%lld", (long long)f->v.i); break;
-    case REC_UINT: buf_printf(out, "%llu", (unsigned long long)f->v.u); break;
+    case REC_INT: enc_i64(out, f->v.i); break;
+    case REC_UINT: put_u64(out, f->v.u); break;
     case REC_BOOL: buf_puts(out, f->v.b ? "true" : "false"); break;
     case REC_STRING: enc_json_str(out, f->v.s.ptr, f->v.s.len); break;
     default: buf_puts(out, "null"); break;
@@ -211,7 +232,8 @@ int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
     buf_putc(out, '{');
     if (proj_has(proj, SQL_COL_TS, host)) {
         sep(out, &first);
-        buf_printf(out, "\"ts\":%lld", (long long)ts);
+        buf_append(out, "\"ts\":", 5);
+        enc_i64(out, ts);
     }
     if (proj_has(proj, SQL_COL_HOST, host)) {
         sep(out, &first);

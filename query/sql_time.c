@@ -5,91 +5,34 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "config/err.h"
 #include "query/sql.h"
 
 #define NS_PER_S 1000000000LL
-
-struct unit {
-    const char *name;
-    int64_t ns;
-};
-
-static const struct unit units[] = {
-    {"ns", 1LL},
-    {"us", 1000LL},
-    {"ms", 1000000LL},
-    {"s", NS_PER_S},
-    {"m", 60 * NS_PER_S},
-    {"h", 3600 * NS_PER_S},
-    {"d", 86400 * NS_PER_S},
-    {"w", 7 * 86400 * NS_PER_S},
-};
 
 static bool is_digit(char c)
 {
     return c >= '0' && c <= '9';
 }
 
-static bool is_alpha(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int unit_ns(const char *s, size_t n, int64_t *out)
-{
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strlen(units[i].name) == n && memcmp(units[i].name, s, n) == 0) {
-            *out = units[i].ns;
-            return ERR_OK;
-        }
-    }
-    return ERR_INVAL;
-}
-
+/* Durations follow the config file's syntax (config/config.h): one parser
+ * for "ttl = 30d" in logbucket.conf and ttl='30d' in SQL. */
 int sql_parse_duration(const char *s, size_t len, int64_t *out)
 {
-    if (len == 1 && s[0] == '0') {
-        *out = 0;
-        return ERR_OK;
-    }
-    if (len == 0)
+    char tmp[64];
+    if (len == 0 || len >= sizeof(tmp) || memchr(s, '\0', len))
         return ERR_INVAL;
-    int64_t total = 0;
-    size_t i = 0;
-    while (i < len) {
-        int64_t v = 0;
-        size_t start = i;
-        while (i < len && is_digit(s[i])) {
-            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v))
-                return ERR_INVAL;
-            i++;
-        }
-        size_t ustart = i;
-        while (i < len && is_alpha(s[i]))
-            i++;
-        int64_t mul;
-        if (i == start || ustart == start || unit_ns(s + ustart, i - ustart, &mul) != ERR_OK)
-            return ERR_INVAL;
-        if (__builtin_mul_overflow(v, mul, &v) || __builtin_add_overflow(total, v, &total))
-            return ERR_INVAL;
-    }
-    *out = total;
-    return ERR_OK;
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    return cfg_parse_duration(tmp, out);
 }
 
 void sql_format_duration(int64_t ns, struct buf *out)
 {
-    if (ns == 0) {
-        buf_putc(out, '0');
-        return;
-    }
-    for (size_t i = sizeof(units) / sizeof(units[0]); i-- > 0;) {
-        if (ns % units[i].ns == 0) {
-            buf_printf(out, "%lld%s", (long long)(ns / units[i].ns), units[i].name);
-            return;
-        }
-    }
+    char tmp[32];
+    cfg_format_duration(ns, tmp, sizeof(tmp));
+    buf_puts(out, tmp);
 }
 
 /* Reads exactly n digits at s[*i]. */

@@ -40,6 +40,22 @@ static void test_double(void **state)
     check_double(-INFINITY, "null");
 }
 
+static void test_ints(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t v;
+        const char *s;
+    } cases[] = {{0, "0"}, {-1, "-1"}, {42, "42"}, {INT64_MAX, "9223372036854775807"},
+                 {INT64_MIN, "-9223372036854775808"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct buf b = BUF_INIT;
+        enc_i64(&b, cases[i].v);
+        assert_string_equal(buf_cstr(&b), cases[i].s);
+        buf_destroy(&b);
+    }
+}
+
 static void check_str(const char *in, size_t n, const char *want)
 {
     struct buf b = BUF_INIT;
@@ -161,6 +177,7 @@ int main(void)
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_double),
+        cmocka_unit_test(test_ints),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_row),
         cmocka_unit_test(test_preds),
