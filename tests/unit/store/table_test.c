@@ -1,0 +1,316 @@
+/* Blocks, bloom filters, the codec, SSTables and the block cache: round
+ * trips, seeks in both directions, and damaged bytes giving ERR_CORRUPT
+ * (never a crash, never a wrong row). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "config/log.h"
+#include "store/block.h"
+#include "store/bloom.h"
+#include "store/cache.h"
+#include "store/codec.h"
+#include "store/ikey.h"
+#include "store/sst.h"
+#include "tests/support/store_testutil.h"
+
+static void key_of(int i, char *k, size_t n)
+{
+    snprintf(k, n, "key-%06d", i);
+}
+
+static void test_block(void **state)
+{
+    (void)state;
+    struct blk_builder b;
+    blk_builder_init(&b);
+    char k[32], v[32];
+    for (int i = 0; i < 1000; i += 2) {
+        key_of(i, k, sizeof k);
+        snprintf(v, sizeof v, "v%d", i);
+        blk_add(&b, slice_cstr(k), slice_cstr(v));
+    }
+    struct slice raw = blk_finish(&b);
+    struct blk blk;
+    assert_int_equal(blk_parse(raw, &blk), ERR_OK);
+    struct iter *it = blk_iter(&blk);
+    int n = 0;
+    for (it_seek_first(it); it_valid(it); it_next(it), n++) {
+        key_of(n * 2, k, sizeof k);
+        assert_true(slice_eq(it_key(it), slice_cstr(k)));
+    }
+    assert_int_equal(n, 500);
+    n = 499;
+    for (it_seek_last(it); it_valid(it); it_prev(it), n--) {
+        key_of(n * 2, k, sizeof k);
+        assert_true(slice_eq(it_key(it), slice_cstr(k)));
+        snprintf(v, sizeof v, "v%d", n * 2);
+        assert_true(slice_eq(it_value(it), slice_cstr(v)));
+    }
+    assert_int_equal(n, -1);
+    for (int i = 0; i < 1001; i++) {
+        key_of(i, k, sizeof k);
+        it_seek(it, slice_cstr(k));
+        if (i >= 999) {
+            assert_false(it_valid(it));
+            continue;
+        }
+        char want[32];
+        key_of((i + 1) / 2 * 2, want, sizeof want);
+        assert_true(slice_eq(it_key(it), slice_cstr(want)));
+        if (i > 1) {
+            it_prev(it);
+            key_of((i + 1) / 2 * 2 - 2, want, sizeof want);
+            assert_true(slice_eq(it_key(it), slice_cstr(want)));
+        }
+    }
+    assert_int_equal(it_status(it), ERR_OK);
+    it_destroy(it);
+    /* damage: every byte flipped in turn never crashes; errors are sticky */
+    struct buf copy = BUF_INIT;
+    for (size_t off = 0; off < raw.len; off += 7) {
+        buf_reset(&copy);
+        buf_append(&copy, raw.ptr, raw.len);
+        copy.data[off] ^= 0x5a;
+        if (blk_parse(slice_make(copy.data, copy.len), &blk) != ERR_OK)
+            continue;
+        it = blk_iter(&blk);
+        int rows = 0;
+        for (it_seek_first(it); it_valid(it) && rows < 10000; it_next(it))
+            rows++;
+        for (it_seek_last(it); it_valid(it) && rows < 20000; it_prev(it))
+            rows++;
+        it_seek(it, slice_cstr("key-000500"));
+        it_destroy(it);
+    }
+    buf_destroy(&copy);
+    blk_builder_destroy(&b);
+}
+
+static void test_bloom(void **state)
+{
+    (void)state;
+    uint64_t h[10000];
+    char k[32];
+    for (int i = 0; i < 10000; i++) {
+        key_of(i, k, sizeof k);
+        h[i] = bloom_hash(slice_cstr(k));
+    }
+    struct buf f = BUF_INIT;
+    bloom_build(h, 10000, &f);
+    struct slice fs = slice_make(f.data, f.len);
+    for (int i = 0; i < 10000; i++)
+        assert_true(bloom_may_match(fs, h[i]));
+    int fp = 0;
+    for (int i = 10000; i < 20000; i++) {
+        key_of(i, k, sizeof k);
+        fp += bloom_may_match(fs, bloom_hash(slice_cstr(k)));
+    }
+    assert_true(fp < 300); /* ~1% expected */
+    assert_true(bloom_may_match(slice_make("", 0), 42));
+    buf_destroy(&f);
+}
+
+static void test_codec(void **state)
+{
+    (void)state;
+    struct buf raw = BUF_INIT, enc = BUF_INIT, dec = BUF_INIT;
+    for (int i = 0; i < 2000; i++)
+        buf_printf(&raw, "line %d of compressible text;", i % 50);
+    codec_encode(slice_make(raw.data, raw.len), &enc);
+    assert_true(enc.len < raw.len / 2);
+    assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_OK);
+    assert_int_equal(dec.len, raw.len);
+    assert_memory_equal(dec.data, raw.data, raw.len);
+    for (size_t off = 0; off < enc.len; off += 13) {
+        enc.data[off] ^= 1;
+        assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_CORRUPT);
+        enc.data[off] ^= 1;
+    }
+    buf_reset(&enc);
+    codec_encode(slice_make("\x01\x02\x03", 3), &enc); /* incompressible: stored raw */
+    assert_int_equal(enc.len, 3 + CODEC_TRAILER);
+    buf_destroy(&raw);
+    buf_destroy(&enc);
+    buf_destroy(&dec);
+}
+
+/* An SST of n rows "key-NNNNNN" with versions: seq 2 put, seq 1 older put;
+ * every 10th row has a seq 3 tombstone. */
+static char *build_sst(const char *dir, int n, struct sst_props *props)
+{
+    struct buf path = BUF_INIT, ik = BUF_INIT;
+    buf_printf(&path, "%s/000001.sst", dir);
+    struct sst_builder *b;
+    assert_int_equal(sst_builder_new(env_posix(), path.data, &b), ERR_OK);
+    char k[32], v[64];
+    for (int i = 0; i < n; i++) {
+        key_of(i, k, sizeof k);
+        if (i % 10 == 0) {
+            buf_reset(&ik);
+            ikey_append(&ik, slice_cstr(k), 3, IKEY_DEL);
+            assert_int_equal(sst_add(b, slice_make(ik.data, ik.len), slice_make("", 0), i), 0);
+        }
+        for (int seq = 2; seq >= 1; seq--) {
+            buf_reset(&ik);
+            ikey_append(&ik, slice_cstr(k), (uint64_t)seq, IKEY_PUT);
+            snprintf(v, sizeof v, "value-%d-seq%d", i, seq);
+            assert_int_equal(sst_add(b, slice_make(ik.data, ik.len), slice_cstr(v), i), 0);
+        }
+    }
+    assert_int_equal(sst_builder_finish(b, props), ERR_OK);
+    buf_destroy(&ik);
+    return buf_steal(&path, NULL);
+}
+
+static void test_sst(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("sst");
+    struct sst_props props;
+    char *path = build_sst(dir, 20000, &props);
+    assert_int_equal(props.entries, 42000);
+    assert_int_equal(props.deletes, 2000);
+    assert_int_equal(props.min_ts, 0);
+    assert_int_equal(props.max_ts, 19999);
+    struct cache *c = cache_new(1u << 20);
+    atomic_ullong corrupt = 0;
+    struct sst_table *t;
+    assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_OK);
+    assert_int_equal(sst_get_props(t)->entries, 42000);
+    struct buf v = BUF_INIT;
+    char k[32], want[64];
+    int kind;
+    for (int i = 0; i < 20000; i += 37) {
+        key_of(i, k, sizeof k);
+        buf_reset(&v);
+        assert_int_equal(sst_get(t, slice_cstr(k), 100, &kind, &v), ERR_OK);
+        if (i % 10 == 0) {
+            assert_int_equal(kind, IKEY_DEL);
+        } else {
+            assert_int_equal(kind, IKEY_PUT);
+            snprintf(want, sizeof want, "value-%d-seq2", i);
+            assert_true(slice_eq(slice_make(v.data, v.len), slice_cstr(want)));
+        }
+        buf_reset(&v);
+        assert_int_equal(sst_get(t, slice_cstr(k), 1, &kind, &v), ERR_OK);
+        snprintf(want, sizeof want, "value-%d-seq1", i);
+        assert_true(slice_eq(slice_make(v.data, v.len), slice_cstr(want)));
+    }
+    buf_reset(&v);
+    assert_int_equal(sst_get(t, slice_cstr("nope"), 100, &kind, &v), ERR_NOTFOUND);
+    struct iter *it = sst_iter(t);
+    size_t n = 0;
+    for (it_seek_first(it); it_valid(it); it_next(it))
+        n++;
+    assert_int_equal(n, 42000);
+    for (it_seek_last(it); it_valid(it); it_prev(it))
+        n--;
+    assert_int_equal(n, 0);
+    it_seek(it, slice_cstr("key-010000"));
+    assert_true(slice_starts_with(it_key(it), slice_cstr("key-010000")));
+    it_prev(it);
+    assert_true(slice_starts_with(it_key(it), slice_cstr("key-009999")));
+    assert_int_equal(it_status(it), ERR_OK);
+    it_destroy(it);
+    struct cache_stats cs;
+    cache_stats(c, &cs);
+    assert_true(cs.hits > 0 && cs.misses > 0);
+    sst_unref(t);
+
+    /* flip bytes across the data region: reads fail or are right */
+    int64_t size = tu_file_size(path);
+    for (int64_t off = 100; off < size - SST_FOOTER; off += size / 17) {
+        assert_int_equal(tu_flip_byte(path, off, 0x04), 0);
+        struct cache *c2 = cache_new(1u << 20);
+        int rc = sst_open(env_posix(), path, c2, &corrupt, &t);
+        if (rc == ERR_OK) {
+            it = sst_iter(t);
+            n = 0;
+            for (it_seek_first(it); it_valid(it); it_next(it))
+                n++;
+            assert_true(it_status(it) == ERR_CORRUPT || n == 42000);
+            it_destroy(it);
+            for (int i = 0; i < 20000; i += 101) {
+                key_of(i, k, sizeof k);
+                buf_reset(&v);
+                rc = sst_get(t, slice_cstr(k), 100, &kind, &v);
+                assert_true(rc == ERR_OK || rc == ERR_CORRUPT);
+                if (rc == ERR_OK && kind == IKEY_PUT) {
+                    snprintf(want, sizeof want, "value-%d-seq2", i);
+                    assert_true(slice_eq(slice_make(v.data, v.len), slice_cstr(want)));
+                }
+            }
+            sst_unref(t);
+        } else {
+            assert_int_equal(rc, ERR_CORRUPT);
+        }
+        cache_free(c2);
+        assert_int_equal(tu_flip_byte(path, off, 0x04), 0);
+    }
+    assert_true(corrupt > 0);
+    /* footer damage and truncation fail the open */
+    assert_int_equal(tu_flip_byte(path, size - 5, 0x80), 0);
+    assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_CORRUPT);
+    assert_int_equal(tu_truncate(path, 50), 0);
+    assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_CORRUPT);
+    buf_destroy(&v);
+    cache_free(c);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static int freed;
+static void count_free(void *p)
+{
+    freed++;
+    free(p);
+}
+
+static void test_cache(void **state)
+{
+    (void)state;
+    struct cache *c = cache_new(1000);
+    freed = 0;
+    for (uint64_t i = 0; i < 20; i++) {
+        struct cache_handle *h = cache_insert(c, 1, i, xmalloc(8), 100, count_free);
+        cache_release(c, h);
+    }
+    assert_int_equal(freed, 10); /* 10 x 100 bytes fit */
+    struct cache_handle *h = cache_lookup(c, 1, 19);
+    assert_non_null(h);
+    assert_null(cache_lookup(c, 1, 0));
+    struct cache_handle *pinned = cache_lookup(c, 1, 10);
+    for (uint64_t i = 100; i < 130; i++)
+        cache_release(c, cache_insert(c, 2, i, xmalloc(8), 100, count_free));
+    assert_non_null(cache_value(pinned)); /* pinned entries survive eviction */
+    cache_release(c, pinned);
+    cache_release(c, h);
+    cache_erase_id(c, 2);
+    struct cache_stats st;
+    cache_stats(c, &st);
+    assert_true(st.bytes <= 1000);
+    assert_int_equal(st.hits, 2);
+    cache_free(c);
+}
+
+int main(void)
+{
+    log_set_level(LOG_ERROR + 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_block), cmocka_unit_test(test_bloom),
+        cmocka_unit_test(test_codec), cmocka_unit_test(test_sst),
+        cmocka_unit_test(test_cache),
+    };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
