@@ -1,0 +1,265 @@
+/* Memtable skiplist (versions, iteration both ways, concurrent readers) and
+ * the merging iterator (heap order, seeks, direction switches, n = 0, 1). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "config/log.h"
+#include "store/ikey.h"
+#include "store/iter.h"
+#include "store/memtable.h"
+
+static void key_of(int i, char *k, size_t n)
+{
+    snprintf(k, n, "k%05d", i);
+}
+
+static void test_memtable(void **state)
+{
+    (void)state;
+    atomic_size_t total = 0, active = 0;
+    struct memtable *mt = mt_new(1, &total, &active);
+    char k[16], v[16];
+    for (int i = 0; i < 5000; i++) {
+        int x = (i * 7919) % 5000;
+        key_of(x, k, sizeof k);
+        snprintf(v, sizeof v, "a%d", x);
+        mt_add(mt, slice_cstr(k), (uint64_t)(10 + i), IKEY_PUT, slice_cstr(v));
+    }
+    key_of(42, k, sizeof k);
+    mt_add(mt, slice_cstr(k), 100000, IKEY_DEL, slice_make("", 0));
+    assert_int_equal(mt_count(mt), 5001);
+    assert_true(total > 0 && total == active);
+    int kind;
+    struct slice val;
+    assert_true(mt_get(mt, slice_cstr(k), UINT64_MAX >> 1, &kind, &val));
+    assert_int_equal(kind, IKEY_DEL);
+    assert_true(mt_get(mt, slice_cstr(k), 99999, &kind, &val));
+    assert_int_equal(kind, IKEY_PUT);
+    assert_true(slice_eq(val, slice_cstr("a42")));
+    assert_false(mt_get(mt, slice_cstr(k), 5, &kind, &val));
+    assert_false(mt_get(mt, slice_cstr("zzz"), 100000, &kind, &val));
+    struct iter *it = mt_iter(mt);
+    int n = 0;
+    struct buf prev = BUF_INIT;
+    for (it_seek_first(it); it_valid(it); it_next(it), n++) {
+        if (n)
+            assert_true(slice_cmp(slice_make(prev.data, prev.len), it_key(it)) < 0);
+        buf_reset(&prev);
+        buf_append(&prev, it_key(it).ptr, it_key(it).len);
+    }
+    assert_int_equal(n, 5001);
+    for (it_seek_last(it); it_valid(it); it_prev(it))
+        n--;
+    assert_int_equal(n, 0);
+    it_seek(it, slice_cstr("k00100"));
+    assert_true(slice_starts_with(it_key(it), slice_cstr("k00100")));
+    it_prev(it);
+    assert_true(slice_starts_with(it_key(it), slice_cstr("k00099")));
+    buf_destroy(&prev);
+    mt_detach_active(mt);
+    assert_int_equal(active, 0);
+    it_destroy(it);
+    mt_unref(mt);
+    assert_int_equal(total, 0);
+}
+
+struct reader_arg {
+    struct memtable *mt;
+    atomic_bool *stop;
+};
+
+static void *reader(void *p)
+{
+    struct reader_arg *a = p;
+    struct iter *it = mt_iter(a->mt);
+    while (!atomic_load(a->stop)) {
+        struct buf prev = BUF_INIT;
+        for (it_seek_first(it); it_valid(it); it_next(it)) {
+            if (prev.len && slice_cmp(slice_make(prev.data, prev.len), it_key(it)) >= 0)
+                return (void *)1;
+            buf_reset(&prev);
+            buf_append(&prev, it_key(it).ptr, it_key(it).len);
+        }
+        buf_destroy(&prev);
+    }
+    it_destroy(it);
+    return NULL;
+}
+
+static void test_concurrent_readers(void **state)
+{
+    (void)state;
+    struct memtable *mt = mt_new(1, NULL, NULL);
+    atomic_bool stop = false;
+    struct reader_arg a = {mt, &stop};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, reader, &a);
+    char k[16];
+    for (int i = 0; i < 20000; i++) {
+        key_of((i * 7919) % 20000, k, sizeof k);
+        mt_add(mt, slice_cstr(k), (uint64_t)i + 1, IKEY_PUT, slice_cstr("v"));
+    }
+    atomic_store(&stop, true);
+    for (int i = 0; i < 2; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        assert_null(r);
+    }
+    mt_unref(mt);
+}
+
+/* --- merge iterator over memtables holding interleaved keys --- */
+
+static struct iter *kid(int mod, int rem, int n, struct memtable **out)
+{
+    struct memtable *mt = mt_new(1, NULL, NULL);
+    char k[16];
+    for (int i = 0; i < n; i++)
+        if (i % mod == rem) {
+            key_of(i, k, sizeof k);
+            mt_add(mt, slice_cstr(k), 1, IKEY_PUT, slice_cstr(k));
+        }
+    *out = mt;
+    return mt_iter(mt);
+}
+
+static int key_num(struct iter *it)
+{
+    return atoi(it_key(it).ptr + 1);
+}
+
+static void test_merge(void **state)
+{
+    (void)state;
+    struct memtable *mts[3];
+    struct iter *kids[3];
+    kids[0] = kid(3, 0, 300, &mts[0]);
+    kids[1] = kid(3, 1, 300, &mts[1]);
+    kids[2] = kid(5, 2, 300, &mts[2]); /* overlaps: duplicates kept */
+    struct iter *m = it_merge_new(kids, 3, NULL);
+    int n = 0, last = -1;
+    for (it_seek_first(m); it_valid(m); it_next(m), n++) {
+        assert_true(key_num(m) >= last);
+        last = key_num(m);
+    }
+    int expect = 100 + 100 + 60;
+    assert_int_equal(n, expect);
+    for (it_seek_last(m); it_valid(m); it_prev(m))
+        n--;
+    assert_int_equal(n, 0);
+    /* direction switches at every position of a walk */
+    it_seek(m, slice_cstr("k00150"));
+    assert_int_equal(key_num(m), 150);
+    it_next(m);
+    assert_int_equal(key_num(m), 151);
+    it_prev(m);
+    assert_int_equal(key_num(m), 150);
+    it_prev(m);
+    assert_int_equal(key_num(m), 148);
+    it_next(m);
+    assert_int_equal(key_num(m), 150);
+    /* a duplicate key (k00157 is in kids 1 and 2): both, in both directions */
+    it_seek(m, slice_cstr("k00157"));
+    assert_int_equal(key_num(m), 157);
+    it_next(m);
+    assert_int_equal(key_num(m), 157);
+    it_next(m);
+    assert_int_equal(key_num(m), 159);
+    it_prev(m);
+    assert_int_equal(key_num(m), 157);
+    it_prev(m);
+    assert_int_equal(key_num(m), 157);
+    it_prev(m);
+    assert_int_equal(key_num(m), 156);
+    it_next(m);
+    it_next(m);
+    it_next(m);
+    assert_int_equal(key_num(m), 159);
+    /* random walk against a reference list */
+    int ref[300], nref = 0;
+    for (it_seek_first(m); it_valid(m); it_next(m))
+        ref[nref++] = key_num(m);
+    int pos = 0;
+    unsigned r = 7;
+    it_seek_first(m);
+    for (int step = 0; step < 5000; step++) {
+        r = r * 1103515245u + 12345u;
+        bool fwd = (r >> 16) & 1;
+        if (fwd && pos + 1 < nref) {
+            it_next(m);
+            pos++;
+        } else if (!fwd && pos > 0) {
+            it_prev(m);
+            pos--;
+        }
+        assert_true(it_valid(m));
+        assert_int_equal(key_num(m), ref[pos]);
+    }
+    it_seek(m, slice_cstr("zzz"));
+    assert_false(it_valid(m));
+    assert_int_equal(it_status(m), ERR_OK);
+    it_destroy(m);
+    for (int i = 0; i < 3; i++)
+        mt_unref(mts[i]);
+
+    struct iter *e = it_merge_new(NULL, 0, NULL);
+    it_seek_first(e);
+    assert_false(it_valid(e));
+    it_destroy(e);
+    struct memtable *one;
+    struct iter *only = kid(1, 0, 10, &one);
+    assert_ptr_equal(it_merge_new(&only, 1, NULL), only);
+    it_destroy(only);
+    mt_unref(one);
+    struct iter *errs[2] = {it_new_error(ERR_CORRUPT), it_new_empty()};
+    e = it_merge_new(errs, 2, NULL);
+    it_seek_first(e);
+    assert_false(it_valid(e));
+    assert_int_equal(it_status(e), ERR_CORRUPT);
+    it_destroy(e);
+}
+
+static int calls;
+static void cb(void *a, void *b)
+{
+    (void)b;
+    assert_int_equal(*(int *)a, calls);
+    calls++;
+}
+
+static void test_cleanup_order(void **state)
+{
+    (void)state;
+    struct iter *it = it_new_empty();
+    int one = 1, zero = 0;
+    it_on_destroy(it, cb, &one, NULL);
+    it_on_destroy(it, cb, &zero, NULL);
+    calls = 0;
+    it_destroy(it);
+    assert_int_equal(calls, 2);
+    it_destroy(NULL);
+}
+
+int main(void)
+{
+    log_set_level(LOG_ERROR + 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memtable),
+        cmocka_unit_test(test_concurrent_readers),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_cleanup_order),
+    };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
