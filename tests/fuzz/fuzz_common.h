@@ -13,7 +13,7 @@
 #include "store/key.h"
 #include "store/record.h"
 
-static uint64_t fuzz_rng(uint64_t *s)
+static inline uint64_t fuzz_rng(uint64_t *s)
 {
     *s += 0x9e3779b97f4a7c15ULL;
     uint64_t z = *s;
@@ -28,7 +28,7 @@ static uint64_t fuzz_rng(uint64_t *s)
             abort();                                                                    \
     } while (0)
 
-static bool fuzz_field_eq(const struct rec_field *a, const struct rec_field *b)
+static inline bool fuzz_field_eq(const struct rec_field *a, const struct rec_field *b)
 {
     if (!slice_eq(a->key, b->key) || a->type != b->type)
         return false;
@@ -42,7 +42,7 @@ static bool fuzz_field_eq(const struct rec_field *a, const struct rec_field *b)
     return false;
 }
 
-static void fuzz_check_event(const struct event *ev, struct buf *scratch)
+static inline void fuzz_check_event(const struct event *ev, struct buf *scratch)
 {
     FUZZ_CHECK(ev->name.len >= 1 && ev->name.len <= KEY_MAX_NAME);
     FUZZ_CHECK(ev->host.len <= KEY_MAX_NAME);
