@@ -13,7 +13,7 @@
 #include "store/record.h"
 
 #define EXEC_GROUP_CAP (4u << 20)  /* bytes of one buffered ts group */
-#define EXEC_MAX_INDEX_RANGES 10000 /* (host, event) children of one INDEX */
+#define EXEC_MAX_INDEX_RANGES 1024 /* (host, event) children of one INDEX */
 
 static size_t group_cap = EXEC_GROUP_CAP;
 
@@ -141,8 +141,9 @@ static int index_events(struct exec *e, struct slice host, struct kids *k, struc
         if ((rc = key_decode_index(it_key(ix), e->p->db_desc, &r)) != ERR_OK)
             break;
         if (k->n >= EXEC_MAX_INDEX_RANGES) {
-            buf_printf(err, "host '%.*s' has more than %d events: add event = '...' or "
-                            "event IN (...)", (int)host.len, host.ptr, EXEC_MAX_INDEX_RANGES);
+            buf_printf(err, "too many events to merge: the hosts have more than %d "
+                            "(host, event) pairs (at host '%.*s'); add event = '...' or "
+                            "event IN (...)", EXEC_MAX_INDEX_RANGES, (int)host.len, host.ptr);
             rc = ERR_TOOBIG;
             break;
         }
