@@ -63,8 +63,9 @@ struct query_cursor;
  * it. On failure nothing was output; err holds the message and the return
  * maps to a status:
  *   ERR_INVAL    bad SQL, a refused full scan, bad option        -> 400
- *   ERR_TOOBIG   more GET keys than max_get_rows, or a host with
- *                too many events for one INDEX merge              -> 413
+ *   ERR_TOOBIG   more GET keys than max_get_rows, or hosts with
+ *                too many events for one INDEX merge              -> 400 (the
+ *                query is too broad, not the body: narrow it as err says)
  *   ERR_NOTFOUND unknown database                                 -> 404
  *   ERR_EXISTS   CREATE DATABASE of an existing one               -> 409
  *   ERR_BUSY     the store applies back-pressure (DELETE)         -> 503
