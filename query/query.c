@@ -637,7 +637,7 @@ static int params_select(const char *(*get)(void *, const char *), void *arg, in
         }
         buf_destroy(&perr);
     }
-    if ((v = get(arg, "host")))
+    if ((v = get(arg, "host")) && *v) /* the empty host needs SQL: host = '' */
         sql_where_host_eq(&sel->where, v, strlen(v));
     if ((v = get(arg, "event")) && *v)
         sql_where_event_eq(&sel->where, v, strlen(v));

@@ -76,7 +76,8 @@ int query_sql_open(struct store *s, const char *sql, size_t len, const struct qu
 
 /* The parameter form GET /api/v1/query?db=&host=&event=&start=&end=
  * &order=desc|asc&limit=&where=&full_scan=. get(arg, name) returns a
- * parameter's value or NULL. start is inclusive, end exclusive; times are
+ * parameter's value or NULL; an empty value counts as absent (the empty
+ * host is queried with SQL: host = ''). start is inclusive, end exclusive; times are
  * integer ns, RFC 3339, "now", or relative to now ("-1h"). where= is a SQL
  * condition list ("fields.code >= 500 AND tags.region = 'eu'"). Same
  * errors and ownership as query_sql_open. */
