@@ -31,7 +31,9 @@
 
 #include "config/buf.h"
 #include "ingest/ingest.h"
+#include "ingest/jsonl.h"
 #include "ingest/lineproto.h"
+#include "ingest/rawline.h"
 
 struct opts {
     int port;
@@ -138,6 +140,84 @@ static int null_write(void *arg)
     return 0;
 }
 
+typedef size_t (*feed_fn)(void *p, const char *data, size_t len, struct event_result *out);
+
+static size_t lp_feed_v(void *p, const char *d, size_t n, struct event_result *r)
+{
+    return lp_feed(p, d, n, r);
+}
+static size_t raw_feed_v(void *p, const char *d, size_t n, struct event_result *r)
+{
+    return raw_feed(p, d, n, r);
+}
+static size_t jsonl_feed_v(void *p, const char *d, size_t n, struct event_result *r)
+{
+    return jsonl_feed(p, d, n, r);
+}
+
+/* Feeds body to a fresh parser per round in 64 KiB pieces; returns seconds
+ * and adds the good lines to *ok. */
+static double time_parser(int kind, const struct event_limits *lim, const struct buf *body,
+                          uint64_t rounds, uint64_t *ok)
+{
+    const size_t chunk = 64 * 1024;
+    double t0 = now_s();
+    for (uint64_t r = 0; r < rounds; r++) {
+        void *p = NULL;
+        feed_fn feed = NULL;
+        const char *why;
+        struct raw_parser *rp = NULL;
+        if (kind == 0) {
+            p = lp_new(lim, 1);
+            feed = lp_feed_v;
+        } else if (kind == 1) {
+            raw_new(lim, "host-1", "app", NULL, &rp, &why);
+            p = rp;
+            feed = raw_feed_v;
+        } else {
+            p = jsonl_new(lim, NULL);
+            feed = jsonl_feed_v;
+        }
+        struct event_result res;
+        for (size_t off = 0; off < body->len;) {
+            size_t end = body->len - off < chunk ? body->len : off + chunk;
+            while (off < end) {
+                off += feed(p, body->data + off, end - off, &res);
+                *ok += res.kind == EVENT_OK;
+            }
+        }
+        if (kind == 0)
+            lp_free(p);
+        else if (kind == 1)
+            raw_free(p);
+        else
+            jsonl_free(p);
+    }
+    return now_s() - t0;
+}
+
+static void jsonl_body(const struct body *lp, struct buf *out)
+{
+    /* the same events as JSON lines, built from the line-protocol text */
+    buf_init(out);
+    const char *q = lp->text.data, *end = q + lp->text.len;
+    while (q < end) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        unsigned ev, host;
+        double value;
+        unsigned long long count;
+        int n = 0;
+        sscanf(q, "ev%u,host=host-%u value=%lf,count=%llui,msg=\"%n", &ev, &host, &value, &count,
+               &n);
+        const char *msg = q + n, *mend = memchr(msg, '"', (size_t)(nl - msg));
+        buf_printf(out,
+                   "{\"ts\":%.19s,\"host\":\"host-%04u\",\"event\":\"ev%02u\","
+                   "\"value\":%.3f,\"count\":%llu,\"msg\":\"%.*s\"}\n",
+                   mend + 2, host, ev, value, count, (int)(mend - msg), msg);
+        q = nl + 1;
+    }
+}
+
 static int run_parse(const struct opts *o)
 {
     struct body b;
@@ -190,12 +270,27 @@ static int run_parse(const struct opts *o)
     }
     double t3 = now_s();
     double avg = (double)b.text.len / (double)b.lines;
+    uint64_t ok_raw = 0, ok_js = 0;
+    double t_raw = time_parser(1, &lim, &b.text, rounds, &ok_raw);
+    struct buf js;
+    jsonl_body(&b, &js);
+    uint64_t js_rounds = rounds / 10 ? rounds / 10 : 1; /* jansson is slower */
+    double t_js = time_parser(2, &lim, &js, js_rounds, &ok_js);
+    if (ok_raw != lines || ok_js != js_rounds * b.lines) {
+        fprintf(stderr, "parse: raw %" PRIu64 ", jsonl %" PRIu64 " lines parsed\n", ok_raw, ok_js);
+        return 1;
+    }
     printf("%-28s %12s %10s %10s\n", "stage", "lines/s", "ns/line", "MB/s");
     printf("%-28s %12.0f %10.1f %10.1f\n", "lp_feed (parse only)", (double)lines / (t1 - t0),
            (t1 - t0) * 1e9 / (double)lines, (double)lines * avg / (t1 - t0) / 1e6);
     printf("%-28s %12.0f %10.1f %10.1f\n", "ingest (parse+encode+batch)",
            (double)lines / (t3 - t2), (t3 - t2) * 1e9 / (double)lines,
            (double)lines * avg / (t3 - t2) / 1e6);
+    printf("%-28s %12.0f %10.1f %10.1f\n", "raw_feed", (double)lines / t_raw,
+           t_raw * 1e9 / (double)lines, (double)b.text.len * (double)rounds / t_raw / 1e6);
+    printf("%-28s %12.0f %10.1f %10.1f\n", "jsonl_feed (jansson)", (double)ok_js / t_js,
+           t_js * 1e9 / (double)ok_js, (double)js.len * (double)js_rounds / t_js / 1e6);
+    buf_destroy(&js);
     printf("lines %" PRIu64 ", %.1f bytes/line, %.2f fields/line, %zu value bytes\n", lines,
            avg, (double)fields / (double)ok, bytes);
     buf_destroy(&b.text);

@@ -53,8 +53,9 @@ bool event_utf8_valid(const char *s, size_t n);
 const char *event_check_names(const struct event_limits *lim, struct slice host,
                               struct slice name);
 
-/* Index of the first field whose key repeats an earlier one, or -1. Sorts
- * nothing in place; scratch is reused between calls (may be grown). */
+/* Index of a field whose key appears more than once, or -1. Up to 16 keys
+ * are compared pairwise; more are sorted as copies in scratch (reused
+ * between calls, may be grown); fields itself is not reordered. */
 long event_dup_field(const struct rec_field *fields, size_t n, struct buf *scratch);
 /* Same for tag keys. */
 long event_dup_tag(const struct rec_tag *tags, size_t n, struct buf *scratch);
