@@ -453,6 +453,46 @@ static void test_lines_splitter(void **state)
     event_lines_destroy(&s);
 }
 
+/* The float fast path must agree bit for bit with strtod. */
+static void test_floats_match_strtod(void **state)
+{
+    (void)state;
+    struct event_limits lim = lim_default();
+    struct lp_parser *p = lp_new(&lim, 1);
+    uint64_t x = 12345;
+    for (int i = 0; i < 20000; i++) {
+        char num[64], line[80];
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned nd = 1 + (unsigned)(x >> 59) % 20;       /* digits before the point */
+        unsigned fd = (unsigned)(x >> 54) % 20;           /* digits after it */
+        int e = (int)((x >> 40) % 61) - 30;
+        size_t n = 0;
+        if (x & 1)
+            num[n++] = '-';
+        uint64_t y = x;
+        for (unsigned k = 0; k < nd; k++, y = y * 2862933555777941757ULL + 3037000493ULL)
+            num[n++] = (char)('0' + (y >> 60) % 10);
+        if (fd) {
+            num[n++] = '.';
+            for (unsigned k = 0; k < fd; k++, y = y * 2862933555777941757ULL + 3037000493ULL)
+                num[n++] = (char)('0' + (y >> 60) % 10);
+        }
+        if (x & 2)
+            n += (size_t)snprintf(num + n, sizeof num - n, "e%d", e);
+        num[n] = '\0';
+        int len = snprintf(line, sizeof line, "m f=%s", num);
+        struct event ev;
+        const char *why = NULL;
+        assert_int_equal(lp_parse_line(p, line, (size_t)len, &ev, &why), EVENT_OK);
+        double want = strtod(num, NULL);
+        if (memcmp(&ev.fields[0].v.f, &want, sizeof want)) {
+            print_error("%s: got %.17g want %.17g\n", num, ev.fields[0].v.f, want);
+            fail();
+        }
+    }
+    lp_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_line_too_long),
         cmocka_unit_test(test_host_tag),
         cmocka_unit_test(test_lines_splitter),
+        cmocka_unit_test(test_floats_match_strtod),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
