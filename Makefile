@@ -68,7 +68,7 @@ BENCHES := $(patsubst benchmarks/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 all: $(DAEMON) $(if $(filter 0,$(SAN)),logbucketd)
 
 logbucketd: $(DAEMON)
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 deps:
 	@./scripts/deps.sh

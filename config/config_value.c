@@ -161,8 +161,9 @@ int cfg_parse_duration(const char *s, int64_t *ns)
 
 void cfg_format_duration(int64_t ns, char *out, size_t n)
 {
+    /* Days are the largest unit printed: a TTL set as 7d reads back as 7d. */
     static const struct unit units[] = {
-        {"w", NS_W}, {"d", NS_D}, {"h", NS_H},   {"m", NS_M},
+        {"d", NS_D}, {"h", NS_H},   {"m", NS_M},
         {"s", NS_S}, {"ms", NS_MS}, {"us", NS_US}, {"ns", 1},
     };
     if (ns == 0) {

@@ -9,8 +9,8 @@ sql() { # sql STATEMENT [extra URL args]: prints the status, body in ./body
 test_expect_success 'start and load 3 hosts x 2 events x 10 timestamps' '
     lb_start --set max_get_rows=10 &&
     awk "BEGIN { for (t = 1; t <= 10; t++) for (h = 1; h <= 3; h++) {
-            printf \"cpu,host=h%d,dc=eu v=%d.5,n=%di %d\\n\", h, t, t*h, t * 1000000000;
-            printf \"mem,host=h%d used=%di %d\\n\", h, t, t * 1000000000 } }" >lp &&
+            printf \"cpu,host=h%d,dc=eu v=%d.5,n=%di %d000000000\\n\", h, t, t*h, t;
+            printf \"mem,host=h%d used=%di %d000000000\\n\", h, t, t } }" >lp &&
     test "$(lb_req POST "/write?db=q" --data-binary @lp)" = 204 &&
     test "$(sql "CREATE DATABASE qa WITH (buckets=3, ts_order='"'"'asc'"'"')")" = 200 &&
     test "$(lb_req POST "/write?db=qa" --data-binary @lp)" = 204

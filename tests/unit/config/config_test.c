@@ -207,7 +207,7 @@ static void test_duration_format(void **state)
         {12 * 3600 * NS_S, "12h"},
         {86400 * NS_S, "1d"},
         {30 * 86400 * NS_S, "30d"},
-        {14 * 86400 * NS_S, "2w"},
+        {14 * 86400 * NS_S, "14d"},
         {-10 * NS_S, "-10s"},
         {INT64_MAX, "9223372036854775807ns"},
         {INT64_MIN, "-9223372036854775808ns"},
@@ -958,7 +958,7 @@ static void test_print_round_trip(void **state)
     assert_contains(buf_cstr(&p1), "retention_check_interval = 90m\n");
     assert_contains(buf_cstr(&p1), "memtable_bytes = 3GiB\n");
     assert_contains(buf_cstr(&p1), "max_body_bytes = 5MB\n");
-    assert_contains(buf_cstr(&p1), "default_ttl = 2w\n");
+    assert_contains(buf_cstr(&p1), "default_ttl = 14d\n");
     assert_contains(buf_cstr(&p1), "request_timeout = 1500ms\n");
     assert_contains(buf_cstr(&p1), "token = s3cr3t read,write logs,metrics\n");
     assert_contains(buf_cstr(&p1), "# Retention of a new database");
