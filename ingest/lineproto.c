@@ -170,7 +170,8 @@ static const char *skip_str(const char *q, const char *end)
  * returns the token, unescaped into scratch if it held escapes. *high is set
  * if a byte >= 0x80 was seen. Returns NULL and sets *why on a backslash that
  * ends the line. */
-static const char *scan(struct lp_parser *p, const char **pp, const char *end, uint8_t stop,
+static inline __attribute__((always_inline)) const char *
+scan(struct lp_parser *p, const char **pp, const char *end, uint8_t stop,
                         uint8_t escapable, struct slice *out, bool *high)
 {
     const char *s = *pp, *q = s;
