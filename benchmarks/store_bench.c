@@ -101,7 +101,15 @@ static void build_pool(void)
     }
 }
 
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 struct run {
+    double cpu;
     double secs;
     uint64_t lp_bytes, value_bytes;
     long busy;
@@ -121,7 +129,7 @@ static int write_events(struct store_db *db, uint64_t n, struct run *r)
 {
     struct batch *b = batch_new();
     char host[32];
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     for (uint64_t i = 0; i < n; i++) {
         host_name(i, host);
         const char *ev = event_names[i % EVENTS];
@@ -146,6 +154,7 @@ static int write_events(struct store_db *db, uint64_t n, struct run *r)
         }
     }
     r->secs = now_s() - t0;
+    r->cpu = cpu_s() - c0;
     batch_free(b);
     return ERR_OK;
 }
@@ -173,6 +182,16 @@ static uint64_t metric(struct store *s, const char *name)
     return v;
 }
 
+static double metric_f(struct store *s, const char *name)
+{
+    struct buf m = BUF_INIT;
+    store_metrics(s, &m);
+    const char *p = strstr(buf_cstr(&m), name);
+    double v = p ? strtod(p + strlen(name), NULL) : 0;
+    buf_destroy(&m);
+    return v;
+}
+
 static int open_db(const char *dir, enum store_wal_sync sync, struct store **s,
                    struct store_db **db)
 {
@@ -180,7 +199,7 @@ static int open_db(const char *dir, enum store_wal_sync sync, struct store **s,
     store_opts_default(&o);
     o.dir = dir;
     o.wal_sync = sync;
-    o.memtable_bytes = 64u << 20;
+    o.memtable_bytes = getenv("LB_BENCH_MEM") ? strtoull(getenv("LB_BENCH_MEM"), NULL, 10) << 20 : 64u << 20;
     o.block_cache_bytes = 64u << 20;
     o.background_threads = 2;
     int rc = store_open(&o, s);
@@ -218,6 +237,10 @@ int main(int argc, char **argv)
         return 1;
     if (write_events(db, n, &none))
         return 1;
+    uint64_t nflush = metric(s, "logbucket_flushes_total{db=\"bench\"} ");
+    uint64_t ncompact = metric(s, "logbucket_compactions_total{db=\"bench\"} ");
+    double flush_busy = metric_f(s, "logbucket_flush_seconds_total{db=\"bench\"} ");
+    double compact_busy = metric_f(s, "logbucket_compaction_seconds_total{db=\"bench\"} ");
     double tf = now_s();
     store_db_flush(db);
     double flush_s = now_s() - tf;
@@ -287,6 +310,7 @@ int main(int argc, char **argv)
            n, HOSTS, EVENTS, BATCH);
     printf("%-44s %14s\n", "metric", "value");
     printf("%-44s %14.0f\n", "write events/s (wal_sync=none)", (double)n / none.secs);
+    printf("%-44s %14.0f\n", "  per CPU-second of the writer thread", (double)n / none.cpu);
     printf("%-44s %14.0f\n", "write events/s (wal_sync=always)",
            (double)n_always / always.secs);
     printf("%-44s %14" PRIu64 "\n", "  fsyncs in the always run", syncs);
@@ -295,6 +319,10 @@ int main(int argc, char **argv)
     printf("%-44s %14.1f\n", "line-protocol bytes per event", (double)none.lp_bytes / n);
     printf("%-44s %14.1f\n", "disk bytes per event after compaction", (double)disk / n);
     printf("%-44s %14.3f\n", "disk / line-protocol bytes", (double)disk / none.lp_bytes);
+    printf("%-44s %14" PRIu64 "\n", "  partition flushes during the none run", nflush);
+    printf("%-44s %14.2f\n", "  seconds spent flushing (all threads)", flush_busy);
+    printf("%-44s %14" PRIu64 "\n", "  compactions during the none run", ncompact);
+    printf("%-44s %14.2f\n", "  seconds spent compacting (all threads)", compact_busy);
     printf("%-44s %14.2f\n", "final flush seconds", flush_s);
     printf("%-44s %14.2f\n", "full compaction seconds", compact_s);
     printf("%-44s %14.2f\n", "write amplification (wal+flush+compact)/user",

@@ -47,12 +47,16 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     return ERR_OK;
 }
 
-static int builder_for(struct outputs *o, int64_t window, struct win_builder **out)
+/* The builder of a window. A full file is finished only between user keys
+ * (may_split): versions of one key never straddle two files, so the file
+ * numbers of a window keep telling newer from older. */
+static int builder_for(struct outputs *o, int64_t window, bool may_split,
+                       struct win_builder **out)
 {
     for (size_t i = 0; i < o->nopen; i++)
         if (o->open[i].window == window) {
             struct win_builder *w = &o->open[i];
-            if (sst_builder_bytes(w->b) < STORE_MAX_FILE_BYTES) {
+            if (!may_split || sst_builder_bytes(w->b) < STORE_MAX_FILE_BYTES) {
                 *out = w;
                 return ERR_OK;
             }
@@ -86,11 +90,11 @@ static int builder_for(struct outputs *o, int64_t window, struct win_builder **o
     return ERR_OK;
 }
 
-static int outputs_add(struct outputs *o, struct slice ik, struct slice value)
+static int outputs_add(struct outputs *o, struct slice ik, struct slice value, bool may_split)
 {
     int64_t ts = part_key_ts(o->p, ikey_user(ik));
     struct win_builder *w;
-    int rc = builder_for(o, part_window(ts), &w);
+    int rc = builder_for(o, part_window(ts), may_split, &w);
     if (!rc)
         rc = sst_add(w->b, ik, value, ts);
     return rc;
@@ -160,13 +164,21 @@ static int write_memtable(struct memtable *mt, struct outputs *o,
                           uint64_t *max_seq)
 {
     struct iter *it = mt_iter(mt);
+    struct buf last = BUF_INIT;
     int rc = ERR_OK;
     for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {
         struct slice ik = it_key(it);
         if (ikey_seq(ik) > *max_seq)
             *max_seq = ikey_seq(ik);
-        rc = outputs_add(o, ik, it_value(it));
+        struct slice uk = ikey_user(ik);
+        bool first = !slice_eq(uk, slice_make(last.data, last.len));
+        if (first) {
+            buf_reset(&last);
+            buf_append(&last, uk.ptr, uk.len);
+        }
+        rc = outputs_add(o, ik, it_value(it), first);
     }
+    buf_destroy(&last);
     it_destroy(it);
     return rc ? rc : outputs_finish(o);
 }
@@ -208,8 +220,10 @@ int compact_flush(struct part *p)
 
 /* --- compaction --- */
 
+/* Merges the files idx[0..n) of one window. full: they are all the files
+ * of the window, so tombstones can go and sequences become 0. */
 static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
-                        int64_t cutoff, struct outputs *o)
+                        bool full, int64_t cutoff, struct outputs *o)
 {
     struct iter **kids = xcalloc(n, sizeof *kids);
     for (size_t i = 0; i < n; i++)
@@ -231,14 +245,18 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
         buf_reset(&last);
         buf_append(&last, uk.ptr, uk.len);
         have_last = true;
-        if (ikey_kind(ik) == IKEY_DEL || part_key_ts(p, uk) < cutoff)
+        if (part_key_ts(p, uk) < cutoff || (full && ikey_kind(ik) == IKEY_DEL))
             continue;
+        if (!full) {
+            rc = outputs_add(o, ik, it_value(it), true);
+            continue;
+        }
         /* The output holds the only on-disk version of each key of the
          * window, older than every later write: its sequence can be 0,
          * which makes the trailers identical and cheap to compress. */
         buf_reset(&zero);
         ikey_append(&zero, uk, 0, IKEY_PUT);
-        rc = outputs_add(o, slice_make(zero.data, zero.len), it_value(it));
+        rc = outputs_add(o, slice_make(zero.data, zero.len), it_value(it), true);
     }
     if (!rc)
         rc = it_status(it);
@@ -248,19 +266,30 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
     return rc;
 }
 
-static bool window_wanted(struct version *v, const size_t *idx, size_t n, bool force,
+/* How many of the window's files (idx, newest first) to merge; 0 for none.
+ * Size-tiered inside a window: the newest files are taken while each is
+ * not much bigger than the newer ones together, so a big merged file is
+ * rewritten only when the new data has grown comparable to it. Forced runs
+ * take the whole window when that removes something. */
+static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool force,
                           int64_t cutoff)
 {
     if (n == 0)
-        return false;
-    if (n >= STORE_COMPACT_TRIGGER)
-        return true;
-    if (!force)
-        return false;
-    if (n >= 2)
-        return true;
-    const struct sst_props *pr = &v->files[idx[0]]->props;
-    return pr->deletes > 0 || pr->min_ts < cutoff;
+        return 0;
+    if (force) {
+        const struct sst_props *pr = &v->files[idx[0]]->props;
+        return n >= 2 || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
+    }
+    uint64_t sum = 0;
+    size_t k = 0;
+    while (k < n) {
+        uint64_t size = v->files[idx[k]]->props.size;
+        if (k >= 2 && size > 2 * sum)
+            break;
+        sum += size;
+        k++;
+    }
+    return k >= STORE_COMPACT_TRIGGER ? k : 0;
 }
 
 int compact_run(struct part *p, bool force)
@@ -285,12 +314,13 @@ int compact_run(struct part *p, bool force)
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             if (!drop[j])
                 idx[n++] = j;
-        if (!window_wanted(v, idx, n, force, cutoff))
+        size_t k = window_pick(v, idx, n, force, cutoff);
+        if (k == 0)
             continue;
-        rc = merge_window(p, v, idx, n, cutoff, &o);
-        for (size_t k = 0; k < n; k++)
-            drop[idx[k]] = true;
-        merged += n;
+        rc = merge_window(p, v, idx, k, k == n, cutoff, &o);
+        for (size_t m = 0; m < k; m++)
+            drop[idx[m]] = true;
+        merged += k;
     }
     free(idx);
     if (!rc)

@@ -328,10 +328,25 @@ int db_freeze_locked(struct store_db *db)
     return ERR_OK;
 }
 
+/* Half the budget: one generation fills while the previous one flushes. */
 static size_t freeze_threshold(const struct store *s)
 {
-    size_t t = s->opts.memtable_bytes / 4;
+    size_t t = s->opts.memtable_bytes / 2;
     return t < (256u << 10) ? (256u << 10) : t;
+}
+
+/* Whether a frozen memtable of this database still waits for its flush. */
+static bool flush_pending_locked(struct store_db *db)
+{
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        struct part *p = &db->parts[i];
+        pthread_mutex_lock(&p->mu);
+        size_t n = p->nimm;
+        pthread_mutex_unlock(&p->mu);
+        if (n)
+            return true;
+    }
+    return false;
 }
 
 /* ERR_BUSY when memtables are over budget. REQUIRES: write_mu. */
@@ -341,7 +356,7 @@ static int check_budget(struct store_db *db)
     size_t total = atomic_load(&s->mem_total), active = atomic_load(&db->active_bytes);
     if (total < s->opts.memtable_bytes)
         return ERR_OK;
-    if (active >= s->opts.memtable_bytes / 8)
+    if (active >= s->opts.memtable_bytes / 8 && !flush_pending_locked(db))
         db_freeze_locked(db); /* make this database's memory flushable */
     atomic_fetch_add(&db->m.busy_rejects, 1);
     return ERR_BUSY;
@@ -352,8 +367,12 @@ static void maybe_freeze(struct store_db *db)
     struct store *s = db->store;
     size_t active = atomic_load(&db->active_bytes);
     size_t thr = freeze_threshold(s);
-    if (active >= thr ||
-        (atomic_load(&s->mem_total) >= s->opts.memtable_bytes / 4 * 3 && active >= thr / 4)) {
+    /* Over three quarters of the budget with other databases' data: free
+     * this one's share early, unless its last generation is still being
+     * flushed (tiny generations would only multiply the flushes). */
+    bool pressure = atomic_load(&s->mem_total) >= s->opts.memtable_bytes / 4 * 3 &&
+                    active >= thr / 4 && !flush_pending_locked(db);
+    if (active >= thr || pressure) {
         int rc = db_freeze_locked(db);
         if (rc)
             log_warn("database %s: cannot roll the WAL: %s", db->name, err_name(rc));

@@ -14,12 +14,40 @@
 
 #define SKL_MAX_HEIGHT 12
 
+/* pfx holds the first 16 key bytes as two big-endian words (zero padded):
+ * most comparisons end there without touching the key bytes. */
 struct skl_node {
+    uint64_t pfx[2];
     uint32_t klen; /* internal key length */
     uint32_t vlen;
     uint32_t height;
     _Atomic(struct skl_node *) next[];
 };
+
+struct skl_key {
+    struct slice k;
+    uint64_t pfx[2];
+};
+
+static void key_prefix(struct slice k, uint64_t pfx[2])
+{
+    unsigned char b[16] = {0};
+    memcpy(b, k.ptr, k.len < 16 ? k.len : 16);
+    for (int w = 0; w < 2; w++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++)
+            v = v << 8 | b[8 * w + i];
+        pfx[w] = v;
+    }
+}
+
+static struct skl_key make_key(struct slice k)
+{
+    struct skl_key sk;
+    sk.k = k;
+    key_prefix(k, sk.pfx);
+    return sk;
+}
 
 struct memtable {
     atomic_int refs;
@@ -49,6 +77,16 @@ static inline struct slice node_value(const struct skl_node *n)
 static inline struct skl_node *nx(const struct skl_node *n, int level)
 {
     return atomic_load_explicit(&((struct skl_node *)n)->next[level], memory_order_acquire);
+}
+
+/* memcmp order of n's key against k, by the prefixes first */
+static inline int node_cmp(const struct skl_node *n, const struct skl_key *k)
+{
+    if (n->pfx[0] != k->pfx[0])
+        return n->pfx[0] < k->pfx[0] ? -1 : 1;
+    if (n->pfx[1] != k->pfx[1])
+        return n->pfx[1] < k->pfx[1] ? -1 : 1;
+    return slice_cmp(node_key(n), k->k);
 }
 
 static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen, size_t vlen)
@@ -135,13 +173,14 @@ static int random_height(struct memtable *mt)
 
 /* Last node < key at each level into prev (if given); returns the node at
  * level 0 after it (first node >= key), or NULL. */
-static struct skl_node *find_ge(struct memtable *mt, struct slice key, struct skl_node **prev)
+static struct skl_node *find_ge(struct memtable *mt, const struct skl_key *key,
+                                struct skl_node **prev)
 {
     struct skl_node *x = mt->head;
     int level = atomic_load_explicit(&mt->height, memory_order_relaxed) - 1;
     for (;;) {
         struct skl_node *next = nx(x, level);
-        if (next && slice_cmp(node_key(next), key) < 0) {
+        if (next && node_cmp(next, key) < 0) {
             x = next;
             continue;
         }
@@ -153,13 +192,13 @@ static struct skl_node *find_ge(struct memtable *mt, struct slice key, struct sk
     }
 }
 
-static struct skl_node *find_lt(struct memtable *mt, struct slice key)
+static struct skl_node *find_lt(struct memtable *mt, const struct skl_key *key)
 {
     struct skl_node *x = mt->head;
     int level = atomic_load_explicit(&mt->height, memory_order_relaxed) - 1;
     for (;;) {
         struct skl_node *next = nx(x, level);
-        if (next && slice_cmp(node_key(next), key) < 0) {
+        if (next && node_cmp(next, key) < 0) {
             x = next;
             continue;
         }
@@ -194,10 +233,12 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
     ikey_put_trailer(d + ukey.len, seq, kind);
     if (value.len)
         memcpy(d + n->klen, value.ptr, value.len);
+    key_prefix(node_key(n), n->pfx);
 
     struct skl_node *prev[SKL_MAX_HEIGHT];
     int cur = atomic_load_explicit(&mt->height, memory_order_relaxed);
-    find_ge(mt, node_key(n), prev);
+    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
+    find_ge(mt, &sk, prev);
     if (h > cur) {
         for (int i = cur; i < h; i++)
             prev[i] = mt->head;
@@ -224,7 +265,8 @@ bool mt_get(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
     }
     memcpy(k, ukey.ptr, ukey.len);
     ikey_put_trailer(k + ukey.len, max_seq, 0);
-    struct skl_node *n = find_ge(mt, slice_make(k, ukey.len + IKEY_TRAILER), NULL);
+    struct skl_key sk = make_key(slice_make(k, ukey.len + IKEY_TRAILER));
+    struct skl_node *n = find_ge(mt, &sk, NULL);
     buf_destroy(&tmp);
     if (!n)
         return false;
@@ -264,7 +306,8 @@ static void mti_seek_last(struct iter *it)
 static void mti_seek(struct iter *it, struct slice target)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    m->node = find_ge(m->mt, target, NULL);
+    struct skl_key sk = make_key(target);
+    m->node = find_ge(m->mt, &sk, NULL);
 }
 
 static void mti_next(struct iter *it)
@@ -276,7 +319,8 @@ static void mti_next(struct iter *it)
 static void mti_prev(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    m->node = find_lt(m->mt, node_key(m->node));
+    struct skl_key sk = {node_key(m->node), {m->node->pfx[0], m->node->pfx[1]}};
+    m->node = find_lt(m->mt, &sk);
 }
 
 static struct slice mti_key(const struct iter *it)
