@@ -5,6 +5,7 @@
  * is pointer chasing, and fewer TLB misses and page faults pay off. */
 #include "store/arena.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -26,6 +27,57 @@ void arena_init(struct arena *a)
     a->next_block = 16u << 10;
     atomic_init(&a->bytes, 0);
     a->acct[0] = a->acct[1] = NULL;
+    a->pool = NULL;
+}
+
+#define FULL_SIZE (ARENA_BLOCK - sizeof(struct arena_block))
+
+void arena_pool_init(struct arena_pool *p, size_t max_bytes)
+{
+    pthread_mutex_init(&p->mu, NULL);
+    p->free = NULL;
+    p->n = 0;
+    p->max = max_bytes / ARENA_BLOCK;
+}
+
+void arena_pool_destroy(struct arena_pool *p)
+{
+    while (p->free) {
+        struct arena_block *b = p->free;
+        p->free = b->next;
+        free(b);
+    }
+    pthread_mutex_destroy(&p->mu);
+}
+
+static struct arena_block *pool_get(struct arena_pool *p)
+{
+    if (!p)
+        return NULL;
+    pthread_mutex_lock(&p->mu);
+    struct arena_block *b = p->free;
+    if (b) {
+        p->free = b->next;
+        p->n--;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return b;
+}
+
+/* true if the pool took b */
+static bool pool_put(struct arena_pool *p, struct arena_block *b)
+{
+    if (!p || b->size != FULL_SIZE)
+        return false;
+    pthread_mutex_lock(&p->mu);
+    bool kept = p->n < p->max;
+    if (kept) {
+        b->next = p->free;
+        p->free = b;
+        p->n++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return kept;
 }
 
 void arena_destroy(struct arena *a)
@@ -35,16 +87,20 @@ void arena_destroy(struct arena *a)
         atomic_fetch_sub(a->acct[0], arena_bytes(a));
     while (b) {
         struct arena_block *next = b->next;
-        free(b);
+        if (!pool_put(a->pool, b))
+            free(b);
         b = next;
     }
     arena_init(a);
 }
 
-static struct arena_block *block_alloc(size_t size)
+static struct arena_block *block_alloc(struct arena *a, size_t size)
 {
-    if (size != ARENA_BLOCK - sizeof(struct arena_block))
+    if (size != FULL_SIZE)
         return xmalloc(sizeof(struct arena_block) + size);
+    struct arena_block *b = pool_get(a->pool);
+    if (b)
+        return b;
     void *p = aligned_alloc(ARENA_BLOCK, ARENA_BLOCK);
     if (!p)
         return xmalloc(ARENA_BLOCK); /* xmalloc aborts if this fails too */
@@ -56,7 +112,7 @@ static struct arena_block *block_alloc(size_t size)
 
 static char *new_block(struct arena *a, size_t size)
 {
-    struct arena_block *b = block_alloc(size);
+    struct arena_block *b = block_alloc(a, size);
     b->size = size;
     if (a->blocks && size > a->next_block) {
         /* a dedicated block goes second so the current block stays in use */
@@ -86,7 +142,7 @@ void *arena_alloc(struct arena *a, size_t n)
         return new_block(a, n);
     size_t size = a->next_block;
     if (size == ARENA_BLOCK)
-        size -= sizeof(struct arena_block);
+        size = FULL_SIZE;
     char *p = new_block(a, size);
     if (a->next_block < ARENA_BLOCK)
         a->next_block *= 2;

@@ -3,10 +3,22 @@
 #ifndef LB_ARENA_H
 #define LB_ARENA_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
 struct arena_block;
+
+/* Free full-size blocks kept for reuse, so a new memtable does not pay for
+ * page faults and zeroing again. Thread-safe; bounded by max blocks. */
+struct arena_pool {
+    pthread_mutex_t mu;
+    struct arena_block *free;
+    size_t n, max;
+};
+
+void arena_pool_init(struct arena_pool *p, size_t max_bytes);
+void arena_pool_destroy(struct arena_pool *p); /* frees the kept blocks */
 
 struct arena {
     struct arena_block *blocks; /* newest first */
@@ -17,6 +29,7 @@ struct arena {
     /* counters that every new block is added to (NULL: none); the first is
      * decreased again when the arena is destroyed */
     atomic_size_t *acct[2];
+    struct arena_pool *pool;    /* NULL: none; must outlive the arena */
 };
 
 void arena_init(struct arena *a);

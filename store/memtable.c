@@ -31,14 +31,10 @@ struct skl_key {
 
 static void key_prefix(struct slice k, uint64_t pfx[2])
 {
-    unsigned char b[16] = {0};
-    memcpy(b, k.ptr, k.len < 16 ? k.len : 16);
-    for (int w = 0; w < 2; w++) {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++)
-            v = v << 8 | b[8 * w + i];
-        pfx[w] = v;
-    }
+    uint64_t w[2] = {0, 0};
+    memcpy(w, k.ptr, k.len < 16 ? k.len : 16);
+    pfx[0] = __builtin_bswap64(w[0]); /* little-endian host: memcmp order */
+    pfx[1] = __builtin_bswap64(w[1]);
 }
 
 static struct skl_key make_key(struct slice k)
@@ -101,7 +97,8 @@ static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen,
     return n;
 }
 
-struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *active)
+struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *active,
+                        struct arena_pool *pool)
 {
     struct memtable *mt = xcalloc(1, sizeof *mt + sizeof(struct skl_node) +
                                          SKL_MAX_HEIGHT * sizeof(void *));
@@ -109,6 +106,7 @@ struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *activ
     arena_init(&mt->arena);
     mt->arena.acct[0] = total;
     mt->arena.acct[1] = active;
+    mt->arena.pool = pool;
     mt->head = (struct skl_node *)(mt + 1);
     mt->head->height = SKL_MAX_HEIGHT;
     for (int i = 0; i < SKL_MAX_HEIGHT; i++)

@@ -328,6 +328,7 @@ int store_open(const struct store_opts *opts, struct store **out)
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->bg_mu, NULL);
     atomic_init(&s->mem_total, 0);
+    arena_pool_init(&s->pool, s->opts.memtable_bytes / 2);
     s->cache = cache_new(opts->block_cache_bytes);
     struct buf lock = BUF_INIT;
     buf_printf(&lock, "%s/LOCK", s->dir);
@@ -363,6 +364,7 @@ void store_close(struct store *s)
     if (s->lock)
         s->env->ops->unlock(s->lock);
     cache_free(s->cache);
+    arena_pool_destroy(&s->pool);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->bg_mu);
     pthread_cond_destroy(&s->bg_cond);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "config/buf.h"
+#include "store/arena.h"
 #include "store/batch.h"
 #include "store/cache.h"
 #include "store/env.h"
@@ -104,6 +105,7 @@ struct store {
     struct env_file *lock;
     struct cache *cache;
     atomic_size_t mem_total;
+    struct arena_pool pool;  /* free memtable blocks, at most memtable_bytes / 2 */
     pthread_mutex_t mu;  /* guards dbs */
     struct store_db **dbs;
     size_t ndbs;

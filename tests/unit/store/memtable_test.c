@@ -27,7 +27,7 @@ static void test_memtable(void **state)
 {
     (void)state;
     atomic_size_t total = 0, active = 0;
-    struct memtable *mt = mt_new(1, &total, &active);
+    struct memtable *mt = mt_new(1, &total, &active, NULL);
     char k[16], v[16];
     for (int i = 0; i < 5000; i++) {
         int x = (i * 7919) % 5000;
@@ -99,7 +99,7 @@ static void *reader(void *p)
 static void test_concurrent_readers(void **state)
 {
     (void)state;
-    struct memtable *mt = mt_new(1, NULL, NULL);
+    struct memtable *mt = mt_new(1, NULL, NULL, NULL);
     atomic_bool stop = false;
     struct reader_arg a = {mt, &stop};
     pthread_t t[2];
@@ -123,7 +123,7 @@ static void test_concurrent_readers(void **state)
 
 static struct iter *kid(int mod, int rem, int n, struct memtable **out)
 {
-    struct memtable *mt = mt_new(1, NULL, NULL);
+    struct memtable *mt = mt_new(1, NULL, NULL, NULL);
     char k[16];
     for (int i = 0; i < n; i++)
         if (i % mod == rem) {
