@@ -72,6 +72,16 @@ bool event_utf8_valid(const char *str, size_t n)
     return true;
 }
 
+static bool has_ctrl(struct slice s)
+{
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        if (c < 0x20 || c == 0x7f)
+            return true;
+    }
+    return false;
+}
+
 const char *event_check_names(const struct event_limits *lim, struct slice host,
                               struct slice name)
 {
@@ -82,12 +92,16 @@ const char *event_check_names(const struct event_limits *lim, struct slice host,
         return "event name too long";
     if (memchr(name.ptr, 0, name.len))
         return "NUL byte in event name";
+    if (has_ctrl(name))
+        return "control character in event name";
     if (!event_utf8_valid(name.ptr, name.len))
         return "invalid UTF-8 in event name";
     if (host.len > max)
         return "host too long";
     if (host.len && memchr(host.ptr, 0, host.len))
         return "NUL byte in host";
+    if (has_ctrl(host))
+        return "control character in host";
     if (!event_utf8_valid(host.ptr, host.len))
         return "invalid UTF-8 in host";
     return NULL;

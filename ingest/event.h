@@ -48,8 +48,9 @@ void event_limits_default(struct event_limits *l);
 bool event_utf8_valid(const char *s, size_t n);
 
 /* Checks that host (may be empty) and name (not empty) can be a row key:
- * length within the limits and KEY_MAX_NAME, no NUL, valid UTF-8. Returns
- * NULL or a static reason ("empty event name", ...). */
+ * length within the limits and KEY_MAX_NAME, no NUL or other control
+ * character, valid UTF-8. Returns NULL or a static reason ("empty event
+ * name", ...). */
 const char *event_check_names(const struct event_limits *lim, struct slice host,
                               struct slice name);
 

@@ -23,15 +23,18 @@ enum {
     E_KEY = 32,    /* escapable in keys and tag values: ',' '=' ' ' '\\' */
     E_STR = 64,    /* escapable in a string value: '"' '\\' */
     C_STOPNUM = 128, /* ends a field value token: ',' ' ' */
+    C_CTRL = 256,  /* 0x00-0x1f and 0x7f: not allowed in names */
 };
 
 #define K_SEP (C_MEAS | C_KEY | E_MEAS | E_KEY | C_STOPNUM)
-static const uint8_t cls[256] = {
+static const uint16_t cls[256] = {
+    [0x00 ... 0x1f] = C_CTRL,
     [','] = K_SEP,
     [' '] = K_SEP,
     ['='] = C_KEY | E_KEY,
     ['"'] = C_STR | E_STR,
     ['\\'] = C_MEAS | C_KEY | C_STR | E_MEAS | E_KEY | E_STR,
+    [0x7f] = C_CTRL,
     [0x80 ... 0xff] = C_HIGH,
 };
 
@@ -172,7 +175,7 @@ static const char *skip_str(const char *q, const char *end)
  * ends the line. Always inlined: stop and escapable are constants at each
  * call, which folds the class tests (20% fewer instructions per line). */
 static inline __attribute__((always_inline)) const char *
-scan(struct lp_parser *p, const char **pp, const char *end, uint8_t stop, uint8_t escapable,
+scan(struct lp_parser *p, const char **pp, const char *end, unsigned stop, unsigned escapable,
      struct slice *out, bool *high)
 {
     const char *s = *pp, *q = s;
@@ -182,7 +185,7 @@ scan(struct lp_parser *p, const char **pp, const char *end, uint8_t stop, uint8_
         if (stop == C_STR)
             q = skip_str(q, end);
         else
-            while (q < end && !(cls[(unsigned char)*q] & (stop | C_HIGH)))
+            while (q < end && !(cls[(unsigned char)*q] & (stop | C_HIGH | C_CTRL)))
                 q++;
         if (q == end)
             break;
@@ -191,6 +194,12 @@ scan(struct lp_parser *p, const char **pp, const char *end, uint8_t stop, uint8_
             *high = true;
             q++;
             continue;
+        }
+        if (cls[c] & C_CTRL) {
+            /* names only: string values may hold any byte but NUL */
+            snprintf(p->reason, sizeof p->reason,
+                     "control character 0x%02x in a measurement, tag or field key or tag value", c);
+            return p->reason;
         }
         if (c != '\\')
             break;

@@ -51,6 +51,10 @@ static inline void fuzz_check_event(const struct event *ev, struct buf *scratch)
     FUZZ_CHECK(event_utf8_valid(ev->name.ptr, ev->name.len));
     FUZZ_CHECK(event_utf8_valid(ev->host.ptr, ev->host.len));
     FUZZ_CHECK(ev->nfields >= 1);
+    for (size_t i = 0; i < ev->name.len; i++)
+        FUZZ_CHECK((unsigned char)ev->name.ptr[i] >= 0x20 && ev->name.ptr[i] != 0x7f);
+    for (size_t i = 0; i < ev->host.len; i++)
+        FUZZ_CHECK((unsigned char)ev->host.ptr[i] >= 0x20 && ev->host.ptr[i] != 0x7f);
     buf_reset(scratch);
     rec_encode(scratch, ev->tags, ev->ntags, ev->fields, ev->nfields);
     struct rec_reader r;

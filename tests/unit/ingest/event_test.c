@@ -94,6 +94,10 @@ static void test_names(void **state)
                         "NUL byte in host");
     assert_string_equal(event_check_names(&lim, slice_cstr("h"), slice_make("a\0b", 3)),
                         "NUL byte in event name");
+    assert_string_equal(event_check_names(&lim, slice_cstr("a\tb"), slice_cstr("e")),
+                        "control character in host");
+    assert_string_equal(event_check_names(&lim, slice_cstr("h"), slice_cstr("e\x7f")),
+                        "control character in event name");
     lim.max_key_bytes = 3;
     assert_null(event_check_names(&lim, slice_cstr("hhh"), slice_cstr("eee")));
     assert_string_equal(event_check_names(&lim, slice_cstr("hhhh"), slice_cstr("e")),
