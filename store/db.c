@@ -251,7 +251,8 @@ void db_close(struct store_db *db)
         if (db->parts[i].dir)
             part_close(&db->parts[i]);
     if (db->dropped)
-        env_remove_tree(db->store->env, db->dir);
+        env_remove_tree(db->store->env, db->drop_dir ? db->drop_dir : db->dir);
+    free(db->drop_dir);
     free(db->parts);
     free(db->m.bucket_rows);
     buf_destroy(&db->scratch);

@@ -303,6 +303,11 @@ static int open_all(struct store *s)
     struct buf meta = BUF_INIT;
     for (size_t i = 0; i < n && !rc; i++) {
         buf_reset(&meta);
+        if (strncmp(names[i], ".dropped-", 9) == 0) {
+            buf_printf(&meta, "%s/%s", s->dir, names[i]);
+            env_remove_tree(s->env, meta.data); /* a drop interrupted by a crash */
+            continue;
+        }
         buf_printf(&meta, "%s/%s/META", s->dir, names[i]);
         if (!valid_name(names[i]) || !env_exists(s->env, meta.data))
             continue;
@@ -432,6 +437,16 @@ int store_db_drop(struct store *s, const char *name)
         memmove(s->dbs + pos, s->dbs + pos + 1, (s->ndbs - pos - 1) * sizeof *s->dbs);
         s->ndbs--;
         db->dropped = true;
+        /* move the files aside at once so the name can be reused while
+         * readers still hold the old database; they are deleted with it */
+        struct buf to = BUF_INIT;
+        buf_printf(&to, "%s/.dropped-%s-%llu", s->dir, name,
+                   (unsigned long long)store_mono_ns());
+        if (env_rename(s->env, db->dir, to.data) == ERR_OK) {
+            env_sync_dir(s->env, s->dir);
+            db->drop_dir = buf_steal(&to, NULL);
+        }
+        buf_destroy(&to);
     }
     pthread_mutex_unlock(&s->mu);
     if (!db)

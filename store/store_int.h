@@ -82,6 +82,7 @@ struct store_db {
     char *wal_dir;
     atomic_int refs;
     bool dropped;           /* store->mu */
+    char *drop_dir;         /* where a dropped database's files went */
     uint32_t buckets;
     bool desc;
     atomic_llong ttl_ns;
