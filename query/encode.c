@@ -108,6 +108,12 @@ void enc_double(struct buf *out, double d)
         buf_puts(out, "null");
         return;
     }
+    if (d >= -1e15 && d <= 1e15 && d == (double)(int64_t)d && (d != 0 || !signbit(d))) {
+        /* an integral value: what %.17g prints, without its cost */
+        enc_i64(out, (int64_t)d);
+        buf_append(out, ".0", 2);
+        return;
+    }
     char tmp[40];
     int n = snprintf(tmp, sizeof(tmp), "%.17g", d);
     buf_append(out, tmp, (size_t)n);

@@ -31,6 +31,11 @@ static void test_double(void **state)
     check_double(1.0, "1.0");
     check_double(-3.0, "-3.0");
     check_double(0.0, "0.0");
+    check_double(-0.0, "-0.0");
+    check_double(1e15, "1000000000000000.0");
+    check_double(-1e15, "-1000000000000000.0");
+    check_double(1e16, "10000000000000000.0");
+    check_double(4503599627370497.0, "4503599627370497.0");
     check_double(1e300, "1.0000000000000001e+300");
     check_double(0.1, "0.10000000000000001");
     check_double(123456789.0, "123456789.0");
