@@ -87,8 +87,10 @@ static void put_u64be(struct buf *out, uint64_t v)
     buf_append(out, b, 8);
 }
 
-/* The index range host\0event\0[tskey min, max]. */
-static struct iter *index_child(struct exec *e, struct slice host, struct slice event)
+/* The index range host\0event\0[tskey min, max]. in: an index iterator
+ * already at the first entry of (host, event) (taken over), or NULL. */
+static struct iter *index_child(struct exec *e, struct slice host, struct slice event,
+                                struct iter *in)
 {
     uint64_t kmin, kmax;
     tskey_bounds(e->p, e->p->lo, e->p->hi, &kmin, &kmax);
@@ -100,8 +102,10 @@ static struct iter *index_child(struct exec *e, struct slice host, struct slice 
         h.data[h.len - 1] = 1; /* host\0event\1: just past every tskey */
     else
         put_u64be(&h, kmax + 1);
-    struct iter *it = query_range_new(store_iter_index(e->snap), slice_make(l.data, l.len),
-                                      slice_make(h.data, h.len), false);
+    struct iter *it = in ? query_range_new_at(in, slice_make(l.data, l.len),
+                                              slice_make(h.data, h.len))
+                         : query_range_new(store_iter_index(e->snap), slice_make(l.data, l.len),
+                                           slice_make(h.data, h.len), false);
     buf_destroy(&l);
     buf_destroy(&h);
     return it;
@@ -126,11 +130,13 @@ static void kids_free(struct kids *k)
     free(k->v);
 }
 
-/* The distinct events of host in the index: one seek per event. */
+/* One child per distinct event of host. Each child's iterator is the one
+ * that found its event, left where it stands (the event's first entry, which
+ * is where an unbounded-ts range starts): one seek per event. */
 static int index_events(struct exec *e, struct slice host, struct kids *k, struct buf *err)
 {
     struct iter *ix = store_iter_index(e->snap);
-    struct buf pre = BUF_INIT, ev = BUF_INIT;
+    struct buf pre = BUF_INIT, ev = BUF_INIT, skip = BUF_INIT;
     key_encode_index_prefix(&pre, host, false, slice_make("", 0));
     buf_putc(&pre, '\0'); /* host\0\0: as bucket_child, equivalent to host\0 */
     struct slice ps = slice_make(pre.data, pre.len - 1);
@@ -149,18 +155,21 @@ static int index_events(struct exec *e, struct slice host, struct kids *k, struc
         }
         buf_reset(&ev);
         buf_append(&ev, r.event.ptr, r.event.len);
-        kids_push(k, index_child(e, host, slice_make(ev.data, ev.len)));
-        /* skip to host\0event\1, past every entry of this event */
-        buf_reset(&ev);
-        key_encode_index_prefix(&ev, host, true, r.event);
-        ev.data[ev.len - 1] = 1;
-        it_seek(ix, slice_make(ev.data, ev.len));
+        /* the next event starts at or after host\0event\1 */
+        buf_reset(&skip);
+        key_encode_index_prefix(&skip, host, true, r.event);
+        skip.data[skip.len - 1] = 1;
+        struct iter *next = store_iter_index(e->snap);
+        it_seek(next, slice_make(skip.data, skip.len));
+        kids_push(k, index_child(e, host, slice_make(ev.data, ev.len), ix));
+        ix = next;
     }
     if (rc == ERR_OK)
         rc = it_status(ix);
     it_destroy(ix);
     buf_destroy(&pre);
     buf_destroy(&ev);
+    buf_destroy(&skip);
     return rc;
 }
 
@@ -176,7 +185,8 @@ static int open_index(struct exec *e, struct kids *k, struct buf *err)
             continue;
         }
         for (size_t ev = 0; ev < w->event.n; ev++)
-            kids_push(k, index_child(e, host, slice_make(w->event.v[ev], w->event.len[ev])));
+            kids_push(k, index_child(e, host, slice_make(w->event.v[ev], w->event.len[ev]),
+                                     NULL));
     }
     return ERR_OK;
 }

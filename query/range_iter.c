@@ -12,6 +12,7 @@ struct range_iter {
     struct buf lo, hi; /* hi.len == 0: unbounded */
     struct buf tmp;    /* translated seek target */
     bool fix_bucket;
+    bool primed; /* in stands at the first key >= lo: the next seek_first is free */
 };
 
 static bool rg_valid(const struct iter *it)
@@ -28,12 +29,18 @@ static bool rg_valid(const struct iter *it)
 static void rg_seek_first(struct iter *it)
 {
     struct range_iter *r = (struct range_iter *)it;
+    bool primed = r->primed;
+    r->primed = false;
+    if (primed && it_valid(r->in) &&
+        slice_cmp(it_key(r->in), slice_make(r->lo.data, r->lo.len)) >= 0)
+        return;
     it_seek(r->in, slice_make(r->lo.data, r->lo.len));
 }
 
 static void rg_seek_last(struct iter *it)
 {
     struct range_iter *r = (struct range_iter *)it;
+    r->primed = false;
     if (r->hi.len == 0) {
         it_seek_last(r->in);
         return;
@@ -48,6 +55,7 @@ static void rg_seek_last(struct iter *it)
 static void rg_seek(struct iter *it, struct slice t)
 {
     struct range_iter *r = (struct range_iter *)it;
+    r->primed = false;
     if (r->fix_bucket && t.len >= 2 && r->lo.len >= 2) {
         buf_reset(&r->tmp);
         buf_append(&r->tmp, r->lo.data, 2);
@@ -60,11 +68,13 @@ static void rg_seek(struct iter *it, struct slice t)
 
 static void rg_next(struct iter *it)
 {
+    ((struct range_iter *)it)->primed = false;
     it_next(((struct range_iter *)it)->in);
 }
 
 static void rg_prev(struct iter *it)
 {
+    ((struct range_iter *)it)->primed = false;
     it_prev(((struct range_iter *)it)->in);
 }
 
@@ -107,6 +117,13 @@ struct iter *query_range_new(struct iter *in, struct slice lo, struct slice hi, 
     buf_append(&r->hi, hi.ptr, hi.len);
     r->fix_bucket = fix_bucket;
     return &r->base;
+}
+
+struct iter *query_range_new_at(struct iter *in, struct slice lo, struct slice hi)
+{
+    struct iter *it = query_range_new(in, lo, hi, false);
+    ((struct range_iter *)it)->primed = true;
+    return it;
 }
 
 int query_cmp_row(struct slice a, struct slice b)
