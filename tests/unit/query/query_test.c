@@ -210,6 +210,39 @@ static void test_errors(void **state)
     buf_destroy(&err);
 }
 
+static void test_index_limit(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE ix WITH (buckets=1)", QUERY_NDJSON, &out, &err), 0);
+    struct store_db *d;
+    assert_int_equal(store_db_get(f->s, "ix", &d), 0);
+    struct batch *b = batch_new();
+    struct buf v = BUF_INIT;
+    rec_encode(&v, NULL, 0, NULL, 0);
+    char ev[16];
+    for (int i = 0; i < 1025; i++) {
+        snprintf(ev, sizeof(ev), "ev%04d", i);
+        batch_put(b, NOW - i, slice_cstr("h"), slice_cstr(ev), slice_make(v.data, v.len));
+    }
+    assert_int_equal(store_write(d, b), 0);
+    batch_free(b);
+    buf_destroy(&v);
+    store_db_unref(d);
+    assert_int_equal(run(f, "SELECT * FROM ix WHERE host = 'h'", QUERY_NDJSON, &out, &err),
+                     ERR_TOOBIG);
+    assert_non_null(strstr(buf_cstr(&err), "add event = '...'"));
+    assert_int_equal(run(f, "SELECT COUNT(*) FROM ix WHERE host = 'h' AND event IN ('ev0001', "
+                            "'ev1024', 'nope')",
+                         QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"count\":2}\n");
+    assert_int_equal(run(f, "SELECT COUNT(*) FROM ix WHERE ts > 0", QUERY_NDJSON, &out, &err), 0);
+    assert_string_equal(buf_cstr(&out), "{\"count\":1025}\n");
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
 static void test_explain_delete(void **state)
 {
     struct fx *f = *state;
@@ -325,6 +358,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_select_framing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_params, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
