@@ -302,6 +302,49 @@ static void test_ttl(void **state)
     store_db_unref(db);
 }
 
+static size_t sst_files(struct fixture *f, const char *db, int parts)
+{
+    size_t total = 0;
+    struct buf dir = BUF_INIT;
+    for (int p = 0; p < parts; p++) {
+        char **files;
+        buf_reset(&dir);
+        buf_printf(&dir, "%s/%s/p%02d", f->dir, db, p);
+        size_t n = tu_list_suffix(dir.data, ".sst", &files);
+        total += n;
+        for (size_t i = 0; i < n; i++)
+            free(files[i]);
+        free(files);
+    }
+    buf_destroy(&dir);
+    return total;
+}
+
+/* The background retention sweep drops expired files without being asked. */
+static void test_retention_sweep(void **state)
+{
+    struct fixture *f = *state;
+    fx_close(f);
+    f->o.retention_check_interval_ns = 20 * 1000000LL;
+    fx_open(f);
+    struct store_db *db = mkdb(f, "sweep", 1, false, 2 * HOUR);
+    __atomic_store_n(&f->now, T0 + HOUR, __ATOMIC_SEQ_CST);
+    for (int h = 0; h < 4; h++) {
+        put1(db, T0 + h * HOUR + 5, "h", "e", "v");
+        assert_int_equal(store_db_flush(db), ERR_OK);
+    }
+    assert_int_equal(sst_files(f, "sweep", 1), 4);
+    __atomic_store_n(&f->now, T0 + 4 * HOUR + HOUR / 2, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 500 && sst_files(f, "sweep", 1) > 1; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(sst_files(f, "sweep", 1), 1); /* hours 0..2 are past now - ttl */
+    expect_get(db, T0 + 3 * HOUR + 5, "h", "e", "v");
+    expect_get(db, T0 + 1 * HOUR + 5, "h", "e", NULL);
+    store_db_unref(db);
+}
+
 static void test_busy(void **state)
 {
     struct fixture *f = *state;
@@ -433,6 +476,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retention_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nospc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
