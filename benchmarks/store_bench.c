@@ -201,7 +201,7 @@ static int open_db(const char *dir, enum store_wal_sync sync, struct store **s,
     o.wal_sync = sync;
     o.memtable_bytes = getenv("LB_BENCH_MEM") ? strtoull(getenv("LB_BENCH_MEM"), NULL, 10) << 20 : 64u << 20;
     o.block_cache_bytes = 64u << 20;
-    o.background_threads = 2;
+    o.background_threads = getenv("LB_BENCH_THREADS") ? (unsigned)atoi(getenv("LB_BENCH_THREADS")) : 2;
     int rc = store_open(&o, s);
     if (rc)
         return rc;
