@@ -24,7 +24,7 @@ void buf_append(struct buf *b, const void *p, size_t n);
 void buf_putc(struct buf *b, char c);
 void buf_puts(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 const char *buf_cstr(struct buf *b);       /* NUL-terminates and returns data ("" if empty) */
 char *buf_steal(struct buf *b, size_t *len); /* hands data to the caller; b is left empty */
 
