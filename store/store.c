@@ -161,7 +161,7 @@ static void *bg_main(void *arg)
 }
 
 /* Copies the database list with a reference each. */
-static struct store_db **all_dbs(struct store *s, size_t *n)
+struct store_db **store_all_dbs(struct store *s, size_t *n)
 {
     pthread_mutex_lock(&s->mu);
     struct store_db **v = xcalloc(s->ndbs + 1, sizeof *v);
@@ -174,7 +174,7 @@ static struct store_db **all_dbs(struct store *s, size_t *n)
     return v;
 }
 
-static void put_dbs(struct store_db **v, size_t n)
+void store_put_dbs(struct store_db **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         store_db_unref(v[i]);
@@ -184,7 +184,7 @@ static void put_dbs(struct store_db **v, size_t n)
 static void tick(struct store *s, bool sync, bool retention)
 {
     size_t n;
-    struct store_db **dbs = all_dbs(s, &n);
+    struct store_db **dbs = store_all_dbs(s, &n);
     for (size_t i = 0; i < n; i++) {
         if (sync)
             wal_sync_all(dbs[i]->wal);
@@ -196,7 +196,7 @@ static void tick(struct store *s, bool sync, bool retention)
             pthread_mutex_unlock(&s->bg_mu);
         }
     }
-    put_dbs(dbs, n);
+    store_put_dbs(dbs, n);
 }
 
 static void *ticker_main(void *arg)
@@ -357,11 +357,11 @@ void store_close(struct store *s)
     if (!s)
         return;
     size_t n;
-    struct store_db **dbs = all_dbs(s, &n);
+    struct store_db **dbs = store_all_dbs(s, &n);
     for (size_t i = 0; i < n; i++)
         if (!atomic_load(&dbs[i]->bg_error))
             store_db_flush(dbs[i]);
-    put_dbs(dbs, n);
+    store_put_dbs(dbs, n);
     stop_threads(s);
     for (size_t i = 0; i < s->ndbs; i++)
         store_db_unref(s->dbs[i]);
@@ -534,41 +534,4 @@ int store_db_compact(struct store_db *db)
         pthread_mutex_unlock(&s->bg_mu);
     }
     return rc;
-}
-
-void store_metrics(struct store *s, struct buf *out)
-{
-    static const char *types[][2] = {
-        {"bucket_rows_total", "counter"},     {"partition_files", "gauge"},
-        {"partition_bytes", "gauge"},         {"partition_memtable_bytes", "gauge"},
-        {"partition_flush_backlog", "gauge"}, {"disk_bytes", "gauge"},
-        {"memtable_active_bytes", "gauge"},   {"flushes_total", "counter"},
-        {"flush_seconds_total", "counter"},   {"flush_bytes_total", "counter"},
-        {"compactions_total", "counter"},     {"compaction_seconds_total", "counter"},
-        {"compaction_bytes_total", "counter"}, {"write_bytes_total", "counter"},
-        {"corruption_errors_total", "counter"}, {"write_busy_total", "counter"},
-        {"write_nospc_total", "counter"},     {"ttl_files_dropped_total", "counter"},
-        {"wal_syncs_total", "counter"},       {"wal_bytes_total", "counter"},
-        {"wal_records_total", "counter"},
-    };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        buf_printf(out, "# TYPE logbucket_%s %s\n", types[i][0], types[i][1]);
-    size_t n;
-    struct store_db **dbs = all_dbs(s, &n);
-    for (size_t i = 0; i < n; i++)
-        db_metrics(dbs[i], out);
-    put_dbs(dbs, n);
-    struct cache_stats cs;
-    cache_stats(s->cache, &cs);
-    buf_printf(out, "# TYPE logbucket_memtable_bytes gauge\nlogbucket_memtable_bytes %zu\n",
-               atomic_load(&s->mem_total));
-    buf_printf(out, "# TYPE logbucket_block_cache_hits_total counter\n"
-                    "logbucket_block_cache_hits_total %" PRIu64 "\n",
-               cs.hits);
-    buf_printf(out, "# TYPE logbucket_block_cache_misses_total counter\n"
-                    "logbucket_block_cache_misses_total %" PRIu64 "\n",
-               cs.misses);
-    buf_printf(out, "# TYPE logbucket_block_cache_bytes gauge\nlogbucket_block_cache_bytes %" PRIu64
-                    "\n",
-               cs.bytes);
 }

@@ -153,10 +153,12 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
 void db_close(struct store_db *db);
 void db_ref(struct store_db *db);
 int db_freeze_locked(struct store_db *db);
-void db_metrics(struct store_db *db, struct buf *out);
 
 /* background work (store.c) */
 void store_bg_signal(struct store *s);
 void store_bg_set_error(struct store_db *db, int rc);
+/* The open databases, each with a reference; release with store_put_dbs. */
+struct store_db **store_all_dbs(struct store *s, size_t *n);
+void store_put_dbs(struct store_db **v, size_t n);
 
 #endif

@@ -1,0 +1,176 @@
+/* Prometheus text for store_metrics. Samples are gathered per metric
+ * family across all databases (one buffer per family), so each family's
+ * # HELP / # TYPE lines and samples come out as one group. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "config/err.h"
+#include "store/store_int.h"
+
+enum fam {
+    F_BUCKET_ROWS, F_PART_FILES, F_PART_BYTES, F_PART_MEM, F_PART_BACKLOG, F_DISK, F_WAL_DISK,
+    F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
+    F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_NOSPC, F_TTL_FILES,
+    F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_COUNT
+};
+
+static const char *const fam_info[F_COUNT][3] = {
+    {"bucket_rows_total", "counter", "Rows written per bucket."},
+    {"partition_files", "gauge", "SSTables per partition."},
+    {"partition_bytes", "gauge", "SSTable bytes per partition."},
+    {"partition_memtable_bytes", "gauge", "Memtable bytes per partition (active and frozen)."},
+    {"partition_flush_backlog", "gauge", "Frozen memtables waiting to be flushed."},
+    {"disk_bytes", "gauge", "Bytes of the database on disk (SSTables and WAL)."},
+    {"wal_disk_bytes", "gauge", "Bytes of WAL segments on disk."},
+    {"memtable_active_bytes", "gauge", "Bytes of the active memtables."},
+    {"flushes_total", "counter", "Memtable flushes (per partition)."},
+    {"flush_seconds_total", "counter", "Time spent flushing."},
+    {"flush_bytes_total", "counter", "SSTable bytes written by flushes."},
+    {"compactions_total", "counter", "Compactions (per partition run)."},
+    {"compaction_seconds_total", "counter", "Time spent compacting."},
+    {"compaction_bytes_total", "counter", "SSTable bytes written by compactions."},
+    {"compaction_backlog", "gauge", "Partitions waiting for a compaction."},
+    {"write_bytes_total", "counter", "Bytes of write batches accepted."},
+    {"corruption_errors_total", "counter", "Damaged blocks or files found by readers."},
+    {"write_busy_total", "counter", "Writes refused with ERR_BUSY (memtable budget full)."},
+    {"write_nospc_total", "counter", "Writes refused with ERR_NOSPC."},
+    {"ttl_files_dropped_total", "counter", "Whole SSTables deleted by the TTL."},
+    {"wal_syncs_total", "counter", "WAL fsyncs."},
+    {"wal_bytes_total", "counter", "Bytes appended to the WAL."},
+    {"wal_records_total", "counter", "Records (batches) appended to the WAL."},
+};
+
+static uint64_t wal_disk(struct store_db *db)
+{
+    struct env *env = db->store->env;
+    char **names;
+    size_t n;
+    uint64_t total = 0;
+    if (env_list(env, db->wal_dir, &names, &n))
+        return 0;
+    struct buf p = BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        struct env_file *f;
+        uint64_t size;
+        buf_reset(&p);
+        buf_printf(&p, "%s/%s", db->wal_dir, names[i]);
+        if (env_open_read(env, p.data, &f))
+            continue;
+        if (env_size(f, &size) == ERR_OK)
+            total += size;
+        env_close(f);
+    }
+    buf_destroy(&p);
+    env_free_list(names, n);
+    return total;
+}
+
+static void part_metrics(struct store_db *db, struct part *p, struct buf *fam, uint64_t *disk)
+{
+    pthread_mutex_lock(&p->mu);
+    struct version *v = p->ver;
+    version_ref(v);
+    size_t mem = mt_bytes(p->mem);
+    for (size_t i = 0; i < p->nimm; i++)
+        mem += mt_bytes(p->imm[i]);
+    size_t nimm = p->nimm;
+    pthread_mutex_unlock(&p->mu);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < v->n; i++)
+        bytes += v->files[i]->props.size;
+    *disk += bytes;
+    char label[16];
+    if (p->is_index)
+        snprintf(label, sizeof label, "index");
+    else
+        snprintf(label, sizeof label, "%u", p->id);
+#define PART_LINE(f, fmt, val)                                                                  \
+    buf_printf(&fam[f], "logbucket_%s{db=\"%s\",partition=\"%s\"} " fmt "\n", fam_info[f][0],  \
+               db->name, label, val)
+    PART_LINE(F_PART_FILES, "%zu", v->n);
+    PART_LINE(F_PART_BYTES, "%" PRIu64, bytes);
+    PART_LINE(F_PART_MEM, "%zu", mem);
+    PART_LINE(F_PART_BACKLOG, "%zu", nimm);
+#undef PART_LINE
+    version_unref(v);
+}
+
+static void db_line(struct buf *fam, enum fam f, struct store_db *db, unsigned long long v)
+{
+    buf_printf(&fam[f], "logbucket_%s{db=\"%s\"} %llu\n", fam_info[f][0], db->name, v);
+}
+
+static void db_line_secs(struct buf *fam, enum fam f, struct store_db *db, unsigned long long ns)
+{
+    buf_printf(&fam[f], "logbucket_%s{db=\"%s\"} %.6f\n", fam_info[f][0], db->name,
+               (double)ns / 1e9);
+}
+
+static void db_metrics(struct store_db *db, struct buf *fam)
+{
+    struct db_metrics *m = &db->m;
+    uint64_t disk = 0;
+    for (uint32_t b = 0; b < db->buckets; b++)
+        buf_printf(&fam[F_BUCKET_ROWS], "logbucket_bucket_rows_total{db=\"%s\",bucket=\"%u\"} %llu\n",
+                   db->name, b, (unsigned long long)atomic_load(&m->bucket_rows[b]));
+    for (uint32_t i = 0; i < db->nparts; i++)
+        part_metrics(db, &db->parts[i], fam, &disk);
+    uint64_t wal = wal_disk(db);
+    db_line(fam, F_DISK, db, disk + wal);
+    db_line(fam, F_WAL_DISK, db, wal);
+    db_line(fam, F_ACTIVE, db, atomic_load(&db->active_bytes));
+    db_line(fam, F_FLUSHES, db, atomic_load(&m->flushes));
+    db_line_secs(fam, F_FLUSH_SECS, db, atomic_load(&m->flush_ns));
+    db_line(fam, F_FLUSH_BYTES, db, atomic_load(&m->bytes_flushed));
+    db_line(fam, F_COMPACTIONS, db, atomic_load(&m->compactions));
+    db_line_secs(fam, F_COMPACT_SECS, db, atomic_load(&m->compact_ns));
+    db_line(fam, F_COMPACT_BYTES, db, atomic_load(&m->bytes_compacted));
+    unsigned long long want = 0;
+    pthread_mutex_lock(&db->store->bg_mu);
+    for (uint32_t i = 0; i < db->nparts; i++)
+        want += db->parts[i].want_compact;
+    pthread_mutex_unlock(&db->store->bg_mu);
+    db_line(fam, F_COMPACT_BACKLOG, db, want);
+    db_line(fam, F_WRITE_BYTES, db, atomic_load(&m->bytes_written_user));
+    db_line(fam, F_CORRUPT, db, atomic_load(&m->corrupt));
+    db_line(fam, F_BUSY, db, atomic_load(&m->busy_rejects));
+    db_line(fam, F_NOSPC, db, atomic_load(&m->nospc));
+    db_line(fam, F_TTL_FILES, db, atomic_load(&m->ttl_files_dropped));
+    struct wal_stats ws;
+    wal_stats(db->wal, &ws);
+    db_line(fam, F_WAL_SYNCS, db, ws.syncs);
+    db_line(fam, F_WAL_BYTES, db, ws.bytes);
+    db_line(fam, F_WAL_RECORDS, db, ws.records);
+}
+
+static void family(struct buf *out, const char *name, const char *type, const char *help)
+{
+    buf_printf(out, "# HELP logbucket_%s %s\n# TYPE logbucket_%s %s\n", name, help, name, type);
+}
+
+void store_metrics(struct store *s, struct buf *out)
+{
+    struct buf fam[F_COUNT];
+    for (int f = 0; f < F_COUNT; f++)
+        buf_init(&fam[f]);
+    size_t n;
+    struct store_db **dbs = store_all_dbs(s, &n);
+    for (size_t i = 0; i < n; i++)
+        db_metrics(dbs[i], fam);
+    store_put_dbs(dbs, n);
+    for (int f = 0; f < F_COUNT; f++) {
+        family(out, fam_info[f][0], fam_info[f][1], fam_info[f][2]);
+        buf_append(out, fam[f].data, fam[f].len);
+        buf_destroy(&fam[f]);
+    }
+    struct cache_stats cs;
+    cache_stats(s->cache, &cs);
+    family(out, "memtable_bytes", "gauge", "Bytes of all memtables of all databases.");
+    buf_printf(out, "logbucket_memtable_bytes %zu\n", atomic_load(&s->mem_total));
+    family(out, "block_cache_hits_total", "counter", "Block cache hits.");
+    buf_printf(out, "logbucket_block_cache_hits_total %" PRIu64 "\n", cs.hits);
+    family(out, "block_cache_misses_total", "counter", "Block cache misses.");
+    buf_printf(out, "logbucket_block_cache_misses_total %" PRIu64 "\n", cs.misses);
+    family(out, "block_cache_bytes", "gauge", "Bytes held by the block cache.");
+    buf_printf(out, "logbucket_block_cache_bytes %" PRIu64 "\n", cs.bytes);
+}
