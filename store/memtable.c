@@ -312,6 +312,10 @@ static void mti_next(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
     m->node = nx(m->node, 0);
+    /* a scan (a flush) visits nodes in key order, not allocation order:
+     * start loading the next one while the caller works on this one */
+    if (m->node)
+        __builtin_prefetch(nx(m->node, 0));
 }
 
 static void mti_prev(struct iter *it)
