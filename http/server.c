@@ -84,6 +84,27 @@ static struct srv_req *req_new(const struct route *route)
     return req;
 }
 
+static enum MHD_Result find_nul_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    const char **bad = cls;
+    if (strlen(key) != key_size || (value && strlen(value) != value_size)) {
+        *bad = key;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* A URL argument with an encoded NUL (%00) would be cut short by every C
+ * string reader: refuse it instead of acting on a different value. */
+static bool args_have_nul(struct MHD_Connection *con, const char **which)
+{
+    *which = NULL;
+    MHD_get_connection_values_n(con, MHD_GET_ARGUMENT_KIND, find_nul_arg, (void *)which);
+    return *which != NULL;
+}
+
 /* Checks what the route needs before any body is read. Queues an error and
  * returns false when the request may not go on. */
 static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const struct route *route,
@@ -111,6 +132,13 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
             MHD_add_response_header(resp, "X-Influxdb-Error", msg);
             reply_queue(con, req, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
         }
+        return false;
+    }
+    const char *nul_arg = NULL;
+    if (args_have_nul(con, &nul_arg)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "URL argument '%.60s' contains a NUL byte (%%00)", nul_arg);
+        reply_error(con, req, MHD_HTTP_BAD_REQUEST, msg);
         return false;
     }
     req->token = auth_token(con, server.cfg);

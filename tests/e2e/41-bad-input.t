@@ -1,0 +1,108 @@
+#!/bin/sh
+test_description='bad input on every endpoint: a clear error, nothing stored half, nothing lost'
+. "$(dirname "$0")/lib.sh"
+
+count() { # count DB: rows of the database (a full scan, asked for)
+    curl -s -XPOST "$LB_URL/api/v1/sql?full_scan=true" --data-binary "SELECT COUNT(*) FROM $1" |
+        sed -n "s/.*\"count\":\([0-9]*\).*/\1/p"
+}
+
+test_expect_success 'start and store a known row' '
+    lb_start --set max_line_bytes=1KiB --set max_body_bytes=1MiB &&
+    test "$(lb_req POST "/write?db=keep" --data-binary "m,host=a v=1i 1")" = 204 &&
+    test "$(count keep)" = 1
+'
+
+test_expect_success 'database names that could escape the data directory are 400' '
+    for db in "..%2F..%2Fetc" ".hidden" "a%2Fb" "%C3%A9t%C3%A9" \
+              "$(printf "x%.0s" $(seq 1 70))"; do
+        test "$(lb_req POST "/write?db=$db" --data-binary "m,host=a v=1 1")" = 400 || return 1
+        grep -q "invalid database name" body || return 1
+    done &&
+    test "$(ls "$LB_DATA" | grep -v -e LOCK -e keep | wc -l)" = 0
+'
+
+test_expect_success 'a NUL byte in any URL argument is 400, not a shorter name' '
+    test "$(lb_req POST "/write?db=a%00b" --data-binary "m,host=a v=1 1")" = 400 &&
+    grep -q "NUL" body &&
+    test "$(lb_req GET "/api/v1/query?db=keep&host=a%00x")" = 400 &&
+    test ! -e "$LB_DATA/a"
+'
+
+test_expect_success 'bad precision, encoding, format are 400 with the allowed values' '
+    test "$(lb_req POST "/write?db=keep&precision=fortnight" --data-binary "m,host=a v=1 1")" = 400 &&
+    grep -q "ns, us, ms, s" body &&
+    test "$(lb_req POST "/write?db=keep" -H "Content-Encoding: br" --data-binary "m,host=a v=1 1")" = 400 &&
+    grep -q gzip body &&
+    test "$(lb_req POST "/api/v1/ingest?db=keep&format=xml" --data-binary "x")" = 400 &&
+    grep -q jsonl body
+'
+
+test_expect_success 'a line over max_line_bytes is dropped with its number, the rest stored' '
+    long=$(printf "a%.0s" $(seq 1 2000)) &&
+    printf "m,host=l v=1i 1\nm,host=l s=\"%s\" 2\nm,host=l v=3i 3\n" "$long" >lp &&
+    test "$(lb_req POST "/write?db=keep" --data-binary @lp)" = 400 &&
+    grep -q "line 2:" body &&
+    grep -q "too long" body &&
+    test "$(count keep)" = 3
+'
+
+test_expect_success 'a chunked body over max_body_bytes is 413' '
+    head -c 3000000 /dev/zero | tr "\0" "a" >huge &&
+    test "$(lb_req POST "/write?db=keep" -H "Transfer-Encoding: chunked" --data-binary @huge)" = 413 &&
+    test "$(count keep)" = 3
+'
+
+test_expect_success 'binary garbage as line protocol is 400 and stores nothing' '
+    head -c 20000 /dev/urandom >garbage &&
+    test "$(lb_req POST "/write?db=keep" --data-binary @garbage)" = 400 &&
+    test "$(count keep)" = 3
+'
+
+test_expect_success 'binary garbage as JSON lines and raw lines' '
+    test "$(lb_req POST "/api/v1/ingest?db=keep&format=jsonl" --data-binary @garbage)" = 400 &&
+    code=$(lb_req POST "/api/v1/ingest?db=rawjunk&host=g&event=raw" --data-binary @garbage) &&
+    test "$code" = 204 -o "$code" = 400
+'
+
+test_expect_success 'binary garbage as SQL is 400 with a position' '
+    test "$(lb_req POST /api/v1/sql --data-binary @garbage)" = 400 &&
+    grep -q "position" body
+'
+
+test_expect_success 'bad query parameters are 400 and say what is allowed' '
+    test "$(lb_req GET "/api/v1/query?db=keep&host=a&start=yesterday")" = 400 &&
+    grep -q "RFC 3339" body &&
+    test "$(lb_req GET "/api/v1/query?db=keep&host=a&limit=-5")" = 400 &&
+    test "$(lb_req GET "/api/v1/query?db=keep&host=a&order=sideways")" = 400 &&
+    test "$(lb_req GET "/api/v1/query?host=a")" = 400
+'
+
+test_expect_success 'an oversized SQL body is 413' '
+    head -c 1100000 /dev/zero | tr "\0" " " >bigsql &&
+    test "$(lb_req POST /api/v1/sql --data-binary @bigsql)" = 413
+'
+
+test_expect_success 'a request line with a huge URL is refused, the daemon lives' '
+    long=$(head -c 300000 /dev/zero | tr "\0" a) &&
+    printf "GET /api/v1/query?db=keep&host=%s HTTP/1.1\r\nHost: x\r\n\r\n" "$long" >req &&
+    "$LB_TOP/tests/e2e/rawhttp.pl" $LB_PORT req >status &&
+    grep -E -q "^HTTP/1.1 (414|413|400|431)" status &&
+    test "$(lb_req GET /ping)" = 204
+'
+
+test_expect_success 'half a request then a closed socket does not hurt' '
+    printf "POST /write?db=keep HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nm,host=h v=9i 9\n" >half &&
+    "$LB_TOP/tests/e2e/rawhttp.pl" $LB_PORT half --no-read &&
+    sleep 0.2 &&
+    test "$(lb_req GET /ping)" = 204 &&
+    test "$(count keep)" = 3
+'
+
+test_expect_success 'the known rows are intact after all that, and after a restart' '
+    lb_stop 10 || { echo "stop failed: $?"; cat "$LB_LOG"; false; } &&
+    lb_start || { echo "start failed"; cat "$LB_LOG"; false; } &&
+    c=$(count keep) && echo "count=$c" && test "$c" = 3
+'
+
+test_done
