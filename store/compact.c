@@ -198,10 +198,21 @@ int compact_flush(struct part *p)
     struct outputs o = {.p = p};
     uint64_t max_seq = p->last_seq;
     struct version *v = current(p), *nv = NULL;
+    bool replaced = false;
     int rc = write_memtable(mt, &o, &max_seq);
     if (!rc) {
         nv = edit(v, NULL, o.done, o.ndone);
-        rc = part_write_manifest(p, nv, mt_gen(mt), max_seq);
+        rc = part_write_manifest(p, nv, mt_gen(mt), max_seq, &replaced);
+    }
+    if (rc && replaced) {
+        /* the new manifest may be the one on disk: keep its files, keep
+         * the memtable and WAL too, and stop writing */
+        part_install(p, nv);
+        nv = NULL;
+        store_bg_set_error(p->db, rc);
+        outputs_free(&o, false);
+        version_unref(v);
+        return ERR_OK;
     }
     if (!rc) {
         part_install(p, nv);
@@ -267,10 +278,11 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
 }
 
 /* How many of the window's files (idx, newest first) to merge; 0 for none.
- * Size-tiered inside a window: the newest files are taken while each is
- * not much bigger than the newer ones together, so a big merged file is
- * rewritten only when the new data has grown comparable to it. Forced runs
- * take the whole window when that removes something. */
+ * Size-tiered inside a window: the newest files are taken while each is at
+ * most twice the biggest taken so far, so files of one size class merge
+ * into the next class and every byte is rewritten O(log n) times, not once
+ * per flush. Forced runs take the whole window when that removes
+ * something. */
 static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool force,
                           int64_t cutoff)
 {
@@ -280,13 +292,14 @@ static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool f
         const struct sst_props *pr = &v->files[idx[0]]->props;
         return n >= 2 || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
     }
-    uint64_t sum = 0;
+    uint64_t biggest = 0;
     size_t k = 0;
     while (k < n) {
         uint64_t size = v->files[idx[k]]->props.size;
-        if (k >= 2 && size > 2 * sum)
+        if (k > 0 && size > 2 * biggest)
             break;
-        sum += size;
+        if (size > biggest)
+            biggest = size;
         k++;
     }
     return k >= STORE_COMPACT_TRIGGER ? k : 0;
@@ -327,7 +340,18 @@ int compact_run(struct part *p, bool force)
         rc = outputs_finish(&o);
     if (!rc && (dropped_whole || merged)) {
         nv = edit(v, drop, o.done, o.ndone);
-        rc = part_write_manifest(p, nv, p->flushed_gen, p->last_seq);
+        bool replaced = false;
+        rc = part_write_manifest(p, nv, p->flushed_gen, p->last_seq, &replaced);
+        if (rc && replaced) {
+            /* keep every file (old and new): either manifest may be live */
+            part_install(p, nv);
+            nv = NULL;
+            store_bg_set_error(db, rc);
+            outputs_free(&o, false);
+            version_unref(v);
+            free(drop);
+            return rc;
+        }
         if (!rc) {
             for (size_t i = 0; i < v->n; i++)
                 if (drop[i])

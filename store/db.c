@@ -29,7 +29,7 @@ static int write_meta(struct store_db *db)
     m[12] = db->desc ? 1 : 0;
     coding_put_u64le(m + 16, (uint64_t)atomic_load(&db->ttl_ns));
     coding_put_u32le(m + 24, crc32c_mask(crc32c(m, 24)));
-    return env_write_atomic(db->store->env, db->dir, "META", m, META_SIZE);
+    return env_write_atomic(db->store->env, db->dir, "META", m, META_SIZE, NULL);
 }
 
 static int read_meta(struct store_db *db)

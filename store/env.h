@@ -97,9 +97,11 @@ void env_free_list(char **names, size_t count);
 /* Reads a whole file (at most max bytes, else ERR_TOOBIG) into a new
  * buffer the caller frees. */
 int env_read_all(struct env *e, const char *path, size_t max, char **data, size_t *len);
-/* Writes data to path durably: path.tmp, fsync, rename, fsync dir. */
+/* Writes data to dir/name durably: name.tmp, fsync, rename, fsync dir.
+ * On failure *replaced (if not NULL) tells whether the rename happened, i.e.
+ * whether the new contents may already be the file's. */
 int env_write_atomic(struct env *e, const char *dir, const char *name, const void *data,
-                     size_t len);
+                     size_t len, bool *replaced);
 /* Removes a directory and the files in it (one level of subdirectories). */
 int env_remove_tree(struct env *e, const char *dir);
 

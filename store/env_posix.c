@@ -296,7 +296,7 @@ fail:
 }
 
 int env_write_atomic(struct env *e, const char *dir, const char *name, const void *data,
-                     size_t len)
+                     size_t len, bool *replaced)
 {
     struct buf tmp = BUF_INIT, dst = BUF_INIT;
     struct env_file *f = NULL;
@@ -311,9 +311,11 @@ int env_write_atomic(struct env *e, const char *dir, const char *name, const voi
     env_close(f);
     if (!rc)
         rc = env_rename(e, tmp.data, dst.data);
+    if (replaced)
+        *replaced = rc == ERR_OK;
     if (!rc)
         rc = env_sync_dir(e, dir);
-    if (rc)
+    else
         env_unlink(e, tmp.data);
 out:
     buf_destroy(&tmp);

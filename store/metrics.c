@@ -10,7 +10,7 @@
 enum fam {
     F_BUCKET_ROWS, F_PART_FILES, F_PART_BYTES, F_PART_MEM, F_PART_BACKLOG, F_DISK, F_WAL_DISK,
     F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
-    F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_NOSPC, F_TTL_FILES,
+    F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_NOSPC, F_TTL_FILES,
     F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_COUNT
 };
 
@@ -30,6 +30,7 @@ static const char *const fam_info[F_COUNT][3] = {
     {"compaction_seconds_total", "counter", "Time spent compacting."},
     {"compaction_bytes_total", "counter", "SSTable bytes written by compactions."},
     {"compaction_backlog", "gauge", "Partitions waiting for a compaction."},
+    {"flush_errors_total", "counter", "Flushes that failed and will be retried."},
     {"write_bytes_total", "counter", "Bytes of write batches accepted."},
     {"corruption_errors_total", "counter", "Damaged blocks or files found by readers."},
     {"write_busy_total", "counter", "Writes refused with ERR_BUSY (memtable budget full)."},
@@ -131,6 +132,7 @@ static void db_metrics(struct store_db *db, struct buf *fam)
         want += db->parts[i].want_compact;
     pthread_mutex_unlock(&db->store->bg_mu);
     db_line(fam, F_COMPACT_BACKLOG, db, want);
+    db_line(fam, F_FLUSH_ERRORS, db, atomic_load(&m->flush_errors));
     db_line(fam, F_WRITE_BYTES, db, atomic_load(&m->bytes_written_user));
     db_line(fam, F_CORRUPT, db, atomic_load(&m->corrupt));
     db_line(fam, F_BUSY, db, atomic_load(&m->busy_rejects));

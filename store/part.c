@@ -150,11 +150,11 @@ static void encode_manifest(const struct version *v, uint64_t next_file, uint64_
 }
 
 int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen,
-                        uint64_t last_seq)
+                        uint64_t last_seq, bool *replaced)
 {
     struct buf b = BUF_INIT;
     encode_manifest(v, p->next_file, flushed_gen, last_seq, &b);
-    int rc = env_write_atomic(p->db->store->env, p->dir, "MANIFEST", b.data, b.len);
+    int rc = env_write_atomic(p->db->store->env, p->dir, "MANIFEST", b.data, b.len, replaced);
     buf_destroy(&b);
     if (!rc) {
         p->flushed_gen = flushed_gen;

@@ -78,6 +78,7 @@ static size_t part_nimm(struct part *p)
 static bool pick_job(struct store *s, struct job *j)
 {
     bool found = false;
+    int64_t now = store_mono_ns();
     pthread_mutex_lock(&s->mu);
     for (int pass = 0; pass < 2 && !found; pass++)
         for (size_t d = 0; d < s->ndbs && !found; d++) {
@@ -86,7 +87,7 @@ static bool pick_job(struct store *s, struct job *j)
                 continue;
             for (uint32_t i = 0; i < db->nparts && !found; i++) {
                 struct part *p = &db->parts[i];
-                if (p->busy)
+                if (p->busy || (pass == 0 && p->retry_at_ns > now))
                     continue;
                 if (pass == 0 ? part_nimm(p) > 0 : p->want_compact) {
                     j->db = db;
@@ -121,6 +122,17 @@ static void run_job(struct store *s, struct job *j)
 {
     if (j->flush) {
         int rc = compact_flush(j->p);
+        if (rc == ERR_NOSPC || rc == ERR_IO) {
+            /* The frozen memtable and its WAL segment stay; writers get
+             * ERR_BUSY once memory fills. Retry in a second. */
+            log_warn("%s: flush failed (%s); retrying in 1 s", j->p->dir, err_name(rc));
+            atomic_fetch_add(&j->db->m.flush_errors, 1);
+            atomic_store(&j->db->m.last_flush_error, rc);
+            pthread_mutex_lock(&s->bg_mu);
+            j->p->retry_at_ns = store_mono_ns() + 1000000000LL;
+            pthread_mutex_unlock(&s->bg_mu);
+            return;
+        }
         if (rc) {
             store_bg_set_error(j->db, rc);
             return;
@@ -143,7 +155,15 @@ static void *bg_main(void *arg)
     while (!s->stop) {
         struct job j;
         if (!pick_job(s, &j)) {
-            pthread_cond_wait(&s->bg_cond, &s->bg_mu);
+            /* timed: a flush that failed is retried without a signal */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += 250000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->bg_cond, &s->bg_mu, &ts);
             continue;
         }
         pthread_mutex_unlock(&s->bg_mu);
@@ -243,8 +263,8 @@ static void start_threads(struct store *s)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->done_cond, &ca);
+    pthread_cond_init(&s->bg_cond, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_cond_init(&s->bg_cond, NULL);
     s->nthreads = s->opts.background_threads ? s->opts.background_threads : 1;
     s->threads = xcalloc(s->nthreads, sizeof *s->threads);
     for (unsigned i = 0; i < s->nthreads; i++)
@@ -506,10 +526,14 @@ int store_db_flush(struct store_db *db)
     pthread_mutex_unlock(&db->write_mu);
     if (rc)
         return rc;
+    unsigned long long failures = atomic_load(&db->m.flush_errors);
     pthread_mutex_lock(&s->bg_mu);
-    while (flush_pending(db) && !atomic_load(&db->bg_error) && !s->stop)
+    while (flush_pending(db) && !atomic_load(&db->bg_error) && !s->stop &&
+           atomic_load(&db->m.flush_errors) == failures)
         pthread_cond_wait(&s->done_cond, &s->bg_mu);
     pthread_mutex_unlock(&s->bg_mu);
+    if (atomic_load(&db->m.flush_errors) != failures)
+        return atomic_load(&db->m.last_flush_error);
     return atomic_load(&db->bg_error);
 }
 

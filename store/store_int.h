@@ -65,13 +65,15 @@ struct part {
     atomic_ullong done_gen; /* newest generation flushed, also empty ones */
     bool busy;              /* bg_mu */
     bool want_compact;      /* bg_mu */
+    int64_t retry_at_ns;    /* bg_mu: a failed flush waits until then (monotonic) */
     bool force_compact;     /* bg_mu */
 };
 
 struct db_metrics {
     atomic_ullong flushes, flush_ns, compactions, compact_ns;
     atomic_ullong bytes_flushed, bytes_compacted, bytes_written_user;
-    atomic_ullong corrupt, busy_rejects, nospc, ttl_files_dropped;
+    atomic_ullong corrupt, busy_rejects, nospc, ttl_files_dropped, flush_errors;
+    atomic_int last_flush_error;
     atomic_ullong *bucket_rows; /* per bucket */
 };
 
@@ -134,8 +136,11 @@ int64_t part_window(int64_t ts);
 int64_t part_key_ts(const struct part *p, struct slice ukey);
 int part_open(struct store_db *db, uint32_t id, struct part *p);
 void part_close(struct part *p);
+/* On failure *replaced says whether the new manifest may be on disk (the
+ * rename happened, the directory sync failed): the caller must then keep
+ * the new files and stop the database (sticky error). */
 int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen,
-                        uint64_t last_seq);
+                        uint64_t last_seq, bool *replaced);
 void part_install(struct part *p, struct version *v); /* takes ownership of v */
 void part_file_path(const struct part *p, uint64_t number, struct buf *out);
 uint64_t part_new_file_number(struct part *p);

@@ -169,7 +169,7 @@ static int fe_append(struct env_file *ef, const void *p, size_t n)
         nanosleep(&ts, NULL);
     }
     atomic_fetch_add(&fe->appends, 1);
-    if (atomic_load(&fe->nospc))
+    if (atomic_load(&fe->nospc) || (f->is_sst && atomic_load(&fe->nospc_sst)))
         return ERR_NOSPC;
     if (hit(&fe->fail_append_at))
         return ERR_IO;

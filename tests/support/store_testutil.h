@@ -33,6 +33,7 @@ struct fault_env {
     atomic_long fail_append_at; /* > 0: the Nth append from now fails (ERR_IO) */
     atomic_long fail_sync_at;   /* > 0: the Nth sync from now fails (ERR_IO) */
     atomic_bool hold_sst;    /* appends to *.sst files wait while set */
+    atomic_bool nospc_sst;   /* appends to *.sst files fail with ERR_NOSPC */
     atomic_long appends, syncs;
 };
 

@@ -411,6 +411,33 @@ static void test_nospc(void **state)
     store_db_unref(db);
 }
 
+/* A full disk during a flush: the flush is retried, writes go on into the
+ * WAL and memtables, and nothing is lost. */
+static void test_flush_nospc(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "fl", 2, true, 0);
+    put1(db, T0 + 1, "h", "e", "one");
+    atomic_store(&f->fe.nospc_sst, true);
+    assert_int_equal(store_db_flush(db), ERR_NOSPC);
+    put1(db, T0 + 2, "h", "e", "two");
+    expect_get(db, T0 + 1, "h", "e", "one");
+    atomic_store(&f->fe.nospc_sst, false);
+    int rc;
+    for (int i = 0; i < 100 && (rc = store_db_flush(db)) != ERR_OK; i++) {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(rc, ERR_OK);
+    store_db_unref(db);
+    fx_close(f);
+    fx_open(f);
+    assert_int_equal(store_db_get(f->s, "fl", &db), ERR_OK);
+    expect_get(db, T0 + 1, "h", "e", "one");
+    expect_get(db, T0 + 2, "h", "e", "two");
+    store_db_unref(db);
+}
+
 static void test_metrics(void **state)
 {
     struct fixture *f = *state;
@@ -479,6 +506,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retention_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush_nospc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test(test_bucket_spread),
     };
