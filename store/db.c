@@ -589,8 +589,13 @@ static struct iter *part_iter(struct store_snap *snap, uint32_t id)
     kids[k++] = mt_iter(ps->mem);
     for (size_t i = 0; i < ps->nimm; i++)
         kids[k++] = mt_iter(ps->imm[i]);
-    for (size_t i = 0; i < ps->ver->n; i++)
-        kids[k++] = sst_iter(ps->ver->files[i]->table);
+    if (snap->db->parts[id].is_index) {
+        /* index keys interleave windows: merge every file */
+        for (size_t i = 0; i < ps->ver->n; i++)
+            kids[k++] = sst_iter(ps->ver->files[i]->table);
+    } else if (ps->ver->n) {
+        kids[k++] = window_iter_new(&snap->db->parts[id], ps->ver);
+    }
     struct iter *m = it_merge_new(kids, k, NULL);
     free(kids);
     struct iter *it = db_iter_new(m, &snap->db->parts[id], snap->seq, snap->cutoff);

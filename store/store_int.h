@@ -147,6 +147,10 @@ uint64_t part_new_file_number(struct part *p);
 int part_open_file(struct part *p, uint64_t number, const struct sst_props *props,
                    struct file_meta **out);
 
+/* The files of a bucket partition (not the index), window after window in
+ * key order; holds a reference to v. p must outlive the iterator. */
+struct iter *window_iter_new(const struct part *p, struct version *v);
+
 /* flush and compaction (compact.c), run by one job per partition */
 int compact_flush(struct part *p);
 int compact_run(struct part *p, bool force);

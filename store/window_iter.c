@@ -1,0 +1,196 @@
+/* The SSTables of a bucket partition as one iterator, window after window.
+ * Row keys sort by bucket then tskey, so the files of different time
+ * windows never overlap: instead of merging every file of the partition,
+ * windows are visited in key order (ascending windows for ASC databases,
+ * descending for DESC) and only the current window's files are open and
+ * merged. "The newest 100 rows" then touches one or two windows however
+ * long the retention is. */
+#include <stdlib.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "store/coding.h"
+#include "store/key.h"
+#include "store/store_int.h"
+
+struct win_it {
+    struct iter base;
+    const struct part *p;
+    struct version *v;
+    size_t *start; /* window i = files [start[i], start[i + 1]) of v, i by window asc */
+    size_t nwin;
+    long cur;      /* key-order index of the open window; -1 none */
+    struct iter *it;
+    int status;
+};
+
+static size_t win_index(const struct win_it *w, long k)
+{
+    return w->p->db->desc ? w->nwin - 1 - (size_t)k : (size_t)k;
+}
+
+static void open_window(struct win_it *w, long k)
+{
+    if (w->it && !w->status)
+        w->status = it_status(w->it);
+    it_destroy(w->it);
+    w->it = NULL;
+    w->cur = k;
+    if (k < 0 || (size_t)k >= w->nwin)
+        return;
+    size_t i = win_index(w, k);
+    size_t from = w->start[i], n = w->start[i + 1] - from;
+    struct iter **kids = xcalloc(n, sizeof *kids);
+    for (size_t j = 0; j < n; j++)
+        kids[j] = sst_iter(w->v->files[from + j]->table);
+    w->it = it_merge_new(kids, n, NULL);
+    free(kids);
+}
+
+static bool failed(struct win_it *w)
+{
+    if (!w->status && w->it)
+        w->status = it_status(w->it);
+    return w->status != ERR_OK;
+}
+
+/* From window k on (step +1 or -1), the first window with an entry. */
+static void settle(struct win_it *w, long k, int step)
+{
+    for (;;) {
+        if (w->it && it_valid(w->it))
+            return;
+        if (failed(w))
+            return;
+        k += step;
+        if (k < 0 || (size_t)k >= w->nwin) {
+            open_window(w, -1);
+            return;
+        }
+        open_window(w, k);
+        if (step > 0)
+            it_seek_first(w->it);
+        else
+            it_seek_last(w->it);
+    }
+}
+
+static bool wi_valid(const struct iter *it)
+{
+    const struct win_it *w = (const struct win_it *)it;
+    return !w->status && w->it && it_valid(w->it);
+}
+
+static void wi_seek_first(struct iter *it)
+{
+    struct win_it *w = (struct win_it *)it;
+    open_window(w, -1);
+    settle(w, -1, 1);
+}
+
+static void wi_seek_last(struct iter *it)
+{
+    struct win_it *w = (struct win_it *)it;
+    open_window(w, -1);
+    settle(w, (long)w->nwin, -1);
+}
+
+/* Key-order index of the first window that may hold keys >= target. */
+static long first_window(const struct win_it *w, struct slice target)
+{
+    char k[10] = {0};
+    memcpy(k, target.ptr, target.len < 10 ? target.len : 10);
+    uint32_t bucket = coding_get_u16be(k);
+    if (bucket < w->p->id)
+        return 0;
+    if (bucket > w->p->id)
+        return (long)w->nwin;
+    bool desc = w->p->db->desc;
+    int64_t win = part_window(key_ts_from_tskey(coding_get_u64be(k + 2), desc));
+    for (long kk = 0; (size_t)kk < w->nwin; kk++) {
+        int64_t ww = w->v->files[w->start[win_index(w, kk)]]->window;
+        if (desc ? ww <= win : ww >= win)
+            return kk;
+    }
+    return (long)w->nwin;
+}
+
+static void wi_seek(struct iter *it, struct slice target)
+{
+    struct win_it *w = (struct win_it *)it;
+    long k = first_window(w, target);
+    open_window(w, k);
+    if (w->it)
+        it_seek(w->it, target);
+    settle(w, k, 1);
+}
+
+static void wi_next(struct iter *it)
+{
+    struct win_it *w = (struct win_it *)it;
+    it_next(w->it);
+    settle(w, w->cur, 1);
+}
+
+static void wi_prev(struct iter *it)
+{
+    struct win_it *w = (struct win_it *)it;
+    it_prev(w->it);
+    settle(w, w->cur, -1);
+}
+
+static struct slice wi_key(const struct iter *it)
+{
+    return it_key(((const struct win_it *)it)->it);
+}
+
+static struct slice wi_value(const struct iter *it)
+{
+    return it_value(((const struct win_it *)it)->it);
+}
+
+static int wi_status(const struct iter *it)
+{
+    const struct win_it *w = (const struct win_it *)it;
+    if (w->status)
+        return w->status;
+    return w->it ? it_status(w->it) : ERR_OK;
+}
+
+static void wi_destroy(struct iter *it)
+{
+    struct win_it *w = (struct win_it *)it;
+    it_destroy(w->it);
+    version_unref(w->v);
+    free(w->start);
+    free(w);
+}
+
+static const struct it_ops win_ops = {
+    .valid = wi_valid,
+    .seek_first = wi_seek_first,
+    .seek_last = wi_seek_last,
+    .seek = wi_seek,
+    .next = wi_next,
+    .prev = wi_prev,
+    .key = wi_key,
+    .value = wi_value,
+    .status = wi_status,
+    .destroy = wi_destroy,
+};
+
+struct iter *window_iter_new(const struct part *p, struct version *v)
+{
+    struct win_it *w = xcalloc(1, sizeof *w);
+    it_init(&w->base, &win_ops);
+    w->p = p;
+    version_ref(v);
+    w->v = v;
+    w->start = xcalloc(v->n + 1, sizeof *w->start);
+    for (size_t i = 0; i < v->n; i++)
+        if (i == 0 || v->files[i]->window != v->files[i - 1]->window)
+            w->start[w->nwin++] = i;
+    w->start[w->nwin] = v->n;
+    w->cur = -1;
+    return &w->base;
+}
