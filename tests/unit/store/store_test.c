@@ -240,6 +240,79 @@ static void test_order(void **state)
     check_order(*state, false);
 }
 
+/* Rows in six hourly windows, one file each (plus memtable rows): full
+ * scans, prefix seeks (bucket|tskey) and direction switches across window
+ * boundaries, in both orders. */
+static void check_windows(struct fixture *f, bool desc)
+{
+    struct store_db *db = mkdb(f, desc ? "wd" : "wa", 1, desc, 0);
+    int64_t ts[60];
+    int n = 0;
+    for (int h = 0; h < 6; h++) {
+        for (int i = 0; i < 10; i++)
+            ts[n++] = T0 + h * HOUR + i * 60000000000LL;
+        for (int i = n - 10; i < n; i++)
+            put1(db, ts[i], "h", "e", "v");
+        if (h != 5)
+            assert_int_equal(store_db_flush(db), ERR_OK);
+    }
+    struct store_snap *snap = store_snapshot(db);
+    struct iter *it = store_iter_bucket(snap, 0);
+    /* expected key order index -> ts */
+    int64_t order[60];
+    for (int i = 0; i < 60; i++)
+        order[i] = desc ? ts[59 - i] : ts[i];
+    int k = 0;
+    for (it_seek_first(it); it_valid(it); it_next(it), k++) {
+        struct key_row r;
+        assert_int_equal(key_decode_row(it_key(it), desc, &r), ERR_OK);
+        assert_int_equal(r.ts, order[k]);
+    }
+    assert_int_equal(k, 60);
+    for (it_seek_last(it); it_valid(it); it_prev(it))
+        k--;
+    assert_int_equal(k, 0);
+    struct buf pfx = BUF_INIT;
+    for (int i = 0; i < 60; i++) {
+        buf_reset(&pfx);
+        key_encode_row_prefix(&pfx, 0, order[i], desc);
+        it_seek(it, slice_make(pfx.data, pfx.len));
+        struct key_row r;
+        assert_true(it_valid(it));
+        assert_int_equal(key_decode_row(it_key(it), desc, &r), ERR_OK);
+        assert_int_equal(r.ts, order[i]);
+        if (i > 0) {
+            it_prev(it);
+            assert_int_equal(key_decode_row(it_key(it), desc, &r), ERR_OK);
+            assert_int_equal(r.ts, order[i - 1]);
+            it_next(it);
+        }
+        if (i < 59) {
+            it_next(it);
+            assert_int_equal(key_decode_row(it_key(it), desc, &r), ERR_OK);
+            assert_int_equal(r.ts, order[i + 1]);
+        }
+    }
+    /* a ts between rows seeks to the next one in key order */
+    buf_reset(&pfx);
+    key_encode_row_prefix(&pfx, 0, T0 + 2 * HOUR + 30000000000LL, desc);
+    it_seek(it, slice_make(pfx.data, pfx.len));
+    struct key_row r;
+    assert_int_equal(key_decode_row(it_key(it), desc, &r), ERR_OK);
+    assert_int_equal(r.ts, T0 + 2 * HOUR + (desc ? 0 : 60000000000LL));
+    assert_int_equal(it_status(it), ERR_OK);
+    buf_destroy(&pfx);
+    it_destroy(it);
+    store_snap_release(snap);
+    store_db_unref(db);
+}
+
+static void test_windows(void **state)
+{
+    check_windows(*state, true);
+    check_windows(*state, false);
+}
+
 static void test_ttl(void **state)
 {
     struct fixture *f = *state;
@@ -502,6 +575,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
