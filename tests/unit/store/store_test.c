@@ -511,6 +511,36 @@ static void test_flush_nospc(void **state)
     store_db_unref(db);
 }
 
+static unsigned long long metric_value(struct store *s, const char *name)
+{
+    struct buf m = BUF_INIT;
+    store_metrics(s, &m);
+    const char *p = strstr(buf_cstr(&m), name);
+    unsigned long long v = p ? strtoull(p + strlen(name), NULL, 10) : 0;
+    buf_destroy(&m);
+    return v;
+}
+
+/* wal_sync=interval: writes return at once, a background fsync follows. */
+static void test_sync_interval(void **state)
+{
+    struct fixture *f = *state;
+    fx_close(f);
+    f->o.wal_sync = STORE_SYNC_INTERVAL;
+    f->o.wal_sync_interval_ns = 10 * 1000000LL;
+    fx_open(f);
+    struct store_db *db = mkdb(f, "iv", 2, true, 0);
+    put1(db, T0, "h", "e", "v");
+    expect_get(db, T0, "h", "e", "v");
+    const char *name = "logbucket_wal_syncs_total{db=\"iv\"} ";
+    for (int i = 0; i < 200 && metric_value(f->s, name) == 0; i++) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(metric_value(f->s, name) > 0);
+    store_db_unref(db);
+}
+
 static void test_metrics(void **state)
 {
     struct fixture *f = *state;
@@ -581,6 +611,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nospc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_nospc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test(test_bucket_spread),
     };
