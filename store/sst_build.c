@@ -19,7 +19,6 @@ struct sst_builder {
     struct env_file *f;
     uint64_t offset;
     struct blk_builder data, index;
-    struct buf last_key;  /* last internal key added */
     struct buf out;       /* scratch for encoded blocks */
     uint64_t *hashes;
     size_t nhashes, hcap;
@@ -50,7 +49,6 @@ static void builder_free(struct sst_builder *b)
     env_close(b->f);
     blk_builder_destroy(&b->data);
     blk_builder_destroy(&b->index);
-    buf_destroy(&b->last_key);
     buf_destroy(&b->out);
     free(b->hashes);
     free(b->path);
@@ -82,7 +80,9 @@ static int flush_data(struct sst_builder *b)
     char h[20];
     size_t n = coding_varint_enc(h, off);
     n += coding_varint_enc(h + n, size);
-    blk_add(&b->index, slice_make(b->last_key.data, b->last_key.len), slice_make(h, n));
+    /* the data builder still holds the block's last key until its reset */
+    blk_add(&b->index, slice_make(b->data.last_key.data, b->data.last_key.len),
+            slice_make(h, n));
     blk_builder_reset(&b->data);
     return ERR_OK;
 }
@@ -103,8 +103,6 @@ static void add_hash(struct sst_builder *b, struct slice ukey)
 int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts)
 {
     blk_add(&b->data, ikey, value);
-    buf_reset(&b->last_key);
-    buf_append(&b->last_key, ikey.ptr, ikey.len);
     add_hash(b, ikey_user(ikey));
     b->props.entries++;
     if (ikey_kind(ikey) == IKEY_DEL)
