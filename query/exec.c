@@ -62,7 +62,7 @@ static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, in
     /* bucket|tskey then two NULs: no row key continues a prefix with two
      * NULs (the event is never empty), so this bound is equivalent to the
      * bare prefix, and a seek to it never depends on how the store orders a
-     * prefix against longer keys (see the README of query/). */
+     * prefix against longer keys (query/README.md, "Seek bounds"). */
     query_put_row_prefix(&l, bucket, kmin);
     buf_append(&l, "\0\0", 2);
     if (kmax == UINT64_MAX) {
