@@ -184,6 +184,12 @@ static int open_index(struct exec *e, struct kids *k, struct buf *err)
                 return rc;
             continue;
         }
+        if (k->n + w->event.n > EXEC_MAX_INDEX_RANGES) {
+            buf_printf(err, "too many index ranges: %zu hosts x %zu events exceed %d; "
+                            "use fewer host or event values",
+                       w->host.n, w->event.n, EXEC_MAX_INDEX_RANGES);
+            return ERR_TOOBIG;
+        }
         for (size_t ev = 0; ev < w->event.n; ev++)
             kids_push(k, index_child(e, host, slice_make(w->event.v[ev], w->event.len[ev]),
                                      NULL));

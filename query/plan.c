@@ -11,6 +11,7 @@
 #include "store/key.h"
 
 #define PLAN_DEFAULT_MAX_GET 2000
+#define PLAN_MAX_POINT_RANGES 1024 /* ts IN points read as one range each */
 
 const char *plan_kind_name(enum plan_kind k)
 {
@@ -114,7 +115,13 @@ static int plan_get(struct plan *p, const struct sql_where *w, const struct plan
 
 static void plan_ranges(struct plan *p, const struct sql_where *w)
 {
-    if (w->has_ts_set) {
+    if (w->has_ts_set && w->nts > PLAN_MAX_POINT_RANGES) {
+        /* too many points for one iterator each: scan their span, filter */
+        if (w->ts[0] > p->lo)
+            p->lo = w->ts[0];
+        if (w->ts[w->nts - 1] < p->hi)
+            p->hi = w->ts[w->nts - 1];
+    } else if (w->has_ts_set) {
         p->ranges = xcalloc(w->nts ? w->nts : 1, sizeof(*p->ranges));
         for (size_t i = 0; i < w->nts; i++) {
             int64_t t = w->ts[i];

@@ -164,6 +164,15 @@ static void test_select_framing(void **state)
     assert_int_equal(run(f, "SELECT * FROM c WHERE host = 'h0' LIMIT 0", QUERY_JSON, &out, &err),
                      0);
     assert_string_equal(buf_cstr(&out), "{\"results\":[]}\n");
+    /* more ts points than one range each: one span, filtered */
+    struct buf sql = BUF_INIT;
+    buf_puts(&sql, "SELECT COUNT(*) FROM c WHERE ts IN (");
+    for (int i = 0; i < 1100; i++)
+        buf_printf(&sql, "%s%lld", i ? "," : "", (long long)(NOW - i * 500));
+    buf_puts(&sql, ")");
+    assert_int_equal(run(f, buf_cstr(&sql), QUERY_NDJSON, &out, &err), 0);
+    assert_string_equal(buf_cstr(&out), "{\"count\":10}\n");
+    buf_destroy(&sql);
     /* GET */
     assert_int_equal(run(f, "SELECT ts, host FROM c WHERE ts IN (1700000000000000000, "
                             "1699999999999999000) AND host IN ('h0','h1') AND event = 'e'",
