@@ -163,7 +163,8 @@ static int recover(struct store_db *db)
         maxgen = segs[n - 1];
     db->gen = maxgen + 1;
     for (uint32_t i = 0; i < db->nparts; i++)
-        db->parts[i].mem = mt_new(db->gen, &db->store->mem_total, &db->active_bytes, &db->store->pool);
+        db->parts[i].mem = mt_new(db->gen, &db->store->mem_total, &db->active_bytes,
+                                  &db->store->pool, db->parts[i].is_index);
     struct buf path = BUF_INIT;
     for (size_t i = 0; i < n && !rc; i++) {
         struct replay_ctx c = {db, segs[i], 0};
@@ -312,7 +313,8 @@ int db_freeze_locked(struct store_db *db)
         return rc;
     for (uint32_t i = 0; i < db->nparts; i++) {
         struct part *p = &db->parts[i];
-        struct memtable *fresh = mt_new(gen, &s->mem_total, &db->active_bytes, &s->pool);
+        struct memtable *fresh =
+            mt_new(gen, &s->mem_total, &db->active_bytes, &s->pool, p->is_index);
         mt_detach_active(p->mem);
         pthread_mutex_lock(&p->mu);
         if (p->nimm == p->capimm) {

@@ -1,7 +1,11 @@
-/* The memtable's skiplist. Nodes live in the arena: a small header, the
+/* The memtable's skiplists. Nodes live in the arena: a small header, the
  * next pointers of their height, then the internal key and the value. One
  * writer links a node bottom-up with release stores, so a reader that
- * sees a node through an acquire load sees all of it. */
+ * sees a node through an acquire load sees all of it.
+ * A grouped memtable (the host index) is two levels: a skiplist of groups
+ * ("host\0event\0") whose values point at one small skiplist per group, and
+ * a writer-only hash table from group to list, so an insert searches a
+ * short list instead of the whole index. */
 #include "store/memtable.h"
 
 #include <stdatomic.h>
@@ -10,6 +14,7 @@
 
 #include "config/buf.h"
 #include "store/arena.h"
+#include "store/bloom.h"
 #include "store/ikey.h"
 
 #define SKL_MAX_HEIGHT 12
@@ -18,15 +23,40 @@
  * most comparisons end there without touching the key bytes. */
 struct skl_node {
     uint64_t pfx[2];
-    uint32_t klen; /* internal key length */
+    uint32_t klen; /* internal key length (group key length for groups) */
     uint32_t vlen;
     uint32_t height;
     _Atomic(struct skl_node *) next[];
 };
 
+struct skl {
+    struct skl_node *head;
+    atomic_int height;
+};
+
+/* A group of a grouped memtable: the value of its node in the group list. */
+struct grp {
+    struct skl list;
+    uint64_t hash;
+    struct skl_node *node; /* in the group list; its key is the group key */
+    struct grp *hnext;     /* hash chain, writer only */
+};
+
 struct skl_key {
     struct slice k;
     uint64_t pfx[2];
+};
+
+struct memtable {
+    atomic_int refs;
+    struct arena arena;
+    struct skl main; /* entries, or the groups when grouped */
+    bool grouped;
+    struct grp **table; /* writer only */
+    size_t nbuckets, ngroups;
+    atomic_size_t count;
+    uint64_t gen;
+    uint64_t rnd; /* writer only */
 };
 
 static void key_prefix(struct slice k, uint64_t pfx[2])
@@ -45,16 +75,6 @@ static struct skl_key make_key(struct slice k)
     return sk;
 }
 
-struct memtable {
-    atomic_int refs;
-    struct arena arena;
-    struct skl_node *head;
-    atomic_int height;
-    atomic_size_t count;
-    uint64_t gen;
-    uint64_t rnd; /* writer only */
-};
-
 static inline char *node_data(const struct skl_node *n)
 {
     return (char *)&n->next[n->height];
@@ -68,6 +88,13 @@ static inline struct slice node_key(const struct skl_node *n)
 static inline struct slice node_value(const struct skl_node *n)
 {
     return slice_make(node_data(n) + n->klen, n->vlen);
+}
+
+static inline struct grp *node_grp(const struct skl_node *n)
+{
+    struct grp *g;
+    memcpy(&g, node_data(n) + n->klen, sizeof g);
+    return g;
 }
 
 static inline struct skl_node *nx(const struct skl_node *n, int level)
@@ -97,21 +124,24 @@ static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen,
     return n;
 }
 
-struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *active,
-                        struct arena_pool *pool)
+static void skl_init(struct memtable *mt, struct skl *l)
 {
-    struct memtable *mt = xcalloc(1, sizeof *mt + sizeof(struct skl_node) +
-                                         SKL_MAX_HEIGHT * sizeof(void *));
+    l->head = node_alloc(mt, SKL_MAX_HEIGHT, 0, 0);
+    l->head->pfx[0] = l->head->pfx[1] = 0;
+    atomic_init(&l->height, 1);
+}
+
+struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *active,
+                        struct arena_pool *pool, bool grouped)
+{
+    struct memtable *mt = xcalloc(1, sizeof *mt);
     atomic_init(&mt->refs, 1);
     arena_init(&mt->arena);
     mt->arena.acct[0] = total;
     mt->arena.acct[1] = active;
     mt->arena.pool = pool;
-    mt->head = (struct skl_node *)(mt + 1);
-    mt->head->height = SKL_MAX_HEIGHT;
-    for (int i = 0; i < SKL_MAX_HEIGHT; i++)
-        atomic_init(&mt->head->next[i], NULL);
-    atomic_init(&mt->height, 1);
+    skl_init(mt, &mt->main);
+    mt->grouped = grouped;
     atomic_init(&mt->count, 0);
     mt->gen = gen;
     mt->rnd = 0x9e3779b97f4a7c15ULL ^ gen;
@@ -135,6 +165,7 @@ void mt_unref(struct memtable *mt)
     if (!mt || atomic_fetch_sub(&mt->refs, 1) != 1)
         return;
     arena_destroy(&mt->arena);
+    free(mt->table);
     free(mt);
 }
 
@@ -171,11 +202,10 @@ static int random_height(struct memtable *mt)
 
 /* Last node < key at each level into prev (if given); returns the node at
  * level 0 after it (first node >= key), or NULL. */
-static struct skl_node *find_ge(struct memtable *mt, const struct skl_key *key,
-                                struct skl_node **prev)
+static struct skl_node *find_ge(struct skl *l, const struct skl_key *key, struct skl_node **prev)
 {
-    struct skl_node *x = mt->head;
-    int level = atomic_load_explicit(&mt->height, memory_order_relaxed) - 1;
+    struct skl_node *x = l->head;
+    int level = atomic_load_explicit(&l->height, memory_order_relaxed) - 1;
     for (;;) {
         struct skl_node *next = nx(x, level);
         if (next && node_cmp(next, key) < 0) {
@@ -190,10 +220,10 @@ static struct skl_node *find_ge(struct memtable *mt, const struct skl_key *key,
     }
 }
 
-static struct skl_node *find_lt(struct memtable *mt, const struct skl_key *key)
+static struct skl_node *find_lt(struct skl *l, const struct skl_key *key)
 {
-    struct skl_node *x = mt->head;
-    int level = atomic_load_explicit(&mt->height, memory_order_relaxed) - 1;
+    struct skl_node *x = l->head;
+    int level = atomic_load_explicit(&l->height, memory_order_relaxed) - 1;
     for (;;) {
         struct skl_node *next = nx(x, level);
         if (next && node_cmp(next, key) < 0) {
@@ -201,15 +231,15 @@ static struct skl_node *find_lt(struct memtable *mt, const struct skl_key *key)
             continue;
         }
         if (level == 0)
-            return x == mt->head ? NULL : x;
+            return x == l->head ? NULL : x;
         level--;
     }
 }
 
-static struct skl_node *find_last(struct memtable *mt)
+static struct skl_node *find_last(struct skl *l)
 {
-    struct skl_node *x = mt->head;
-    int level = atomic_load_explicit(&mt->height, memory_order_relaxed) - 1;
+    struct skl_node *x = l->head;
+    int level = atomic_load_explicit(&l->height, memory_order_relaxed) - 1;
     for (;;) {
         struct skl_node *next = nx(x, level);
         if (next) {
@@ -217,9 +247,92 @@ static struct skl_node *find_last(struct memtable *mt)
             continue;
         }
         if (level == 0)
-            return x == mt->head ? NULL : x;
+            return x == l->head ? NULL : x;
         level--;
     }
+}
+
+static struct skl_node *first(struct skl *l)
+{
+    return nx(l->head, 0);
+}
+
+/* Links n (key and pfx set) into l. REQUIRES: the single writer. */
+static void skl_insert(struct memtable *mt, struct skl *l, struct skl_node *n)
+{
+    struct skl_node *prev[SKL_MAX_HEIGHT];
+    int h = (int)n->height;
+    int cur = atomic_load_explicit(&l->height, memory_order_relaxed);
+    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
+    find_ge(l, &sk, prev);
+    if (h > cur) {
+        for (int i = cur; i < h; i++)
+            prev[i] = l->head;
+        /* readers seeing the new height before the links find NULL at the
+         * head and simply drop a level */
+        atomic_store_explicit(&l->height, h, memory_order_relaxed);
+    }
+    for (int i = 0; i < h; i++) {
+        atomic_store_explicit(&n->next[i], nx(prev[i], i), memory_order_relaxed);
+        atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
+    }
+    (void)mt;
+}
+
+/* Length of the group key ("host\0event\0") at the start of k; k.len if
+ * k holds fewer than two NULs. */
+static size_t group_len(struct slice k)
+{
+    const char *z = memchr(k.ptr, 0, k.len);
+    if (!z)
+        return k.len;
+    const char *z2 = memchr(z + 1, 0, k.len - (size_t)(z + 1 - k.ptr));
+    return z2 ? (size_t)(z2 + 1 - k.ptr) : k.len;
+}
+
+static void grow_table(struct memtable *mt)
+{
+    size_t nb = mt->nbuckets ? mt->nbuckets * 2 : 1024;
+    struct grp **t = xcalloc(nb, sizeof *t);
+    for (size_t i = 0; i < mt->nbuckets; i++) {
+        struct grp *g = mt->table[i];
+        while (g) {
+            struct grp *next = g->hnext;
+            g->hnext = t[g->hash & (nb - 1)];
+            t[g->hash & (nb - 1)] = g;
+            g = next;
+        }
+    }
+    free(mt->table);
+    mt->table = t;
+    mt->nbuckets = nb;
+}
+
+/* The group of key gk, created (unpublished: *fresh) if new. Writer only. */
+static struct grp *group_for(struct memtable *mt, struct slice gk, bool *fresh)
+{
+    uint64_t h = bloom_hash(gk);
+    if (mt->nbuckets) {
+        for (struct grp *g = mt->table[h & (mt->nbuckets - 1)]; g; g = g->hnext)
+            if (g->hash == h && slice_eq(node_key(g->node), gk)) {
+                *fresh = false;
+                return g;
+            }
+    }
+    if (mt->ngroups >= mt->nbuckets)
+        grow_table(mt);
+    struct grp *g = arena_alloc(&mt->arena, sizeof *g);
+    skl_init(mt, &g->list);
+    g->hash = h;
+    g->node = node_alloc(mt, random_height(mt), gk.len, sizeof g);
+    memcpy(node_data(g->node), gk.ptr, gk.len);
+    memcpy(node_data(g->node) + gk.len, &g, sizeof g);
+    key_prefix(gk, g->node->pfx);
+    g->hnext = mt->table[h & (mt->nbuckets - 1)];
+    mt->table[h & (mt->nbuckets - 1)] = g;
+    mt->ngroups++;
+    *fresh = true;
+    return g;
 }
 
 void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, struct slice value)
@@ -232,23 +345,101 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
     if (value.len)
         memcpy(d + n->klen, value.ptr, value.len);
     key_prefix(node_key(n), n->pfx);
-
-    struct skl_node *prev[SKL_MAX_HEIGHT];
-    int cur = atomic_load_explicit(&mt->height, memory_order_relaxed);
-    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
-    find_ge(mt, &sk, prev);
-    if (h > cur) {
-        for (int i = cur; i < h; i++)
-            prev[i] = mt->head;
-        /* readers seeing the new height before the links find NULL at the
-         * head and simply drop a level */
-        atomic_store_explicit(&mt->height, h, memory_order_relaxed);
-    }
-    for (int i = 0; i < h; i++) {
-        atomic_store_explicit(&n->next[i], nx(prev[i], i), memory_order_relaxed);
-        atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
+    if (!mt->grouped) {
+        skl_insert(mt, &mt->main, n);
+    } else {
+        bool fresh;
+        struct grp *g = group_for(mt, slice_make(ukey.ptr, group_len(ukey)), &fresh);
+        skl_insert(mt, &g->list, n);
+        if (fresh) /* published with its first entry, never empty */
+            skl_insert(mt, &mt->main, g->node);
     }
     atomic_fetch_add_explicit(&mt->count, 1, memory_order_relaxed);
+}
+
+/* --- positions: (group, node); group NULL when not grouped --- */
+
+struct mt_pos {
+    struct skl_node *g; /* group node (grouped memtables) */
+    struct skl_node *n; /* entry; NULL = not valid */
+};
+
+static struct skl *list_of(struct memtable *mt, struct skl_node *g)
+{
+    return g ? &node_grp(g)->list : &mt->main;
+}
+
+static void pos_first_from(struct mt_pos *p, struct skl_node *g)
+{
+    p->g = g;
+    p->n = g ? first(&node_grp(g)->list) : NULL;
+}
+
+static void pos_last_from(struct mt_pos *p, struct skl_node *g)
+{
+    p->g = g;
+    p->n = g ? find_last(&node_grp(g)->list) : NULL;
+}
+
+static void pos_seek_first(struct memtable *mt, struct mt_pos *p)
+{
+    if (!mt->grouped) {
+        p->g = NULL;
+        p->n = first(&mt->main);
+        return;
+    }
+    pos_first_from(p, first(&mt->main));
+}
+
+static void pos_seek_last(struct memtable *mt, struct mt_pos *p)
+{
+    if (!mt->grouped) {
+        p->g = NULL;
+        p->n = find_last(&mt->main);
+        return;
+    }
+    pos_last_from(p, find_last(&mt->main));
+}
+
+static void pos_seek(struct memtable *mt, struct mt_pos *p, struct slice target)
+{
+    struct skl_key sk = make_key(target);
+    if (!mt->grouped) {
+        p->g = NULL;
+        p->n = find_ge(&mt->main, &sk, NULL);
+        return;
+    }
+    /* the greatest group key <= target; its entries can be >= target only
+     * if its key is a prefix of target (group keys are prefix-free) */
+    struct skl_node *g = find_ge(&mt->main, &sk, NULL);
+    if (!g || !slice_eq(node_key(g), target))
+        g = find_lt(&mt->main, &sk);
+    if (g && slice_starts_with(target, node_key(g))) {
+        p->g = g;
+        p->n = find_ge(&node_grp(g)->list, &sk, NULL);
+        if (p->n)
+            return;
+    }
+    pos_first_from(p, g ? nx(g, 0) : first(&mt->main));
+}
+
+static void pos_next(struct memtable *mt, struct mt_pos *p)
+{
+    p->n = nx(p->n, 0);
+    if (!p->n && mt->grouped)
+        pos_first_from(p, nx(p->g, 0));
+    if (p->n)
+        __builtin_prefetch(nx(p->n, 0)); /* scans visit nodes out of allocation order */
+}
+
+static void pos_prev(struct memtable *mt, struct mt_pos *p)
+{
+    struct skl_key sk = {node_key(p->n), {p->n->pfx[0], p->n->pfx[1]}};
+    p->n = find_lt(list_of(mt, p->g), &sk);
+    if (!p->n && mt->grouped) {
+        struct skl_key gk = {node_key(p->g), {p->g->pfx[0], p->g->pfx[1]}};
+        pos_last_from(p, find_lt(&mt->main, &gk));
+    }
 }
 
 bool mt_get(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
@@ -263,16 +454,16 @@ bool mt_get(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
     }
     memcpy(k, ukey.ptr, ukey.len);
     ikey_put_trailer(k + ukey.len, max_seq, 0);
-    struct skl_key sk = make_key(slice_make(k, ukey.len + IKEY_TRAILER));
-    struct skl_node *n = find_ge(mt, &sk, NULL);
+    struct mt_pos p;
+    pos_seek(mt, &p, slice_make(k, ukey.len + IKEY_TRAILER));
     buf_destroy(&tmp);
-    if (!n)
+    if (!p.n)
         return false;
-    struct slice ik = node_key(n);
+    struct slice ik = node_key(p.n);
     if (!slice_eq(ikey_user(ik), ukey))
         return false;
     *kind = ikey_kind(ik);
-    *value = node_value(n);
+    *value = node_value(p.n);
     return true;
 }
 
@@ -281,58 +472,52 @@ bool mt_get(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
 struct mt_iter {
     struct iter base;
     struct memtable *mt;
-    struct skl_node *node;
+    struct mt_pos pos;
 };
 
 static bool mti_valid(const struct iter *it)
 {
-    return ((const struct mt_iter *)it)->node != NULL;
+    return ((const struct mt_iter *)it)->pos.n != NULL;
 }
 
 static void mti_seek_first(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    m->node = nx(m->mt->head, 0);
+    pos_seek_first(m->mt, &m->pos);
 }
 
 static void mti_seek_last(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    m->node = find_last(m->mt);
+    pos_seek_last(m->mt, &m->pos);
 }
 
 static void mti_seek(struct iter *it, struct slice target)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    struct skl_key sk = make_key(target);
-    m->node = find_ge(m->mt, &sk, NULL);
+    pos_seek(m->mt, &m->pos, target);
 }
 
 static void mti_next(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    m->node = nx(m->node, 0);
-    /* a scan (a flush) visits nodes in key order, not allocation order:
-     * start loading the next one while the caller works on this one */
-    if (m->node)
-        __builtin_prefetch(nx(m->node, 0));
+    pos_next(m->mt, &m->pos);
 }
 
 static void mti_prev(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    struct skl_key sk = {node_key(m->node), {m->node->pfx[0], m->node->pfx[1]}};
-    m->node = find_lt(m->mt, &sk);
+    pos_prev(m->mt, &m->pos);
 }
 
 static struct slice mti_key(const struct iter *it)
 {
-    return node_key(((const struct mt_iter *)it)->node);
+    return node_key(((const struct mt_iter *)it)->pos.n);
 }
 
 static struct slice mti_value(const struct iter *it)
 {
-    return node_value(((const struct mt_iter *)it)->node);
+    return node_value(((const struct mt_iter *)it)->pos.n);
 }
 
 static int mti_status(const struct iter *it)

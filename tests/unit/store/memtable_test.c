@@ -27,7 +27,7 @@ static void test_memtable(void **state)
 {
     (void)state;
     atomic_size_t total = 0, active = 0;
-    struct memtable *mt = mt_new(1, &total, &active, NULL);
+    struct memtable *mt = mt_new(1, &total, &active, NULL, false);
     char k[16], v[16];
     for (int i = 0; i < 5000; i++) {
         int x = (i * 7919) % 5000;
@@ -99,7 +99,7 @@ static void *reader(void *p)
 static void test_concurrent_readers(void **state)
 {
     (void)state;
-    struct memtable *mt = mt_new(1, NULL, NULL, NULL);
+    struct memtable *mt = mt_new(1, NULL, NULL, NULL, false);
     atomic_bool stop = false;
     struct reader_arg a = {mt, &stop};
     pthread_t t[2];
@@ -119,11 +119,89 @@ static void test_concurrent_readers(void **state)
     mt_unref(mt);
 }
 
+/* A grouped memtable (host index layout) behaves exactly like a plain one. */
+static void test_grouped(void **state)
+{
+    (void)state;
+    struct memtable *a = mt_new(1, NULL, NULL, NULL, false);
+    struct memtable *g = mt_new(1, NULL, NULL, NULL, true);
+    static const char *hosts[] = {"", "a", "ab", "web-1", "web-10", "web-2"};
+    static const char *evs[] = {"cpu", "cpu.x", "m"};
+    struct buf k = BUF_INIT;
+    unsigned r = 1;
+    for (int i = 0; i < 3000; i++) {
+        r = r * 1103515245u + 12345u;
+        buf_reset(&k);
+        buf_puts(&k, hosts[(r >> 8) % 6]);
+        buf_putc(&k, 0);
+        buf_puts(&k, evs[(r >> 12) % 3]);
+        buf_putc(&k, 0);
+        char ts[8];
+        for (int j = 0; j < 8; j++)
+            ts[j] = (char)(r >> (j * 3));
+        buf_append(&k, ts, 8);
+        mt_add(a, slice_make(k.data, k.len), (uint64_t)i + 1, IKEY_PUT, slice_make("", 0));
+        mt_add(g, slice_make(k.data, k.len), (uint64_t)i + 1, IKEY_PUT, slice_make("", 0));
+    }
+    struct iter *x = mt_iter(a), *y = mt_iter(g);
+    size_t n = 0;
+    for (it_seek_first(x), it_seek_first(y); it_valid(x); it_next(x), it_next(y), n++) {
+        assert_true(it_valid(y));
+        assert_true(slice_eq(it_key(x), it_key(y)));
+    }
+    assert_false(it_valid(y));
+    assert_int_equal(n, 3000);
+    for (it_seek_last(x), it_seek_last(y); it_valid(x); it_prev(x), it_prev(y)) {
+        assert_true(it_valid(y));
+        assert_true(slice_eq(it_key(x), it_key(y)));
+    }
+    assert_false(it_valid(y));
+    static const char *targets[] = {"", "a", "a\0", "a\0cpu\0", "a\0cpu\0\x80", "ab\0m",
+                                    "web-1\0", "web-10\0cpu.x\0\x01", "web-2\0z", "zzz"};
+    static const size_t tlen[] = {0, 1, 2, 6, 7, 4, 6, 15, 8, 3};
+    for (size_t t = 0; t < sizeof tlen / sizeof tlen[0]; t++) {
+        struct slice tk = slice_make(targets[t], tlen[t]);
+        it_seek(x, tk);
+        it_seek(y, tk);
+        for (int step = 0; step < 200; step++) {
+            assert_int_equal(it_valid(x), it_valid(y));
+            if (!it_valid(x))
+                break;
+            assert_true(slice_eq(it_key(x), it_key(y)));
+            r = r * 1103515245u + 12345u;
+            if ((r >> 10) % 3) {
+                it_next(x);
+                it_next(y);
+            } else {
+                it_prev(x);
+                it_prev(y);
+            }
+        }
+    }
+    int kind;
+    struct slice v;
+    buf_reset(&k);
+    buf_puts(&k, "web-1");
+    buf_putc(&k, 0);
+    buf_puts(&k, "cpu");
+    buf_putc(&k, 0);
+    it_seek(y, slice_make(k.data, k.len));
+    assert_true(it_valid(y));
+    struct slice ik = it_key(y);
+    assert_true(mt_get(g, ikey_user(ik), 100000, &kind, &v));
+    assert_false(mt_get(g, slice_cstr("nohost"), 100000, &kind, &v));
+    it_destroy(x);
+    it_destroy(y);
+    buf_destroy(&k);
+    mt_unref(a);
+    mt_unref(g);
+}
+
 /* --- merge iterator over memtables holding interleaved keys --- */
 
 static struct iter *kid(int mod, int rem, int n, struct memtable **out)
 {
-    struct memtable *mt = mt_new(1, NULL, NULL, NULL);
+    struct memtable *mt = mt_new(1, NULL, NULL, NULL, false);
     char k[16];
     for (int i = 0; i < n; i++)
         if (i % mod == rem) {
@@ -257,6 +335,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memtable),
         cmocka_unit_test(test_concurrent_readers),
+        cmocka_unit_test(test_grouped),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_cleanup_order),
     };
