@@ -424,9 +424,9 @@ static void model_db(struct model *m, const char *name, bool desc, uint32_t buck
     m->desc = desc;
     m->buckets = buckets;
     m->ttl = 0;
-    size_t rounds = san() ? 4 : 10;
+    size_t rounds = san() ? 4 : 16;
     for (size_t r = 0; r < rounds; r++) {
-        write_batch(m, db, 1 + rn(m, san() ? 150 : 400));
+        write_batch(m, db, 1 + rn(m, san() ? 150 : 700));
         if (rn(m, 3) == 0)
             assert_int_equal(store_db_flush(db), 0);
         if (rn(m, 4) == 0)
@@ -489,7 +489,7 @@ static int teardown(void **state)
 static void test_model(void **state)
 {
     struct model *m = *state;
-    size_t nq = san() ? 100 : 500;
+    size_t nq = san() ? 150 : 1500;
     static const uint32_t bucket_counts[] = {1, 7, 16};
     char name[32];
     for (size_t i = 0; i < 3; i++) {
