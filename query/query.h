@@ -15,9 +15,12 @@
  * the EXPLAIN object, {"ok":true} for CREATE/ALTER/DROP, SHOW rows,
  * {"deleted":N}). format JSON: one document {"results":[...]} per statement,
  * each followed by a newline. Several statements: their outputs are
- * concatenated in order. A statement runs when the cursor reaches it; open
- * runs every statement up to and including the first SELECT (admin
- * statements are not transactional: those before a failing one stay done).
+ * concatenated in order. A statement runs when the cursor reaches it: open
+ * runs the statements before the first SELECT (CREATE, ALTER, DROP, SHOW,
+ * DELETE and EXPLAIN run whole) and plans and opens that SELECT, whose rows
+ * (or count) are then produced by the reads; later statements run when the
+ * reads reach them. Statements are not transactional: those before a
+ * failing one stay done.
  *
  * A mid-stream error (after open returned ERR_OK) is written into the
  * stream as a last line {"error":"..."} (NDJSON) or closes the document as
