@@ -118,7 +118,8 @@ static void *worker(void *arg)
         bool ok = false;
         int status = 0;
         /* A batch is sent again when the connection failed (3 tries) or
-         * when the server pushed back with 503 or 429 (until --max-seconds);
+         * when the server pushed back with 503 or 429 (every 10 ms, ignoring
+         * Retry-After, until --max-seconds);
          * its latency runs from the first try to the acknowledgement. */
         double t0 = bh_now();
         for (int attempt = 0, fails = 0; fails < 3 && !ok && attempt < 100000; attempt++) {
@@ -137,7 +138,7 @@ static void *worker(void *arg)
                 ok = true;
             } else if ((r.status == 503 || r.status == 429) && bh_now() < s->t_end_limit) {
                 atomic_fetch_add(&s->retries, 1);
-                usleep(attempt < 10 ? 10000u << (attempt / 2) : 200000u);
+                usleep(10000); /* fixed and short: measures how soon the server recovers */
                 continue;
             }
             break;
