@@ -17,13 +17,14 @@ static void put_trailer(struct buf *out, size_t start, int type)
     out->len += 4;
 }
 
-void codec_encode(struct slice raw, struct buf *out)
+void codec_encode(struct slice raw, bool fast, struct buf *out)
 {
     size_t start = out->len;
     int bound = LZ4_compressBound((int)raw.len);
     buf_reserve(out, 10 + (size_t)bound + CODEC_TRAILER);
     size_t hdr = coding_varint_enc(out->data + out->len, raw.len);
-    int n = LZ4_compress_default(raw.ptr, out->data + out->len + hdr, (int)raw.len, bound);
+    int n = LZ4_compress_fast(raw.ptr, out->data + out->len + hdr, (int)raw.len, bound,
+                              fast ? 4 : 1);
     if (n > 0 && hdr + (size_t)n < raw.len - raw.len / 8) {
         out->len += hdr + (size_t)n;
         put_trailer(out, start, CODEC_LZ4);

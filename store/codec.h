@@ -7,6 +7,7 @@
 #ifndef LB_CODEC_H
 #define LB_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config/buf.h"
@@ -17,8 +18,10 @@ enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1 };
 #define CODEC_TRAILER 5
 #define CODEC_MAX_RAW (64u << 20) /* a block never decodes to more than this */
 
-/* Appends the stored form (payload, type and crc) of raw to out. */
-void codec_encode(struct slice raw, struct buf *out);
+/* Appends the stored form (payload, type and crc) of raw to out. fast
+ * trades ratio for speed (LZ4 acceleration; flushes use it, compactions
+ * rewrite with the default). */
+void codec_encode(struct slice raw, bool fast, struct buf *out);
 
 /* Checks the crc of stored (the payload plus trailer) and decodes it into
  * out (reset first). ERR_CORRUPT on a bad crc, type or LZ4 stream; what

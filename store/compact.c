@@ -16,6 +16,7 @@
 /* Output files being written, one or more per window. */
 struct outputs {
     struct part *p;
+    bool flush; /* outputs of a flush: fast compression */
     struct win_builder {
         int64_t window;
         uint64_t number;
@@ -47,6 +48,12 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     return ERR_OK;
 }
 
+static int new_builder(struct outputs *o, const char *path, struct sst_builder **out)
+{
+    struct sst_build_opts opts = {.no_bloom = o->p->is_index, .fast = o->flush};
+    return sst_builder_new(o->p->db->store->env, path, &opts, out);
+}
+
 /* The builder of a window. A full file is finished only between user keys
  * (may_split): versions of one key never straddle two files, so the file
  * numbers of a window keep telling newer from older. */
@@ -67,7 +74,7 @@ static int builder_for(struct outputs *o, int64_t window, bool may_split,
             struct buf path = BUF_INIT;
             w->number = part_new_file_number(o->p);
             part_file_path(o->p, w->number, &path);
-            rc = sst_builder_new(o->p->db->store->env, path.data, &w->b);
+            rc = new_builder(o, path.data, &w->b);
             buf_destroy(&path);
             *out = w;
             return rc;
@@ -81,7 +88,7 @@ static int builder_for(struct outputs *o, int64_t window, bool may_split,
     w->window = window;
     w->number = part_new_file_number(o->p);
     part_file_path(o->p, w->number, &path);
-    int rc = sst_builder_new(o->p->db->store->env, path.data, &w->b);
+    int rc = new_builder(o, path.data, &w->b);
     buf_destroy(&path);
     if (rc)
         return rc;
@@ -195,7 +202,7 @@ int compact_flush(struct part *p)
         return ERR_OK;
     }
     int64_t t0 = store_mono_ns();
-    struct outputs o = {.p = p};
+    struct outputs o = {.p = p, .flush = true};
     uint64_t max_seq = p->last_seq;
     struct version *v = current(p), *nv = NULL;
     bool replaced = false;

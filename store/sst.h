@@ -10,6 +10,7 @@
 #define LB_SST_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config/buf.h"
@@ -33,8 +34,15 @@ struct sst_props {
 
 struct sst_builder;
 
-/* Creates path (truncating). env must outlive the builder. */
-int sst_builder_new(struct env *env, const char *path, struct sst_builder **out);
+struct sst_build_opts {
+    bool no_bloom; /* no point reads on this table (the host index) */
+    bool fast;     /* faster, weaker compression (flushes) */
+};
+
+/* Creates path (truncating). env must outlive the builder; opts NULL =
+ * defaults. */
+int sst_builder_new(struct env *env, const char *path, const struct sst_build_opts *opts,
+                    struct sst_builder **out);
 /* REQUIRES: ikey > every earlier key; ts is the row's timestamp. */
 int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts);
 uint64_t sst_builder_bytes(const struct sst_builder *b);

@@ -24,9 +24,11 @@ struct sst_builder {
     size_t nhashes, hcap;
     uint64_t last_hash;
     struct sst_props props;
+    struct sst_build_opts opts;
 };
 
-int sst_builder_new(struct env *env, const char *path, struct sst_builder **out)
+int sst_builder_new(struct env *env, const char *path, const struct sst_build_opts *opts,
+                    struct sst_builder **out)
 {
     struct env_file *f;
     int rc = env_open_append(env, path, true, &f);
@@ -38,6 +40,8 @@ int sst_builder_new(struct env *env, const char *path, struct sst_builder **out)
     b->f = f;
     blk_builder_init(&b->data);
     blk_builder_init(&b->index);
+    if (opts)
+        b->opts = *opts;
     b->props.min_ts = INT64_MAX;
     b->props.max_ts = INT64_MIN;
     *out = b;
@@ -59,7 +63,7 @@ static void builder_free(struct sst_builder *b)
 static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, uint64_t *size)
 {
     buf_reset(&b->out);
-    codec_encode(raw, &b->out);
+    codec_encode(raw, b->opts.fast, &b->out);
     int rc = env_append(b->f, b->out.data, b->out.len);
     if (rc)
         return rc;
@@ -89,6 +93,8 @@ static int flush_data(struct sst_builder *b)
 
 static void add_hash(struct sst_builder *b, struct slice ukey)
 {
+    if (b->opts.no_bloom)
+        return;
     uint64_t h = bloom_hash(ukey);
     if (b->nhashes && h == b->last_hash)
         return; /* another version of the same key */

@@ -125,7 +125,7 @@ static void test_codec(void **state)
     struct buf raw = BUF_INIT, enc = BUF_INIT, dec = BUF_INIT;
     for (int i = 0; i < 2000; i++)
         buf_printf(&raw, "line %d of compressible text;", i % 50);
-    codec_encode(slice_make(raw.data, raw.len), &enc);
+    codec_encode(slice_make(raw.data, raw.len), false, &enc);
     assert_true(enc.len < raw.len / 2);
     assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_OK);
     assert_int_equal(dec.len, raw.len);
@@ -136,7 +136,7 @@ static void test_codec(void **state)
         enc.data[off] ^= 1;
     }
     buf_reset(&enc);
-    codec_encode(slice_make("\x01\x02\x03", 3), &enc); /* incompressible: stored raw */
+    codec_encode(slice_make("\x01\x02\x03", 3), true, &enc); /* incompressible: stored raw */
     assert_int_equal(enc.len, 3 + CODEC_TRAILER);
     buf_destroy(&raw);
     buf_destroy(&enc);
@@ -150,7 +150,7 @@ static char *build_sst(const char *dir, int n, struct sst_props *props)
     struct buf path = BUF_INIT, ik = BUF_INIT;
     buf_printf(&path, "%s/000001.sst", dir);
     struct sst_builder *b;
-    assert_int_equal(sst_builder_new(env_posix(), path.data, &b), ERR_OK);
+    assert_int_equal(sst_builder_new(env_posix(), path.data, NULL, &b), ERR_OK);
     char k[32], v[64];
     for (int i = 0; i < n; i++) {
         key_of(i, k, sizeof k);
