@@ -102,6 +102,98 @@ void enc_i64(struct buf *out, int64_t v)
     put_u64(out, (uint64_t)v);
 }
 
+/* 10^k for k = 0..22 as 128-bit integers. */
+static unsigned __int128 pow10_128(int k)
+{
+    unsigned __int128 p = 1;
+    while (k-- > 0)
+        p *= 10;
+    return p;
+}
+
+/* q = round-half-even(m * 10^k / 2^s). REQUIRES: k <= 22, 1 <= s <= 100. */
+static uint64_t scaled_digits(uint64_t m, int k, int s)
+{
+    unsigned __int128 n = (unsigned __int128)m * pow10_128(k);
+    unsigned __int128 q = n >> s, rem = n & ((((unsigned __int128)1) << s) - 1);
+    unsigned __int128 half = ((unsigned __int128)1) << (s - 1);
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    return (uint64_t)q;
+}
+
+/* Exactly what printf("%.17g") prints for a positive, non-integral d in
+ * [1e-4, 2^53), computed in 128-bit integers (glibc's multi-precision
+ * printf is the costliest part of encoding a row). false: not handled. */
+static bool fast_g17(double d, char *out, size_t *n_out)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof(bits));
+    int exp = (int)((bits >> 52) & 0x7ff);
+    if (!(d >= 1e-4 && d < 9007199254740992.0) || exp == 0)
+        return false;
+    uint64_t m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
+    int s = 1075 - exp; /* d = m / 2^s */
+    if (s < 1 || s > 100)
+        return false;
+    int k = 16 - (int)floor(log10(d));
+    uint64_t q = 0;
+    for (int tries = 0; tries < 3; tries++) {
+        if (k < 0 || k > 22)
+            return false;
+        q = scaled_digits(m, k, s);
+        if (q >= 100000000000000000ULL)
+            k--;
+        else if (q < 10000000000000000ULL)
+            k++;
+        else
+            break;
+    }
+    if (q < 10000000000000000ULL || q >= 100000000000000000ULL)
+        return false;
+    char dg[17];
+    for (int i = 16; i >= 0; i--, q /= 10)
+        dg[i] = (char)('0' + q % 10);
+    int x = 16 - k; /* decimal exponent of dg[0] */
+    if (x < -4 || x >= 17)
+        return false;
+    int last = 16; /* %g drops trailing zeros of the fraction */
+    while (last > x && last > 0 && dg[last] == '0')
+        last--;
+    size_t n = 0;
+    if (x < 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (int i = -1; i > x; i--)
+            out[n++] = '0';
+        for (int i = 0; i <= last; i++)
+            out[n++] = dg[i];
+    } else {
+        for (int i = 0; i <= x; i++)
+            out[n++] = dg[i];
+        if (last > x) {
+            out[n++] = '.';
+            for (int i = x + 1; i <= last; i++)
+                out[n++] = dg[i];
+        }
+    }
+    *n_out = n;
+    return true;
+}
+
+void enc_double_g17(struct buf *out, double d)
+{
+    char tmp[40];
+    size_t n = 0;
+    if (d < 0 && fast_g17(-d, tmp + 1, &n)) {
+        tmp[0] = '-';
+        n++;
+    } else if (d <= 0 || !fast_g17(d, tmp, &n)) {
+        n = (size_t)snprintf(tmp, sizeof(tmp), "%.17g", d);
+    }
+    buf_append(out, tmp, n);
+}
+
 void enc_double(struct buf *out, double d)
 {
     if (!isfinite(d)) {
@@ -114,10 +206,10 @@ void enc_double(struct buf *out, double d)
         buf_append(out, ".0", 2);
         return;
     }
-    char tmp[40];
-    int n = snprintf(tmp, sizeof(tmp), "%.17g", d);
-    buf_append(out, tmp, (size_t)n);
-    if (!strpbrk(tmp, ".eE"))
+    size_t start = out->len;
+    enc_double_g17(out, d);
+    if (!memchr(out->data + start, '.', out->len - start) &&
+        !memchr(out->data + start, 'e', out->len - start))
         buf_append(out, ".0", 2);
 }
 

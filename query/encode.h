@@ -19,6 +19,8 @@
 void enc_json_str(struct buf *out, const char *s, size_t n);
 /* Appends a double: %.17g plus ".0" when it would read as an integer. */
 void enc_double(struct buf *out, double d);
+/* Appends exactly what printf("%.17g", d) gives (faster for common values). */
+void enc_double_g17(struct buf *out, double d);
 /* Appends a decimal integer. */
 void enc_i64(struct buf *out, int64_t v);
 /* Appends a typed field value. */

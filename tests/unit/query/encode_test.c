@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -59,6 +60,54 @@ static void test_ints(void **state)
         assert_string_equal(buf_cstr(&b), cases[i].s);
         buf_destroy(&b);
     }
+}
+
+/* enc_double_g17 must equal printf's %.17g for every double. */
+static void test_g17_random(void **state)
+{
+    (void)state;
+    uint64_t x = 88172645463325252ULL;
+    size_t bad = 0;
+    for (int i = 0; i < 400000 && bad < 5; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double d;
+        switch (i % 5) {
+        case 0: memcpy(&d, &x, sizeof(d)); break;            /* any bits */
+        case 1: d = (double)(int64_t)(x % 2000001) / 100.0 - 10000; break;
+        case 2: d = (double)(x % 1000000007) / 1e9; break;
+        case 3: d = ldexp((double)(x >> 11), (int)(x % 120) - 100); break;
+        default: d = (double)(x % 100000) * 0.001 + 1e-4 * (double)(x % 7); break;
+        }
+        char want[64];
+        snprintf(want, sizeof(want), "%.17g", d);
+        struct buf b = BUF_INIT;
+        enc_double_g17(&b, d);
+        if (strcmp(buf_cstr(&b), want) != 0) {
+            print_message("# %.17g: got %s\n", d, buf_cstr(&b));
+            bad++;
+        }
+        buf_destroy(&b);
+    }
+    static const double tricky[] = {1e-4, 1.0000000000000001e-4, 9.9999999999999991e-5, 0.001,
+                                    0.1, 0.2, 0.3, 0.5, 0.9999999999999999, 1.5, 9.9999999999999982,
+                                    9.9999999999999995, 99.999999999999986, 123.456, 1e15 + 0.5,
+                                    4503599627370495.5, 9007199254740991.0, 2.5e-5, 0.015625,
+                                    1.0 / 3, 2.0 / 3, 5e-324, 2.2250738585072014e-308};
+    for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++) {
+        for (int sign = 0; sign < 2; sign++) {
+            double d = sign ? -tricky[i] : tricky[i];
+            char want[64];
+            snprintf(want, sizeof(want), "%.17g", d);
+            struct buf b = BUF_INIT;
+            enc_double_g17(&b, d);
+            if (strcmp(buf_cstr(&b), want) != 0)
+                fail_msg("%s: got %s", want, buf_cstr(&b));
+            buf_destroy(&b);
+        }
+    }
+    assert_int_equal(bad, 0);
 }
 
 static void check_str(const char *in, size_t n, const char *want)
@@ -183,6 +232,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_double),
         cmocka_unit_test(test_ints),
+        cmocka_unit_test(test_g17_random),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_row),
         cmocka_unit_test(test_preds),
