@@ -9,6 +9,26 @@
 
 #include "config/err.h"
 
+/* Inline appends: the row encoder's hot path (buf_append's capacity check
+ * is a call into another file). */
+static inline void put(struct buf *b, const void *p, size_t n)
+{
+    if (b->len + n < b->cap) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+    } else {
+        buf_append(b, p, n);
+    }
+}
+
+static inline void putch(struct buf *b, char c)
+{
+    if (b->len + 1 < b->cap)
+        b->data[b->len++] = c;
+    else
+        buf_putc(b, c);
+}
+
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if malformed. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
@@ -41,13 +61,13 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 static void put_escape(struct buf *out, unsigned char c)
 {
     switch (c) {
-    case '"': buf_append(out, "\\\"", 2); break;
-    case '\\': buf_append(out, "\\\\", 2); break;
-    case '\n': buf_append(out, "\\n", 2); break;
-    case '\r': buf_append(out, "\\r", 2); break;
-    case '\t': buf_append(out, "\\t", 2); break;
-    case '\b': buf_append(out, "\\b", 2); break;
-    case '\f': buf_append(out, "\\f", 2); break;
+    case '"': put(out, "\\\"", 2); break;
+    case '\\': put(out, "\\\\", 2); break;
+    case '\n': put(out, "\\n", 2); break;
+    case '\r': put(out, "\\r", 2); break;
+    case '\t': put(out, "\\t", 2); break;
+    case '\b': put(out, "\\b", 2); break;
+    case '\f': put(out, "\\f", 2); break;
     default: buf_printf(out, "\\u%04x", c); break;
     }
 }
@@ -56,7 +76,7 @@ void enc_json_str(struct buf *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     buf_reserve(out, n + 2);
-    buf_putc(out, '"');
+    putch(out, '"');
     size_t run = 0; /* start of the pending run of plain bytes */
     size_t i = 0;
     while (i < n) {
@@ -70,15 +90,15 @@ void enc_json_str(struct buf *out, const char *s, size_t n)
             i += len;
             continue;
         }
-        buf_append(out, s + run, i - run);
+        put(out, s + run, i - run);
         if (len == 0)
-            buf_append(out, "\\ufffd", 6);
+            put(out, "\\ufffd", 6);
         else
             put_escape(out, c);
         run = ++i;
     }
-    buf_append(out, s + run, n - run);
-    buf_putc(out, '"');
+    put(out, s + run, n - run);
+    putch(out, '"');
 }
 
 static void put_u64(struct buf *out, uint64_t v)
@@ -89,13 +109,13 @@ static void put_u64(struct buf *out, uint64_t v)
         tmp[--i] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    buf_append(out, tmp + i, sizeof(tmp) - i);
+    put(out, tmp + i, sizeof(tmp) - i);
 }
 
 void enc_i64(struct buf *out, int64_t v)
 {
     if (v < 0) {
-        buf_putc(out, '-');
+        putch(out, '-');
         put_u64(out, (uint64_t)0 - (uint64_t)v);
         return;
     }
@@ -191,7 +211,7 @@ void enc_double_g17(struct buf *out, double d)
     } else if (d <= 0 || !fast_g17(d, tmp, &n)) {
         n = (size_t)snprintf(tmp, sizeof(tmp), "%.17g", d);
     }
-    buf_append(out, tmp, n);
+    put(out, tmp, n);
 }
 
 void enc_double(struct buf *out, double d)
@@ -203,14 +223,14 @@ void enc_double(struct buf *out, double d)
     if (d >= -1e15 && d <= 1e15 && d == (double)(int64_t)d && (d != 0 || !signbit(d))) {
         /* an integral value: what %.17g prints, without its cost */
         enc_i64(out, (int64_t)d);
-        buf_append(out, ".0", 2);
+        put(out, ".0", 2);
         return;
     }
     size_t start = out->len;
     enc_double_g17(out, d);
     if (!memchr(out->data + start, '.', out->len - start) &&
         !memchr(out->data + start, 'e', out->len - start))
-        buf_append(out, ".0", 2);
+        put(out, ".0", 2);
 }
 
 void enc_field_value(struct buf *out, const struct rec_field *f)
@@ -254,7 +274,7 @@ static bool proj_wants_kind(const struct enc_proj *p, enum sql_col_kind kind)
 static void sep(struct buf *out, bool *first)
 {
     if (!*first)
-        buf_putc(out, ',');
+        putch(out, ',');
     *first = false;
 }
 
@@ -271,10 +291,10 @@ static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj
             buf_puts(out, "\"tags\":{");
             open = true;
         } else {
-            buf_putc(out, ',');
+            putch(out, ',');
         }
         enc_json_str(out, t.key.ptr, t.key.len);
-        buf_putc(out, ':');
+        putch(out, ':');
         enc_json_str(out, t.value.ptr, t.value.len);
     }
     if (rc < 0)
@@ -285,7 +305,7 @@ static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj
         open = true;
     }
     if (open)
-        buf_putc(out, '}');
+        putch(out, '}');
     return ERR_OK;
 }
 
@@ -305,10 +325,10 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
             buf_puts(out, "\"fields\":{");
             open = true;
         } else {
-            buf_putc(out, ',');
+            putch(out, ',');
         }
         enc_json_str(out, f.key.ptr, f.key.len);
-        buf_putc(out, ':');
+        putch(out, ':');
         enc_field_value(out, &f);
     }
     if (rc < 0)
@@ -319,7 +339,7 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
         open = true;
     }
     if (open)
-        buf_putc(out, '}');
+        putch(out, '}');
     return ERR_OK;
 }
 
@@ -327,10 +347,10 @@ int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
             struct slice value, const struct enc_proj *proj)
 {
     bool first = true;
-    buf_putc(out, '{');
+    putch(out, '{');
     if (proj_has(proj, SQL_COL_TS, host)) {
         sep(out, &first);
-        buf_append(out, "\"ts\":", 5);
+        put(out, "\"ts\":", 5);
         enc_i64(out, ts);
     }
     if (proj_has(proj, SQL_COL_HOST, host)) {
@@ -353,6 +373,6 @@ int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
         if (rc < 0)
             return ERR_CORRUPT;
     }
-    buf_putc(out, '}');
+    putch(out, '}');
     return ERR_OK;
 }
