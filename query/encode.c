@@ -72,6 +72,18 @@ static void put_escape(struct buf *out, unsigned char c)
     }
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether any of the 8 bytes needs care: < 0x20, >= 0x80, '"' or '\\'. */
+static inline bool word_special(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+    uint64_t lt20 = (w - ONES * 0x20) & ~w;
+    uint64_t zq = (q - ONES) & ~q, zb = (b - ONES) & ~b;
+    return ((lt20 | zq | zb | w) & HIGHS) != 0;
+}
+
 void enc_json_str(struct buf *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -80,6 +92,11 @@ void enc_json_str(struct buf *out, const char *s, size_t n)
     size_t run = 0; /* start of the pending run of plain bytes */
     size_t i = 0;
     while (i < n) {
+        uint64_t w;
+        if (i + 8 <= n && (memcpy(&w, p + i, 8), !word_special(w))) {
+            i += 8;
+            continue;
+        }
         unsigned char c = p[i];
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             i++;

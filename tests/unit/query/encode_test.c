@@ -136,6 +136,29 @@ static void test_escape(void **state)
     check_str("", 0, "\"\"");
 }
 
+/* A special byte at every offset of a long string: the 8-byte skip of
+ * enc_json_str must never step over it. */
+static void test_escape_offsets(void **state)
+{
+    (void)state;
+    static const struct {
+        char c;
+        const char *esc;
+    } sp[] = {{'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"},
+              {'\x1f', "\\u001f"}, {'\xff', "\\ufffd"}};
+    for (size_t k = 0; k < sizeof(sp) / sizeof(sp[0]); k++) {
+        for (size_t pos = 0; pos < 30; pos++) {
+            char in[30];
+            memset(in, 'a', sizeof(in));
+            in[pos] = sp[k].c;
+            char want[64];
+            snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)pos, in, sp[k].esc,
+                     (int)(sizeof(in) - pos - 1), in + pos + 1);
+            check_str(in, sizeof(in), want);
+        }
+    }
+}
+
 static void make_value(struct buf *v)
 {
     struct rec_tag tags[] = {{slice_cstr("region"), slice_cstr("eu")}};
@@ -234,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_ints),
         cmocka_unit_test(test_g17_random),
         cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_escape_offsets),
         cmocka_unit_test(test_row),
         cmocka_unit_test(test_preds),
     };
