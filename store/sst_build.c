@@ -156,7 +156,8 @@ int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
     int rc = flush_data(b);
     if (rc)
         goto done;
-    bloom_build(b->hashes, b->nhashes, &filter);
+    if (!b->opts.no_bloom) /* an empty filter block matches every key */
+        bloom_build(b->hashes, b->nhashes, &filter);
     rc = write_block(b, slice_make(filter.data, filter.len), &bloom_off, &bloom_size);
     if (rc)
         goto done;
