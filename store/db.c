@@ -384,7 +384,7 @@ static void maybe_freeze(struct store_db *db)
 
 static void raise_visible(struct store_db *db, uint64_t seq)
 {
-    uint64_t cur = atomic_load(&db->visible_seq);
+    unsigned long long cur = atomic_load(&db->visible_seq);
     while (cur < seq && !atomic_compare_exchange_weak(&db->visible_seq, &cur, seq))
         ;
 }
