@@ -288,13 +288,16 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
  * Size-tiered inside a window: the newest files are taken while each is at
  * most twice the biggest taken so far, so files of one size class merge
  * into the next class and every byte is rewritten O(log n) times, not once
- * per flush. Forced runs take the whole window when that removes
- * something. */
+ * per flush. A cold window (two or more windows older than the newest
+ * one) is merged whole once it has two files; forced runs take the whole
+ * window when that removes something. */
 static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool force,
-                          int64_t cutoff)
+                          bool cold, int64_t cutoff)
 {
     if (n == 0)
         return 0;
+    if (cold && n >= 2)
+        return n; /* writes have moved on: one file, sequences 0 */
     if (force) {
         const struct sst_props *pr = &v->files[idx[0]]->props;
         return n >= 2 || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
@@ -329,12 +332,14 @@ int compact_run(struct part *p, bool force)
             dropped_whole++;
         }
     size_t *idx = xcalloc(v->n + 1, sizeof *idx);
+    int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
     for (size_t i = 0, j; i < v->n && !rc; i = j) {
         size_t n = 0;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             if (!drop[j])
                 idx[n++] = j;
-        size_t k = window_pick(v, idx, n, force, cutoff);
+        bool cold = v->files[i]->window < newest - 1;
+        size_t k = window_pick(v, idx, n, force, cold, cutoff);
         if (k == 0)
             continue;
         rc = merge_window(p, v, idx, k, k == n, cutoff, &o);
@@ -378,6 +383,24 @@ int compact_run(struct part *p, bool force)
     version_unref(v);
     free(drop);
     return rc;
+}
+
+bool compact_wanted(struct part *p)
+{
+    pthread_mutex_lock(&p->mu);
+    struct version *v = p->ver;
+    version_ref(v);
+    pthread_mutex_unlock(&p->mu);
+    bool want = false;
+    int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
+    for (size_t i = 0, j; i < v->n && !want; i = j) {
+        for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
+            ;
+        size_t n = j - i;
+        want = n >= STORE_COMPACT_TRIGGER || (n >= 2 && v->files[i]->window < newest - 1);
+    }
+    version_unref(v);
+    return want;
 }
 
 /* Deletes WAL segments that every partition has flushed. */

@@ -105,19 +105,6 @@ static bool pick_job(struct store *s, struct job *j)
     return found;
 }
 
-static bool window_full(struct part *p)
-{
-    pthread_mutex_lock(&p->mu);
-    struct version *v = p->ver;
-    bool full = false;
-    for (size_t i = 0, run = 1; i + 1 < v->n && !full; i++) {
-        run = v->files[i]->window == v->files[i + 1]->window ? run + 1 : 1;
-        full = run >= STORE_COMPACT_TRIGGER;
-    }
-    pthread_mutex_unlock(&p->mu);
-    return full;
-}
-
 static void run_job(struct store *s, struct job *j)
 {
     if (j->flush) {
@@ -138,7 +125,7 @@ static void run_job(struct store *s, struct job *j)
             return;
         }
         compact_delete_old_wal(j->db);
-        if (window_full(j->p)) {
+        if (compact_wanted(j->p)) {
             pthread_mutex_lock(&s->bg_mu);
             j->p->want_compact = true;
             pthread_mutex_unlock(&s->bg_mu);

@@ -155,6 +155,8 @@ struct iter *window_iter_new(const struct part *p, struct version *v);
 int compact_flush(struct part *p);
 int compact_run(struct part *p, bool force);
 void compact_delete_old_wal(struct store_db *db);
+/* Whether a compaction of p would find work (a full or cold window). */
+bool compact_wanted(struct part *p);
 
 /* databases (db.c) */
 int db_open(struct store *s, const char *name, const struct db_opts *create,
