@@ -49,6 +49,9 @@ struct env {
 
 /* The process-wide POSIX env (never freed). */
 struct env *env_posix(void);
+/* Raises the soft open-file limit to the hard one (every SSTable keeps a
+ * descriptor open); logs the limit it ends with. */
+void env_posix_raise_fd_limit(void);
 
 static inline int env_open_append(struct env *e, const char *path, bool trunc,
                                   struct env_file **out)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -254,6 +255,21 @@ static struct env posix_env = {&posix_ops};
 struct env *env_posix(void)
 {
     return &posix_env;
+}
+
+void env_posix_raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            log_warn("cannot raise the open-file limit: %s", strerror(errno));
+    }
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        log_debug("open-file limit %llu", (unsigned long long)rl.rlim_cur);
 }
 
 /* --- helpers over any env --- */

@@ -333,6 +333,7 @@ int store_open(const struct store_opts *opts, struct store **out)
     struct store *s = xcalloc(1, sizeof *s);
     s->opts = *opts;
     s->env = opts->env ? opts->env : env_posix();
+    env_posix_raise_fd_limit();
     s->dir = xstrdup(opts->dir ? opts->dir : "./data");
     s->opts.dir = s->dir;
     if (s->opts.memtable_bytes < (1u << 20))
