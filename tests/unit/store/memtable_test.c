@@ -96,19 +96,23 @@ static void *reader(void *p)
     return NULL;
 }
 
-static void test_concurrent_readers(void **state)
+static void concurrent_readers(bool grouped)
 {
-    (void)state;
-    struct memtable *mt = mt_new(1, NULL, NULL, NULL, false);
+    struct memtable *mt = mt_new(1, NULL, NULL, NULL, grouped);
     atomic_bool stop = false;
     struct reader_arg a = {mt, &stop};
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
         pthread_create(&t[i], NULL, reader, &a);
-    char k[16];
+    char k[32];
     for (int i = 0; i < 20000; i++) {
-        key_of((i * 7919) % 20000, k, sizeof k);
-        mt_add(mt, slice_cstr(k), (uint64_t)i + 1, IKEY_PUT, slice_cstr("v"));
+        int x = (i * 7919) % 20000;
+        if (grouped) /* index layout: host\0event\0 then a suffix */
+            snprintf(k, sizeof k, "h%02d%cev%d%c%05d", x % 37, 0, x % 3, 0, x);
+        else
+            key_of(x, k, sizeof k);
+        size_t len = grouped ? 4 + 4 + 5 : strlen(k);
+        mt_add(mt, slice_make(k, len), (uint64_t)i + 1, IKEY_PUT, slice_cstr("v"));
     }
     atomic_store(&stop, true);
     for (int i = 0; i < 2; i++) {
@@ -117,6 +121,13 @@ static void test_concurrent_readers(void **state)
         assert_null(r);
     }
     mt_unref(mt);
+}
+
+static void test_concurrent_readers(void **state)
+{
+    (void)state;
+    concurrent_readers(false);
+    concurrent_readers(true);
 }
 
 /* A grouped memtable (host index layout) behaves exactly like a plain one. */
