@@ -191,6 +191,46 @@ static void test_basic(void **state)
     assert_int_equal(store_db_drop(f->s, "logs"), ERR_NOTFOUND);
 }
 
+/* A snapshot keeps seeing what it saw, across writes, flushes and
+ * compactions. */
+static void test_snapshot(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "snap", 2, true, 0);
+    put1(db, T0 + 1, "h", "e", "v1");
+    put1(db, T0 + 2, "h", "e", "gone-later");
+    struct store_snap *snap = store_snapshot(db);
+    put1(db, T0 + 1, "h", "e", "v2");
+    put1(db, T0 + 3, "h", "e", "new");
+    struct batch *b = batch_new();
+    batch_delete(b, T0 + 2, slice_cstr("h"), slice_cstr("e"));
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_free(b);
+    for (int round = 0; round < 3; round++) {
+        if (round == 1)
+            assert_int_equal(store_db_flush(db), ERR_OK);
+        if (round == 2)
+            assert_int_equal(store_db_compact(db), ERR_OK);
+        struct buf v = BUF_INIT;
+        assert_int_equal(store_snap_get(snap, T0 + 1, slice_cstr("h"), slice_cstr("e"), &v),
+                         ERR_OK);
+        assert_int_equal(v.len, 2);
+        assert_memory_equal(v.data, "v1", 2);
+        buf_reset(&v);
+        assert_int_equal(store_snap_get(snap, T0 + 2, slice_cstr("h"), slice_cstr("e"), &v),
+                         ERR_OK);
+        buf_reset(&v);
+        assert_int_equal(store_snap_get(snap, T0 + 3, slice_cstr("h"), slice_cstr("e"), &v),
+                         ERR_NOTFOUND);
+        buf_destroy(&v);
+        expect_get(db, T0 + 1, "h", "e", "v2");
+        expect_get(db, T0 + 2, "h", "e", NULL);
+        expect_get(db, T0 + 3, "h", "e", "new");
+    }
+    store_snap_release(snap);
+    store_db_unref(db);
+}
+
 /* Rows come out newest first (DESC) or oldest first (ASC); the index
  * lists host/event/ts in the same order. */
 static void check_order(struct fixture *f, bool desc)
@@ -604,6 +644,7 @@ int main(void)
     log_set_level(LOG_ERROR);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
