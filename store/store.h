@@ -102,7 +102,13 @@ void batch_delete(struct batch *b, int64_t ts, struct slice host, struct slice e
 /* Applies the batch atomically: one WAL record, then the memtables of its
  * buckets and the host index. Returns once durable under wal_sync.
  * ERR_BUSY when flushing has fallen behind (back-pressure: retry later);
- * ERR_NOSPC when the disk is full; nothing of the batch is applied then. */
+ * ERR_NOSPC when the disk is full; nothing of the batch is applied then.
+ * ERR_INVAL (nothing applied) if a row broke batch_put's REQUIRES (a NUL in
+ * host or event, or a name over KEY_MAX_NAME): validate rows before adding
+ * them so one bad row does not reject its batch. After a background
+ * failure the database is read-only and every write returns that error.
+ * Readers see a batch once it is durable (with ALWAYS: after its fsync).
+ * The batch is not consumed; batch_clear it to reuse it. */
 int store_write(struct store_db *db, struct batch *b);
 
 /* --- reads --- */
