@@ -114,6 +114,7 @@ unit: $(UNIT_TESTS)
 PROVE ?= prove
 PROVE_FLAGS ?= -j2
 test: deps
+	@./scripts/check-deps.sh
 	$(MAKE) all unit $(if $(filter 1,$(SAN)),,bench)
 	LOGBUCKETD=$(abspath $(DAEMON)) LB_BUILD=$(abspath $(BUILD)) LB_SAN=$(SAN) \
 	    $(PROVE) $(PROVE_FLAGS) --exec '' -r $(BUILD)/tests \
