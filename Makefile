@@ -68,7 +68,7 @@ BENCHES := $(patsubst benchmarks/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 all: $(DAEMON) $(if $(filter 0,$(SAN)),logbucketd)
 
 logbucketd: $(DAEMON)
-	cp $< $@.tmp && mv -f $@.tmp $@
+	cp $< $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 
 deps:
 	@./scripts/deps.sh
@@ -80,8 +80,7 @@ $(BUILD)/%.o: %.c
 define LAYER_RULES
 $(call layer_lib,$(1)): $(call layer_objs,$(1))
 	@mkdir -p $$(dir $$@)
-	rm -f $$@.tmp
-	$$(AR) rcs $$@.tmp $$^ && mv -f $$@.tmp $$@
+	$$(AR) rcs $$@.$$$$$$$$.tmp $$^ && mv -f $$@.$$$$$$$$.tmp $$@
 
 $(BUILD)/tests/%.t: $(BUILD)/tests/unit/$(1)/%_test.o $(SUPPORT_LIB) $(call layer_lib,$(1)) \
                     $(foreach d,$($(1)_DEPS),$(call layer_lib,$(d)))
@@ -93,8 +92,7 @@ $(foreach l,$(LAYERS),$(eval $(call LAYER_RULES,$(l))))
 
 $(SUPPORT_LIB): $(SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@.tmp
-	$(AR) rcs $@.tmp $^ && mv -f $@.tmp $@
+	$(AR) rcs $@.$$$$.tmp $^ && mv -f $@.$$$$.tmp $@
 
 $(DAEMON): $(BUILD)/http/main.o $(ALL_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)

@@ -72,6 +72,8 @@ static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t s
         mt_add(p->mem, slice_make(k->data, k->len), seq, e->kind, e->value);
         if (seg == 0 && e->kind == IKEY_PUT)
             atomic_fetch_add_explicit(&db->m.bucket_rows[bucket], 1, memory_order_relaxed);
+        else if (seg == 0)
+            atomic_fetch_add_explicit(&db->m.rows_deleted, 1, memory_order_relaxed);
     }
     if (seg == 0 || seg > ix->flushed_gen) {
         buf_reset(k);
@@ -361,8 +363,28 @@ static int check_budget(struct store_db *db)
         return ERR_OK;
     if (active >= s->opts.memtable_bytes / 8 && !flush_pending_locked(db))
         db_freeze_locked(db); /* make this database's memory flushable */
-    atomic_fetch_add(&db->m.busy_rejects, 1);
     return ERR_BUSY;
+}
+
+/* Takes write_mu once the memtables are within budget, waiting up to
+ * write_stall_ns for flushes to make room. Returns with write_mu held,
+ * whatever the result. */
+static int lock_within_budget(struct store_db *db)
+{
+    const int64_t step_ns = 1000000; /* 1 ms */
+    int64_t waited = 0;
+    for (;;) {
+        pthread_mutex_lock(&db->write_mu);
+        int rc = atomic_load(&db->bg_error);
+        if (!rc)
+            rc = check_budget(db);
+        if (rc != ERR_BUSY || waited >= db->store->opts.write_stall_ns)
+            return rc;
+        pthread_mutex_unlock(&db->write_mu);
+        struct timespec ts = {0, step_ns};
+        nanosleep(&ts, NULL);
+        waited += step_ns;
+    }
 }
 
 static void maybe_freeze(struct store_db *db)
@@ -396,10 +418,9 @@ int store_write(struct store_db *db, struct batch *b)
     if (b->count == 0)
         return ERR_OK;
     uint64_t end = 0, seq = 0;
-    pthread_mutex_lock(&db->write_mu);
-    int rc = atomic_load(&db->bg_error);
-    if (!rc)
-        rc = check_budget(db);
+    int rc = lock_within_budget(db);
+    if (rc == ERR_BUSY)
+        atomic_fetch_add(&db->m.busy_rejects, 1);
     if (!rc) {
         batch_set_seq(b, db->last_seq + 1);
         rc = wal_append(db->wal, b->rep.data, b->rep.len, &end);

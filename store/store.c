@@ -18,6 +18,7 @@ void store_opts_default(struct store_opts *o)
     o->wal_sync = STORE_SYNC_ALWAYS;
     o->wal_sync_interval_ns = 1000000000LL;
     o->memtable_bytes = 64u << 20;
+    o->write_stall_ns = 2000000000LL;
     o->block_cache_bytes = 32u << 20;
     o->background_threads = 2;
     o->retention_check_interval_ns = 60LL * 1000000000LL;
