@@ -42,6 +42,13 @@ static int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+static int64_t cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 static uint64_t rnd(struct bench *b)
 {
     b->rng ^= b->rng << 13;
@@ -106,9 +113,11 @@ static int load(struct bench *b)
     return rc;
 }
 
-/* Runs one statement to completion; returns its latency in ns, bytes out. */
-static int64_t run(struct bench *b, const char *sql, size_t *bytes)
+/* Runs one statement to completion; returns its latency in ns (and the CPU
+ * time of this thread in *cpu: the machine may be shared), bytes out. */
+static int64_t run(struct bench *b, const char *sql, size_t *bytes, int64_t *cpu)
 {
+    int64_t c0 = cpu_ns();
     static char out[1 << 16];
     struct query_opts o;
     query_opts_default(&o);
@@ -127,6 +136,7 @@ static int64_t run(struct bench *b, const char *sql, size_t *bytes)
         *bytes += (size_t)n;
     query_cursor_free(c);
     buf_destroy(&err);
+    *cpu = cpu_ns() - c0;
     return now_ns() - t0;
 }
 
@@ -207,6 +217,7 @@ static void gen_newest_asc(struct bench *b, char *sql, size_t n)
 static void measure(struct bench *b, const char *label, gen_fn gen, int q)
 {
     int64_t *lat = calloc((size_t)q, sizeof(*lat));
+    int64_t *cpu = calloc((size_t)q, sizeof(*cpu));
     char sql[256];
     size_t bytes = 0, total_bytes = 0;
     unsigned long long sc0 = metric("logbucket_query_rows_scanned_total");
@@ -214,23 +225,26 @@ static void measure(struct bench *b, const char *label, gen_fn gen, int q)
     int64_t sum = 0;
     for (int i = 0; i < q; i++) {
         gen(b, sql, sizeof(sql));
-        lat[i] = run(b, sql, &bytes);
+        lat[i] = run(b, sql, &bytes, &cpu[i]);
         sum += lat[i];
         total_bytes += bytes;
     }
     unsigned long long sc = metric("logbucket_query_rows_scanned_total") - sc0;
     unsigned long long rt = metric("logbucket_query_rows_returned_total") - rt0;
     qsort(lat, (size_t)q, sizeof(*lat), cmp_i64);
-    printf("%-34s %6d %10.3f %10.3f %12.0f %10.2f %12.0f\n", label, q, (double)lat[q / 2] / 1e6,
-           (double)lat[q * 99 / 100] / 1e6, (double)rt / q, rt ? (double)sc / (double)rt : 0.0,
+    qsort(cpu, (size_t)q, sizeof(*cpu), cmp_i64);
+    printf("%-36s %5d %8.3f %8.3f %8.3f %8.3f %10.0f %8.2f %10.0f\n", label, q,
+           (double)lat[q / 2] / 1e6, (double)lat[q * 99 / 100] / 1e6, (double)cpu[q / 2] / 1e6,
+           (double)cpu[q * 99 / 100] / 1e6, (double)rt / q, rt ? (double)sc / (double)rt : 0.0,
            sum ? (double)sc / ((double)sum / 1e9) : 0.0);
     free(lat);
+    free(cpu);
 }
 
 static void run_all(struct bench *b, const char *only)
 {
-    printf("\n%-34s %6s %10s %10s %12s %10s %12s\n", "query", "n", "p50 ms", "p99 ms",
-           "rows/query", "scan/row", "scanned/s");
+    printf("\n%-36s %5s %8s %8s %8s %8s %10s %8s %10s\n", "query", "n", "p50 ms", "p99 ms",
+           "cpu p50", "cpu p99", "rows/query", "scan/row", "scanned/s");
     static const struct {
         const char *key, *label;
         gen_fn gen;
