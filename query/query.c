@@ -226,7 +226,8 @@ static int do_drop(struct query_cursor *c, const struct sql_stmt *st, struct buf
     return rc;
 }
 
-static void show_row(struct query_cursor *c, const char *name, const struct db_opts *o)
+static void show_row(struct query_cursor *c, const char *name, const struct db_opts *o,
+                     const struct store_db_stats *st)
 {
     row_begin(c);
     buf_puts(&c->out, "{\"name\":");
@@ -234,8 +235,9 @@ static void show_row(struct query_cursor *c, const char *name, const struct db_o
     buf_printf(&c->out, ",\"buckets\":%u,\"ts_order\":\"%s\",\"ttl\":\"", o->buckets,
                o->ts_desc ? "desc" : "asc");
     sql_format_duration(o->ttl_ns, &c->out);
-    /* rows and bytes: the store does not expose per-database totals yet */
-    buf_puts(&c->out, "\",\"rows\":null,\"bytes\":null}");
+    /* rows are estimated from entry counts (store_db_stats) */
+    buf_printf(&c->out, "\",\"rows\":%llu,\"bytes\":%llu}", (unsigned long long)st->rows,
+               (unsigned long long)st->bytes);
     row_end(c);
 }
 
@@ -253,8 +255,10 @@ static int do_show(struct query_cursor *c, struct buf *err)
         struct store_db *db;
         if (store_db_get(c->s, names[i], &db) == ERR_OK) {
             struct db_opts o;
+            struct store_db_stats st;
             store_db_opts(db, &o);
-            show_row(c, names[i], &o);
+            store_db_stats(db, &st);
+            show_row(c, names[i], &o, &st);
             store_db_unref(db);
         }
         free(names[i]);

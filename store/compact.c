@@ -241,7 +241,7 @@ int compact_flush(struct part *p)
 /* Merges the files idx[0..n) of one window. full: they are all the files
  * of the window, so tombstones can go and sequences become 0. */
 static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
-                        bool full, int64_t cutoff, struct outputs *o)
+                        bool full, int64_t cutoff, struct outputs *o, uint64_t *expired)
 {
     struct iter **kids = xcalloc(n, sizeof *kids);
     for (size_t i = 0; i < n; i++)
@@ -263,7 +263,12 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
         buf_reset(&last);
         buf_append(&last, uk.ptr, uk.len);
         have_last = true;
-        if (part_key_ts(p, uk) < cutoff || (full && ikey_kind(ik) == IKEY_DEL))
+        if (part_key_ts(p, uk) < cutoff) {
+            if (ikey_kind(ik) == IKEY_PUT && !p->is_index)
+                (*expired)++;
+            continue;
+        }
+        if (full && ikey_kind(ik) == IKEY_DEL)
             continue;
         if (!full) {
             rc = outputs_add(o, ik, it_value(it), true);
@@ -325,11 +330,15 @@ int compact_run(struct part *p, bool force)
     bool *drop = xcalloc(v->n + 1, sizeof *drop);
     struct outputs o = {.p = p};
     size_t dropped_whole = 0, merged = 0;
+    uint64_t reclaimed = 0, expired = 0;
     int rc = ERR_OK;
     for (size_t i = 0; i < v->n; i++)
         if (v->files[i]->props.max_ts < cutoff) {
             drop[i] = true;
             dropped_whole++;
+            reclaimed += v->files[i]->props.size;
+            if (!p->is_index)
+                expired += v->files[i]->props.entries - v->files[i]->props.deletes;
         }
     size_t *idx = xcalloc(v->n + 1, sizeof *idx);
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
@@ -342,7 +351,7 @@ int compact_run(struct part *p, bool force)
         size_t k = window_pick(v, idx, n, force, cold, cutoff);
         if (k == 0)
             continue;
-        rc = merge_window(p, v, idx, k, k == n, cutoff, &o);
+        rc = merge_window(p, v, idx, k, k == n, cutoff, &o, &expired);
         for (size_t m = 0; m < k; m++)
             drop[idx[m]] = true;
         merged += k;
@@ -374,6 +383,8 @@ int compact_run(struct part *p, bool force)
             atomic_fetch_add(&db->m.compact_ns, (unsigned long long)(store_mono_ns() - t0));
             atomic_fetch_add(&db->m.bytes_compacted, o.bytes);
             atomic_fetch_add(&db->m.ttl_files_dropped, dropped_whole);
+            atomic_fetch_add(&db->m.ttl_bytes_reclaimed, reclaimed);
+            atomic_fetch_add(&db->m.ttl_rows_expired, expired);
         }
     }
     if (rc)

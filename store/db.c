@@ -72,6 +72,8 @@ static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t s
         mt_add(p->mem, slice_make(k->data, k->len), seq, e->kind, e->value);
         if (seg == 0 && e->kind == IKEY_PUT)
             atomic_fetch_add_explicit(&db->m.bucket_rows[bucket], 1, memory_order_relaxed);
+        else if (seg == 0)
+            atomic_fetch_add_explicit(&db->m.rows_deleted, 1, memory_order_relaxed);
     }
     if (seg == 0 || seg > ix->flushed_gen) {
         buf_reset(k);

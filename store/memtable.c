@@ -55,6 +55,7 @@ struct memtable {
     struct grp **table; /* writer only */
     size_t nbuckets, ngroups;
     atomic_size_t count;
+    atomic_size_t deletes; /* entries that are not puts (tombstones) */
     uint64_t gen;
     uint64_t rnd; /* writer only */
 };
@@ -143,6 +144,7 @@ struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *activ
     skl_init(mt, &mt->main);
     mt->grouped = grouped;
     atomic_init(&mt->count, 0);
+    atomic_init(&mt->deletes, 0);
     mt->gen = gen;
     mt->rnd = 0x9e3779b97f4a7c15ULL ^ gen;
     return mt;
@@ -177,6 +179,11 @@ size_t mt_bytes(const struct memtable *mt)
 size_t mt_count(const struct memtable *mt)
 {
     return atomic_load_explicit(&((struct memtable *)mt)->count, memory_order_relaxed);
+}
+
+size_t mt_deletes(const struct memtable *mt)
+{
+    return atomic_load_explicit(&((struct memtable *)mt)->deletes, memory_order_relaxed);
 }
 
 uint64_t mt_gen(const struct memtable *mt)
@@ -355,6 +362,8 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
             skl_insert(mt, &mt->main, g->node);
     }
     atomic_fetch_add_explicit(&mt->count, 1, memory_order_relaxed);
+    if (kind != IKEY_PUT)
+        atomic_fetch_add_explicit(&mt->deletes, 1, memory_order_relaxed);
 }
 
 /* --- positions: (group, node); group NULL when not grouped --- */

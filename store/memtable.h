@@ -45,6 +45,7 @@ struct iter *mt_iter(struct memtable *mt);
 
 size_t mt_bytes(const struct memtable *mt);   /* arena bytes, any thread */
 size_t mt_count(const struct memtable *mt);   /* entries, any thread */
+size_t mt_deletes(const struct memtable *mt); /* tombstone entries, any thread */
 uint64_t mt_gen(const struct memtable *mt);
 
 #endif

@@ -3,15 +3,18 @@
  * # HELP / # TYPE lines and samples come out as one group. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "config/err.h"
+#include "store/ikey.h"
 #include "store/store_int.h"
 
 enum fam {
     F_BUCKET_ROWS, F_PART_FILES, F_PART_BYTES, F_PART_MEM, F_PART_BACKLOG, F_DISK, F_WAL_DISK,
     F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
     F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_NOSPC, F_TTL_FILES,
-    F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_COUNT
+    F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_DB_ROWS, F_OLDEST, F_NEWEST, F_RECLAIMED,
+    F_EXPIRED, F_DELETED, F_TOMBSTONES, F_COUNT
 };
 
 static const char *const fam_info[F_COUNT][3] = {
@@ -39,6 +42,13 @@ static const char *const fam_info[F_COUNT][3] = {
     {"wal_syncs_total", "counter", "WAL fsyncs."},
     {"wal_bytes_total", "counter", "Bytes appended to the WAL."},
     {"wal_records_total", "counter", "Records (batches) appended to the WAL."},
+    {"db_rows", "gauge", "Rows of the database (estimated from file and memtable entry counts)."},
+    {"db_oldest_ts_seconds", "gauge", "Oldest stored timestamp (0 when empty)."},
+    {"db_newest_ts_seconds", "gauge", "Newest stored timestamp (0 when empty)."},
+    {"retention_bytes_reclaimed_total", "counter", "SSTable bytes deleted by the TTL sweep."},
+    {"retention_rows_expired_total", "counter", "Rows dropped by compaction past the TTL."},
+    {"rows_deleted_total", "counter", "Delete rows (tombstones) written."},
+    {"tombstones", "gauge", "Tombstones still stored in files and memtables."},
 };
 
 static uint64_t wal_disk(struct store_db *db)
@@ -64,6 +74,82 @@ static uint64_t wal_disk(struct store_db *db)
     buf_destroy(&p);
     env_free_list(names, n);
     return total;
+}
+
+static void ts_range(struct store_db_stats *st, int64_t lo, int64_t hi)
+{
+    if (st->is_empty || lo < st->oldest_ts)
+        st->oldest_ts = lo;
+    if (st->is_empty || hi > st->newest_ts)
+        st->newest_ts = hi;
+    st->is_empty = false;
+}
+
+/* Adds a bucket memtable's entries; its first and last keys bound its ts. */
+static void mem_stats(const struct part *p, struct memtable *mt, struct store_db_stats *st)
+{
+    size_t n = mt_count(mt), del = mt_deletes(mt);
+    st->rows += n - del;
+    st->tombstones += del;
+    if (n == 0)
+        return;
+    struct iter *it = mt_iter(mt);
+    it_seek_first(it);
+    if (it_valid(it)) {
+        int64_t a = part_key_ts(p, ikey_user(it_key(it)));
+        it_seek_last(it);
+        int64_t b = it_valid(it) ? part_key_ts(p, ikey_user(it_key(it))) : a;
+        ts_range(st, a < b ? a : b, a < b ? b : a);
+    }
+    it_destroy(it);
+}
+
+static void part_stats(struct part *p, struct store_db_stats *st)
+{
+    pthread_mutex_lock(&p->mu);
+    struct version *v = p->ver;
+    version_ref(v);
+    size_t nm = 1 + p->nimm;
+    struct memtable **mts = xcalloc(nm, sizeof *mts);
+    mts[0] = p->mem;
+    for (size_t i = 0; i < p->nimm; i++)
+        mts[1 + i] = p->imm[i];
+    for (size_t i = 0; i < nm; i++)
+        mt_ref(mts[i]);
+    pthread_mutex_unlock(&p->mu);
+    for (size_t i = 0; i < v->n; i++) {
+        const struct sst_props *pr = &v->files[i]->props;
+        st->sst_bytes += pr->size;
+        if (p->is_index)
+            continue;
+        st->rows += pr->entries - pr->deletes;
+        st->tombstones += pr->deletes;
+        if (pr->entries)
+            ts_range(st, pr->min_ts, pr->max_ts);
+    }
+    for (size_t i = 0; i < nm; i++) {
+        if (!p->is_index)
+            mem_stats(p, mts[i], st);
+        mt_unref(mts[i]);
+    }
+    free(mts);
+    version_unref(v);
+}
+
+int store_db_stats(struct store_db *db, struct store_db_stats *out)
+{
+    struct store_db_stats st = {.is_empty = true};
+    for (uint32_t i = 0; i < db->nparts; i++)
+        part_stats(&db->parts[i], &st);
+    st.wal_bytes = wal_disk(db);
+    st.bytes = st.sst_bytes + st.wal_bytes;
+    st.bytes_reclaimed = atomic_load(&db->m.ttl_bytes_reclaimed);
+    st.rows_expired = atomic_load(&db->m.ttl_rows_expired);
+    st.rows_deleted = atomic_load(&db->m.rows_deleted);
+    if (st.is_empty)
+        st.oldest_ts = st.newest_ts = 0;
+    *out = st;
+    return ERR_OK;
 }
 
 static void part_metrics(struct store_db *db, struct part *p, struct buf *fam, uint64_t *disk)
@@ -143,6 +229,17 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     db_line(fam, F_WAL_SYNCS, db, ws.syncs);
     db_line(fam, F_WAL_BYTES, db, ws.bytes);
     db_line(fam, F_WAL_RECORDS, db, ws.records);
+    struct store_db_stats st;
+    store_db_stats(db, &st);
+    db_line(fam, F_DB_ROWS, db, st.rows);
+    buf_printf(&fam[F_OLDEST], "logbucket_%s{db=\"%s\"} %.9f\n", fam_info[F_OLDEST][0],
+               db->name, (double)st.oldest_ts / 1e9);
+    buf_printf(&fam[F_NEWEST], "logbucket_%s{db=\"%s\"} %.9f\n", fam_info[F_NEWEST][0],
+               db->name, (double)st.newest_ts / 1e9);
+    db_line(fam, F_RECLAIMED, db, st.bytes_reclaimed);
+    db_line(fam, F_EXPIRED, db, st.rows_expired);
+    db_line(fam, F_DELETED, db, st.rows_deleted);
+    db_line(fam, F_TOMBSTONES, db, st.tombstones);
 }
 
 static void family(struct buf *out, const char *name, const char *type, const char *help)

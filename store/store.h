@@ -90,6 +90,30 @@ void store_db_opts(const struct store_db *db, struct db_opts *out);
 /* Persists a new TTL; takes effect for reads at once. */
 int store_db_set_ttl(struct store_db *db, int64_t ttl_ns);
 
+/* Size and content of a database, gathered without blocking writers. */
+struct store_db_stats {
+    uint64_t rows;          /* ESTIMATED: entries of the bucket SSTables and
+                             * memtables minus their tombstones; shadowed
+                             * versions and expired rows not yet compacted
+                             * away are counted */
+    uint64_t bytes;         /* on disk: SSTables of every partition + WAL */
+    uint64_t sst_bytes;     /* SSTables only */
+    uint64_t wal_bytes;     /* WAL segments only */
+    int64_t oldest_ts;      /* min ts over files and memtables (0 if empty) */
+    int64_t newest_ts;      /* max ts, same sources; an upper/lower bound:
+                             * deleted or expired rows may still count */
+    bool is_empty;          /* no files and no memtable entries */
+    uint64_t bytes_reclaimed; /* since open: SSTable bytes deleted by the
+                               * TTL sweep (whole files) or the disk guard */
+    uint64_t rows_expired;  /* since open: rows dropped by compaction for TTL */
+    uint64_t rows_deleted;  /* since open: delete rows written (tombstones) */
+    uint64_t tombstones;    /* tombstones still stored (files + memtables) */
+};
+
+/* Fills *out for db. Never fails (returns ERR_OK); cost: a walk over the
+ * file lists and the WAL directory. Any thread. */
+int store_db_stats(struct store_db *db, struct store_db_stats *out);
+
 /* --- writes --- */
 
 struct batch *batch_new(void);
@@ -144,7 +168,9 @@ int store_db_compact(struct store_db *db);
 
 /* Appends Prometheus text lines (all names start with logbucket_) for every
  * database: logbucket_bucket_rows_total{db,bucket}, logbucket_disk_bytes{db},
- * memtable bytes, flushes, compactions, WAL syncs, cache hits, errors, ... */
+ * logbucket_db_rows{db} (estimated), logbucket_db_oldest_ts_seconds{db},
+ * logbucket_db_newest_ts_seconds{db}, logbucket_retention_bytes_reclaimed_total,
+ * logbucket_rows_deleted_total, logbucket_tombstones{db}, memtable bytes, flushes, compactions, WAL syncs, cache hits, errors, ... */
 void store_metrics(struct store *s, struct buf *out);
 
 #endif

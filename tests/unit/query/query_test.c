@@ -125,9 +125,9 @@ static void test_admin(void **state)
     assert_int_equal(run(f, "SHOW DATABASES", QUERY_NDJSON, &out, &err), 0);
     assert_string_equal(buf_cstr(&out),
                         "{\"name\":\"a\",\"buckets\":3,\"ts_order\":\"asc\",\"ttl\":\"30d\","
-                        "\"rows\":null,\"bytes\":null}\n"
+                        "\"rows\":0,\"bytes\":0}\n"
                         "{\"name\":\"b\",\"buckets\":16,\"ts_order\":\"desc\",\"ttl\":\"12h\","
-                        "\"rows\":null,\"bytes\":null}\n");
+                        "\"rows\":0,\"bytes\":0}\n");
     assert_int_equal(run(f, "SHOW DATABASES", QUERY_JSON, &out, &err), 0);
     assert_non_null(strstr(buf_cstr(&out), "{\"results\":[{\"name\":\"a\""));
     assert_int_equal(run(f, "DROP DATABASE b", QUERY_NDJSON, &out, &err), 0);
