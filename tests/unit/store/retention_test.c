@@ -1,0 +1,331 @@
+/* Retention with an injected clock: 48 hours of events, the TTL cut from
+ * 30d to 24h at run time; from then on no iterator (buckets, host index)
+ * and no point read returns a row older than 24 h; the sweep deletes the
+ * old windows' files and the bytes on disk fall to about half (printed as
+ * a TAP comment). Also store_db_stats (rows, bytes, ts range, tombstones)
+ * and TTLs surviving a restart. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "config/buf.h"
+#include "config/err.h"
+#include "store/key.h"
+#include "store/store.h"
+#include "tests/support/store_testutil.h"
+
+#define MINUTE (60LL * 1000000000LL)
+#define HOUR (60 * MINUTE)
+#define DAY (24 * HOUR)
+#define T0 (1700000000LL * 1000000000LL / HOUR * HOUR) /* on a window edge */
+#define SPAN_H 48
+#define BUCKETS 4
+
+struct fixture {
+    char *dir;
+    struct store *s;
+    int64_t now;
+    struct store_opts o;
+};
+
+static int64_t fake_clock(void *arg)
+{
+    return __atomic_load_n(&((struct fixture *)arg)->now, __ATOMIC_SEQ_CST);
+}
+
+static void set_now(struct fixture *f, int64_t now)
+{
+    __atomic_store_n(&f->now, now, __ATOMIC_SEQ_CST);
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = xcalloc(1, sizeof *f);
+    f->dir = tu_mkdtemp("retention");
+    f->now = T0 + SPAN_H * HOUR;
+    store_opts_default(&f->o);
+    f->o.dir = f->dir;
+    f->o.wal_sync = STORE_SYNC_NONE;
+    f->o.clock = fake_clock;
+    f->o.clock_arg = f;
+    f->o.memtable_bytes = 8u << 20;
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    store_close(f->s);
+    tu_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static const char *const hosts[] = {"web-1", "web-2"};
+static const char *const events[] = {"info", "debug"};
+
+/* One row per minute per host and event over SPAN_H hours from T0, with a
+ * value that does not compress to nothing; flushed every 4 hours. */
+static size_t fill(struct store_db *db)
+{
+    struct batch *b = batch_new();
+    char val[96];
+    size_t n = 0;
+    for (int64_t m = 0; m < SPAN_H * 60; m++) {
+        for (int h = 0; h < 2; h++)
+            for (int e = 0; e < 2; e++) {
+                snprintf(val, sizeof val, "GET /api/%lld/%d/%d status=%lld took=%lldus",
+                         (long long)(m * 7919 % 100003), h, e, (long long)(200 + m % 7),
+                         (long long)(m * 31 % 9973));
+                batch_put(b, T0 + m * MINUTE, slice_cstr(hosts[h]), slice_cstr(events[e]),
+                          slice_cstr(val));
+                n++;
+            }
+        if (batch_count(b) >= 400) {
+            assert_int_equal(store_write(db, b), ERR_OK);
+            batch_clear(b);
+        }
+        if (m % 240 == 239)
+            assert_int_equal(store_db_flush(db), ERR_OK);
+    }
+    assert_int_equal(store_write(db, b), ERR_OK);
+    assert_int_equal(store_db_flush(db), ERR_OK);
+    batch_free(b);
+    return n;
+}
+
+static size_t sst_count(struct fixture *f, const char *db)
+{
+    size_t total = 0;
+    struct buf dir = BUF_INIT;
+    for (int p = 0; p <= BUCKETS; p++) {
+        char **files;
+        buf_reset(&dir);
+        if (p == BUCKETS)
+            buf_printf(&dir, "%s/%s/idx", f->dir, db);
+        else
+            buf_printf(&dir, "%s/%s/p%02d", f->dir, db, p);
+        size_t n = tu_list_suffix(dir.data, ".sst", &files);
+        total += n;
+        for (size_t i = 0; i < n; i++)
+            free(files[i]);
+        free(files);
+    }
+    buf_destroy(&dir);
+    return total;
+}
+
+/* Every row of every bucket and every index entry is at or after cutoff;
+ * returns the number of bucket rows. */
+static size_t check_iters(struct store_db *db, int64_t cutoff)
+{
+    struct store_snap *snap = store_snapshot(db);
+    size_t n = 0, nix = 0;
+    for (uint32_t b = 0; b < BUCKETS; b++) {
+        struct iter *it = store_iter_bucket(snap, b);
+        for (it_seek_first(it); it_valid(it); it_next(it)) {
+            struct key_row r;
+            assert_int_equal(key_decode_row(it_key(it), true, &r), ERR_OK);
+            assert_true(r.ts >= cutoff);
+            n++;
+        }
+        assert_int_equal(it_status(it), ERR_OK);
+        /* backwards too */
+        for (it_seek_last(it); it_valid(it); it_prev(it)) {
+            struct key_row r;
+            assert_int_equal(key_decode_row(it_key(it), true, &r), ERR_OK);
+            assert_true(r.ts >= cutoff);
+        }
+        it_destroy(it);
+    }
+    struct iter *ix = store_iter_index(snap);
+    for (it_seek_first(ix); it_valid(ix); it_next(ix)) {
+        struct key_row k;
+        assert_int_equal(key_decode_index(it_key(ix), true, &k), ERR_OK);
+        assert_true(k.ts >= cutoff);
+        nix++;
+    }
+    assert_int_equal(it_status(ix), ERR_OK);
+    it_destroy(ix);
+    assert_int_equal(n, nix);
+    store_snap_release(snap);
+    return n;
+}
+
+static int get_rc(struct store_db *db, int64_t ts, const char *h, const char *e)
+{
+    struct buf v = BUF_INIT;
+    int rc = store_get(db, ts, slice_cstr(h), slice_cstr(e), &v);
+    buf_destroy(&v);
+    return rc;
+}
+
+static void check_gets(struct store_db *db, int64_t cutoff)
+{
+    for (int64_t m = 0; m < SPAN_H * 60; m += 13) {
+        int64_t ts = T0 + m * MINUTE;
+        int want = ts >= cutoff ? ERR_OK : ERR_NOTFOUND;
+        assert_int_equal(get_rc(db, ts, "web-1", "info"), want);
+        assert_int_equal(get_rc(db, ts, "web-2", "debug"), want);
+    }
+}
+
+static void test_ttl_cut_at_run_time(void **state)
+{
+    struct fixture *f = *state;
+    struct db_opts o = {.buckets = BUCKETS, .ts_desc = true, .ttl_ns = 30 * DAY};
+    assert_int_equal(store_db_create(f->s, "logs", &o), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "logs", &db), ERR_OK);
+    size_t n = fill(db);
+    assert_int_equal(check_iters(db, INT64_MIN), n);
+    check_gets(db, INT64_MIN);
+
+    struct store_db_stats before, after;
+    assert_int_equal(store_db_stats(db, &before), ERR_OK);
+    assert_int_equal(before.rows, n);
+    assert_int_equal(before.oldest_ts, T0);
+    assert_int_equal(before.newest_ts, T0 + (SPAN_H * 60 - 1) * MINUTE);
+    size_t files_before = sst_count(f, "logs");
+
+    /* the TTL is cut at run time: at once, nothing older than 24 h */
+    int64_t now = T0 + SPAN_H * HOUR + 10 * MINUTE;
+    set_now(f, now);
+    assert_int_equal(store_db_set_ttl(db, DAY), ERR_OK);
+    int64_t cutoff = now - DAY;
+    size_t visible = check_iters(db, cutoff);
+    assert_true(visible < n / 2 + 2 * 2 * 60);
+    assert_true(visible > n / 2 - 2 * 2 * 60);
+    check_gets(db, cutoff);
+
+    /* the sweep deletes the old windows' files */
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    assert_int_equal(check_iters(db, cutoff), visible);
+    check_gets(db, cutoff);
+    assert_int_equal(store_db_stats(db, &after), ERR_OK);
+    assert_true(after.oldest_ts >= cutoff);
+    assert_int_equal(after.rows, visible);
+    assert_true(after.bytes_reclaimed > 0);
+    size_t files_after = sst_count(f, "logs");
+    double ratio = (double)after.bytes / (double)before.bytes;
+    printf("# bytes before %llu after %llu ratio %.3f (files %zu -> %zu, rows %zu -> %zu, "
+           "reclaimed %llu)\n",
+           (unsigned long long)before.bytes, (unsigned long long)after.bytes, ratio,
+           files_before, files_after, n, visible, (unsigned long long)after.bytes_reclaimed);
+    assert_true(files_after < files_before);
+    assert_true(ratio > 0.35 && ratio < 0.65);
+
+    /* the cut TTL survives a restart, and so does the visibility */
+    store_db_unref(db);
+    store_close(f->s);
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    assert_int_equal(store_db_get(f->s, "logs", &db), ERR_OK);
+    store_db_opts(db, &o);
+    assert_int_equal(o.ttl_ns, DAY);
+    assert_int_equal(o.buckets, BUCKETS);
+    assert_true(o.ts_desc);
+    assert_int_equal(check_iters(db, cutoff), visible);
+    store_db_unref(db);
+}
+
+/* The background sweep (retention thread) does the same without a call. */
+static void test_sweep_thread(void **state)
+{
+    struct fixture *f = *state;
+    store_close(f->s);
+    f->o.retention_check_interval_ns = 20 * 1000000LL;
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    struct db_opts o = {.buckets = BUCKETS, .ts_desc = true, .ttl_ns = 30 * DAY};
+    assert_int_equal(store_db_create(f->s, "bg", &o), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "bg", &db), ERR_OK);
+    fill(db);
+    struct store_db_stats st;
+    assert_int_equal(store_db_stats(db, &st), ERR_OK);
+    uint64_t before = st.sst_bytes;
+    int64_t now = T0 + SPAN_H * HOUR;
+    set_now(f, now);
+    assert_int_equal(store_db_set_ttl(db, DAY), ERR_OK);
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(store_db_stats(db, &st), ERR_OK);
+        if (st.oldest_ts >= now - DAY - HOUR && st.bytes_reclaimed > 0)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(st.oldest_ts >= now - DAY - HOUR); /* whole windows gone */
+    assert_true(st.sst_bytes < before * 2 / 3);
+    check_iters(db, now - DAY);
+    store_db_unref(db);
+}
+
+static void test_stats_deletes(void **state)
+{
+    struct fixture *f = *state;
+    struct db_opts o = {.buckets = 2, .ts_desc = false, .ttl_ns = 0};
+    assert_int_equal(store_db_create(f->s, "st", &o), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "st", &db), ERR_OK);
+    struct store_db_stats st;
+    assert_int_equal(store_db_stats(db, &st), ERR_OK);
+    assert_int_equal(st.rows, 0);
+    assert_true(st.is_empty);
+    struct batch *b = batch_new();
+    for (int i = 0; i < 100; i++)
+        batch_put(b, T0 + i, slice_cstr("h"), slice_cstr("e"), slice_cstr("v"));
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_clear(b);
+    assert_int_equal(store_db_stats(db, &st), ERR_OK);
+    assert_int_equal(st.rows, 100);
+    assert_int_equal(st.oldest_ts, T0);
+    assert_int_equal(st.newest_ts, T0 + 99);
+    assert_true(st.bytes > 0); /* the WAL */
+    for (int i = 0; i < 10; i++)
+        batch_delete(b, T0 + i, slice_cstr("h"), slice_cstr("e"));
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_free(b);
+    assert_int_equal(store_db_stats(db, &st), ERR_OK);
+    assert_int_equal(st.rows_deleted, 10);
+    assert_int_equal(st.tombstones, 10);
+    assert_int_equal(store_db_flush(db), ERR_OK);
+    assert_int_equal(store_db_stats(db, &st), ERR_OK);
+    assert_int_equal(st.tombstones, 10);
+    assert_true(st.sst_bytes > 0);
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    assert_int_equal(store_db_stats(db, &st), ERR_OK);
+    assert_int_equal(st.tombstones, 0);
+    assert_int_equal(st.rows, 90);
+    /* metrics carry the same figures */
+    struct buf m = BUF_INIT;
+    store_metrics(f->s, &m);
+    buf_append(&m, "", 1);
+    assert_non_null(strstr(m.data, "logbucket_db_rows{db=\"st\"} 90\n"));
+    assert_non_null(strstr(m.data, "logbucket_rows_deleted_total{db=\"st\"} 10\n"));
+    assert_non_null(strstr(m.data, "logbucket_tombstones{db=\"st\"} 0\n"));
+    assert_non_null(strstr(m.data, "logbucket_disk_bytes{db=\"st\"} "));
+    assert_non_null(strstr(m.data, "logbucket_db_oldest_ts_seconds{db=\"st\"} "));
+    assert_non_null(strstr(m.data, "logbucket_retention_bytes_reclaimed_total{db=\"st\"} 0\n"));
+    buf_destroy(&m);
+    store_db_unref(db);
+}
+
+int main(void)
+{
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ttl_cut_at_run_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sweep_thread, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stats_deletes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
