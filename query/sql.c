@@ -419,15 +419,21 @@ static void strset_intersect(struct sql_strset *set, struct name_item *items, si
 {
     qsort(items, n, sizeof(*items), cmp_name);
     struct sql_strset out = {true, xcalloc(n, sizeof(char *)), xcalloc(n, sizeof(size_t)), 0};
+    bool *kept = xcalloc(n, sizeof(bool));
+    /* Every item stays allocated until the loop ends: the duplicate test
+     * reads the previous one, kept or not. */
     for (size_t i = 0; i < n; i++) {
         bool dup = i > 0 && cmp_name(&items[i - 1], &items[i]) == 0;
-        if (dup || (set->is_set && !strset_has(set, items[i].s, items[i].n))) {
-            free(items[i].s);
+        if (dup || (set->is_set && !strset_has(set, items[i].s, items[i].n)))
             continue;
-        }
+        kept[i] = true;
         out.v[out.n] = items[i].s;
         out.len[out.n++] = items[i].n;
     }
+    for (size_t i = 0; i < n; i++)
+        if (!kept[i])
+            free(items[i].s);
+    free(kept);
     free(items);
     strset_destroy(set);
     *set = out;

@@ -158,6 +158,17 @@ static void test_where(void **state)
     assert_int_equal(sc.stmts[1].ttl_ns, 12LL * 3600 * 1000000000LL);
     assert_int_equal(sc.stmts[1].pos, 64);
     sql_script_destroy(&sc);
+
+    /* A dropped name followed by its duplicate (found by the SQL fuzzer: the
+     * duplicate test read the freed name). */
+    parse1("SELECT * FROM d WHERE host IN ('a') AND host IN ('z', 'a', 'z', 'z')", &sc);
+    assert_int_equal(sc.stmts[0].sel.where.host.n, 1);
+    assert_string_equal(sc.stmts[0].sel.where.host.v[0], "a");
+    sql_script_destroy(&sc);
+    parse1("SELECT * FROM d WHERE event IN ('x', 'y') AND event IN ('q', 'q', 'y', 'y')", &sc);
+    assert_int_equal(sc.stmts[0].sel.where.event.n, 1);
+    assert_string_equal(sc.stmts[0].sel.where.event.v[0], "y");
+    sql_script_destroy(&sc);
 }
 
 static void test_times(void **state)
