@@ -207,9 +207,19 @@ static int do_alter(struct query_cursor *c, const struct sql_stmt *st, struct bu
     int rc = open_db(c, st->db, &db, err);
     if (rc)
         return rc;
-    rc = store_db_set_ttl(db, st->ttl_ns);
-    if (rc)
-        buf_printf(err, "cannot change the ttl of '%s': %s", st->db, err_name(rc));
+    if (st->event) {
+        rc = store_db_set_event_ttl(db, slice_make(st->event, st->event_len), st->ttl_ns);
+        if (rc == ERR_TOOBIG)
+            buf_printf(err, "too many event TTLs on '%s' (at most 256): remove some with "
+                            "SET ttl='0' FOR EVENT '...'", st->db);
+        else if (rc)
+            buf_printf(err, "cannot change the ttl of event '%s' in '%s': %s", st->event,
+                       st->db, err_name(rc));
+    } else {
+        rc = store_db_set_ttl(db, st->ttl_ns);
+        if (rc)
+            buf_printf(err, "cannot change the ttl of '%s': %s", st->db, err_name(rc));
+    }
     store_db_unref(db);
     return rc;
 }
@@ -227,7 +237,8 @@ static int do_drop(struct query_cursor *c, const struct sql_stmt *st, struct buf
 }
 
 static void show_row(struct query_cursor *c, const char *name, const struct db_opts *o,
-                     const struct store_db_stats *st)
+                     const struct store_db_stats *st, const struct store_event_ttl *ev,
+                     size_t nev)
 {
     row_begin(c);
     buf_puts(&c->out, "{\"name\":");
@@ -236,8 +247,21 @@ static void show_row(struct query_cursor *c, const char *name, const struct db_o
                o->ts_desc ? "desc" : "asc");
     sql_format_duration(o->ttl_ns, &c->out);
     /* rows are estimated from entry counts (store_db_stats) */
-    buf_printf(&c->out, "\",\"rows\":%llu,\"bytes\":%llu}", (unsigned long long)st->rows,
+    buf_printf(&c->out, "\",\"rows\":%llu,\"bytes\":%llu", (unsigned long long)st->rows,
                (unsigned long long)st->bytes);
+    if (nev) {
+        buf_puts(&c->out, ",\"event_ttl\":{");
+        for (size_t i = 0; i < nev; i++) {
+            if (i)
+                buf_puts(&c->out, ",");
+            enc_json_str(&c->out, ev[i].event, strlen(ev[i].event));
+            buf_puts(&c->out, ":\"");
+            sql_format_duration(ev[i].ttl_ns, &c->out);
+            buf_puts(&c->out, "\"");
+        }
+        buf_puts(&c->out, "}");
+    }
+    buf_puts(&c->out, "}");
     row_end(c);
 }
 
@@ -258,7 +282,10 @@ static int do_show(struct query_cursor *c, struct buf *err)
             struct store_db_stats st;
             store_db_opts(db, &o);
             store_db_stats(db, &st);
-            show_row(c, names[i], &o, &st);
+            struct store_event_ttl *ev;
+            size_t nev = store_db_event_ttls(db, &ev);
+            show_row(c, names[i], &o, &st, ev, nev);
+            store_event_ttls_free(ev, nev);
             store_db_unref(db);
         }
         free(names[i]);

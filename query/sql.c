@@ -1020,7 +1020,19 @@ static int parse_alter(struct parser *ps, struct sql_stmt *st)
         return fail_at(ps, ps->t.off,
                        "%.*s is fixed when the database is created; only ttl can change",
                        (int)ps->t.n, ps->t.p);
-    return parse_db_option(ps, st);
+    if (parse_db_option(ps, st))
+        return ps->rc;
+    /* SET ttl='1h' FOR EVENT 'debug': a per-event override ('0' removes it) */
+    if (!accept_kw(ps, "FOR"))
+        return ERR_OK;
+    if (expect_kw(ps, "EVENT"))
+        return ps->rc;
+    size_t off = ps->t.off;
+    if (parse_string_lit(ps, "an event name as a 'string'", &st->event, &st->event_len))
+        return ps->rc;
+    if (memchr(st->event, 0, st->event_len) || st->event_len > 1024)
+        return fail_at(ps, off, "bad event name");
+    return ERR_OK;
 }
 
 static int parse_drop(struct parser *ps, struct sql_stmt *st)
@@ -1069,6 +1081,7 @@ static int parse_statement(struct parser *ps, struct sql_stmt *st)
 static void stmt_destroy(struct sql_stmt *st)
 {
     free(st->db);
+    free(st->event);
     select_destroy(&st->sel);
 }
 

@@ -93,6 +93,9 @@ struct sql_stmt {
     int64_t buckets;
     bool ts_desc;
     int64_t ttl_ns;
+    /* ALTER DATABASE ... SET ttl=... FOR EVENT 'e': the override's event */
+    char *event; /* owned; NULL without FOR EVENT */
+    size_t event_len;
 };
 
 struct sql_script {

@@ -241,7 +241,8 @@ int compact_flush(struct part *p)
 /* Merges the files idx[0..n) of one window. full: they are all the files
  * of the window, so tombstones can go and sequences become 0. */
 static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
-                        bool full, int64_t cutoff, struct outputs *o, uint64_t *expired)
+                        bool full, int64_t cutoff, const struct event_cuts *cuts,
+                        struct outputs *o, uint64_t *expired)
 {
     struct iter **kids = xcalloc(n, sizeof *kids);
     for (size_t i = 0; i < n; i++)
@@ -263,7 +264,8 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
         buf_reset(&last);
         buf_append(&last, uk.ptr, uk.len);
         have_last = true;
-        if (part_key_ts(p, uk) < cutoff) {
+        int64_t ts = part_key_ts(p, uk);
+        if (ts < cutoff || (cuts->n && ts < event_cuts_get(cuts, part_key_event(p, uk), cutoff))) {
             if (ikey_kind(ik) == IKEY_PUT && !p->is_index)
                 (*expired)++;
             continue;
@@ -297,10 +299,20 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
  * one) is merged whole once it has two files; forced runs take the whole
  * window when that removes something. */
 static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool force,
-                          bool cold, int64_t cutoff)
+                          bool cold, int64_t cutoff, const struct event_cuts *cuts)
 {
     if (n == 0)
         return 0;
+    /* Event TTLs: a file that may hold rows between the cut it was last
+     * merged with and today's cut is rewritten (whole window), so the
+     * sweep drops those rows; a window wholly behind its last cut is not
+     * read again. */
+    for (size_t i = 0; cuts->n && i < n; i++) {
+        const struct file_meta *f = v->files[idx[i]];
+        int64_t done = f->cut_gen == cuts->gen ? f->cut_at : INT64_MIN;
+        if (f->props.min_ts < cutoff && f->props.max_ts >= done && done < cutoff)
+            return n;
+    }
     if (cold && n >= 2)
         return n; /* writes have moved on: one file, sequences 0 */
     if (force) {
@@ -324,7 +336,11 @@ int compact_run(struct part *p, bool force)
 {
     struct store_db *db = p->db;
     int64_t ttl = atomic_load(&db->ttl_ns);
-    int64_t cutoff = ttl > 0 ? store_now(db->store) - ttl : INT64_MIN;
+    int64_t now = store_now(db->store);
+    int64_t cutoff = ttl > 0 ? now - ttl : INT64_MIN;
+    struct event_cuts cuts;
+    db_event_cuts(db, now, &cuts);
+    int64_t pick_cutoff = event_cuts_max(&cuts, cutoff); /* a window with rows to drop */
     int64_t t0 = store_mono_ns();
     struct version *v = current(p), *nv = NULL;
     bool *drop = xcalloc(v->n + 1, sizeof *drop);
@@ -348,10 +364,20 @@ int compact_run(struct part *p, bool force)
             if (!drop[j])
                 idx[n++] = j;
         bool cold = v->files[i]->window < newest - 1;
-        size_t k = window_pick(v, idx, n, force, cold, cutoff);
+        size_t k = window_pick(v, idx, n, force, cold, pick_cutoff, &cuts);
         if (k == 0)
             continue;
-        rc = merge_window(p, v, idx, k, k == n, cutoff, &o, &expired);
+        size_t first_out = o.ndone;
+        rc = merge_window(p, v, idx, k, k == n, cutoff, &cuts, &o, &expired);
+        /* the window's builder stays open until outputs_finish: finish it
+         * now so its files can carry the cut */
+        for (size_t b = 0; !rc && b < o.nopen; b++)
+            if (o.open[b].b && o.open[b].window == v->files[i]->window)
+                rc = finish_one(&o, &o.open[b]);
+        for (size_t m = first_out; !rc && k == n && m < o.ndone; m++) {
+            o.done[m]->cut_at = event_cuts_min(&cuts, cutoff);
+            o.done[m]->cut_gen = cuts.gen;
+        }
         for (size_t m = 0; m < k; m++)
             drop[idx[m]] = true;
         merged += k;
@@ -371,6 +397,7 @@ int compact_run(struct part *p, bool force)
             outputs_free(&o, false);
             version_unref(v);
             free(drop);
+            event_cuts_destroy(&cuts);
             return rc;
         }
         if (!rc) {
@@ -393,6 +420,7 @@ int compact_run(struct part *p, bool force)
     version_unref(nv);
     version_unref(v);
     free(drop);
+    event_cuts_destroy(&cuts);
     return rc;
 }
 

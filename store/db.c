@@ -15,21 +15,78 @@
 #include "store/store_int.h"
 
 #define META_MAGIC 0x42444c4cu /* "LLDB" */
-#define META_VERSION 1
-#define META_SIZE 28
+#define META_V1 1 /* fixed 28 bytes, no event TTLs */
+#define META_V2 2 /* + event TTL rules */
+#define META_V1_SIZE 28
+#define META_V2_HEAD 28
+#define META_MAX (META_V2_HEAD + STORE_MAX_EVENT_TTLS * (10 + KEY_MAX_NAME) + 4)
 
-/* --- metadata file --- */
+/* --- metadata file (FORMAT.md "Database metadata") --- */
+
+int db_write_meta(struct store_db *db)
+{
+    struct buf b = BUF_INIT;
+    pthread_mutex_lock(&db->ttl_mu);
+    bool v2 = db->nettl > 0; /* version 1 while it suffices: older binaries read it */
+    buf_reserve(&b, META_V2_HEAD + 4);
+    memset(b.data, 0, META_V2_HEAD);
+    coding_put_u32le(b.data, META_MAGIC);
+    coding_put_u32le(b.data + 4, v2 ? META_V2 : META_V1);
+    coding_put_u32le(b.data + 8, db->buckets);
+    b.data[12] = db->desc ? 1 : 0;
+    coding_put_u64le(b.data + 16, (uint64_t)atomic_load(&db->ttl_ns));
+    b.len = 24;
+    if (v2) {
+        coding_put_u32le(b.data + 24, (uint32_t)db->nettl);
+        b.len = META_V2_HEAD;
+        for (size_t i = 0; i < db->nettl; i++) {
+            char h[8];
+            coding_put_u32le(h, (uint32_t)db->ettl[i].len);
+            buf_append(&b, h, 2);
+            buf_append(&b, db->ettl[i].event, db->ettl[i].len);
+            coding_put_u64le(h, (uint64_t)db->ettl[i].cutoff);
+            buf_append(&b, h, 8);
+        }
+    }
+    pthread_mutex_unlock(&db->ttl_mu);
+    char c[4];
+    coding_put_u32le(c, crc32c_mask(crc32c(b.data, b.len)));
+    buf_append(&b, c, 4);
+    int rc = env_write_atomic(db->store->env, db->dir, "META", b.data, b.len, NULL);
+    buf_destroy(&b);
+    return rc;
+}
 
 static int write_meta(struct store_db *db)
 {
-    char m[META_SIZE] = {0};
-    coding_put_u32le(m, META_MAGIC);
-    coding_put_u32le(m + 4, META_VERSION);
-    coding_put_u32le(m + 8, db->buckets);
-    m[12] = db->desc ? 1 : 0;
-    coding_put_u64le(m + 16, (uint64_t)atomic_load(&db->ttl_ns));
-    coding_put_u32le(m + 24, crc32c_mask(crc32c(m, 24)));
-    return env_write_atomic(db->store->env, db->dir, "META", m, META_SIZE, NULL);
+    return db_write_meta(db);
+}
+
+/* Event TTL rules of a version 2 file: d[0..len) after the fixed head. */
+static int read_rules(struct store_db *db, const char *path, const char *d, size_t len)
+{
+    uint32_t n = coding_get_u32le(d + 24);
+    size_t off = META_V2_HEAD;
+    if (n > STORE_MAX_EVENT_TTLS)
+        return err_corrupt("database metadata %s: %u event TTLs", path, n);
+    db->ettl = xcalloc(n ? n : 1, sizeof *db->ettl);
+    for (uint32_t i = 0; i < n; i++) {
+        if (len - off < 10)
+            return err_corrupt("database metadata %s: event TTL %u truncated", path, i);
+        size_t el = (size_t)(unsigned char)d[off] | (size_t)(unsigned char)d[off + 1] << 8;
+        if (el > KEY_MAX_NAME || len - off - 10 < el)
+            return err_corrupt("database metadata %s: event TTL %u truncated", path, i);
+        struct event_cut *r = &db->ettl[db->nettl++];
+        r->len = el;
+        r->event = xmalloc(el + 1);
+        memcpy(r->event, d + off + 2, el);
+        r->event[el] = 0;
+        r->cutoff = (int64_t)coding_get_u64le(d + off + 2 + el);
+        off += 10 + el;
+    }
+    if (off != len)
+        return err_corrupt("database metadata %s: %zu stray bytes", path, len - off);
+    return ERR_OK;
 }
 
 static int read_meta(struct store_db *db)
@@ -38,11 +95,14 @@ static int read_meta(struct store_db *db)
     char *m = NULL;
     size_t len;
     buf_printf(&path, "%s/META", db->dir);
-    int rc = env_read_all(db->store->env, path.data, 4096, &m, &len);
+    int rc = env_read_all(db->store->env, path.data, META_MAX, &m, &len);
+    uint32_t version = 0;
     if (rc == ERR_OK) {
-        if (len != META_SIZE || coding_get_u32le(m) != META_MAGIC ||
-            crc32c_unmask(coding_get_u32le(m + 24)) != crc32c(m, 24) ||
-            coding_get_u32le(m + 4) != META_VERSION)
+        version = len >= 8 ? coding_get_u32le(m + 4) : 0;
+        bool size_ok = version == META_V1 ? len == META_V1_SIZE : len >= META_V2_HEAD + 4;
+        if (len < 8 || coding_get_u32le(m) != META_MAGIC || !size_ok ||
+            crc32c_unmask(coding_get_u32le(m + len - 4)) != crc32c(m, len - 4) ||
+            (version != META_V1 && version != META_V2))
             rc = err_corrupt("database metadata %s is damaged", path.data);
     }
     if (rc == ERR_OK) {
@@ -52,6 +112,8 @@ static int read_meta(struct store_db *db)
         if (db->buckets < 1 || db->buckets > 1024)
             rc = err_corrupt("database metadata %s: %u buckets", path.data, db->buckets);
     }
+    if (rc == ERR_OK && version == META_V2)
+        rc = read_rules(db, path.data, m, len - 4);
     free(m);
     buf_destroy(&path);
     return rc;
@@ -197,6 +259,7 @@ static struct store_db *db_alloc(struct store *s, const char *name)
     db->wal_dir = buf_steal(&b, NULL);
     atomic_init(&db->refs, 1);
     pthread_mutex_init(&db->write_mu, NULL);
+    pthread_mutex_init(&db->ttl_mu, NULL);
     buf_init(&db->scratch);
     return db;
 }
@@ -260,6 +323,10 @@ void db_close(struct store_db *db)
     free(db->m.bucket_rows);
     buf_destroy(&db->scratch);
     pthread_mutex_destroy(&db->write_mu);
+    for (size_t i = 0; i < db->nettl; i++)
+        free(db->ettl[i].event);
+    free(db->ettl);
+    pthread_mutex_destroy(&db->ttl_mu);
     free(db->wal_dir);
     free(db->dir);
     free(db->name);
@@ -464,6 +531,7 @@ struct store_snap {
     struct store_db *db;
     uint64_t seq;
     int64_t cutoff;
+    struct event_cuts cuts;
     struct part_snap *ps; /* lazily filled per partition */
     pthread_mutex_t mu;
 };
@@ -512,6 +580,7 @@ struct store_snap *store_snapshot(struct store_db *db)
     s->db = db;
     s->seq = atomic_load(&db->visible_seq);
     s->cutoff = ttl_cutoff(db);
+    db_event_cuts(db, store_now(db->store), &s->cuts);
     s->ps = xcalloc(db->nparts, sizeof *s->ps);
     for (uint32_t i = 0; i < db->nparts; i++)
         part_snap_take(&db->parts[i], &s->ps[i]);
@@ -525,6 +594,7 @@ void store_snap_release(struct store_snap *snap)
     for (uint32_t i = 0; i < snap->db->nparts; i++)
         part_snap_drop(&snap->ps[i]);
     free(snap->ps);
+    event_cuts_destroy(&snap->cuts);
     store_db_unref(snap->db);
     free(snap);
 }
@@ -566,11 +636,12 @@ static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct sli
 }
 
 static int snap_get(struct store_db *db, struct part_snap *all, uint64_t seq, int64_t cutoff,
-                    int64_t ts, struct slice host, struct slice event, struct buf *out)
+                    const struct event_cuts *cuts, int64_t ts, struct slice host,
+                    struct slice event, struct buf *out)
 {
     if (host.len > KEY_MAX_NAME || event.len > KEY_MAX_NAME)
         return ERR_INVAL;
-    if (ts < cutoff)
+    if (ts < cutoff || (cuts && ts < event_cuts_get(cuts, event, cutoff)))
         return ERR_NOTFOUND;
     uint32_t bucket = key_bucket(ts, db->buckets);
     struct part *p = &db->parts[bucket];
@@ -588,14 +659,19 @@ static int snap_get(struct store_db *db, struct part_snap *all, uint64_t seq, in
 int store_get(struct store_db *db, int64_t ts, struct slice host, struct slice event,
               struct buf *out)
 {
-    return snap_get(db, NULL, atomic_load(&db->visible_seq), ttl_cutoff(db), ts, host, event,
-                    out);
+    struct event_cuts cuts;
+    db_event_cuts(db, store_now(db->store), &cuts);
+    int rc = snap_get(db, NULL, atomic_load(&db->visible_seq), ttl_cutoff(db), &cuts, ts, host,
+                      event, out);
+    event_cuts_destroy(&cuts);
+    return rc;
 }
 
 int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
                    struct buf *out)
 {
-    return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, ts, host, event, out);
+    return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, &snap->cuts, ts, host, event,
+                    out);
 }
 
 static void unref_db_cb(void *db, void *unused)
@@ -621,7 +697,7 @@ static struct iter *part_iter(struct store_snap *snap, uint32_t id)
     }
     struct iter *m = it_merge_new(kids, k, NULL);
     free(kids);
-    struct iter *it = db_iter_new(m, &snap->db->parts[id], snap->seq, snap->cutoff);
+    struct iter *it = db_iter_new(m, &snap->db->parts[id], snap->seq, snap->cutoff, &snap->cuts);
     db_ref(snap->db);
     it_on_destroy(it, unref_db_cb, snap->db, NULL);
     return it;

@@ -17,6 +17,7 @@ struct db_it {
     const struct part *p;
     uint64_t seq;
     int64_t cutoff;
+    struct event_cuts cuts;
     bool forward;
     bool valid;
     int status;
@@ -48,7 +49,10 @@ static bool parse(struct db_it *d, struct slice ik)
 
 static bool expired(const struct db_it *d, struct slice ukey)
 {
-    return part_key_ts(d->p, ukey) < d->cutoff;
+    int64_t ts = part_key_ts(d->p, ukey);
+    if (ts < d->cutoff)
+        return true;
+    return d->cuts.n && ts < event_cuts_get(&d->cuts, part_key_event(d->p, ukey), d->cutoff);
 }
 
 static void find_next(struct db_it *d, bool skipping)
@@ -210,6 +214,7 @@ static void di_destroy(struct iter *it)
     it_destroy(d->in);
     buf_destroy(&d->saved_key);
     buf_destroy(&d->saved_value);
+    event_cuts_destroy(&d->cuts);
     free(d);
 }
 
@@ -227,7 +232,7 @@ static const struct it_ops db_it_ops = {
 };
 
 struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
-                         int64_t cutoff)
+                         int64_t cutoff, const struct event_cuts *cuts)
 {
     struct db_it *d = xcalloc(1, sizeof *d);
     it_init(&d->base, &db_it_ops);
@@ -235,6 +240,8 @@ struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
     d->p = p;
     d->seq = seq;
     d->cutoff = cutoff;
+    if (cuts)
+        event_cuts_copy(&d->cuts, cuts);
     d->forward = true;
     buf_init(&d->saved_key);
     buf_init(&d->saved_value);

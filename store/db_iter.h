@@ -11,9 +11,11 @@
 #include "store/iter.h"
 
 struct part;
+struct event_cuts;
 
-/* p (borrowed, must outlive the iterator) says how to find ts in a key. */
+/* p (borrowed, must outlive the iterator) says how to find ts in a key.
+ * cuts (copied; NULL = none) are per-event cut-offs on top of cutoff. */
 struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
-                         int64_t cutoff);
+                         int64_t cutoff, const struct event_cuts *cuts);
 
 #endif

@@ -117,6 +117,7 @@ int part_open_file(struct part *p, uint64_t number, const struct sst_props *prop
     f->path = buf_steal(&path, NULL);
     f->env = s->env;
     atomic_init(&f->obsolete, false);
+    f->cut_at = INT64_MIN;
     *out = f;
     return ERR_OK;
 }

@@ -196,7 +196,10 @@ static void tick(struct store *s, bool sync, bool retention)
     for (size_t i = 0; i < n; i++) {
         if (sync)
             wal_sync_all(dbs[i]->wal);
-        if (retention && atomic_load(&dbs[i]->ttl_ns) > 0) {
+        pthread_mutex_lock(&dbs[i]->ttl_mu);
+        bool has_event_ttls = dbs[i]->nettl > 0;
+        pthread_mutex_unlock(&dbs[i]->ttl_mu);
+        if (retention && (atomic_load(&dbs[i]->ttl_ns) > 0 || has_event_ttls)) {
             pthread_mutex_lock(&s->bg_mu);
             for (uint32_t k = 0; k < dbs[i]->nparts; k++)
                 dbs[i]->parts[k].want_compact = true;

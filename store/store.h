@@ -90,6 +90,23 @@ void store_db_opts(const struct store_db *db, struct db_opts *out);
 /* Persists a new TTL; takes effect for reads at once. */
 int store_db_set_ttl(struct store_db *db, int64_t ttl_ns);
 
+/* Per-event TTL: rows whose event is `event` are hidden (and dropped by
+ * compaction) once older than now - ttl_ns, even if the database TTL keeps
+ * them. An override can only shorten retention: a row goes once it is
+ * past either TTL. ttl_ns 0 removes the override. Persisted in META and
+ * effective for reads at once. ERR_INVAL for a bad event name or ttl,
+ * ERR_TOOBIG past 256 overrides. */
+int store_db_set_event_ttl(struct store_db *db, struct slice event, int64_t ttl_ns);
+
+struct store_event_ttl {
+    char *event; /* NUL-terminated */
+    int64_t ttl_ns;
+};
+/* The overrides, in the order they were added; *out is always set (free it
+ * with store_event_ttls_free even when the count is 0). */
+size_t store_db_event_ttls(struct store_db *db, struct store_event_ttl **out);
+void store_event_ttls_free(struct store_event_ttl *v, size_t n);
+
 /* Size and content of a database, gathered without blocking writers. */
 struct store_db_stats {
     uint64_t rows;          /* ESTIMATED: entries of the bucket SSTables and

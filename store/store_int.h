@@ -39,6 +39,11 @@ struct file_meta {
     char *path;
     struct env *env;
     atomic_bool obsolete;
+    /* Set by a whole-window merge (its partition's job only): rows older
+     * than cut_at were cut with the event TTL rules of generation cut_gen.
+     * In memory only; INT64_MIN for flushed or reopened files. */
+    int64_t cut_at;
+    uint64_t cut_gen;
 };
 
 /* An immutable set of files, sorted by (window asc, number desc). */
@@ -69,6 +74,37 @@ struct part {
     bool force_compact;     /* bg_mu */
 };
 
+#define STORE_MAX_EVENT_TTLS 256
+
+/* A per-event cut-off: rows of event older than cutoff are hidden. The
+ * database's own rule list (store_db.ettl) reuses it with the TTL in
+ * cutoff. event is NUL-terminated, len bytes. */
+struct event_cut {
+    char *event;
+    size_t len;
+    int64_t cutoff;
+};
+
+struct event_cuts {
+    size_t n;
+    struct event_cut *v;
+    uint64_t gen; /* the rules' generation (store_db.ettl_gen) */
+};
+
+/* ttl.c */
+void event_cuts_destroy(struct event_cuts *c);
+void event_cuts_copy(struct event_cuts *dst, const struct event_cuts *src);
+/* max(base, the cut-off of event) */
+int64_t event_cuts_get(const struct event_cuts *c, struct slice event, int64_t base);
+/* max(base, every cut-off) */
+int64_t event_cuts_max(const struct event_cuts *c, int64_t base);
+/* max(base, the least aggressive cut-off): every rule has cut below it */
+int64_t event_cuts_min(const struct event_cuts *c, int64_t base);
+/* The event cut-offs of db at now. */
+void db_event_cuts(struct store_db *db, int64_t now, struct event_cuts *out);
+/* The event of a user key of this partition (empty if malformed). */
+struct slice part_key_event(const struct part *p, struct slice ukey);
+
 struct db_metrics {
     atomic_ullong flushes, flush_ns, compactions, compact_ns;
     atomic_ullong bytes_flushed, bytes_compacted, bytes_written_user;
@@ -89,6 +125,10 @@ struct store_db {
     uint32_t buckets;
     bool desc;
     atomic_llong ttl_ns;
+    pthread_mutex_t ttl_mu; /* guards ettl, nettl (taken inside write_mu) */
+    struct event_cut *ettl; /* per-event TTL rules, cutoff = ttl ns */
+    size_t nettl;
+    uint64_t ettl_gen;      /* ttl_mu: bumped when a rule is added or shortened */
     struct part *parts;     /* buckets + 1 (the host index last) */
     uint32_t nparts;
     pthread_mutex_t write_mu; /* serializes writers; guards last_seq, wal appends, freezes */
@@ -165,6 +205,8 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
 void db_close(struct store_db *db);
 void db_ref(struct store_db *db);
 int db_freeze_locked(struct store_db *db);
+/* Persists META (options and event TTLs). REQUIRES: write_mu. */
+int db_write_meta(struct store_db *db);
 
 /* background work (store.c) */
 void store_bg_signal(struct store *s);

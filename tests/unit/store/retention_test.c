@@ -319,6 +319,162 @@ static void test_stats_deletes(void **state)
     store_db_unref(db);
 }
 
+/* Rows of event e (all hosts) visible through the bucket iterators. */
+static size_t count_event(struct store_db *db, const char *e, int64_t *oldest)
+{
+    struct store_snap *snap = store_snapshot(db);
+    size_t n = 0;
+    *oldest = INT64_MAX;
+    for (uint32_t b = 0; b < BUCKETS; b++) {
+        struct iter *it = store_iter_bucket(snap, b);
+        for (it_seek_first(it); it_valid(it); it_next(it)) {
+            struct key_row r;
+            assert_int_equal(key_decode_row(it_key(it), true, &r), ERR_OK);
+            if (slice_eq(r.event, slice_cstr(e))) {
+                n++;
+                if (r.ts < *oldest)
+                    *oldest = r.ts;
+            }
+        }
+        assert_int_equal(it_status(it), ERR_OK);
+        it_destroy(it);
+    }
+    store_snap_release(snap);
+    return n;
+}
+
+static void test_event_ttl(void **state)
+{
+    struct fixture *f = *state;
+    struct db_opts o = {.buckets = BUCKETS, .ts_desc = true, .ttl_ns = 30 * DAY};
+    assert_int_equal(store_db_create(f->s, "ev", &o), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "ev", &db), ERR_OK);
+    size_t n = fill(db); /* 48 h, events info and debug */
+    int64_t now = T0 + SPAN_H * HOUR;
+    set_now(f, now);
+    int64_t oldest;
+    assert_int_equal(count_event(db, "debug", &oldest), n / 2);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("debug"), HOUR), ERR_OK);
+    /* at once: debug keeps its last hour, info everything */
+    assert_int_equal(count_event(db, "debug", &oldest), 2 * 60);
+    assert_true(oldest >= now - HOUR);
+    assert_int_equal(count_event(db, "info", &oldest), n / 2);
+    assert_int_equal(get_rc(db, now - 2 * HOUR, "web-1", "debug"), ERR_NOTFOUND);
+    assert_int_equal(get_rc(db, now - 2 * HOUR, "web-1", "info"), ERR_OK);
+    assert_int_equal(get_rc(db, now - 30 * MINUTE, "web-1", "debug"), ERR_OK);
+    /* the index hides them too */
+    struct store_snap *snap = store_snapshot(db);
+    struct iter *ix = store_iter_index(snap);
+    size_t nix = 0;
+    for (it_seek_first(ix); it_valid(ix); it_next(ix))
+        nix++;
+    assert_int_equal(nix, n / 2 + 2 * 60);
+    it_destroy(ix);
+    store_snap_release(snap);
+    /* an hour later the debug rows of the next hour expire too */
+    now += HOUR;
+    set_now(f, now);
+    assert_int_equal(count_event(db, "debug", &oldest), 0);
+    /* removing the override brings back what compaction has not dropped
+     * (background compaction may have dropped older ones already) */
+    struct batch *b0 = batch_new();
+    batch_put(b0, now - 5 * HOUR, slice_cstr("web-9"), slice_cstr("debug"), slice_cstr("x"));
+    assert_int_equal(store_write(db, b0), ERR_OK);
+    batch_free(b0);
+    assert_int_equal(get_rc(db, now - 5 * HOUR, "web-9", "debug"), ERR_NOTFOUND);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("debug"), 0), ERR_OK);
+    assert_int_equal(get_rc(db, now - 5 * HOUR, "web-9", "debug"), ERR_OK);
+    assert_true(count_event(db, "debug", &oldest) >= 1);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("debug"), HOUR), ERR_OK);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("trace"), 2 * HOUR), ERR_OK);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("nothing"), 0), ERR_OK);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("bad"), -1), ERR_INVAL);
+    /* compaction drops the debug rows: stats count only info */
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    struct store_db_stats st;
+    assert_int_equal(store_db_stats(db, &st), ERR_OK);
+    assert_int_equal(st.rows, n / 2 + 1); /* + web-9's row, in the memtable */
+    assert_true(st.rows_expired >= n / 2);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("debug"), 0), ERR_OK);
+    assert_int_equal(count_event(db, "debug", &oldest), 1); /* web-9 */
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("debug"), HOUR), ERR_OK);
+
+    /* restart: every option and override is back */
+    assert_int_equal(store_db_set_ttl(db, 40 * DAY), ERR_OK);
+    store_db_unref(db);
+    store_close(f->s);
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    assert_int_equal(store_db_get(f->s, "ev", &db), ERR_OK);
+    store_db_opts(db, &o);
+    assert_int_equal(o.ttl_ns, 40 * DAY);
+    assert_int_equal(o.buckets, BUCKETS);
+    struct store_event_ttl *v;
+    size_t k = store_db_event_ttls(db, &v);
+    assert_int_equal(k, 2);
+    assert_string_equal(v[0].event, "trace");
+    assert_int_equal(v[0].ttl_ns, 2 * HOUR);
+    assert_string_equal(v[1].event, "debug");
+    assert_int_equal(v[1].ttl_ns, HOUR);
+    store_event_ttls_free(v, k);
+    /* new debug rows expire after an hour; info rows written with them stay */
+    struct batch *b = batch_new();
+    batch_put(b, now - 10 * MINUTE, slice_cstr("web-1"), slice_cstr("debug"), slice_cstr("x"));
+    batch_put(b, now - 10 * MINUTE, slice_cstr("web-1"), slice_cstr("info"), slice_cstr("x"));
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_free(b);
+    assert_int_equal(get_rc(db, now - 10 * MINUTE, "web-1", "debug"), ERR_OK);
+    set_now(f, now + HOUR);
+    assert_int_equal(get_rc(db, now - 10 * MINUTE, "web-1", "debug"), ERR_NOTFOUND);
+    assert_int_equal(get_rc(db, now - 10 * MINUTE, "web-1", "info"), ERR_OK);
+    /* all overrides removed: back to version 1 metadata, still readable */
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("debug"), 0), ERR_OK);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("trace"), 0), ERR_OK);
+    store_db_unref(db);
+    store_close(f->s);
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    assert_int_equal(store_db_get(f->s, "ev", &db), ERR_OK);
+    k = store_db_event_ttls(db, &v);
+    assert_int_equal(k, 0);
+    store_event_ttls_free(v, k);
+    struct buf meta = BUF_INIT;
+    buf_printf(&meta, "%s/ev/META", f->dir);
+    assert_int_equal(tu_file_size(meta.data), 28);
+    buf_destroy(&meta);
+    store_db_unref(db);
+}
+
+/* The background sweep drops rows past an event TTL from windows it would
+ * otherwise leave alone (each already one file). */
+static void test_event_ttl_sweep(void **state)
+{
+    struct fixture *f = *state;
+    store_close(f->s);
+    f->o.retention_check_interval_ns = 20 * 1000000LL;
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    struct db_opts o = {.buckets = BUCKETS, .ts_desc = true, .ttl_ns = 0};
+    assert_int_equal(store_db_create(f->s, "evs", &o), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "evs", &db), ERR_OK);
+    size_t n = fill(db);
+    assert_int_equal(store_db_compact(db), ERR_OK); /* one file per window */
+    set_now(f, T0 + SPAN_H * HOUR);
+    assert_int_equal(store_db_set_event_ttl(db, slice_cstr("debug"), HOUR), ERR_OK);
+    struct store_db_stats st;
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(store_db_stats(db, &st), ERR_OK);
+        if (st.rows <= n / 2 + 2 * 2 * 60)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(st.rows <= n / 2 + 2 * 2 * 60);
+    assert_true(st.rows >= n / 2);
+    int64_t oldest;
+    assert_int_equal(count_event(db, "info", &oldest), n / 2);
+    store_db_unref(db);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -326,6 +482,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ttl_cut_at_run_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sweep_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_deletes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_ttl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_ttl_sweep, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
