@@ -315,6 +315,42 @@ static int delete_flush(struct run *r, struct batch *b, struct buf *err)
     return rc;
 }
 
+/* WHERE host = 'x' [AND event = 'y'] [AND ts range]: one range tombstone. */
+static bool delete_is_range(const struct sql_where *w)
+{
+    return w->host.is_set && w->host.n == 1 && (!w->event.is_set || w->event.n == 1) &&
+           !w->has_ts_set && w->npreds == 0;
+}
+
+/* Counts the rows the tombstone covers (in the statement's snapshot: rows
+ * written meanwhile are deleted too but not counted), then stores it. */
+static int delete_range(struct run *r, struct buf *err)
+{
+    const struct sql_where *w = &r->st->sel.where;
+    int rc;
+    while ((rc = query_exec_next(r->ex)) == 1)
+        r->emitted++;
+    if (rc < 0) {
+        buf_printf(err, "delete failed: %s", err_name(rc));
+        return rc;
+    }
+    struct slice ev = w->event.is_set ? slice_make(w->event.v[0], w->event.len[0])
+                                      : slice_make("", 0);
+    for (int tries = 0;; tries++) {
+        rc = store_db_delete_range(r->db, slice_make(w->host.v[0], w->host.len[0]),
+                                   w->event.is_set ? &ev : NULL,
+                                   w->has_lo ? w->ts_lo : INT64_MIN,
+                                   w->has_hi ? w->ts_hi : INT64_MAX);
+        if (rc != ERR_BUSY || tries >= DELETE_BUSY_TRIES)
+            break;
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    if (rc)
+        buf_printf(err, "delete failed: %s", err_name(rc));
+    return rc;
+}
+
 static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
 {
     int rc = run_plan(c, r, err);
@@ -322,6 +358,15 @@ static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
         rc = run_exec_open(r, false, err);
     if (rc)
         return rc;
+    if (delete_is_range(&r->st->sel.where)) {
+        rc = delete_range(r, err);
+        if (rc == ERR_OK) {
+            char tmp[48];
+            int n = snprintf(tmp, sizeof(tmp), "{\"deleted\":%lld}", (long long)r->emitted);
+            emit_single(c, tmp, (size_t)n);
+        }
+        return rc;
+    }
     struct batch *b = batch_new();
     while ((rc = query_exec_next(r->ex)) == 1) {
         const struct exec_row *row = query_exec_row(r->ex);

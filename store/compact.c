@@ -242,7 +242,7 @@ int compact_flush(struct part *p)
  * of the window, so tombstones can go and sequences become 0. */
 static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
                         bool full, int64_t cutoff, const struct event_cuts *cuts,
-                        struct outputs *o, uint64_t *expired)
+                        const struct tomb_set *tombs, struct outputs *o, uint64_t *expired)
 {
     struct iter **kids = xcalloc(n, sizeof *kids);
     for (size_t i = 0; i < n; i++)
@@ -272,7 +272,15 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
         }
         if (full && ikey_kind(ik) == IKEY_DEL)
             continue;
-        if (!full) {
+        bool tombed = false;
+        if (tombs->n) {
+            struct slice h = part_key_host(p, uk), e = part_key_event(p, uk);
+            if (tomb_covers(tombs, h, e, ts, ikey_seq(ik), UINT64_MAX))
+                continue; /* deleted by a range tombstone */
+            /* written after a tombstone of its range: keep its sequence */
+            tombed = tomb_matches(tombs, h, e, ts);
+        }
+        if (!full || tombed) {
             rc = outputs_add(o, ik, it_value(it), true);
             continue;
         }
@@ -299,10 +307,19 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
  * one) is merged whole once it has two files; forced runs take the whole
  * window when that removes something. */
 static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool force,
-                          bool cold, int64_t cutoff, const struct event_cuts *cuts)
+                          bool cold, int64_t cutoff, const struct event_cuts *cuts,
+                          const struct tomb_set *tombs)
 {
     if (n == 0)
         return 0;
+    /* a range tombstone not yet applied to a file it overlaps */
+    for (size_t i = 0; i < n; i++) {
+        const struct file_meta *f = v->files[idx[i]];
+        for (size_t t = 0; t < tombs->n; t++)
+            if (f->tomb_seq < tombs->v[t].seq && f->props.max_ts >= tombs->v[t].lo &&
+                f->props.min_ts <= tombs->v[t].hi)
+                return n;
+    }
     /* Event TTLs: a file that may hold rows between the cut it was last
      * merged with and today's cut is rewritten (whole window), so the
      * sweep drops those rows; a window wholly behind its last cut is not
@@ -341,6 +358,8 @@ int compact_run(struct part *p, bool force)
     struct event_cuts cuts;
     db_event_cuts(db, now, &cuts);
     int64_t pick_cutoff = event_cuts_max(&cuts, cutoff); /* a window with rows to drop */
+    struct tomb_set *tombs = db_tombs(db);
+    uint64_t tomb_seq = tomb_set_max_seq(tombs);
     int64_t t0 = store_mono_ns();
     struct version *v = current(p), *nv = NULL;
     bool *drop = xcalloc(v->n + 1, sizeof *drop);
@@ -364,19 +383,22 @@ int compact_run(struct part *p, bool force)
             if (!drop[j])
                 idx[n++] = j;
         bool cold = v->files[i]->window < newest - 1;
-        size_t k = window_pick(v, idx, n, force, cold, pick_cutoff, &cuts);
+        size_t k = window_pick(v, idx, n, force, cold, pick_cutoff, &cuts, tombs);
         if (k == 0)
             continue;
         size_t first_out = o.ndone;
-        rc = merge_window(p, v, idx, k, k == n, cutoff, &cuts, &o, &expired);
+        rc = merge_window(p, v, idx, k, k == n, cutoff, &cuts, tombs, &o, &expired);
         /* the window's builder stays open until outputs_finish: finish it
          * now so its files can carry the cut */
         for (size_t b = 0; !rc && b < o.nopen; b++)
             if (o.open[b].b && o.open[b].window == v->files[i]->window)
                 rc = finish_one(&o, &o.open[b]);
-        for (size_t m = first_out; !rc && k == n && m < o.ndone; m++) {
-            o.done[m]->cut_at = event_cuts_min(&cuts, cutoff);
-            o.done[m]->cut_gen = cuts.gen;
+        for (size_t m = first_out; !rc && m < o.ndone; m++) {
+            o.done[m]->tomb_seq = tomb_seq; /* every input row checked */
+            if (k == n) {
+                o.done[m]->cut_at = event_cuts_min(&cuts, cutoff);
+                o.done[m]->cut_gen = cuts.gen;
+            }
         }
         for (size_t m = 0; m < k; m++)
             drop[idx[m]] = true;
@@ -398,6 +420,7 @@ int compact_run(struct part *p, bool force)
             version_unref(v);
             free(drop);
             event_cuts_destroy(&cuts);
+            tomb_set_unref(tombs);
             return rc;
         }
         if (!rc) {
@@ -421,6 +444,7 @@ int compact_run(struct part *p, bool force)
     version_unref(v);
     free(drop);
     event_cuts_destroy(&cuts);
+    tomb_set_unref(tombs);
     return rc;
 }
 

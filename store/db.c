@@ -242,6 +242,12 @@ static int recover(struct store_db *db)
     free(segs);
     if (rc)
         return rc;
+    /* a delete's sequence is not in the WAL: later writes must sort after it */
+    uint64_t tseq = tomb_set_max_seq(db->tombs);
+    if (tseq > last)
+        last = tseq;
+    for (size_t i = 0; i < db->tombs->n; i++)
+        db->tombs->v[i].gen = db->gen; /* older rows may be in the replayed memtables */
     db->last_seq = last;
     atomic_store(&db->visible_seq, last);
     return wal_open(db->store->env, db->wal_dir, db->gen, &db->wal);
@@ -296,6 +302,8 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
         rc = read_meta(db);
     }
     if (!rc)
+        rc = db_read_tombs(db);
+    if (!rc)
         rc = env_mkdir(env, db->wal_dir);
     if (!rc)
         rc = open_parts(db);
@@ -323,6 +331,7 @@ void db_close(struct store_db *db)
     free(db->m.bucket_rows);
     buf_destroy(&db->scratch);
     pthread_mutex_destroy(&db->write_mu);
+    tomb_set_unref(db->tombs);
     for (size_t i = 0; i < db->nettl; i++)
         free(db->ettl[i].event);
     free(db->ettl);
@@ -532,6 +541,7 @@ struct store_snap {
     uint64_t seq;
     int64_t cutoff;
     struct event_cuts cuts;
+    struct tomb_set *tombs;
     struct part_snap *ps; /* lazily filled per partition */
     pthread_mutex_t mu;
 };
@@ -581,6 +591,7 @@ struct store_snap *store_snapshot(struct store_db *db)
     s->seq = atomic_load(&db->visible_seq);
     s->cutoff = ttl_cutoff(db);
     db_event_cuts(db, store_now(db->store), &s->cuts);
+    s->tombs = db_tombs(db);
     s->ps = xcalloc(db->nparts, sizeof *s->ps);
     for (uint32_t i = 0; i < db->nparts; i++)
         part_snap_take(&db->parts[i], &s->ps[i]);
@@ -595,21 +606,27 @@ void store_snap_release(struct store_snap *snap)
         part_snap_drop(&snap->ps[i]);
     free(snap->ps);
     event_cuts_destroy(&snap->cuts);
+    tomb_set_unref(snap->tombs);
     store_db_unref(snap->db);
     free(snap);
 }
 
 /* Point read in one partition's snapshot. */
 static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct slice ukey,
-                  int64_t ts, struct buf *out)
+                  int64_t ts, const struct tomb_set *tombs, struct buf *out)
 {
     int kind;
     struct slice v;
-    bool found = mt_get(ps->mem, ukey, seq, &kind, &v);
+    uint64_t vseq = 0;
+    bool found = mt_get_seq(ps->mem, ukey, seq, &kind, &v, &vseq);
     for (size_t i = ps->nimm; !found && i-- > 0;)
-        found = mt_get(ps->imm[i], ukey, seq, &kind, &v);
+        found = mt_get_seq(ps->imm[i], ukey, seq, &kind, &v, &vseq);
+    bool check = tombs && tombs->n;
     if (found) {
         if (kind != IKEY_PUT)
+            return ERR_NOTFOUND;
+        if (check && tomb_covers(tombs, part_key_host(p, ukey), part_key_event(p, ukey), ts, vseq,
+                                 seq))
             return ERR_NOTFOUND;
         buf_append(out, v.ptr, v.len);
         return ERR_OK;
@@ -620,24 +637,25 @@ static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct sli
         struct file_meta *f = ps->ver->files[i];
         if (f->window != w || ts < f->props.min_ts || ts > f->props.max_ts)
             continue;
-        int rc = sst_get(f->table, ukey, seq, &kind, out);
+        int rc = sst_get_seq(f->table, ukey, seq, &kind, out, &vseq);
         if (rc == ERR_NOTFOUND)
             continue;
         if (rc)
             return rc;
-        if (kind != IKEY_PUT) {
+        if (kind != IKEY_PUT ||
+            (check && tomb_covers(tombs, part_key_host(p, ukey), part_key_event(p, ukey), ts,
+                                  vseq, seq))) {
             out->len = start;
             return ERR_NOTFOUND;
         }
         return ERR_OK;
     }
-    (void)p;
     return ERR_NOTFOUND;
 }
 
 static int snap_get(struct store_db *db, struct part_snap *all, uint64_t seq, int64_t cutoff,
-                    const struct event_cuts *cuts, int64_t ts, struct slice host,
-                    struct slice event, struct buf *out)
+                    const struct event_cuts *cuts, const struct tomb_set *tombs, int64_t ts,
+                    struct slice host, struct slice event, struct buf *out)
 {
     if (host.len > KEY_MAX_NAME || event.len > KEY_MAX_NAME)
         return ERR_INVAL;
@@ -650,7 +668,7 @@ static int snap_get(struct store_db *db, struct part_snap *all, uint64_t seq, in
         part_snap_take(p, &local);
     struct buf k = BUF_INIT;
     key_encode_row(&k, bucket, ts, db->desc, host, event);
-    int rc = get_in(p, ps, seq, slice_make(k.data, k.len), ts, out);
+    int rc = get_in(p, ps, seq, slice_make(k.data, k.len), ts, tombs, out);
     buf_destroy(&k);
     part_snap_drop(&local);
     return rc;
@@ -661,8 +679,10 @@ int store_get(struct store_db *db, int64_t ts, struct slice host, struct slice e
 {
     struct event_cuts cuts;
     db_event_cuts(db, store_now(db->store), &cuts);
-    int rc = snap_get(db, NULL, atomic_load(&db->visible_seq), ttl_cutoff(db), &cuts, ts, host,
-                      event, out);
+    struct tomb_set *tombs = db_tombs(db);
+    int rc = snap_get(db, NULL, atomic_load(&db->visible_seq), ttl_cutoff(db), &cuts, tombs, ts,
+                      host, event, out);
+    tomb_set_unref(tombs);
     event_cuts_destroy(&cuts);
     return rc;
 }
@@ -670,8 +690,8 @@ int store_get(struct store_db *db, int64_t ts, struct slice host, struct slice e
 int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
                    struct buf *out)
 {
-    return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, &snap->cuts, ts, host, event,
-                    out);
+    return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, &snap->cuts, snap->tombs, ts,
+                    host, event, out);
 }
 
 static void unref_db_cb(void *db, void *unused)
@@ -697,7 +717,8 @@ static struct iter *part_iter(struct store_snap *snap, uint32_t id)
     }
     struct iter *m = it_merge_new(kids, k, NULL);
     free(kids);
-    struct iter *it = db_iter_new(m, &snap->db->parts[id], snap->seq, snap->cutoff, &snap->cuts);
+    struct iter *it = db_iter_new(m, &snap->db->parts[id], snap->seq, snap->cutoff, &snap->cuts,
+                                  snap->tombs);
     db_ref(snap->db);
     it_on_destroy(it, unref_db_cb, snap->db, NULL);
     return it;

@@ -18,6 +18,7 @@ struct db_it {
     uint64_t seq;
     int64_t cutoff;
     struct event_cuts cuts;
+    struct tomb_set *tombs; /* NULL or a set with n > 0; a reference */
     bool forward;
     bool valid;
     int status;
@@ -47,12 +48,16 @@ static bool parse(struct db_it *d, struct slice ik)
     return false;
 }
 
-static bool expired(const struct db_it *d, struct slice ukey)
+/* Past a TTL, or covered by a range tombstone (ik: the version's key). */
+static bool expired(const struct db_it *d, struct slice ukey, struct slice ik)
 {
     int64_t ts = part_key_ts(d->p, ukey);
     if (ts < d->cutoff)
         return true;
-    return d->cuts.n && ts < event_cuts_get(&d->cuts, part_key_event(d->p, ukey), d->cutoff);
+    if (d->cuts.n && ts < event_cuts_get(&d->cuts, part_key_event(d->p, ukey), d->cutoff))
+        return true;
+    return d->tombs && tomb_covers(d->tombs, part_key_host(d->p, ukey),
+                                   part_key_event(d->p, ukey), ts, ikey_seq(ik), d->seq);
 }
 
 static void find_next(struct db_it *d, bool skipping)
@@ -66,7 +71,7 @@ static void find_next(struct db_it *d, bool skipping)
             if (!skipping || slice_cmp(uk, saved(&d->saved_key)) > 0) {
                 save(&d->saved_key, uk);
                 skipping = true;
-                if (ikey_kind(ik) == IKEY_PUT && !expired(d, uk)) {
+                if (ikey_kind(ik) == IKEY_PUT && !expired(d, uk, ik)) {
                     d->valid = true;
                     return;
                 }
@@ -91,7 +96,7 @@ static void find_prev(struct db_it *d)
             if (kind != IKEY_DEL && slice_cmp(uk, saved(&d->saved_key)) < 0)
                 break;
             kind = ikey_kind(ik);
-            if (kind == IKEY_PUT && expired(d, uk))
+            if (kind == IKEY_PUT && expired(d, uk, ik))
                 kind = IKEY_DEL;
             if (kind == IKEY_DEL) {
                 buf_reset(&d->saved_key);
@@ -215,6 +220,7 @@ static void di_destroy(struct iter *it)
     buf_destroy(&d->saved_key);
     buf_destroy(&d->saved_value);
     event_cuts_destroy(&d->cuts);
+    tomb_set_unref(d->tombs);
     free(d);
 }
 
@@ -232,7 +238,7 @@ static const struct it_ops db_it_ops = {
 };
 
 struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
-                         int64_t cutoff, const struct event_cuts *cuts)
+                         int64_t cutoff, const struct event_cuts *cuts, struct tomb_set *tombs)
 {
     struct db_it *d = xcalloc(1, sizeof *d);
     it_init(&d->base, &db_it_ops);
@@ -242,6 +248,10 @@ struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
     d->cutoff = cutoff;
     if (cuts)
         event_cuts_copy(&d->cuts, cuts);
+    if (tombs && tombs->n) {
+        tomb_set_ref(tombs);
+        d->tombs = tombs;
+    }
     d->forward = true;
     buf_init(&d->saved_key);
     buf_init(&d->saved_value);

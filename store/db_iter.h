@@ -12,10 +12,13 @@
 
 struct part;
 struct event_cuts;
+struct tomb_set;
 
 /* p (borrowed, must outlive the iterator) says how to find ts in a key.
- * cuts (copied; NULL = none) are per-event cut-offs on top of cutoff. */
+ * cuts (copied; NULL = none) are per-event cut-offs on top of cutoff.
+ * tombs (NULL = none; the iterator takes its own reference) hide the row
+ * versions they cover at seq. */
 struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
-                         int64_t cutoff, const struct event_cuts *cuts);
+                         int64_t cutoff, const struct event_cuts *cuts, struct tomb_set *tombs);
 
 #endif

@@ -454,6 +454,13 @@ static void pos_prev(struct memtable *mt, struct mt_pos *p)
 bool mt_get(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
             struct slice *value)
 {
+    uint64_t seq;
+    return mt_get_seq(mt, ukey, max_seq, kind, value, &seq);
+}
+
+bool mt_get_seq(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
+                struct slice *value, uint64_t *seq)
+{
     char stack[256];
     struct buf tmp = BUF_INIT;
     char *k = stack;
@@ -473,6 +480,7 @@ bool mt_get(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
         return false;
     *kind = ikey_kind(ik);
     *value = node_value(p.n);
+    *seq = ikey_seq(ik);
     return true;
 }
 

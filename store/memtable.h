@@ -41,6 +41,10 @@ bool mt_get(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
             struct slice *value);
 
 /* Iterator over internal keys; holds its own reference. */
+/* mt_get that also sets *seq, the version's sequence. */
+bool mt_get_seq(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *kind,
+                struct slice *value, uint64_t *seq);
+
 struct iter *mt_iter(struct memtable *mt);
 
 size_t mt_bytes(const struct memtable *mt);   /* arena bytes, any thread */

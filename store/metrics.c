@@ -14,7 +14,7 @@ enum fam {
     F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
     F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_NOSPC, F_TTL_FILES,
     F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_DB_ROWS, F_OLDEST, F_NEWEST, F_RECLAIMED,
-    F_EXPIRED, F_DELETED, F_TOMBSTONES, F_COUNT
+    F_EXPIRED, F_DELETED, F_TOMBSTONES, F_RANGE_DELETES, F_RANGE_TOMBS, F_COUNT
 };
 
 static const char *const fam_info[F_COUNT][3] = {
@@ -49,6 +49,8 @@ static const char *const fam_info[F_COUNT][3] = {
     {"retention_rows_expired_total", "counter", "Rows dropped by compaction past the TTL."},
     {"rows_deleted_total", "counter", "Delete rows (tombstones) written."},
     {"tombstones", "gauge", "Tombstones still stored in files and memtables."},
+    {"range_deletes_total", "counter", "DELETEs stored as range tombstones."},
+    {"range_tombstones", "gauge", "Range tombstones outstanding (purged by compaction)."},
 };
 
 static uint64_t wal_disk(struct store_db *db)
@@ -146,6 +148,7 @@ int store_db_stats(struct store_db *db, struct store_db_stats *out)
     st.bytes_reclaimed = atomic_load(&db->m.ttl_bytes_reclaimed);
     st.rows_expired = atomic_load(&db->m.ttl_rows_expired);
     st.rows_deleted = atomic_load(&db->m.rows_deleted);
+    st.range_tombstones = store_db_range_tombstones(db);
     if (st.is_empty)
         st.oldest_ts = st.newest_ts = 0;
     *out = st;
@@ -240,6 +243,8 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     db_line(fam, F_EXPIRED, db, st.rows_expired);
     db_line(fam, F_DELETED, db, st.rows_deleted);
     db_line(fam, F_TOMBSTONES, db, st.tombstones);
+    db_line(fam, F_RANGE_DELETES, db, atomic_load(&m->range_deletes));
+    db_line(fam, F_RANGE_TOMBS, db, st.range_tombstones);
 }
 
 static void family(struct buf *out, const char *name, const char *type, const char *help)

@@ -66,6 +66,9 @@ const struct sst_props *sst_get_props(const struct sst_table *t);
  * value appended to out, ERR_NOTFOUND, or ERR_CORRUPT. */
 int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
             struct buf *out);
+/* sst_get that also sets *seq, the version's sequence. */
+int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
+                struct buf *out, uint64_t *seq);
 /* Iterator over the internal keys; holds its own reference. */
 struct iter *sst_iter(struct sst_table *t);
 

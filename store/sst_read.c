@@ -220,6 +220,13 @@ static struct iter *block_iter(struct sst_table *t, struct slice handle)
 int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
             struct buf *out)
 {
+    uint64_t seq;
+    return sst_get_seq(t, ukey, max_seq, kind, out, &seq);
+}
+
+int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
+                struct buf *out, uint64_t *seq)
+{
     if (!bloom_may_match(slice_make(t->bloom.data, t->bloom.len), bloom_hash(ukey)))
         return ERR_NOTFOUND;
     struct buf target = BUF_INIT;
@@ -237,6 +244,7 @@ int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
                 rc = corrupt(t, err_corrupt("%s: bad internal key", t->path));
             } else if (slice_eq(ikey_user(k), ukey)) {
                 *kind = ikey_kind(k);
+                *seq = ikey_seq(k);
                 buf_append(out, it_value(bi).ptr, it_value(bi).len);
                 rc = ERR_OK;
             }

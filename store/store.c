@@ -132,7 +132,8 @@ static void run_job(struct store *s, struct job *j)
             pthread_mutex_unlock(&s->bg_mu);
         }
     } else {
-        compact_run(j->p, false);
+        if (compact_run(j->p, false) == ERR_OK && store_db_range_tombstones(j->db))
+            db_purge_tombs(j->db);
     }
 }
 
@@ -197,7 +198,7 @@ static void tick(struct store *s, bool sync, bool retention)
         if (sync)
             wal_sync_all(dbs[i]->wal);
         pthread_mutex_lock(&dbs[i]->ttl_mu);
-        bool has_event_ttls = dbs[i]->nettl > 0;
+        bool has_event_ttls = dbs[i]->nettl > 0 || dbs[i]->tombs->n > 0;
         pthread_mutex_unlock(&dbs[i]->ttl_mu);
         if (retention && (atomic_load(&dbs[i]->ttl_ns) > 0 || has_event_ttls)) {
             pthread_mutex_lock(&s->bg_mu);
@@ -549,5 +550,7 @@ int store_db_compact(struct store_db *db)
         pthread_cond_broadcast(&s->bg_cond);
         pthread_mutex_unlock(&s->bg_mu);
     }
+    if (!rc)
+        db_purge_tombs(db);
     return rc;
 }

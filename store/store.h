@@ -124,7 +124,8 @@ struct store_db_stats {
                                * TTL sweep (whole files) or the disk guard */
     uint64_t rows_expired;  /* since open: rows dropped by compaction for TTL */
     uint64_t rows_deleted;  /* since open: delete rows written (tombstones) */
-    uint64_t tombstones;    /* tombstones still stored (files + memtables) */
+    uint64_t tombstones;    /* point tombstones still stored (files + memtables) */
+    uint64_t range_tombstones; /* range tombstones outstanding */
 };
 
 /* Fills *out for db. Never fails (returns ERR_OK); cost: a walk over the
@@ -155,6 +156,18 @@ void batch_delete(struct batch *b, int64_t ts, struct slice host, struct slice e
  * Readers see a batch once it is durable (with ALWAYS: after its fsync).
  * The batch is not consumed; batch_clear it to reuse it. */
 int store_write(struct store_db *db, struct batch *b);
+
+/* Deletes every row of host (and of *event when event is not NULL) with
+ * lo <= ts <= hi written before this call, as one range tombstone: at
+ * once invisible to every later snapshot, iterator and point read; durable
+ * (DATA/<db>/TOMBSTONES, fsynced) when this returns. Compaction drops the
+ * covered rows and then the tombstone. Rows written afterwards are not
+ * affected. ERR_INVAL for bad names or lo > hi; ERR_BUSY with 4096
+ * tombstones outstanding; ERR_NOSPC on a full disk. */
+int store_db_delete_range(struct store_db *db, struct slice host, const struct slice *event,
+                          int64_t lo, int64_t hi);
+/* Range tombstones outstanding. */
+size_t store_db_range_tombstones(struct store_db *db);
 
 /* --- reads --- */
 

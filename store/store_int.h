@@ -44,6 +44,9 @@ struct file_meta {
      * In memory only; INT64_MIN for flushed or reopened files. */
     int64_t cut_at;
     uint64_t cut_gen;
+    /* Output of a merge that applied every range tombstone up to this
+     * sequence (0: none; in memory only). */
+    uint64_t tomb_seq;
 };
 
 /* An immutable set of files, sorted by (window asc, number desc). */
@@ -105,11 +108,49 @@ void db_event_cuts(struct store_db *db, int64_t now, struct event_cuts *out);
 /* The event of a user key of this partition (empty if malformed). */
 struct slice part_key_event(const struct part *p, struct slice ukey);
 
+/* A range tombstone (tomb.c): rows of host (and event when has_event)
+ * with lo <= ts <= hi and a sequence below seq are deleted. */
+struct range_tomb {
+    uint64_t seq;
+    int64_t lo, hi;
+    char *host, *event; /* NUL-terminated; event "" without has_event */
+    size_t hlen, elen;
+    bool has_event;
+    uint64_t gen; /* memtables of this generation or older may hold covered rows */
+};
+
+/* Immutable once published; refcounted. */
+struct tomb_set {
+    atomic_int refs;
+    size_t n;
+    struct range_tomb *v;
+};
+
+#define STORE_MAX_TOMBSTONES 4096
+
+struct tomb_set *tomb_set_new(size_t n);
+void tomb_set_ref(struct tomb_set *t);   /* NULL ok */
+void tomb_set_unref(struct tomb_set *t); /* NULL ok */
+uint64_t tomb_set_max_seq(const struct tomb_set *t);
+/* A tombstone visible at snap_seq covers this row version. */
+bool tomb_covers(const struct tomb_set *t, struct slice host, struct slice event, int64_t ts,
+                 uint64_t row_seq, uint64_t snap_seq);
+/* Some tombstone's names and range match the key, whatever the sequences. */
+bool tomb_matches(const struct tomb_set *t, struct slice host, struct slice event, int64_t ts);
+struct slice part_key_host(const struct part *p, struct slice ukey);
+/* The current set, with a reference. */
+struct tomb_set *db_tombs(struct store_db *db);
+/* At open: reads DATA/<db>/TOMBSTONES (none is an empty set). */
+int db_read_tombs(struct store_db *db);
+/* Drops tombstones no file or memtable can need any more. */
+void db_purge_tombs(struct store_db *db);
+
 struct db_metrics {
     atomic_ullong flushes, flush_ns, compactions, compact_ns;
     atomic_ullong bytes_flushed, bytes_compacted, bytes_written_user;
     atomic_ullong corrupt, busy_rejects, nospc, ttl_files_dropped, flush_errors;
     atomic_ullong ttl_bytes_reclaimed, ttl_rows_expired, rows_deleted;
+    atomic_ullong range_deletes, range_tombs_purged;
     atomic_int last_flush_error;
     atomic_ullong *bucket_rows; /* per bucket */
 };
@@ -129,6 +170,7 @@ struct store_db {
     struct event_cut *ettl; /* per-event TTL rules, cutoff = ttl ns */
     size_t nettl;
     uint64_t ettl_gen;      /* ttl_mu: bumped when a rule is added or shortened */
+    struct tomb_set *tombs; /* ttl_mu: range tombstones (replaced under write_mu too) */
     struct part *parts;     /* buckets + 1 (the host index last) */
     uint32_t nparts;
     pthread_mutex_t write_mu; /* serializes writers; guards last_seq, wal appends, freezes */

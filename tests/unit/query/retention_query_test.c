@@ -318,12 +318,59 @@ static void test_event_ttl(void **state)
     buf_destroy(&err);
 }
 
+/* DELETE by host and ts range is one range tombstone; the reply counts the
+ * rows it covered; every plan hides them at once, also after compaction. */
+static void test_delete_range(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, sql = BUF_INIT;
+    ok(f, "CREATE DATABASE logs WITH (buckets=4)", &out);
+    fill(f);
+    int64_t lo = T0 + 10 * HOUR, hi = T0 + 12 * HOUR - 1;
+    buf_printf(&sql, "DELETE FROM logs WHERE host = 'web-1' AND ts BETWEEN %lld AND %lld",
+               (long long)lo, (long long)hi);
+    ok(f, buf_cstr(&sql), &out);
+    assert_string_equal(buf_cstr(&out), "{\"deleted\":240}\n"); /* 2 h x 60 x 2 events */
+    buf_reset(&sql);
+    buf_printf(&sql, "DELETE FROM logs WHERE host = 'web-2' AND event = 'debug' AND ts >= %lld",
+               (long long)(T0 + 40 * HOUR));
+    ok(f, buf_cstr(&sql), &out);
+    assert_string_equal(buf_cstr(&out), "{\"deleted\":480}\n");
+    struct store_db *db;
+    for (int pass = 0; pass < 2; pass++) {
+        ok(f, "SELECT COUNT(*) FROM logs WHERE host = 'web-1'", &out);
+        assert_string_equal(buf_cstr(&out), "{\"count\":5520}\n");
+        buf_reset(&sql);
+        buf_printf(&sql, "SELECT COUNT(*) FROM logs WHERE ts BETWEEN %lld AND %lld", (long long)lo,
+                   (long long)hi);
+        ok(f, buf_cstr(&sql), &out);
+        assert_string_equal(buf_cstr(&out), "{\"count\":240}\n"); /* web-2's rows */
+        ok(f, "SELECT /*+ full_scan */ COUNT(*) FROM logs WHERE event = 'debug'", &out);
+        assert_string_equal(buf_cstr(&out), "{\"count\":5160}\n");
+        buf_reset(&sql);
+        buf_printf(&sql, "SELECT * FROM logs WHERE host = 'web-1' AND event = 'info' AND ts = %lld",
+                   (long long)(lo + HOUR));
+        ok(f, buf_cstr(&sql), &out);
+        assert_string_equal(buf_cstr(&out), "");
+        assert_int_equal(store_db_get(f->s, "logs", &db), ERR_OK);
+        assert_int_equal(store_db_flush(db), ERR_OK);
+        assert_int_equal(store_db_compact(db), ERR_OK);
+        assert_int_equal(store_db_compact(db), ERR_OK);
+        if (pass == 1)
+            assert_int_equal(store_db_range_tombstones(db), 0);
+        store_db_unref(db);
+    }
+    buf_destroy(&out);
+    buf_destroy(&sql);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_every_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_ttl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_range, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
