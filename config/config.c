@@ -107,6 +107,9 @@ static const struct option options[] = {
      "Stored timestamp order of a new database: desc (newest first) or asc."},
     {"default_ttl", OPT_DURATION, FIELD(default_ttl_ns), "0", 0, INT64_MAX, 0, NULL,
      "Retention of a new database; 0 keeps data forever."},
+    {"max_disk_bytes", OPT_SIZE, FIELD(max_disk_bytes), "0", 0, 1024 * TIB, 0, NULL,
+     "Disk budget of each database (SSTables and WAL); over it the oldest hour windows are "
+     "dropped first, at each retention check. 0 turns it off."},
     {"retention_check_interval", OPT_DURATION, FIELD(retention_check_interval_ns), "1m", MS, DAY,
      0, NULL, "How often expired data is looked for and dropped."},
     {"reject_older_than", OPT_DURATION, FIELD(reject_older_than_ns), "0", 0, INT64_MAX, 0, NULL,

@@ -355,6 +355,8 @@ int compact_run(struct part *p, bool force)
     int64_t ttl = atomic_load(&db->ttl_ns);
     int64_t now = store_now(db->store);
     int64_t cutoff = ttl > 0 ? now - ttl : INT64_MIN;
+    if (atomic_load(&db->floor_ts) > cutoff)
+        cutoff = atomic_load(&db->floor_ts);
     struct event_cuts cuts;
     db_event_cuts(db, now, &cuts);
     int64_t pick_cutoff = event_cuts_max(&cuts, cutoff); /* a window with rows to drop */
@@ -445,6 +447,42 @@ int compact_run(struct part *p, bool force)
     free(drop);
     event_cuts_destroy(&cuts);
     tomb_set_unref(tombs);
+    return rc;
+}
+
+int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes)
+{
+    struct version *v = current(p);
+    bool *drop = xcalloc(v->n + 1, sizeof *drop);
+    uint64_t sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->files[i]->props.max_ts < floor) {
+            drop[i] = true;
+            sum += v->files[i]->props.size;
+            n++;
+        }
+    int rc = ERR_OK;
+    if (n) {
+        struct version *nv = edit(v, drop, NULL, 0);
+        bool replaced = false;
+        rc = part_write_manifest(p, nv, p->flushed_gen, p->last_seq, &replaced);
+        if (!rc || replaced) {
+            if (!rc)
+                for (size_t i = 0; i < v->n; i++)
+                    if (drop[i])
+                        atomic_store(&v->files[i]->obsolete, true);
+            part_install(p, nv);
+            nv = NULL;
+            if (rc)
+                store_bg_set_error(p->db, rc);
+            else
+                *bytes += sum;
+        }
+        version_unref(nv);
+    }
+    version_unref(v);
+    free(drop);
     return rc;
 }
 

@@ -264,6 +264,7 @@ static struct store_db *db_alloc(struct store *s, const char *name)
     buf_printf(&b, "%s/wal", db->dir);
     db->wal_dir = buf_steal(&b, NULL);
     atomic_init(&db->refs, 1);
+    atomic_init(&db->floor_ts, INT64_MIN);
     pthread_mutex_init(&db->write_mu, NULL);
     pthread_mutex_init(&db->ttl_mu, NULL);
     buf_init(&db->scratch);
@@ -577,10 +578,11 @@ static void part_snap_drop(struct part_snap *ps)
 static int64_t ttl_cutoff(struct store_db *db)
 {
     int64_t ttl = atomic_load(&db->ttl_ns);
+    int64_t floor = atomic_load(&db->floor_ts);
     if (ttl <= 0)
-        return INT64_MIN;
+        return floor;
     int64_t now = store_now(db->store);
-    return now - ttl;
+    return now - ttl > floor ? now - ttl : floor;
 }
 
 struct store_snap *store_snapshot(struct store_db *db)

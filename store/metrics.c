@@ -14,7 +14,8 @@ enum fam {
     F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
     F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_NOSPC, F_TTL_FILES,
     F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_DB_ROWS, F_OLDEST, F_NEWEST, F_RECLAIMED,
-    F_EXPIRED, F_DELETED, F_TOMBSTONES, F_RANGE_DELETES, F_RANGE_TOMBS, F_COUNT
+    F_EXPIRED, F_DELETED, F_TOMBSTONES, F_RANGE_DELETES, F_RANGE_TOMBS, F_GUARD_WINDOWS,
+    F_GUARD_BYTES, F_COUNT
 };
 
 static const char *const fam_info[F_COUNT][3] = {
@@ -51,6 +52,8 @@ static const char *const fam_info[F_COUNT][3] = {
     {"tombstones", "gauge", "Tombstones still stored in files and memtables."},
     {"range_deletes_total", "counter", "DELETEs stored as range tombstones."},
     {"range_tombstones", "gauge", "Range tombstones outstanding (purged by compaction)."},
+    {"disk_guard_windows_dropped_total", "counter", "Oldest windows dropped over max_disk_bytes."},
+    {"disk_guard_bytes_dropped_total", "counter", "SSTable bytes dropped over max_disk_bytes."},
 };
 
 static uint64_t wal_disk(struct store_db *db)
@@ -145,7 +148,8 @@ int store_db_stats(struct store_db *db, struct store_db_stats *out)
         part_stats(&db->parts[i], &st);
     st.wal_bytes = wal_disk(db);
     st.bytes = st.sst_bytes + st.wal_bytes;
-    st.bytes_reclaimed = atomic_load(&db->m.ttl_bytes_reclaimed);
+    st.bytes_reclaimed =
+        atomic_load(&db->m.ttl_bytes_reclaimed) + atomic_load(&db->m.guard_bytes_dropped);
     st.rows_expired = atomic_load(&db->m.ttl_rows_expired);
     st.rows_deleted = atomic_load(&db->m.rows_deleted);
     st.range_tombstones = store_db_range_tombstones(db);
@@ -245,6 +249,8 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     db_line(fam, F_TOMBSTONES, db, st.tombstones);
     db_line(fam, F_RANGE_DELETES, db, atomic_load(&m->range_deletes));
     db_line(fam, F_RANGE_TOMBS, db, st.range_tombstones);
+    db_line(fam, F_GUARD_WINDOWS, db, atomic_load(&m->guard_windows_dropped));
+    db_line(fam, F_GUARD_BYTES, db, atomic_load(&m->guard_bytes_dropped));
 }
 
 static void family(struct buf *out, const char *name, const char *type, const char *help)

@@ -190,6 +190,8 @@ void store_put_dbs(struct store_db **v, size_t n)
     free(v);
 }
 
+static int enforce_disk_limit(struct store_db *db);
+
 static void tick(struct store *s, bool sync, bool retention)
 {
     size_t n;
@@ -200,6 +202,8 @@ static void tick(struct store *s, bool sync, bool retention)
         pthread_mutex_lock(&dbs[i]->ttl_mu);
         bool has_event_ttls = dbs[i]->nettl > 0 || dbs[i]->tombs->n > 0;
         pthread_mutex_unlock(&dbs[i]->ttl_mu);
+        if (retention && s->opts.max_disk_bytes)
+            enforce_disk_limit(dbs[i]);
         if (retention && (atomic_load(&dbs[i]->ttl_ns) > 0 || has_event_ttls)) {
             pthread_mutex_lock(&s->bg_mu);
             for (uint32_t k = 0; k < dbs[i]->nparts; k++)
@@ -530,27 +534,99 @@ int store_db_flush(struct store_db *db)
     return atomic_load(&db->bg_error);
 }
 
+/* Takes p's job slot, waiting for its running job. */
+static void part_claim(struct store *s, struct part *p)
+{
+    pthread_mutex_lock(&s->bg_mu);
+    while (p->busy)
+        pthread_cond_wait(&s->done_cond, &s->bg_mu);
+    p->busy = true;
+    pthread_mutex_unlock(&s->bg_mu);
+}
+
+static void part_release(struct store *s, struct part *p)
+{
+    pthread_mutex_lock(&s->bg_mu);
+    p->busy = false;
+    pthread_cond_broadcast(&s->done_cond);
+    pthread_cond_broadcast(&s->bg_cond);
+    pthread_mutex_unlock(&s->bg_mu);
+}
+
+/* Oldest and newest window of the bucket partitions' files; false if none. */
+static bool window_span(struct store_db *db, int64_t *oldest, int64_t *newest)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < db->buckets; i++) {
+        struct part *p = &db->parts[i];
+        pthread_mutex_lock(&p->mu);
+        struct version *v = p->ver;
+        if (v->n) {
+            int64_t lo = v->files[0]->window, hi = v->files[v->n - 1]->window;
+            if (!any || lo < *oldest)
+                *oldest = lo;
+            if (!any || hi > *newest)
+                *newest = hi;
+            any = true;
+        }
+        pthread_mutex_unlock(&p->mu);
+    }
+    return any;
+}
+
+/* The max_disk_bytes guard: drops the oldest window while over budget. */
+static int enforce_disk_limit(struct store_db *db)
+{
+    struct store *s = db->store;
+    uint64_t limit = s->opts.max_disk_bytes;
+    int rc = ERR_OK;
+    while (limit && !rc) {
+        struct store_db_stats st;
+        int64_t oldest = 0, newest = 0;
+        store_db_stats(db, &st);
+        if (st.bytes <= limit)
+            break;
+        if (!window_span(db, &oldest, &newest) || oldest >= newest) {
+            log_warn("database %s: %llu bytes on disk, over max_disk_bytes %llu, but only the "
+                     "newest window is left",
+                     db->name, (unsigned long long)st.bytes, (unsigned long long)limit);
+            break;
+        }
+        int64_t floor = (oldest + 1) * STORE_WINDOW_NS;
+        long long cur = atomic_load(&db->floor_ts);
+        while (cur < floor && !atomic_compare_exchange_weak(&db->floor_ts, &cur, floor))
+            ;
+        uint64_t dropped = 0;
+        for (uint32_t i = 0; i < db->nparts && !rc; i++) {
+            part_claim(s, &db->parts[i]);
+            rc = compact_drop_before(&db->parts[i], floor, &dropped);
+            part_release(s, &db->parts[i]);
+        }
+        atomic_fetch_add(&db->m.guard_windows_dropped, 1);
+        atomic_fetch_add(&db->m.guard_bytes_dropped, dropped);
+        log_warn("database %s: %llu bytes on disk, over max_disk_bytes %llu: dropped the oldest "
+                 "window (rows before %lld ns, %llu bytes)",
+                 db->name, (unsigned long long)st.bytes, (unsigned long long)limit,
+                 (long long)floor, (unsigned long long)dropped);
+    }
+    return rc;
+}
+
 int store_db_compact(struct store_db *db)
 {
     struct store *s = db->store;
     int rc = ERR_OK;
     for (uint32_t i = 0; i < db->nparts; i++) {
         struct part *p = &db->parts[i];
-        pthread_mutex_lock(&s->bg_mu);
-        while (p->busy)
-            pthread_cond_wait(&s->done_cond, &s->bg_mu);
-        p->busy = true;
-        pthread_mutex_unlock(&s->bg_mu);
+        part_claim(s, p);
         int prc = compact_run(p, true);
         if (prc && !rc)
             rc = prc;
-        pthread_mutex_lock(&s->bg_mu);
-        p->busy = false;
-        pthread_cond_broadcast(&s->done_cond);
-        pthread_cond_broadcast(&s->bg_cond);
-        pthread_mutex_unlock(&s->bg_mu);
+        part_release(s, p);
     }
     if (!rc)
         db_purge_tombs(db);
+    if (!rc)
+        rc = enforce_disk_limit(db);
     return rc;
 }

@@ -39,6 +39,11 @@ struct store_opts {
     size_t block_cache_bytes;
     unsigned background_threads;   /* flush + compaction threads, >= 1 */
     int64_t retention_check_interval_ns; /* how often the TTL sweep runs */
+    /* Disk budget of each database (SSTables + WAL), 0 = none. Over it, the
+     * retention sweep (and store_db_compact) drops the oldest hour windows
+     * whole, never the newest one, and hides rows older than what it
+     * dropped; each drop is logged and counted in metrics. */
+    uint64_t max_disk_bytes;
     /* Wall clock in ns since the epoch, for TTL; NULL = CLOCK_REALTIME.
      * Tests inject a clock here. */
     int64_t (*clock)(void *arg);
@@ -193,7 +198,8 @@ struct iter *store_iter_index(struct store_snap *snap);
 
 /* Flushes every memtable of the database and waits. */
 int store_db_flush(struct store_db *db);
-/* Runs compaction (and the TTL sweep) of every partition to completion. */
+/* Runs compaction (and the TTL sweep and the max_disk_bytes guard) of
+ * every partition to completion. */
 int store_db_compact(struct store_db *db);
 
 /* Appends Prometheus text lines (all names start with logbucket_) for every

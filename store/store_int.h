@@ -151,6 +151,7 @@ struct db_metrics {
     atomic_ullong corrupt, busy_rejects, nospc, ttl_files_dropped, flush_errors;
     atomic_ullong ttl_bytes_reclaimed, ttl_rows_expired, rows_deleted;
     atomic_ullong range_deletes, range_tombs_purged;
+    atomic_ullong guard_windows_dropped, guard_bytes_dropped;
     atomic_int last_flush_error;
     atomic_ullong *bucket_rows; /* per bucket */
 };
@@ -166,6 +167,7 @@ struct store_db {
     uint32_t buckets;
     bool desc;
     atomic_llong ttl_ns;
+    atomic_llong floor_ts;  /* rows below were dropped by the disk guard: hidden */
     pthread_mutex_t ttl_mu; /* guards ettl, nettl (taken inside write_mu) */
     struct event_cut *ettl; /* per-event TTL rules, cutoff = ttl ns */
     size_t nettl;
@@ -240,6 +242,9 @@ int compact_run(struct part *p, bool force);
 void compact_delete_old_wal(struct store_db *db);
 /* Whether a compaction of p would find work (a full or cold window). */
 bool compact_wanted(struct part *p);
+/* Deletes the files of p whose rows are all older than floor (disk guard);
+ * adds their bytes to *bytes. REQUIRES: p's job slot (busy). */
+int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes);
 
 /* databases (db.c) */
 int db_open(struct store *s, const char *name, const struct db_opts *create,

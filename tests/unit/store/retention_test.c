@@ -475,6 +475,50 @@ static void test_event_ttl_sweep(void **state)
     store_db_unref(db);
 }
 
+/* max_disk_bytes: over budget, the oldest windows go first, whole. */
+static void test_disk_guard(void **state)
+{
+    struct fixture *f = *state;
+    struct db_opts o = {.buckets = BUCKETS, .ts_desc = true, .ttl_ns = 0};
+    assert_int_equal(store_db_create(f->s, "full", &o), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "full", &db), ERR_OK);
+    size_t n = fill(db);
+    assert_int_equal(store_db_compact(db), ERR_OK); /* no budget yet: nothing dropped */
+    struct store_db_stats before, after;
+    assert_int_equal(store_db_stats(db, &before), ERR_OK);
+    assert_int_equal(before.rows, n);
+    assert_int_equal(before.oldest_ts, T0);
+    /* reopen with a budget of 40 % of what is there */
+    store_db_unref(db);
+    store_close(f->s);
+    f->o.max_disk_bytes = before.bytes * 2 / 5;
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    assert_int_equal(store_db_get(f->s, "full", &db), ERR_OK);
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    assert_int_equal(store_db_stats(db, &after), ERR_OK);
+    printf("# disk guard: budget %llu, bytes before %llu after %llu, oldest ts +%lld h\n",
+           (unsigned long long)f->o.max_disk_bytes, (unsigned long long)before.bytes,
+           (unsigned long long)after.bytes, (long long)((after.oldest_ts - T0) / HOUR));
+    assert_true(after.bytes <= f->o.max_disk_bytes);
+    assert_true(after.bytes > f->o.max_disk_bytes / 2); /* window by window, not all */
+    assert_int_equal(after.newest_ts, before.newest_ts);
+    assert_true(after.oldest_ts > T0 + 24 * HOUR);
+    assert_int_equal(after.oldest_ts % HOUR, 0); /* whole windows */
+    /* what is left is exactly the windows from the new oldest on */
+    size_t left = check_iters(db, after.oldest_ts);
+    assert_int_equal(left, (size_t)((T0 + SPAN_H * HOUR - after.oldest_ts) / MINUTE) * 4);
+    assert_int_equal(get_rc(db, T0, "web-1", "info"), ERR_NOTFOUND);
+    assert_int_equal(get_rc(db, T0 + (SPAN_H - 1) * HOUR, "web-1", "info"), ERR_OK);
+    struct buf m = BUF_INIT;
+    store_metrics(f->s, &m);
+    buf_append(&m, "", 1);
+    assert_non_null(strstr(m.data, "logbucket_disk_guard_windows_dropped_total{db=\"full\"} "));
+    assert_null(strstr(m.data, "logbucket_disk_guard_windows_dropped_total{db=\"full\"} 0\n"));
+    buf_destroy(&m);
+    store_db_unref(db);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -484,6 +528,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stats_deletes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_ttl_sweep, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_guard, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
