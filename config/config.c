@@ -109,7 +109,8 @@ static const struct option options[] = {
      "Retention of a new database; 0 keeps data forever."},
     {"max_disk_bytes", OPT_SIZE, FIELD(max_disk_bytes), "0", 0, 1024 * TIB, 0, NULL,
      "Disk budget of each database (SSTables and WAL); over it the oldest hour windows are "
-     "dropped first, at each retention check. 0 turns it off."},
+     "dropped first, at each retention check. 0 turns it off. A database's own budget (set "
+     "with CREATE or ALTER DATABASE) wins."},
     {"retention_check_interval", OPT_DURATION, FIELD(retention_check_interval_ns), "1m", MS, DAY,
      0, NULL, "How often expired data is looked for and dropped."},
     {"reject_older_than", OPT_DURATION, FIELD(reject_older_than_ns), "0", 0, INT64_MAX, 0, NULL,

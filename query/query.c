@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config/config.h"
 #include "config/err.h"
 #include "query/encode.h"
 #include "query/plan.h"
@@ -189,6 +190,19 @@ static int do_create(struct query_cursor *c, const struct sql_stmt *st, struct b
         st->has_ttl ? st->ttl_ns : c->o.default_ttl_ns,
     };
     int rc = store_db_create(c->s, st->db, &o);
+    if (rc == ERR_OK && st->has_max_disk && st->max_disk_bytes) {
+        struct store_db *db;
+        rc = store_db_get(c->s, st->db, &db);
+        if (rc == ERR_OK) {
+            rc = store_db_set_max_disk_bytes(db, st->max_disk_bytes);
+            store_db_unref(db);
+        }
+        if (rc) {
+            buf_printf(err, "database '%s' created, but its max_disk_bytes not set: %s", st->db,
+                       err_name(rc));
+            return rc;
+        }
+    }
     if (rc == ERR_EXISTS && st->if_not_exists)
         rc = ERR_OK;
     if (rc == ERR_EXISTS)
@@ -207,7 +221,11 @@ static int do_alter(struct query_cursor *c, const struct sql_stmt *st, struct bu
     int rc = open_db(c, st->db, &db, err);
     if (rc)
         return rc;
-    if (st->event) {
+    if (st->has_max_disk) {
+        rc = store_db_set_max_disk_bytes(db, st->max_disk_bytes);
+        if (rc)
+            buf_printf(err, "cannot change max_disk_bytes of '%s': %s", st->db, err_name(rc));
+    } else if (st->event) {
         rc = store_db_set_event_ttl(db, slice_make(st->event, st->event_len), st->ttl_ns);
         if (rc == ERR_TOOBIG)
             buf_printf(err, "too many event TTLs on '%s' (at most 256): remove some with "
@@ -237,8 +255,8 @@ static int do_drop(struct query_cursor *c, const struct sql_stmt *st, struct buf
 }
 
 static void show_row(struct query_cursor *c, const char *name, const struct db_opts *o,
-                     const struct store_db_stats *st, const struct store_event_ttl *ev,
-                     size_t nev)
+                     uint64_t max_disk, const struct store_db_stats *st,
+                     const struct store_event_ttl *ev, size_t nev)
 {
     row_begin(c);
     buf_puts(&c->out, "{\"name\":");
@@ -249,6 +267,11 @@ static void show_row(struct query_cursor *c, const char *name, const struct db_o
     /* rows are estimated from entry counts (store_db_stats) */
     buf_printf(&c->out, "\",\"rows\":%llu,\"bytes\":%llu", (unsigned long long)st->rows,
                (unsigned long long)st->bytes);
+    if (max_disk) {
+        char size[32];
+        cfg_format_size(max_disk, size, sizeof size);
+        buf_printf(&c->out, ",\"max_disk_bytes\":\"%s\"", size);
+    }
     if (nev) {
         buf_puts(&c->out, ",\"event_ttl\":{");
         for (size_t i = 0; i < nev; i++) {
@@ -284,7 +307,7 @@ static int do_show(struct query_cursor *c, struct buf *err)
             store_db_stats(db, &st);
             struct store_event_ttl *ev;
             size_t nev = store_db_event_ttls(db, &ev);
-            show_row(c, names[i], &o, &st, ev, nev);
+            show_row(c, names[i], &o, store_db_max_disk_bytes(db), &st, ev, nev);
             store_event_ttls_free(ev, nev);
             store_db_unref(db);
         }

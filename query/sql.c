@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "config/err.h"
 
 #define SQL_MAX_LIST 100000 /* items of one IN list */
@@ -949,7 +950,7 @@ static int parse_db_option(struct parser *ps, struct sql_stmt *st)
 {
     size_t off = ps->t.off;
     char *name = NULL;
-    if (parse_name(ps, "an option (buckets, ts_order, ttl)", &name, NULL) ||
+    if (parse_name(ps, "an option (buckets, ts_order, ttl, max_disk_bytes)", &name, NULL) ||
         expect(ps, T_EQ, "'='")) {
         free(name);
         return ps->rc;
@@ -958,6 +959,26 @@ static int parse_db_option(struct parser *ps, struct sql_stmt *st)
     if (strcasecmp(name, "ttl") == 0) {
         st->has_ttl = true;
         rc = parse_ttl_value(ps, &st->ttl_ns);
+    } else if (strcasecmp(name, "max_disk_bytes") == 0) {
+        st->has_max_disk = true;
+        off = ps->t.off;
+        if (ps->t.type == T_STRING) {
+            size_t n;
+            char *v = unquote(&ps->t, &n);
+            rc = cfg_parse_size(v, &st->max_disk_bytes) ? ERR_INVAL : ERR_OK;
+            free(v);
+            if (rc)
+                rc = fail_at(ps, off, "bad max_disk_bytes %.*s (a size such as '10GiB', or '0')",
+                             (int)ps->t.n, ps->t.p);
+            else
+                lex(ps);
+        } else {
+            int64_t v = 0;
+            rc = parse_int_tok(ps, false, &v);
+            if (!rc && v < 0)
+                rc = fail_at(ps, off, "max_disk_bytes must be >= 0");
+            st->max_disk_bytes = (uint64_t)v;
+        }
     } else if (strcasecmp(name, "buckets") == 0 && st->kind == SQL_CREATE_DB) {
         st->has_buckets = true;
         off = ps->t.off;
@@ -980,7 +1001,8 @@ static int parse_db_option(struct parser *ps, struct sql_stmt *st)
             lex(ps);
     } else {
         rc = fail_at(ps, off, "unknown option '%s' (%s)", name,
-                     st->kind == SQL_CREATE_DB ? "buckets, ts_order, ttl" : "ttl");
+                     st->kind == SQL_CREATE_DB ? "buckets, ts_order, ttl, max_disk_bytes"
+                                               : "ttl, max_disk_bytes");
     }
     free(name);
     return rc;
@@ -1022,6 +1044,8 @@ static int parse_alter(struct parser *ps, struct sql_stmt *st)
                        (int)ps->t.n, ps->t.p);
     if (parse_db_option(ps, st))
         return ps->rc;
+    if (st->has_max_disk)
+        return ERR_OK;
     /* SET ttl='1h' FOR EVENT 'debug': a per-event override ('0' removes it) */
     if (!accept_kw(ps, "FOR"))
         return ERR_OK;

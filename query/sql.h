@@ -93,6 +93,8 @@ struct sql_stmt {
     int64_t buckets;
     bool ts_desc;
     int64_t ttl_ns;
+    bool has_max_disk;        /* max_disk_bytes='10GiB' (CREATE and ALTER) */
+    uint64_t max_disk_bytes;
     /* ALTER DATABASE ... SET ttl=... FOR EVENT 'e': the override's event */
     char *event; /* owned; NULL without FOR EVENT */
     size_t event_len;

@@ -18,7 +18,7 @@
 #define META_V1 1 /* fixed 28 bytes, no event TTLs */
 #define META_V2 2 /* + event TTL rules */
 #define META_V1_SIZE 28
-#define META_V2_HEAD 28
+#define META_V2_HEAD 36
 #define META_MAX (META_V2_HEAD + STORE_MAX_EVENT_TTLS * (10 + KEY_MAX_NAME) + 4)
 
 /* --- metadata file (FORMAT.md "Database metadata") --- */
@@ -27,7 +27,8 @@ int db_write_meta(struct store_db *db)
 {
     struct buf b = BUF_INIT;
     pthread_mutex_lock(&db->ttl_mu);
-    bool v2 = db->nettl > 0; /* version 1 while it suffices: older binaries read it */
+    /* version 1 while it suffices: older binaries read it */
+    bool v2 = db->nettl > 0 || atomic_load(&db->max_disk_bytes) > 0;
     buf_reserve(&b, META_V2_HEAD + 4);
     memset(b.data, 0, META_V2_HEAD);
     coding_put_u32le(b.data, META_MAGIC);
@@ -38,6 +39,7 @@ int db_write_meta(struct store_db *db)
     b.len = 24;
     if (v2) {
         coding_put_u32le(b.data + 24, (uint32_t)db->nettl);
+        coding_put_u64le(b.data + 28, (uint64_t)atomic_load(&db->max_disk_bytes));
         b.len = META_V2_HEAD;
         for (size_t i = 0; i < db->nettl; i++) {
             char h[8];
@@ -112,8 +114,10 @@ static int read_meta(struct store_db *db)
         if (db->buckets < 1 || db->buckets > 1024)
             rc = err_corrupt("database metadata %s: %u buckets", path.data, db->buckets);
     }
-    if (rc == ERR_OK && version == META_V2)
+    if (rc == ERR_OK && version == META_V2) {
+        atomic_init(&db->max_disk_bytes, (unsigned long long)coding_get_u64le(m + 28));
         rc = read_rules(db, path.data, m, len - 4);
+    }
     free(m);
     buf_destroy(&path);
     return rc;
@@ -364,6 +368,22 @@ void store_db_opts(const struct store_db *db, struct db_opts *out)
     out->buckets = db->buckets;
     out->ts_desc = db->desc;
     out->ttl_ns = atomic_load(&((struct store_db *)db)->ttl_ns);
+}
+
+uint64_t store_db_max_disk_bytes(struct store_db *db)
+{
+    return atomic_load(&db->max_disk_bytes);
+}
+
+int store_db_set_max_disk_bytes(struct store_db *db, uint64_t bytes)
+{
+    pthread_mutex_lock(&db->write_mu);
+    unsigned long long old = atomic_exchange(&db->max_disk_bytes, bytes);
+    int rc = write_meta(db);
+    if (rc)
+        atomic_store(&db->max_disk_bytes, old);
+    pthread_mutex_unlock(&db->write_mu);
+    return rc;
 }
 
 int store_db_set_ttl(struct store_db *db, int64_t ttl_ns)

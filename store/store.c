@@ -202,7 +202,7 @@ static void tick(struct store *s, bool sync, bool retention)
         pthread_mutex_lock(&dbs[i]->ttl_mu);
         bool has_event_ttls = dbs[i]->nettl > 0 || dbs[i]->tombs->n > 0;
         pthread_mutex_unlock(&dbs[i]->ttl_mu);
-        if (retention && s->opts.max_disk_bytes)
+        if (retention && (s->opts.max_disk_bytes || atomic_load(&dbs[i]->max_disk_bytes)))
             enforce_disk_limit(dbs[i]);
         if (retention && (atomic_load(&dbs[i]->ttl_ns) > 0 || has_event_ttls)) {
             pthread_mutex_lock(&s->bg_mu);
@@ -578,7 +578,9 @@ static bool window_span(struct store_db *db, int64_t *oldest, int64_t *newest)
 static int enforce_disk_limit(struct store_db *db)
 {
     struct store *s = db->store;
-    uint64_t limit = s->opts.max_disk_bytes;
+    uint64_t limit = atomic_load(&db->max_disk_bytes);
+    if (!limit)
+        limit = s->opts.max_disk_bytes;
     int rc = ERR_OK;
     while (limit && !rc) {
         struct store_db_stats st;

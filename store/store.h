@@ -92,6 +92,11 @@ int store_db_list(struct store *s, char ***names, size_t *count);
 
 const char *store_db_name(const struct store_db *db);
 void store_db_opts(const struct store_db *db, struct db_opts *out);
+/* Persists a new disk budget (0: the store's default); the next retention
+ * sweep or store_db_compact enforces it. */
+int store_db_set_max_disk_bytes(struct store_db *db, uint64_t bytes);
+/* The database's own budget (0: none, the store's default applies). */
+uint64_t store_db_max_disk_bytes(struct store_db *db);
 /* Persists a new TTL; takes effect for reads at once. */
 int store_db_set_ttl(struct store_db *db, int64_t ttl_ns);
 

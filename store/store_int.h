@@ -168,6 +168,7 @@ struct store_db {
     bool desc;
     atomic_llong ttl_ns;
     atomic_llong floor_ts;  /* rows below were dropped by the disk guard: hidden */
+    atomic_ullong max_disk_bytes; /* 0: the store's default */
     pthread_mutex_t ttl_mu; /* guards ettl, nettl (taken inside write_mu) */
     struct event_cut *ettl; /* per-event TTL rules, cutoff = ttl ns */
     size_t nettl;

@@ -364,6 +364,25 @@ static void test_delete_range(void **state)
     buf_destroy(&sql);
 }
 
+static void test_max_disk_sql(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    ok(f, "CREATE DATABASE g WITH (buckets=2, max_disk_bytes='10GiB')", &out);
+    ok(f, "SHOW DATABASES", &out);
+    assert_non_null(strstr(buf_cstr(&out), "\"bytes\":0,\"max_disk_bytes\":\"10GiB\"}"));
+    ok(f, "ALTER DATABASE g SET max_disk_bytes = 1048576", &out);
+    ok(f, "SHOW DATABASES", &out);
+    assert_non_null(strstr(buf_cstr(&out), "\"max_disk_bytes\":\"1MiB\""));
+    ok(f, "ALTER DATABASE g SET max_disk_bytes='0'", &out);
+    ok(f, "SHOW DATABASES", &out);
+    assert_null(strstr(buf_cstr(&out), "max_disk_bytes"));
+    assert_int_equal(run(f, "ALTER DATABASE g SET max_disk_bytes='lots'", &out, &err), ERR_INVAL);
+    assert_non_null(strstr(buf_cstr(&err), "bad max_disk_bytes"));
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -371,6 +390,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_every_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_disk_sql, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

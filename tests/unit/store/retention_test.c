@@ -517,6 +517,28 @@ static void test_disk_guard(void **state)
     assert_null(strstr(m.data, "logbucket_disk_guard_windows_dropped_total{db=\"full\"} 0\n"));
     buf_destroy(&m);
     store_db_unref(db);
+
+    /* a database's own budget, persisted, wins over the store's */
+    o.ttl_ns = 0;
+    assert_int_equal(store_db_create(f->s, "own", &o), ERR_OK);
+    assert_int_equal(store_db_get(f->s, "own", &db), ERR_OK);
+    fill(db);
+    assert_int_equal(store_db_set_max_disk_bytes(db, before.bytes / 4), ERR_OK);
+    store_db_unref(db);
+    store_close(f->s);
+    f->o.max_disk_bytes = 0;
+    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
+    assert_int_equal(store_db_get(f->s, "own", &db), ERR_OK);
+    assert_int_equal(store_db_max_disk_bytes(db), before.bytes / 4);
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    assert_int_equal(store_db_stats(db, &after), ERR_OK);
+    assert_true(after.bytes <= before.bytes / 4);
+    assert_int_equal(after.newest_ts, before.newest_ts);
+    store_db_unref(db);
+    /* "full" keeps what it has: no budget of its own, none in the store */
+    assert_int_equal(store_db_get(f->s, "full", &db), ERR_OK);
+    assert_int_equal(store_db_max_disk_bytes(db), 0);
+    store_db_unref(db);
 }
 
 int main(void)
