@@ -269,7 +269,11 @@ int srv_start(const struct config *cfg, struct store *store)
     event_stamp_init(&server.stamp, NULL, NULL);
     atomic_store(&server.stopping, false);
 
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+    /* poll, not epoll: in epoll mode libmicrohttpd 0.9.75 misses a FIN that
+     * arrives with the last bytes of an unfinished body, and such a
+     * connection lingers (CLOSE-WAIT, a request "in flight") until the
+     * connection timeout, which also delays a graceful stop. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | MHD_USE_SUSPEND_RESUME;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
