@@ -517,6 +517,36 @@ static const char *skip_spaces(const char *q, const char *end)
     return q;
 }
 
+/* The messages of a key's checks, per kind of key. */
+struct key_msgs {
+    const char *empty, *bad_utf8, *too_long, *no_equals;
+};
+static const struct key_msgs tag_key_msgs = {"empty tag key", "invalid UTF-8 in a tag key",
+                                             "tag key too long", "missing '=' after tag key"};
+static const struct key_msgs field_key_msgs = {"empty field key", "invalid UTF-8 in a field key",
+                                               "field key too long",
+                                               "missing '=' after field key"};
+
+/* Scans a tag or field key and the '=' after it. */
+static const char *scan_key(struct lp_parser *p, const char **pq, const char *end,
+                            const struct key_msgs *m, struct slice *key)
+{
+    bool high;
+    const char *why = scan(p, pq, end, C_KEY, E_KEY, key, &high);
+    if (why)
+        return why;
+    if (key->len == 0)
+        return m->empty;
+    if (high && !event_utf8_valid(key->ptr, key->len))
+        return m->bad_utf8;
+    if (key->len > p->lim.max_key_bytes)
+        return why_num(p, m->too_long, p->lim.max_key_bytes);
+    if (*pq == end || **pq != '=')
+        return why_key(p, m->no_equals, *key);
+    ++*pq;
+    return NULL;
+}
+
 /* The tag set after the measurement's comma. */
 static const char *parse_tags(struct lp_parser *p, const char **pp, const char *end,
                               struct event *ev, size_t *ntags)
@@ -526,17 +556,8 @@ static const char *parse_tags(struct lp_parser *p, const char **pp, const char *
     struct slice key, val;
     while (q < end && *q == ',') {
         q++;
-        if ((why = scan(p, &q, end, C_KEY, E_KEY, &key, &high)))
+        if ((why = scan_key(p, &q, end, &tag_key_msgs, &key)))
             return why;
-        if (key.len == 0)
-            return "empty tag key";
-        if (high && !event_utf8_valid(key.ptr, key.len))
-            return "invalid UTF-8 in a tag key";
-        if (key.len > p->lim.max_key_bytes)
-            return why_num(p, "tag key too long", p->lim.max_key_bytes);
-        if (q == end || *q != '=')
-            return why_key(p, "missing '=' after tag key", key);
-        q++;
         if ((why = scan(p, &q, end, C_KEY, E_KEY, &val, &high)))
             return why;
         if (val.len == 0)
@@ -569,20 +590,10 @@ static const char *parse_fields(struct lp_parser *p, const char **pp, const char
                                 size_t *nfields)
 {
     const char *q = *pp, *why;
-    bool high;
     struct slice key;
     for (;;) {
-        if ((why = scan(p, &q, end, C_KEY, E_KEY, &key, &high)))
+        if ((why = scan_key(p, &q, end, &field_key_msgs, &key)))
             return why;
-        if (key.len == 0)
-            return "empty field key";
-        if (high && !event_utf8_valid(key.ptr, key.len))
-            return "invalid UTF-8 in a field key";
-        if (key.len > p->lim.max_key_bytes)
-            return why_num(p, "field key too long", p->lim.max_key_bytes);
-        if (q == end || *q != '=')
-            return why_key(p, "missing '=' after field key", key);
-        q++;
         if (q == end || *q == ' ' || *q == ',')
             return why_key(p, "missing value for field", key);
         if (*nfields >= p->lim.max_fields_per_line)
