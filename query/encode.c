@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/err.h"
@@ -159,42 +160,51 @@ static uint64_t scaled_digits(uint64_t m, int k, int s)
     return (uint64_t)q;
 }
 
-/* Exactly what printf("%.17g") prints for a positive, non-integral d in
- * [1e-4, 2^53), computed in 128-bit integers (glibc's multi-precision
- * printf is the costliest part of encoding a row). false: not handled. */
-static bool fast_g17(double d, char *out, size_t *n_out)
+/* Exactly what printf("%.<prec>g") prints (prec 15..17) for a positive,
+ * non-integral d in [1e-4, 2^53), computed in 128-bit integers (glibc's
+ * multi-precision printf is the costliest part of encoding a row). false:
+ * not handled. */
+static bool fast_g(double d, int prec, char *out, size_t *n_out)
 {
+    static const uint64_t first_of[] = {100000000000000ULL, 1000000000000000ULL,
+                                        10000000000000000ULL}; /* 10^(prec-1) */
     uint64_t bits;
     memcpy(&bits, &d, sizeof(bits));
     int exp = (int)((bits >> 52) & 0x7ff);
-    if (!(d >= 1e-4 && d < 9007199254740992.0) || exp == 0)
+    if (!(d >= 1e-4 && d < 9007199254740992.0) || exp == 0 || prec < 15 || prec > 17)
         return false;
+    const uint64_t lo = first_of[prec - 15], hi = lo * 10; /* prec digits exactly */
     uint64_t m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
     int s = 1075 - exp; /* d = m / 2^s */
     if (s < 1 || s > 100)
         return false;
-    int k = 16 - (int)floor(log10(d));
-    uint64_t q = 0;
-    for (int tries = 0; tries < 3; tries++) {
-        if (k < 0 || k > 22)
+    /* k: the largest scale whose rounded digits d * 10^k stay below 10^prec
+     * (log10 is only an estimate near powers of ten). */
+    int k = prec - 1 - (int)floor(log10(d));
+    if (k < 0 || k > 22)
+        return false;
+    uint64_t q = scaled_digits(m, k, s);
+    for (int tries = 0; q >= hi && tries < 2; tries++) {
+        if (--k < 0)
             return false;
         q = scaled_digits(m, k, s);
-        if (q >= 100000000000000000ULL)
-            k--;
-        else if (q < 10000000000000000ULL)
-            k++;
-        else
-            break;
     }
-    if (q < 10000000000000000ULL || q >= 100000000000000000ULL)
+    for (int tries = 0; tries < 2 && k < 22; tries++) {
+        uint64_t up = scaled_digits(m, k + 1, s);
+        if (up >= hi)
+            break;
+        k++;
+        q = up;
+    }
+    if (q < lo || q >= hi)
         return false;
     char dg[17];
-    for (int i = 16; i >= 0; i--, q /= 10)
+    for (int i = prec - 1; i >= 0; i--, q /= 10)
         dg[i] = (char)('0' + q % 10);
-    int x = 16 - k; /* decimal exponent of dg[0] */
-    if (x < -4 || x >= 17)
+    int x = prec - 1 - k; /* decimal exponent of dg[0] */
+    if (x < -4 || x >= prec)
         return false;
-    int last = 16; /* %g drops trailing zeros of the fraction */
+    int last = prec - 1; /* %g drops trailing zeros of the fraction */
     while (last > x && last > 0 && dg[last] == '0')
         last--;
     size_t n = 0;
@@ -218,17 +228,24 @@ static bool fast_g17(double d, char *out, size_t *n_out)
     return true;
 }
 
-void enc_double_g17(struct buf *out, double d)
+/* printf("%.<prec>g", d) into tmp (at least 40 bytes, NUL-terminated). */
+static size_t format_g(double d, int prec, char *tmp)
 {
-    char tmp[40];
     size_t n = 0;
-    if (d < 0 && fast_g17(-d, tmp + 1, &n)) {
+    if (d < 0 && fast_g(-d, prec, tmp + 1, &n)) {
         tmp[0] = '-';
         n++;
-    } else if (d <= 0 || !fast_g17(d, tmp, &n)) {
-        n = (size_t)snprintf(tmp, sizeof(tmp), "%.17g", d);
+    } else if (d <= 0 || !fast_g(d, prec, tmp, &n)) {
+        n = (size_t)snprintf(tmp, 40, "%.*g", prec, d);
     }
-    put(out, tmp, n);
+    tmp[n] = '\0';
+    return n;
+}
+
+void enc_double_g(struct buf *out, double d, int prec)
+{
+    char tmp[48];
+    put(out, tmp, format_g(d, prec, tmp));
 }
 
 void enc_double(struct buf *out, double d)
@@ -238,15 +255,22 @@ void enc_double(struct buf *out, double d)
         return;
     }
     if (d >= -1e15 && d <= 1e15 && d == (double)(int64_t)d && (d != 0 || !signbit(d))) {
-        /* an integral value: what %.17g prints, without its cost */
+        /* an integral value, without the cost of formatting */
         enc_i64(out, (int64_t)d);
         put(out, ".0", 2);
         return;
     }
-    size_t start = out->len;
-    enc_double_g17(out, d);
-    if (!memchr(out->data + start, '.', out->len - start) &&
-        !memchr(out->data + start, 'e', out->len - start))
+    /* The shortest of 15, 16 and 17 significant digits that reads back as
+     * the same double: what was written as 397.15 reads back as 397.15. */
+    char tmp[48];
+    size_t n = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = format_g(d, prec, tmp);
+        if (prec == 17 || strtod(tmp, NULL) == d)
+            break;
+    }
+    put(out, tmp, n);
+    if (!memchr(tmp, '.', n) && !memchr(tmp, 'e', n))
         put(out, ".0", 2);
 }
 

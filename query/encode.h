@@ -17,10 +17,12 @@
 
 /* Appends "..." with JSON escapes. */
 void enc_json_str(struct buf *out, const char *s, size_t n);
-/* Appends a double: %.17g plus ".0" when it would read as an integer. */
+/* Appends a double: the shortest of %.15g, %.16g and %.17g that reads back
+ * as d, plus ".0" when it would read as an integer; null if not finite. */
 void enc_double(struct buf *out, double d);
-/* Appends exactly what printf("%.17g", d) gives (faster for common values). */
-void enc_double_g17(struct buf *out, double d);
+/* Appends exactly what printf("%.<prec>g", d) gives, prec 15..17 (faster
+ * for common values). */
+void enc_double_g(struct buf *out, double d, int prec);
 /* Appends a decimal integer. */
 void enc_i64(struct buf *out, int64_t v);
 /* Appends a typed field value. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -35,10 +36,16 @@ static void test_double(void **state)
     check_double(-0.0, "-0.0");
     check_double(1e15, "1000000000000000.0");
     check_double(-1e15, "-1000000000000000.0");
-    check_double(1e16, "10000000000000000.0");
+    check_double(1e16, "1e+16");
     check_double(4503599627370497.0, "4503599627370497.0");
-    check_double(1e300, "1.0000000000000001e+300");
-    check_double(0.1, "0.10000000000000001");
+    check_double(1e300, "1e+300");
+    check_double(0.1, "0.1");
+    check_double(397.15, "397.15");
+    check_double(0.30000000000000004, "0.30000000000000004");
+    check_double(1.0 / 3, "0.3333333333333333");
+    check_double(-2.5e-5, "-2.5e-05");
+    check_double(5e-324, "4.94065645841247e-324"); /* reads back as 5e-324 */
+    check_double(99.999999999999986, "99.99999999999999");
     check_double(123456789.0, "123456789.0");
     check_double(1e17, "1e+17");
     check_double(NAN, "null");
@@ -62,7 +69,7 @@ static void test_ints(void **state)
     }
 }
 
-/* enc_double_g17 must equal printf's %.17g for every double. */
+/* enc_double_g must equal printf's %.15g, %.16g and %.17g for every double. */
 static void test_g17_random(void **state)
 {
     (void)state;
@@ -80,15 +87,27 @@ static void test_g17_random(void **state)
         case 3: d = ldexp((double)(x >> 11), (int)(x % 120) - 100); break;
         default: d = (double)(x % 100000) * 0.001 + 1e-4 * (double)(x % 7); break;
         }
-        char want[64];
-        snprintf(want, sizeof(want), "%.17g", d);
-        struct buf b = BUF_INIT;
-        enc_double_g17(&b, d);
-        if (strcmp(buf_cstr(&b), want) != 0) {
-            print_message("# %.17g: got %s\n", d, buf_cstr(&b));
-            bad++;
+        for (int prec = 15; prec <= 17; prec++) {
+            char want[64];
+            snprintf(want, sizeof(want), "%.*g", prec, d);
+            struct buf b = BUF_INIT;
+            enc_double_g(&b, d, prec);
+            if (strcmp(buf_cstr(&b), want) != 0) {
+                print_message("# %.*g: got %s\n", prec, d, buf_cstr(&b));
+                bad++;
+            }
+            buf_destroy(&b);
         }
-        buf_destroy(&b);
+        /* and the shortest form reads back exactly */
+        if (isfinite(d)) {
+            struct buf b = BUF_INIT;
+            enc_double(&b, d);
+            if (strtod(buf_cstr(&b), NULL) != d) {
+                print_message("# %.17g: shortest %s does not read back\n", d, buf_cstr(&b));
+                bad++;
+            }
+            buf_destroy(&b);
+        }
     }
     static const double tricky[] = {1e-4, 1.0000000000000001e-4, 9.9999999999999991e-5, 0.001,
                                     0.1, 0.2, 0.3, 0.5, 0.9999999999999999, 1.5, 9.9999999999999982,
@@ -98,13 +117,15 @@ static void test_g17_random(void **state)
     for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++) {
         for (int sign = 0; sign < 2; sign++) {
             double d = sign ? -tricky[i] : tricky[i];
-            char want[64];
-            snprintf(want, sizeof(want), "%.17g", d);
-            struct buf b = BUF_INIT;
-            enc_double_g17(&b, d);
-            if (strcmp(buf_cstr(&b), want) != 0)
-                fail_msg("%s: got %s", want, buf_cstr(&b));
-            buf_destroy(&b);
+            for (int prec = 15; prec <= 17; prec++) {
+                char want[64];
+                snprintf(want, sizeof(want), "%.*g", prec, d);
+                struct buf b = BUF_INIT;
+                enc_double_g(&b, d, prec);
+                if (strcmp(buf_cstr(&b), want) != 0)
+                    fail_msg("%s: got %s", want, buf_cstr(&b));
+                buf_destroy(&b);
+            }
         }
     }
     assert_int_equal(bad, 0);
