@@ -282,26 +282,15 @@ static enum MHD_Result write_partial(struct MHD_Connection *con, struct srv_req 
     uint64_t dropped = ingest_dropped(c->in);
     const char *text = ingest_error_text(c->in);
     const char *what = written ? "partial write: " : "unable to parse: ";
-    struct buf body = BUF_INIT;
-    buf_puts(&body, "{\"error\":\"");
-    reply_json_escape(&body, what, strlen(what));
-    reply_json_escape(&body, text, strlen(text));
-    buf_printf(&body, "\",\"written\":%llu,\"dropped\":%llu}\n", (unsigned long long)written,
-               (unsigned long long)dropped);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_COPY);
-    buf_destroy(&body);
+    struct buf msg = BUF_INIT;
+    buf_printf(&msg, "%s%s", what, text);
+    char counts[64];
+    snprintf(counts, sizeof counts, ",\"written\":%llu,\"dropped\":%llu",
+             (unsigned long long)written, (unsigned long long)dropped);
+    struct MHD_Response *resp = reply_error_response(buf_cstr(&msg), counts);
+    buf_destroy(&msg);
     if (!resp)
         return MHD_NO;
-    char hdr[300];
-    size_t n = (size_t)snprintf(hdr, sizeof hdr, "%s%s", what, text);
-    if (n >= sizeof hdr)
-        n = sizeof hdr - 1;
-    for (size_t i = 0; i < n; i++)
-        if (hdr[i] == '\n' || hdr[i] == '\r')
-            hdr[i] = ' ';
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, "X-Influxdb-Error", hdr);
     count(c, req, written ? OUT_PARTIAL : OUT_UNPARSABLE);
     return reply_queue(con, req, MHD_HTTP_BAD_REQUEST, resp);
 }

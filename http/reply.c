@@ -131,18 +131,20 @@ enum MHD_Result reply_send(struct MHD_Connection *con, struct srv_req *req, unsi
     return reply_queue(con, req, status, resp);
 }
 
-enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, unsigned status,
-                            const char *msg)
+struct MHD_Response *reply_error_response(const char *msg, const char *extra_json)
 {
     struct buf body = BUF_INIT;
     buf_puts(&body, "{\"error\":\"");
     reply_json_escape(&body, msg, strlen(msg));
-    buf_puts(&body, "\"}\n");
+    buf_putc(&body, '"');
+    if (extra_json)
+        buf_puts(&body, extra_json);
+    buf_puts(&body, "}\n");
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_COPY);
     buf_destroy(&body);
     if (!resp)
-        return MHD_NO;
+        return NULL;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     /* A header value must not carry line breaks. */
     char hdr[512];
@@ -151,6 +153,15 @@ enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, uns
         hdr[n++] = (*p == '\r' || *p == '\n') ? ' ' : *p;
     hdr[n] = '\0';
     MHD_add_response_header(resp, "X-Influxdb-Error", hdr);
+    return resp;
+}
+
+enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                            const char *msg)
+{
+    struct MHD_Response *resp = reply_error_response(msg, NULL);
+    if (!resp)
+        return MHD_NO;
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     if (status >= 500 && status != MHD_HTTP_SERVICE_UNAVAILABLE &&

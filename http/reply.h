@@ -23,6 +23,10 @@ void reply_json_escape(struct buf *out, const char *s, size_t len);
  * common headers (Request-Id, versions). Returns MHD's result. */
 enum MHD_Result reply_send(struct MHD_Connection *con, struct srv_req *req, unsigned status,
                            const char *content_type, const char *body, size_t len);
+/* A response {"error":"<msg>"<extra_json>} (extra_json: more members such
+ * as ,"written":3, or NULL) with Content-Type and X-Influxdb-Error set; the
+ * caller adds headers and queues it. NULL if MHD cannot allocate it. */
+struct MHD_Response *reply_error_response(const char *msg, const char *extra_json);
 /* Queues {"error":"<msg>"} with X-Influxdb-Error: msg. */
 enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, unsigned status,
                             const char *msg);

@@ -119,17 +119,9 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
     if (route->id == ROUTE_BAD_METHOD) {
         char msg[160];
         snprintf(msg, sizeof msg, "method not allowed: use %s", allow);
-        struct buf body = BUF_INIT;
-        buf_puts(&body, "{\"error\":\"");
-        reply_json_escape(&body, msg, strlen(msg));
-        buf_puts(&body, "\"}\n");
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_COPY);
-        buf_destroy(&body);
+        struct MHD_Response *resp = reply_error_response(msg, NULL);
         if (resp) {
-            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
             MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-            MHD_add_response_header(resp, "X-Influxdb-Error", msg);
             reply_queue(con, req, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
         }
         return false;
@@ -214,27 +206,22 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     log_warn("http: %s", msg);
 }
 
-/* Resolves "ADDR:PORT" / "[v6]:PORT" into a socket address. */
-static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len)
+/* Resolves the validated listen address (config's cfg_parse_listen splits
+ * it) into a socket address. */
+static int resolve_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len)
 {
-    char host[256];
-    const char *colon = strrchr(listen, ':');
-    if (!colon)
-        return ERR_INVAL;
-    size_t hlen = (size_t)(colon - listen);
-    const char *h = listen;
-    if (hlen >= 2 && listen[0] == '[' && listen[hlen - 1] == ']') {
-        h++;
-        hlen -= 2;
-    }
-    if (hlen == 0 || hlen >= sizeof host)
-        return ERR_INVAL;
-    memcpy(host, h, hlen);
-    host[hlen] = '\0';
+    struct cfg_addr a;
+    struct buf why = BUF_INIT;
+    int rc = cfg_parse_listen(listen, &a, &why);
+    buf_destroy(&why);
+    if (rc != ERR_OK)
+        return rc;
+    char port[8];
+    snprintf(port, sizeof port, "%u", (unsigned)a.port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
-    if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || !res)
+    if (getaddrinfo(a.host, port, &hints, &res) != 0 || !res)
         return ERR_INVAL;
     memcpy(ss, res->ai_addr, res->ai_addrlen);
     *len = res->ai_addrlen;
@@ -259,7 +246,7 @@ int srv_start(const struct config *cfg, struct store *store)
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     memset(&ss, 0, sizeof ss);
-    if (parse_listen(cfg->listen, &ss, &sslen) != ERR_OK) {
+    if (resolve_listen(cfg->listen, &ss, &sslen) != ERR_OK) {
         log_error("cannot resolve listen address %s", cfg->listen);
         return ERR_INVAL;
     }
