@@ -13,7 +13,7 @@
 #include "store/record.h"
 
 #define EXEC_GROUP_CAP (4u << 20)  /* bytes of one buffered ts group */
-#define EXEC_MAX_INDEX_RANGES 1024 /* (host, event) children of one INDEX */
+#define EXEC_MAX_INDEX_RANGES 1024 /* host children of one INDEX */
 
 static size_t group_cap = EXEC_GROUP_CAP;
 
@@ -87,25 +87,22 @@ static void put_u64be(struct buf *out, uint64_t v)
     buf_append(out, b, 8);
 }
 
-/* The index range host\0event\0[tskey min, max]. in: an index iterator
- * already at the first entry of (host, event) (taken over), or NULL. */
-static struct iter *index_child(struct exec *e, struct slice host, struct slice event,
-                                struct iter *in)
+/* The index range host\0[tskey min, max] (every event of host in the
+ * plan's time range; the event filter applies while streaming). */
+static struct iter *index_child(struct exec *e, struct slice host)
 {
     uint64_t kmin, kmax;
     tskey_bounds(e->p, e->p->lo, e->p->hi, &kmin, &kmax);
     struct buf l = BUF_INIT, h = BUF_INIT;
-    key_encode_index_prefix(&l, host, true, event);
+    key_encode_index_prefix(&l, host);
     buf_append(&h, l.data, l.len);
     put_u64be(&l, kmin);
     if (kmax == UINT64_MAX)
-        h.data[h.len - 1] = 1; /* host\0event\1: just past every tskey */
+        h.data[h.len - 1] = 1; /* host\1: just past every tskey */
     else
         put_u64be(&h, kmax + 1);
-    struct iter *it = in ? query_range_new_at(in, slice_make(l.data, l.len),
-                                              slice_make(h.data, h.len))
-                         : query_range_new(store_iter_index(e->snap), slice_make(l.data, l.len),
-                                           slice_make(h.data, h.len), false);
+    struct iter *it = query_range_new(store_iter_index_host(e->snap, host),
+                                      slice_make(l.data, l.len), slice_make(h.data, h.len), false);
     buf_destroy(&l);
     buf_destroy(&h);
     return it;
@@ -130,70 +127,16 @@ static void kids_free(struct kids *k)
     free(k->v);
 }
 
-/* One child per distinct event of host. Each child's iterator is the one
- * that found its event, left where it stands (the event's first entry, which
- * is where an unbounded-ts range starts): one seek per event. */
-static int index_events(struct exec *e, struct slice host, struct kids *k, struct buf *err)
-{
-    struct iter *ix = store_iter_index(e->snap);
-    struct buf pre = BUF_INIT, ev = BUF_INIT, skip = BUF_INIT;
-    key_encode_index_prefix(&pre, host, false, slice_make("", 0));
-    buf_putc(&pre, '\0'); /* host\0\0: as bucket_child, equivalent to host\0 */
-    struct slice ps = slice_make(pre.data, pre.len - 1);
-    int rc = ERR_OK;
-    it_seek(ix, slice_make(pre.data, pre.len));
-    while (it_valid(ix) && slice_starts_with(it_key(ix), ps)) {
-        struct key_row r;
-        if ((rc = key_decode_index(it_key(ix), e->p->db_desc, &r)) != ERR_OK)
-            break;
-        if (k->n >= EXEC_MAX_INDEX_RANGES) {
-            buf_printf(err, "too many events to merge: the hosts have more than %d "
-                            "(host, event) pairs (at host '%.*s'); add event = '...' or "
-                            "event IN (...)", EXEC_MAX_INDEX_RANGES, (int)host.len, host.ptr);
-            rc = ERR_TOOBIG;
-            break;
-        }
-        buf_reset(&ev);
-        buf_append(&ev, r.event.ptr, r.event.len);
-        /* the next event starts at or after host\0event\1 */
-        buf_reset(&skip);
-        key_encode_index_prefix(&skip, host, true, r.event);
-        skip.data[skip.len - 1] = 1;
-        struct iter *next = store_iter_index(e->snap);
-        it_seek(next, slice_make(skip.data, skip.len));
-        kids_push(k, index_child(e, host, slice_make(ev.data, ev.len), ix));
-        ix = next;
-    }
-    if (rc == ERR_OK)
-        rc = it_status(ix);
-    it_destroy(ix);
-    buf_destroy(&pre);
-    buf_destroy(&ev);
-    buf_destroy(&skip);
-    return rc;
-}
-
 static int open_index(struct exec *e, struct kids *k, struct buf *err)
 {
     const struct sql_where *w = e->p->where;
-    for (size_t h = 0; h < w->host.n; h++) {
-        struct slice host = slice_make(w->host.v[h], w->host.len[h]);
-        if (!w->event.is_set) {
-            int rc = index_events(e, host, k, err);
-            if (rc)
-                return rc;
-            continue;
-        }
-        if (k->n + w->event.n > EXEC_MAX_INDEX_RANGES) {
-            buf_printf(err, "too many index ranges: %zu hosts x %zu events exceed %d; "
-                            "use fewer host or event values",
-                       w->host.n, w->event.n, EXEC_MAX_INDEX_RANGES);
-            return ERR_TOOBIG;
-        }
-        for (size_t ev = 0; ev < w->event.n; ev++)
-            kids_push(k, index_child(e, host, slice_make(w->event.v[ev], w->event.len[ev]),
-                                     NULL));
+    if (w->host.n > EXEC_MAX_INDEX_RANGES) {
+        buf_printf(err, "too many index ranges: %zu hosts exceed %d; use fewer host values",
+                   w->host.n, EXEC_MAX_INDEX_RANGES);
+        return ERR_TOOBIG;
     }
+    for (size_t h = 0; h < w->host.n; h++)
+        kids_push(k, index_child(e, slice_make(w->host.v[h], w->host.len[h])));
     return ERR_OK;
 }
 
@@ -254,8 +197,10 @@ uint64_t query_exec_scanned(const struct exec *e)
 
 static struct slice entry_tskey(const struct exec *e, struct slice k)
 {
-    if (e->p->kind == PLAN_INDEX)
-        return k.len >= 8 ? slice_make(k.ptr + k.len - 8, 8) : k;
+    if (e->p->kind == PLAN_INDEX) {
+        struct slice tk = key_index_tskey(k);
+        return tk.len == 8 ? tk : k;
+    }
     return k.len >= 10 ? slice_make(k.ptr + 2, 8) : k;
 }
 

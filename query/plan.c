@@ -235,22 +235,14 @@ static void explain_ranges(const struct plan *p, struct buf *out)
             buf_putc(out, '}');
         }
     } else if (p->kind == PLAN_INDEX) {
-        size_t ne = w->event.is_set ? w->event.n : 1;
         for (size_t h = 0; h < w->host.n; h++) {
-            for (size_t e = 0; e < ne; e++) {
-                buf_puts(out, h || e ? ",{\"host\":" : "{\"host\":");
-                enc_json_str(out, w->host.v[h], w->host.len[h]);
-                buf_puts(out, ",\"event\":");
-                if (w->event.is_set)
-                    enc_json_str(out, w->event.v[e], w->event.len[e]);
-                else
-                    buf_puts(out, "\"*\"");
-                buf_puts(out, ",\"start\":");
-                put_time(out, p->lo, p->lo == INT64_MIN);
-                buf_puts(out, ",\"end\":");
-                put_time(out, p->hi, p->hi == INT64_MAX);
-                buf_putc(out, '}');
-            }
+            buf_puts(out, h ? ",{\"host\":" : "{\"host\":");
+            enc_json_str(out, w->host.v[h], w->host.len[h]);
+            buf_puts(out, ",\"start\":");
+            put_time(out, p->lo, p->lo == INT64_MIN);
+            buf_puts(out, ",\"end\":");
+            put_time(out, p->hi, p->hi == INT64_MAX);
+            buf_putc(out, '}');
         }
     } else {
         for (size_t i = 0; i < p->nranges; i++) {
@@ -270,7 +262,7 @@ static void explain_filters(const struct plan *p, struct buf *out)
     const struct sql_where *w = p->where;
     buf_puts(out, "\"filters\":[");
     bool first = true;
-    if (p->kind == PLAN_SCAN || p->kind == PLAN_FULL) {
+    if (p->kind != PLAN_GET) {
         if (w->event.is_set) {
             buf_puts(out, "\"event IN set\"");
             first = false;

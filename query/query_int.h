@@ -19,11 +19,6 @@
  * every child to "the same" key. */
 struct iter *query_range_new(struct iter *in, struct slice lo, struct slice hi, bool fix_bucket);
 
-/* The same over an iterator that already stands at the smallest key of the
- * range's prefix (or past it): the first seek_first then costs no seek when
- * that key is >= lo. Takes ownership of in. */
-struct iter *query_range_new_at(struct iter *in, struct slice lo, struct slice hi);
-
 /* Comparators for it_merge_new: row keys ignoring the bucket prefix (ts,
  * host, event); index keys by tskey, then host and event. */
 int query_cmp_row(struct slice a, struct slice b);

@@ -12,7 +12,6 @@ struct range_iter {
     struct buf lo, hi; /* hi.len == 0: unbounded */
     struct buf tmp;    /* translated seek target */
     bool fix_bucket;
-    bool primed; /* in stands at the first key >= lo: the next seek_first is free */
 };
 
 static bool rg_valid(const struct iter *it)
@@ -29,18 +28,12 @@ static bool rg_valid(const struct iter *it)
 static void rg_seek_first(struct iter *it)
 {
     struct range_iter *r = (struct range_iter *)it;
-    bool primed = r->primed;
-    r->primed = false;
-    if (primed && it_valid(r->in) &&
-        slice_cmp(it_key(r->in), slice_make(r->lo.data, r->lo.len)) >= 0)
-        return;
     it_seek(r->in, slice_make(r->lo.data, r->lo.len));
 }
 
 static void rg_seek_last(struct iter *it)
 {
     struct range_iter *r = (struct range_iter *)it;
-    r->primed = false;
     if (r->hi.len == 0) {
         it_seek_last(r->in);
         return;
@@ -55,7 +48,6 @@ static void rg_seek_last(struct iter *it)
 static void rg_seek(struct iter *it, struct slice t)
 {
     struct range_iter *r = (struct range_iter *)it;
-    r->primed = false;
     if (r->fix_bucket && t.len >= 2 && r->lo.len >= 2) {
         buf_reset(&r->tmp);
         buf_append(&r->tmp, r->lo.data, 2);
@@ -68,13 +60,11 @@ static void rg_seek(struct iter *it, struct slice t)
 
 static void rg_next(struct iter *it)
 {
-    ((struct range_iter *)it)->primed = false;
     it_next(((struct range_iter *)it)->in);
 }
 
 static void rg_prev(struct iter *it)
 {
-    ((struct range_iter *)it)->primed = false;
     it_prev(((struct range_iter *)it)->in);
 }
 
@@ -119,13 +109,6 @@ struct iter *query_range_new(struct iter *in, struct slice lo, struct slice hi, 
     return &r->base;
 }
 
-struct iter *query_range_new_at(struct iter *in, struct slice lo, struct slice hi)
-{
-    struct iter *it = query_range_new(in, lo, hi, false);
-    ((struct range_iter *)it)->primed = true;
-    return it;
-}
-
 int query_cmp_row(struct slice a, struct slice b)
 {
     if (a.len >= 2 && b.len >= 2) {
@@ -136,15 +119,22 @@ int query_cmp_row(struct slice a, struct slice b)
     return slice_cmp(a, b);
 }
 
+/* Index keys (host 0 tskey event 0) of several hosts in stored order: by
+ * tskey, then host, then event, as rows of one ts are. */
 int query_cmp_index(struct slice a, struct slice b)
 {
-    if (a.len >= 8 && b.len >= 8) {
-        int c = memcmp(a.ptr + a.len - 8, b.ptr + b.len - 8, 8);
-        if (c)
-            return c;
-        return slice_cmp(slice_make(a.ptr, a.len - 8), slice_make(b.ptr, b.len - 8));
-    }
-    return slice_cmp(a, b);
+    struct slice ta = key_index_tskey(a), tb = key_index_tskey(b);
+    if (ta.len != 8 || tb.len != 8)
+        return slice_cmp(a, b);
+    int c = memcmp(ta.ptr, tb.ptr, 8);
+    if (c)
+        return c;
+    c = slice_cmp(slice_make(a.ptr, (size_t)(ta.ptr - a.ptr)),
+                  slice_make(b.ptr, (size_t)(tb.ptr - b.ptr)));
+    if (c)
+        return c;
+    return slice_cmp(slice_make(ta.ptr + 8, (size_t)(a.ptr + a.len - ta.ptr - 8)),
+                     slice_make(tb.ptr + 8, (size_t)(b.ptr + b.len - tb.ptr - 8)));
 }
 
 void query_put_row_prefix(struct buf *out, uint32_t bucket, uint64_t tskey)

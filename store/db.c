@@ -288,6 +288,23 @@ static int open_parts(struct store_db *db)
     return ERR_OK;
 }
 
+/* Databases of the first development versions kept the host index keyed
+ * host|event|ts in DATA/<db>/idx/; it is now host|ts|event in hidx/. */
+static int refuse_old_index(struct store_db *db)
+{
+    struct buf path = BUF_INIT;
+    buf_printf(&path, "%s/idx", db->dir);
+    int rc = ERR_OK;
+    if (env_exists(db->store->env, path.data)) {
+        log_error("database %s: %s holds a host index of an older layout (host, event, ts); "
+                  "this version keys it (host, ts, event): export the data and write it again",
+                  db->name, path.data);
+        rc = ERR_CORRUPT;
+    }
+    buf_destroy(&path);
+    return rc;
+}
+
 int db_open(struct store *s, const char *name, const struct db_opts *create,
             struct store_db **out)
 {
@@ -306,6 +323,8 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
     } else {
         rc = read_meta(db);
     }
+    if (!rc)
+        rc = refuse_old_index(db);
     if (!rc)
         rc = db_read_tombs(db);
     if (!rc)
@@ -722,25 +741,29 @@ static void unref_db_cb(void *db, void *unused)
     store_db_unref(db);
 }
 
-static struct iter *part_iter(struct store_snap *snap, uint32_t id)
+/* host: bounds the index partition's files to one host (NULL: all). */
+static struct iter *part_iter(struct store_snap *snap, uint32_t id, const struct slice *host)
 {
     struct part_snap *ps = &snap->ps[id];
+    struct part *p = &snap->db->parts[id];
     size_t n = 1 + ps->nimm + ps->ver->n, k = 0;
     struct iter **kids = xcalloc(n, sizeof *kids);
     kids[k++] = mt_iter(ps->mem);
     for (size_t i = 0; i < ps->nimm; i++)
         kids[k++] = mt_iter(ps->imm[i]);
-    if (snap->db->parts[id].is_index) {
-        /* index keys interleave windows: merge every file */
+    if (p->is_index && host) {
+        if (ps->ver->n)
+            kids[k++] = window_iter_host(p, ps->ver, *host);
+    } else if (p->is_index) {
+        /* index keys interleave windows across hosts: merge every file */
         for (size_t i = 0; i < ps->ver->n; i++)
             kids[k++] = sst_iter(ps->ver->files[i]->table);
     } else if (ps->ver->n) {
-        kids[k++] = window_iter_new(&snap->db->parts[id], ps->ver);
+        kids[k++] = window_iter_new(p, ps->ver);
     }
     struct iter *m = it_merge_new(kids, k, NULL);
     free(kids);
-    struct iter *it = db_iter_new(m, &snap->db->parts[id], snap->seq, snap->cutoff, &snap->cuts,
-                                  snap->tombs);
+    struct iter *it = db_iter_new(m, p, snap->seq, snap->cutoff, &snap->cuts, snap->tombs);
     db_ref(snap->db);
     it_on_destroy(it, unref_db_cb, snap->db, NULL);
     return it;
@@ -750,10 +773,15 @@ struct iter *store_iter_bucket(struct store_snap *snap, uint32_t bucket)
 {
     if (bucket >= snap->db->buckets)
         return it_new_error(ERR_INVAL);
-    return part_iter(snap, bucket);
+    return part_iter(snap, bucket, NULL);
 }
 
 struct iter *store_iter_index(struct store_snap *snap)
 {
-    return part_iter(snap, snap->db->buckets);
+    return part_iter(snap, snap->db->buckets, NULL);
+}
+
+struct iter *store_iter_index_host(struct store_snap *snap, struct slice host)
+{
+    return part_iter(snap, snap->db->buckets, &host);
 }

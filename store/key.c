@@ -55,29 +55,48 @@ void key_encode_index(struct buf *out, struct slice host, struct slice event, in
                       bool desc)
 {
     buf_reserve(out, 10 + host.len + event.len);
-    key_encode_index_prefix(out, host, true, event);
+    key_encode_index_at(out, host, ts, desc);
+    buf_append(out, event.ptr, event.len);
+    buf_putc(out, '\0');
+}
+
+void key_encode_index_prefix(struct buf *out, struct slice host)
+{
+    buf_append(out, host.ptr, host.len);
+    buf_putc(out, '\0');
+}
+
+void key_encode_index_at(struct buf *out, struct slice host, int64_t ts, bool desc)
+{
+    key_encode_index_prefix(out, host);
+    buf_reserve(out, 8);
     coding_put_u64be(out->data + out->len, key_tskey(ts, desc));
     out->len += 8;
 }
 
-void key_encode_index_prefix(struct buf *out, struct slice host, bool has_event,
-                             struct slice event)
+struct slice key_index_tskey(struct slice key)
 {
-    buf_append(out, host.ptr, host.len);
-    buf_putc(out, '\0');
-    if (has_event) {
-        buf_append(out, event.ptr, event.len);
-        buf_putc(out, '\0');
-    }
+    const char *z = memchr(key.ptr, '\0', key.len);
+    if (!z || (size_t)(key.ptr + key.len - (z + 1)) < 8)
+        return slice_make("", 0);
+    return slice_make(z + 1, 8);
 }
 
 int key_decode_index(struct slice key, bool desc, struct key_row *out)
 {
     struct key_row r;
-    if (key.len < 10 || !split_names(key.ptr, key.len - 8, &r.host, &r.event))
+    struct slice tk = key_index_tskey(key);
+    if (tk.len != 8)
+        return ERR_CORRUPT;
+    r.host = slice_make(key.ptr, (size_t)(tk.ptr - 1 - key.ptr));
+    const char *ev = tk.ptr + 8, *end = key.ptr + key.len;
+    if (ev == end || end[-1] != '\0' || memchr(ev, '\0', (size_t)(end - 1 - ev)))
+        return ERR_CORRUPT;
+    r.event = slice_make(ev, (size_t)(end - 1 - ev));
+    if (r.host.len > KEY_MAX_NAME || r.event.len > KEY_MAX_NAME)
         return ERR_CORRUPT;
     r.bucket = 0;
-    r.ts = key_ts_from_tskey(coding_get_u64be(key.ptr + key.len - 8), desc);
+    r.ts = key_ts_from_tskey(coding_get_u64be(tk.ptr), desc);
     *out = r;
     return ERR_OK;
 }

@@ -63,13 +63,16 @@ struct key_row {
 /* ERR_OK or ERR_CORRUPT if the bytes are not a user key. */
 int key_decode_row(struct slice key, bool desc, struct key_row *out);
 
-/* Appends the index key. */
+/* Appends the index key host | 0x00 | tskey | event | 0x00: one host's
+ * entries are contiguous and in ts order, whatever their events. */
 void key_encode_index(struct buf *out, struct slice host, struct slice event, int64_t ts,
                       bool desc);
-/* Appends host | 0x00 (and event | 0x00 when has_event): the prefix of an
- * index range. */
-void key_encode_index_prefix(struct buf *out, struct slice host, bool has_event,
-                             struct slice event);
+/* Appends host | 0x00: the prefix of every index key of host. */
+void key_encode_index_prefix(struct buf *out, struct slice host);
+/* Appends host | 0x00 | tskey(ts): where host's entries of ts begin. */
+void key_encode_index_at(struct buf *out, struct slice host, int64_t ts, bool desc);
 int key_decode_index(struct slice key, bool desc, struct key_row *out); /* bucket left 0 */
+/* The 8 tskey bytes of an index key (an empty slice if malformed). */
+struct slice key_index_tskey(struct slice key);
 
 #endif

@@ -3,7 +3,7 @@
  * writer links a node bottom-up with release stores, so a reader that
  * sees a node through an acquire load sees all of it.
  * A grouped memtable (the host index) is two levels: a skiplist of groups
- * ("host\0event\0") whose values point at one small skiplist per group, and
+ * (hosts: "host\0") whose values point at one small skiplist per group, and
  * a writer-only hash table from group to list, so an insert searches a
  * short list instead of the whole index. */
 #include "store/memtable.h"
@@ -286,15 +286,12 @@ static void skl_insert(struct memtable *mt, struct skl *l, struct skl_node *n)
     (void)mt;
 }
 
-/* Length of the group key ("host\0event\0") at the start of k; k.len if
- * k holds fewer than two NULs. */
+/* Length of the group key ("host\0") at the start of k; k.len if k holds
+ * no NUL. */
 static size_t group_len(struct slice k)
 {
     const char *z = memchr(k.ptr, 0, k.len);
-    if (!z)
-        return k.len;
-    const char *z2 = memchr(z + 1, 0, k.len - (size_t)(z + 1 - k.ptr));
-    return z2 ? (size_t)(z2 + 1 - k.ptr) : k.len;
+    return z ? (size_t)(z + 1 - k.ptr) : k.len;
 }
 
 static void grow_table(struct memtable *mt)

@@ -79,10 +79,11 @@ int64_t part_window(int64_t ts)
 
 int64_t part_key_ts(const struct part *p, struct slice ukey)
 {
-    if (ukey.len < 10)
+    struct slice tk = p->is_index ? key_index_tskey(ukey)
+                    : slice_make(ukey.ptr + 2, ukey.len >= 10 ? 8 : 0);
+    if (tk.len != 8)
         return 0;
-    const char *k = p->is_index ? ukey.ptr + ukey.len - 8 : ukey.ptr + 2;
-    return key_ts_from_tskey(coding_get_u64be(k), p->db->desc);
+    return key_ts_from_tskey(coding_get_u64be(tk.ptr), p->db->desc);
 }
 
 void part_file_path(const struct part *p, uint64_t number, struct buf *out)
@@ -263,7 +264,7 @@ int part_open(struct store_db *db, uint32_t id, struct part *p)
     p->id = id;
     p->is_index = id == db->buckets;
     if (p->is_index)
-        buf_printf(&b, "%s/idx", db->dir);
+        buf_printf(&b, "%s/hidx", db->dir);
     else
         buf_printf(&b, "%s/p%02u", db->dir, id);
     p->dir = buf_steal(&b, NULL);

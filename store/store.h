@@ -3,7 +3,7 @@
  * A store is a data directory holding databases (DATA/<db>/). A database has
  * fixed options (bucket count, ts order) and a changeable TTL; each bucket is
  * one partition (DATA/<db>/p<NN>/) with its own memtable, SSTables and
- * compaction, plus the host index partition (DATA/<db>/idx/). One WAL per
+ * compaction, plus the host index partition (DATA/<db>/hidx/). One WAL per
  * database. The store knows nothing of HTTP, SQL or line protocol: rows are
  * (ts, host, event) keys with opaque values (store/record.h encodes them).
  *
@@ -196,8 +196,14 @@ int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struc
  * only; deleted rows hidden; rows past the TTL hidden). Supports seek, next
  * and prev. The iterator holds its own reference to the snapshot's data. */
 struct iter *store_iter_bucket(struct store_snap *snap, uint32_t bucket);
-/* The host index, keys of key.h index layout, values empty. Same rules. */
+/* The host index, keys of key.h index layout, values empty. Same rules.
+ * It merges every index file: for one host, use store_iter_index_host. */
 struct iter *store_iter_index(struct store_snap *snap);
+/* The index entries of one host (keys starting with host 0x00), in key
+ * order; only the time windows it reaches are opened, newest first in a
+ * DESC database. Keys of other hosts are undefined: bound every seek and
+ * scan to the host's prefix. */
+struct iter *store_iter_index_host(struct store_snap *snap, struct slice host);
 
 /* --- maintenance --- */
 

@@ -236,6 +236,9 @@ int part_open_file(struct part *p, uint64_t number, const struct sst_props *prop
 /* The files of a bucket partition (not the index), window after window in
  * key order; holds a reference to v. p must outlive the iterator. */
 struct iter *window_iter_new(const struct part *p, struct version *v);
+/* The files of the index partition restricted to host's keys, window after
+ * window in key order; keys of other hosts never show. */
+struct iter *window_iter_host(const struct part *p, struct version *v, struct slice host);
 
 /* flush and compaction (compact.c), run by one job per partition */
 int compact_flush(struct part *p);

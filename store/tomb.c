@@ -97,11 +97,12 @@ bool tomb_matches(const struct tomb_set *t, struct slice host, struct slice even
 
 struct slice part_key_host(const struct part *p, struct slice ukey)
 {
-    const char *s = p->is_index ? ukey.ptr : ukey.ptr + 10;
-    const char *end = p->is_index ? ukey.ptr + ukey.len - 8 : ukey.ptr + ukey.len;
-    if (end < s)
+    /* row: bucket | tskey | host 0 event 0; index: host 0 tskey event 0 */
+    size_t skip = p->is_index ? 0 : 10;
+    if (ukey.len < skip)
         return slice_make("", 0);
-    const char *nul = memchr(s, 0, (size_t)(end - s));
+    const char *s = ukey.ptr + skip;
+    const char *nul = memchr(s, 0, ukey.len - skip);
     return nul ? slice_make(s, (size_t)(nul - s)) : slice_make("", 0);
 }
 

@@ -4,7 +4,11 @@
  * windows are visited in key order (ascending windows for ASC databases,
  * descending for DESC) and only the current window's files are open and
  * merged. "The newest 100 rows" then touches one or two windows however
- * long the retention is. */
+ * long the retention is.
+ * The host index partition's keys (host 0 tskey event 0) interleave
+ * windows across hosts, but one host's keys do not: over the index, the
+ * iterator is bounded to one host's prefix and visits windows in the same
+ * way. */
 #include <stdlib.h>
 
 #include "config/buf.h"
@@ -22,7 +26,42 @@ struct win_it {
     long cur;      /* key-order index of the open window; -1 none */
     struct iter *it;
     int status;
+    struct buf pre;     /* every key of this iterator starts with it */
+    struct buf pre_end; /* pre with its last byte plus one: past every key */
+    bool whole;         /* every key of the files starts with pre (rows) */
 };
+
+static bool in_prefix(const struct win_it *w, struct slice k)
+{
+    return w->whole || slice_starts_with(k, slice_make(w->pre.data, w->pre.len));
+}
+
+static bool at_entry(const struct win_it *w)
+{
+    return w->it && it_valid(w->it) && in_prefix(w, it_key(w->it));
+}
+
+/* Positions the open window's iterator at its first (step > 0) or last
+ * key of the prefix. */
+static void enter_window(struct win_it *w, int step)
+{
+    if (w->whole) {
+        if (step > 0)
+            it_seek_first(w->it);
+        else
+            it_seek_last(w->it);
+        return;
+    }
+    if (step > 0) {
+        it_seek(w->it, slice_make(w->pre.data, w->pre.len));
+        return;
+    }
+    it_seek(w->it, slice_make(w->pre_end.data, w->pre_end.len));
+    if (it_valid(w->it))
+        it_prev(w->it);
+    else if (it_status(w->it) == ERR_OK)
+        it_seek_last(w->it);
+}
 
 static size_t win_index(const struct win_it *w, long k)
 {
@@ -58,7 +97,7 @@ static bool failed(struct win_it *w)
 static void settle(struct win_it *w, long k, int step)
 {
     for (;;) {
-        if (w->it && it_valid(w->it))
+        if (at_entry(w))
             return;
         if (failed(w))
             return;
@@ -68,17 +107,14 @@ static void settle(struct win_it *w, long k, int step)
             return;
         }
         open_window(w, k);
-        if (step > 0)
-            it_seek_first(w->it);
-        else
-            it_seek_last(w->it);
+        enter_window(w, step);
     }
 }
 
 static bool wi_valid(const struct iter *it)
 {
     const struct win_it *w = (const struct win_it *)it;
-    return !w->status && w->it && it_valid(w->it);
+    return !w->status && at_entry(w);
 }
 
 static void wi_seek_first(struct iter *it)
@@ -95,18 +131,15 @@ static void wi_seek_last(struct iter *it)
     settle(w, (long)w->nwin, -1);
 }
 
-/* Key-order index of the first window that may hold keys >= target. */
+/* Key-order index of the first window that may hold keys >= target, which
+ * starts with the prefix. */
 static long first_window(const struct win_it *w, struct slice target)
 {
-    char k[10] = {0};
-    memcpy(k, target.ptr, target.len < 10 ? target.len : 10);
-    uint32_t bucket = coding_get_u16be(k);
-    if (bucket < w->p->id)
-        return 0;
-    if (bucket > w->p->id)
-        return (long)w->nwin;
+    char k[8] = {0};
+    size_t rest = target.len - w->pre.len;
+    memcpy(k, target.ptr + w->pre.len, rest < 8 ? rest : 8);
     bool desc = w->p->db->desc;
-    int64_t win = part_window(key_ts_from_tskey(coding_get_u64be(k + 2), desc));
+    int64_t win = part_window(key_ts_from_tskey(coding_get_u64be(k), desc));
     for (long kk = 0; (size_t)kk < w->nwin; kk++) {
         int64_t ww = w->v->files[w->start[win_index(w, kk)]]->window;
         if (desc ? ww <= win : ww >= win)
@@ -118,7 +151,16 @@ static long first_window(const struct win_it *w, struct slice target)
 static void wi_seek(struct iter *it, struct slice target)
 {
     struct win_it *w = (struct win_it *)it;
-    long k = first_window(w, target);
+    struct slice pre = slice_make(w->pre.data, w->pre.len);
+    long k;
+    if (slice_starts_with(target, pre)) {
+        k = first_window(w, target);
+    } else if (slice_cmp(target, pre) < 0) {
+        k = 0;
+        target = pre;
+    } else {
+        k = (long)w->nwin;
+    }
     open_window(w, k);
     if (w->it)
         it_seek(w->it, target);
@@ -163,6 +205,8 @@ static void wi_destroy(struct iter *it)
     it_destroy(w->it);
     version_unref(w->v);
     free(w->start);
+    buf_destroy(&w->pre);
+    buf_destroy(&w->pre_end);
     free(w);
 }
 
@@ -179,7 +223,8 @@ static const struct it_ops win_ops = {
     .destroy = wi_destroy,
 };
 
-struct iter *window_iter_new(const struct part *p, struct version *v)
+static struct iter *new_iter(const struct part *p, struct version *v, struct slice pre,
+                             bool whole)
 {
     struct win_it *w = xcalloc(1, sizeof *w);
     it_init(&w->base, &win_ops);
@@ -192,5 +237,27 @@ struct iter *window_iter_new(const struct part *p, struct version *v)
             w->start[w->nwin++] = i;
     w->start[w->nwin] = v->n;
     w->cur = -1;
+    buf_init(&w->pre);
+    buf_init(&w->pre_end);
+    buf_append(&w->pre, pre.ptr, pre.len);
+    buf_append(&w->pre_end, pre.ptr, pre.len);
+    w->whole = whole;
     return &w->base;
+}
+
+struct iter *window_iter_new(const struct part *p, struct version *v)
+{
+    char b[2] = {(char)(p->id >> 8), (char)p->id};
+    return new_iter(p, v, slice_make(b, 2), true);
+}
+
+struct iter *window_iter_host(const struct part *p, struct version *v, struct slice host)
+{
+    struct buf pre = BUF_INIT;
+    key_encode_index_prefix(&pre, host);
+    struct iter *it = new_iter(p, v, slice_make(pre.data, pre.len), false);
+    struct win_it *w = (struct win_it *)it;
+    w->pre_end.data[w->pre_end.len - 1] = 1; /* host 0x01: past host 0x00 ... */
+    buf_destroy(&pre);
+    return it;
 }

@@ -112,7 +112,7 @@ static size_t sst_count(struct fixture *f, const char *db)
         char **files;
         buf_reset(&dir);
         if (p == BUCKETS)
-            buf_printf(&dir, "%s/%s/idx", f->dir, db);
+            buf_printf(&dir, "%s/%s/hidx", f->dir, db);
         else
             buf_printf(&dir, "%s/%s/p%02d", f->dir, db, p);
         size_t n = tu_list_suffix(dir.data, ".sst", &files);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -255,7 +257,7 @@ static void check_order(struct fixture *f, bool desc)
     it_destroy(it);
     it = store_iter_index(snap);
     struct buf pfx = BUF_INIT;
-    key_encode_index_prefix(&pfx, slice_cstr("h1"), true, slice_cstr("ev"));
+    key_encode_index_prefix(&pfx, slice_cstr("h1"));
     n = 0;
     last = desc ? INT64_MAX : INT64_MIN;
     for (it_seek(it, slice_make(pfx.data, pfx.len));
@@ -352,6 +354,126 @@ static void test_windows(void **state)
 {
     check_windows(*state, true);
     check_windows(*state, false);
+}
+
+/* The host index over hosts a, b, c and six hourly windows (one file
+ * each, the last in the memtable): store_iter_index_host agrees with the
+ * full index iterator on every host's keys, forward, backward, after seeks
+ * inside and outside the host's range, and across direction switches. */
+static void collect_host(struct iter *it, struct slice pre, struct buf *keys, size_t *n)
+{
+    *n = 0;
+    buf_reset(keys);
+    for (it_seek(it, pre); it_valid(it) && slice_starts_with(it_key(it), pre); it_next(it)) {
+        buf_append(keys, it_key(it).ptr, it_key(it).len);
+        buf_putc(keys, '\n');
+        (*n)++;
+    }
+    assert_int_equal(it_status(it), ERR_OK);
+}
+
+static void check_index_host(struct fixture *f, bool desc)
+{
+    struct store_db *db = mkdb(f, desc ? "ixd" : "ixa", 2, desc, 0);
+    const char *hosts[] = {"a", "b", "c"};
+    for (int h = 0; h < 6; h++) {
+        for (int i = 0; i < 12; i++)
+            put1(db, T0 + h * HOUR + i * 60000000000LL, hosts[i % 3], i % 2 ? "x" : "y", "v");
+        if (h != 5)
+            assert_int_equal(store_db_flush(db), ERR_OK);
+    }
+    struct store_snap *snap = store_snapshot(db);
+    struct iter *all = store_iter_index(snap);
+    struct buf pre = BUF_INIT, want = BUF_INIT, got = BUF_INIT, at = BUF_INIT;
+    for (int h = 0; h < 3; h++) {
+        buf_reset(&pre);
+        key_encode_index_prefix(&pre, slice_cstr(hosts[h]));
+        struct slice ps = slice_make(pre.data, pre.len);
+        struct iter *it = store_iter_index_host(snap, slice_cstr(hosts[h]));
+        size_t nw, ng;
+        collect_host(all, ps, &want, &nw);
+        collect_host(it, ps, &got, &ng);
+        assert_int_equal(nw, 24);
+        assert_int_equal(ng, nw);
+        assert_memory_equal(got.data, want.data, want.len);
+        /* backward from just past the host's range, as a bounded range
+         * does (memtable keys of other hosts lie around it) */
+        size_t back = 0;
+        buf_reset(&at);
+        buf_append(&at, pre.data, pre.len);
+        at.data[at.len - 1] = 1;
+        it_seek(it, slice_make(at.data, at.len));
+        if (it_valid(it))
+            it_prev(it);
+        else
+            it_seek_last(it);
+        for (; it_valid(it) && slice_starts_with(it_key(it), ps); it_prev(it))
+            back++;
+        assert_int_equal(back, 24);
+        /* a seek to a partial tskey lands where the full index lands */
+        buf_reset(&at);
+        key_encode_index_at(&at, slice_cstr(hosts[h]), T0 + 3 * HOUR, desc);
+        it_seek(it, slice_make(at.data, at.len - 5));
+        it_seek(all, slice_make(at.data, at.len - 5));
+        assert_true(it_valid(it) && it_valid(all));
+        assert_true(slice_eq(it_key(it), it_key(all)));
+        /* every hour: seek its start, step back and forth */
+        for (int w = 0; w < 6; w++) {
+            buf_reset(&at);
+            key_encode_index_at(&at, slice_cstr(hosts[h]), T0 + w * HOUR, desc);
+            it_seek(it, slice_make(at.data, at.len));
+            it_seek(all, slice_make(at.data, at.len));
+            bool in = it_valid(it) && slice_starts_with(it_key(it), ps);
+            assert_int_equal(in, it_valid(all) && slice_starts_with(it_key(all), ps));
+            if (!in)
+                continue;
+            assert_true(slice_eq(it_key(it), it_key(all)));
+            it_prev(it);
+            it_prev(all);
+            if (it_valid(all) && slice_starts_with(it_key(all), ps)) {
+                assert_true(it_valid(it));
+                assert_true(slice_eq(it_key(it), it_key(all)));
+                it_next(it);
+                it_next(all);
+                assert_true(slice_eq(it_key(it), it_key(all)));
+            }
+        }
+        it_destroy(it);
+    }
+    it_destroy(all);
+    buf_destroy(&pre);
+    buf_destroy(&want);
+    buf_destroy(&got);
+    buf_destroy(&at);
+    store_snap_release(snap);
+    store_db_unref(db);
+}
+
+static void test_index_host(void **state)
+{
+    check_index_host(*state, true);
+    check_index_host(*state, false);
+}
+
+/* A database whose host index has the first development layout (idx/) is
+ * refused at open, not read wrongly. */
+static void test_old_index_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "old", 1, true, 0);
+    put1(db, T0, "h", "e", "v");
+    store_db_unref(db);
+    fx_close(f);
+    struct buf dir = BUF_INIT;
+    buf_printf(&dir, "%s/old/idx", f->dir);
+    assert_int_equal(mkdir(dir.data, 0755), 0);
+    assert_int_not_equal(store_open(&f->o, &f->s), ERR_OK);
+    assert_int_equal(rmdir(dir.data), 0);
+    buf_destroy(&dir);
+    fx_open(f);
+    assert_int_equal(store_db_get(f->s, "old", &db), ERR_OK);
+    expect_get(db, T0, "h", "e", "v");
+    store_db_unref(db);
 }
 
 static void test_ttl(void **state)
@@ -657,6 +779,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_host, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_old_index_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
