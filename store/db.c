@@ -136,10 +136,11 @@ static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t s
         buf_reset(k);
         key_encode_row(k, bucket, e->ts, db->desc, e->host, e->event);
         mt_add(p->mem, slice_make(k->data, k->len), seq, e->kind, e->value);
-        if (seg == 0 && e->kind == IKEY_PUT)
-            atomic_fetch_add_explicit(&db->m.bucket_rows[bucket], 1, memory_order_relaxed);
-        else if (seg == 0)
-            atomic_fetch_add_explicit(&db->m.rows_deleted, 1, memory_order_relaxed);
+        /* write_mu holds other writers off: a plain increment, no locked add */
+        atomic_ullong *c = e->kind == IKEY_PUT ? &db->m.bucket_rows[bucket] : &db->m.rows_deleted;
+        if (seg == 0)
+            atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
     }
     if (seg == 0 || seg > ix->flushed_gen) {
         buf_reset(k);

@@ -4,8 +4,10 @@
  * sees a node through an acquire load sees all of it.
  * A grouped memtable (the host index) is two levels: a skiplist of groups
  * (hosts: "host\0") whose values point at one small skiplist per group, and
- * a writer-only hash table from group to list, so an insert searches a
- * short list instead of the whole index. */
+ * a writer-only open-addressing table from group to list, so an insert
+ * searches a short list instead of the whole index. Groups, their keys and
+ * their list heads live in a second, small arena: every insert touches its
+ * group, and dense groups stay in cache while entries stream past. */
 #include "store/memtable.h"
 
 #include <stdatomic.h>
@@ -37,9 +39,16 @@ struct skl {
 /* A group of a grouped memtable: the value of its node in the group list. */
 struct grp {
     struct skl list;
-    uint64_t hash;
     struct skl_node *node; /* in the group list; its key is the group key */
-    struct grp *hnext;     /* hash chain, writer only */
+    uint32_t klen;
+    char key[];            /* the group key, next to the group for lookups */
+};
+
+/* A slot of the writer's group table: the hash beside the group, so a
+ * probe reads one cache line. g == NULL: empty. */
+struct gslot {
+    uint64_t hash;
+    struct grp *g;
 };
 
 struct skl_key {
@@ -50,10 +59,11 @@ struct skl_key {
 struct memtable {
     atomic_int refs;
     struct arena arena;
+    struct arena garena; /* groups and their list heads (grouped only) */
     struct skl main; /* entries, or the groups when grouped */
     bool grouped;
-    struct grp **table; /* writer only */
-    size_t nbuckets, ngroups;
+    struct gslot *slots; /* writer only; a power of two, at most half full */
+    size_t nslots, ngroups;
     atomic_size_t count;
     atomic_size_t deletes; /* entries that are not puts (tombstones) */
     uint64_t gen;
@@ -113,10 +123,10 @@ static inline int node_cmp(const struct skl_node *n, const struct skl_key *k)
     return slice_cmp(node_key(n), k->k);
 }
 
-static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen, size_t vlen)
+static struct skl_node *node_alloc_in(struct arena *a, int height, size_t klen, size_t vlen)
 {
     size_t size = sizeof(struct skl_node) + (size_t)height * sizeof(void *) + klen + vlen;
-    struct skl_node *n = arena_alloc(&mt->arena, size);
+    struct skl_node *n = arena_alloc(a, size);
     n->klen = (uint32_t)klen;
     n->vlen = (uint32_t)vlen;
     n->height = (uint32_t)height;
@@ -125,9 +135,14 @@ static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen,
     return n;
 }
 
-static void skl_init(struct memtable *mt, struct skl *l)
+static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen, size_t vlen)
 {
-    l->head = node_alloc(mt, SKL_MAX_HEIGHT, 0, 0);
+    return node_alloc_in(&mt->arena, height, klen, vlen);
+}
+
+static void skl_init(struct arena *a, struct skl *l)
+{
+    l->head = node_alloc_in(a, SKL_MAX_HEIGHT, 0, 0);
     l->head->pfx[0] = l->head->pfx[1] = 0;
     atomic_init(&l->height, 1);
 }
@@ -141,7 +156,10 @@ struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *activ
     mt->arena.acct[0] = total;
     mt->arena.acct[1] = active;
     mt->arena.pool = pool;
-    skl_init(mt, &mt->main);
+    arena_init(&mt->garena);
+    mt->garena.acct[0] = total;
+    mt->garena.acct[1] = active;
+    skl_init(&mt->arena, &mt->main);
     mt->grouped = grouped;
     atomic_init(&mt->count, 0);
     atomic_init(&mt->deletes, 0);
@@ -153,8 +171,9 @@ struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *activ
 void mt_detach_active(struct memtable *mt)
 {
     if (mt->arena.acct[1])
-        atomic_fetch_sub(mt->arena.acct[1], arena_bytes(&mt->arena));
+        atomic_fetch_sub(mt->arena.acct[1], arena_bytes(&mt->arena) + arena_bytes(&mt->garena));
     mt->arena.acct[1] = NULL;
+    mt->garena.acct[1] = NULL;
 }
 
 void mt_ref(struct memtable *mt)
@@ -167,13 +186,14 @@ void mt_unref(struct memtable *mt)
     if (!mt || atomic_fetch_sub(&mt->refs, 1) != 1)
         return;
     arena_destroy(&mt->arena);
-    free(mt->table);
+    arena_destroy(&mt->garena);
+    free(mt->slots);
     free(mt);
 }
 
 size_t mt_bytes(const struct memtable *mt)
 {
-    return arena_bytes(&mt->arena);
+    return arena_bytes(&mt->arena) + arena_bytes(&mt->garena);
 }
 
 size_t mt_count(const struct memtable *mt)
@@ -189,6 +209,15 @@ size_t mt_deletes(const struct memtable *mt)
 uint64_t mt_gen(const struct memtable *mt)
 {
     return mt->gen;
+}
+
+/* The single writer's counter update: a plain load and store that readers
+ * may read at any time, without the locked add that would drain the store
+ * buffer of the node just written. */
+static inline void writer_add(atomic_size_t *c, size_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
 }
 
 static int random_height(struct memtable *mt)
@@ -296,44 +325,45 @@ static size_t group_len(struct slice k)
 
 static void grow_table(struct memtable *mt)
 {
-    size_t nb = mt->nbuckets ? mt->nbuckets * 2 : 1024;
-    struct grp **t = xcalloc(nb, sizeof *t);
-    for (size_t i = 0; i < mt->nbuckets; i++) {
-        struct grp *g = mt->table[i];
-        while (g) {
-            struct grp *next = g->hnext;
-            g->hnext = t[g->hash & (nb - 1)];
-            t[g->hash & (nb - 1)] = g;
-            g = next;
-        }
+    size_t n = mt->nslots ? mt->nslots * 2 : 1024;
+    struct gslot *t = xcalloc(n, sizeof *t);
+    for (size_t i = 0; i < mt->nslots; i++) {
+        if (!mt->slots[i].g)
+            continue;
+        size_t j = mt->slots[i].hash & (n - 1);
+        while (t[j].g)
+            j = (j + 1) & (n - 1);
+        t[j] = mt->slots[i];
     }
-    free(mt->table);
-    mt->table = t;
-    mt->nbuckets = nb;
+    free(mt->slots);
+    mt->slots = t;
+    mt->nslots = n;
 }
 
 /* The group of key gk, created (unpublished: *fresh) if new. Writer only. */
 static struct grp *group_for(struct memtable *mt, struct slice gk, bool *fresh)
 {
-    uint64_t h = bloom_hash(gk);
-    if (mt->nbuckets) {
-        for (struct grp *g = mt->table[h & (mt->nbuckets - 1)]; g; g = g->hnext)
-            if (g->hash == h && slice_eq(node_key(g->node), gk)) {
-                *fresh = false;
-                return g;
-            }
-    }
-    if (mt->ngroups >= mt->nbuckets)
+    if (2 * (mt->ngroups + 1) > mt->nslots)
         grow_table(mt);
-    struct grp *g = arena_alloc(&mt->arena, sizeof *g);
-    skl_init(mt, &g->list);
-    g->hash = h;
+    uint64_t h = bloom_hash(gk);
+    size_t i = h & (mt->nslots - 1);
+    for (; mt->slots[i].g; i = (i + 1) & (mt->nslots - 1)) {
+        struct grp *g = mt->slots[i].g;
+        if (mt->slots[i].hash == h && g->klen == gk.len && memcmp(g->key, gk.ptr, gk.len) == 0) {
+            *fresh = false;
+            return g;
+        }
+    }
+    struct grp *g = arena_alloc(&mt->garena, sizeof *g + gk.len);
+    skl_init(&mt->garena, &g->list);
+    g->klen = (uint32_t)gk.len;
+    memcpy(g->key, gk.ptr, gk.len);
     g->node = node_alloc(mt, random_height(mt), gk.len, sizeof g);
     memcpy(node_data(g->node), gk.ptr, gk.len);
     memcpy(node_data(g->node) + gk.len, &g, sizeof g);
     key_prefix(gk, g->node->pfx);
-    g->hnext = mt->table[h & (mt->nbuckets - 1)];
-    mt->table[h & (mt->nbuckets - 1)] = g;
+    mt->slots[i].hash = h;
+    mt->slots[i].g = g;
     mt->ngroups++;
     *fresh = true;
     return g;
@@ -358,9 +388,9 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
         if (fresh) /* published with its first entry, never empty */
             skl_insert(mt, &mt->main, g->node);
     }
-    atomic_fetch_add_explicit(&mt->count, 1, memory_order_relaxed);
+    writer_add(&mt->count, 1);
     if (kind != IKEY_PUT)
-        atomic_fetch_add_explicit(&mt->deletes, 1, memory_order_relaxed);
+        writer_add(&mt->deletes, 1);
 }
 
 /* --- positions: (group, node); group NULL when not grouped --- */
