@@ -495,8 +495,11 @@ static int lock_within_budget(struct store_db *db)
         int rc = atomic_load(&db->bg_error);
         if (!rc)
             rc = check_budget(db);
-        if (rc != ERR_BUSY || waited >= db->store->opts.write_stall_ns)
+        if (rc != ERR_BUSY || waited >= db->store->opts.write_stall_ns) {
+            if (waited)
+                atomic_fetch_add(&db->m.stall_ns, (unsigned long long)waited);
             return rc;
+        }
         pthread_mutex_unlock(&db->write_mu);
         struct timespec ts = {0, step_ns};
         nanosleep(&ts, NULL);

@@ -12,7 +12,7 @@
 enum fam {
     F_BUCKET_ROWS, F_PART_FILES, F_PART_BYTES, F_PART_MEM, F_PART_BACKLOG, F_DISK, F_WAL_DISK,
     F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
-    F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_NOSPC, F_TTL_FILES,
+    F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_STALL_SECS, F_NOSPC, F_TTL_FILES,
     F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_DB_ROWS, F_OLDEST, F_NEWEST, F_RECLAIMED,
     F_EXPIRED, F_DELETED, F_TOMBSTONES, F_RANGE_DELETES, F_RANGE_TOMBS, F_GUARD_WINDOWS,
     F_GUARD_BYTES, F_COUNT
@@ -38,6 +38,8 @@ static const char *const fam_info[F_COUNT][3] = {
     {"write_bytes_total", "counter", "Bytes of write batches accepted."},
     {"corruption_errors_total", "counter", "Damaged blocks or files found by readers."},
     {"write_busy_total", "counter", "Writes refused with ERR_BUSY (memtable budget full)."},
+    {"write_stall_seconds_total", "counter",
+     "Time writes waited for flushes to bring the memtables under budget (raise memtable_bytes if it grows fast)."},
     {"write_nospc_total", "counter", "Writes refused with ERR_NOSPC."},
     {"ttl_files_dropped_total", "counter", "Whole SSTables deleted by the TTL."},
     {"wal_syncs_total", "counter", "WAL fsyncs."},
@@ -229,6 +231,7 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     db_line(fam, F_WRITE_BYTES, db, atomic_load(&m->bytes_written_user));
     db_line(fam, F_CORRUPT, db, atomic_load(&m->corrupt));
     db_line(fam, F_BUSY, db, atomic_load(&m->busy_rejects));
+    db_line_secs(fam, F_STALL_SECS, db, atomic_load(&m->stall_ns));
     db_line(fam, F_NOSPC, db, atomic_load(&m->nospc));
     db_line(fam, F_TTL_FILES, db, atomic_load(&m->ttl_files_dropped));
     struct wal_stats ws;

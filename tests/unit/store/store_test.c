@@ -604,6 +604,11 @@ static void test_busy(void **state)
     struct buf m = BUF_INIT;
     store_metrics(f->s, &m);
     assert_non_null(strstr(buf_cstr(&m), "logbucket_write_busy_total{db=\"busy\"} 1"));
+    /* the refused write waited write_stall_ns first, and that is counted */
+    const char *st = strstr(buf_cstr(&m), "logbucket_write_stall_seconds_total{db=\"busy\"} ");
+    assert_non_null(st);
+    double stalled = strtod(st + strlen("logbucket_write_stall_seconds_total{db=\"busy\"} "), NULL);
+    assert_true(stalled >= (double)f->o.write_stall_ns / 1e9 * 0.99);
     buf_destroy(&m);
     atomic_store(&f->fe.hold_sst, false);
     for (int tries = 0; (rc = store_write(db, b)) == ERR_BUSY && tries < 5000; tries++) {
