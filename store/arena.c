@@ -35,30 +35,46 @@ void arena_init(struct arena *a)
 void arena_pool_init(struct arena_pool *p, size_t max_bytes)
 {
     pthread_mutex_init(&p->mu, NULL);
-    p->free = NULL;
-    p->n = 0;
-    p->max = max_bytes / ARENA_BLOCK;
+    for (int i = 0; i < ARENA_POOL_CLASSES; i++)
+        p->free[i] = NULL;
+    p->bytes = 0;
+    p->max_bytes = max_bytes;
 }
 
 void arena_pool_destroy(struct arena_pool *p)
 {
-    while (p->free) {
-        struct arena_block *b = p->free;
-        p->free = b->next;
-        free(b);
+    for (int i = 0; i < ARENA_POOL_CLASSES; i++) {
+        while (p->free[i]) {
+            struct arena_block *b = p->free[i];
+            p->free[i] = b->next;
+            free(b);
+        }
     }
     pthread_mutex_destroy(&p->mu);
 }
 
-static struct arena_block *pool_get(struct arena_pool *p)
+/* The pool list of blocks of size bytes, or -1: the growing sizes 16 KiB
+ * << k, then the full size. Dedicated (odd-sized) blocks are not kept. */
+static int size_class(size_t size)
 {
-    if (!p)
+    if (size == FULL_SIZE)
+        return ARENA_POOL_CLASSES - 1;
+    for (int k = 0; k < ARENA_POOL_CLASSES - 1; k++)
+        if (size == (size_t)(16u << 10) << k)
+            return k;
+    return -1;
+}
+
+static struct arena_block *pool_get(struct arena_pool *p, size_t size)
+{
+    int c = size_class(size);
+    if (!p || c < 0)
         return NULL;
     pthread_mutex_lock(&p->mu);
-    struct arena_block *b = p->free;
+    struct arena_block *b = p->free[c];
     if (b) {
-        p->free = b->next;
-        p->n--;
+        p->free[c] = b->next;
+        p->bytes -= size;
     }
     pthread_mutex_unlock(&p->mu);
     return b;
@@ -67,14 +83,15 @@ static struct arena_block *pool_get(struct arena_pool *p)
 /* true if the pool took b */
 static bool pool_put(struct arena_pool *p, struct arena_block *b)
 {
-    if (!p || b->size != FULL_SIZE)
+    int c = size_class(b->size);
+    if (!p || c < 0)
         return false;
     pthread_mutex_lock(&p->mu);
-    bool kept = p->n < p->max;
+    bool kept = p->bytes + b->size <= p->max_bytes;
     if (kept) {
-        b->next = p->free;
-        p->free = b;
-        p->n++;
+        b->next = p->free[c];
+        p->free[c] = b;
+        p->bytes += b->size;
     }
     pthread_mutex_unlock(&p->mu);
     return kept;
@@ -96,11 +113,11 @@ void arena_destroy(struct arena *a)
 
 static struct arena_block *block_alloc(struct arena *a, size_t size)
 {
-    if (size != FULL_SIZE)
-        return xmalloc(sizeof(struct arena_block) + size);
-    struct arena_block *b = pool_get(a->pool);
+    struct arena_block *b = pool_get(a->pool, size);
     if (b)
         return b;
+    if (size != FULL_SIZE)
+        return xmalloc(sizeof(struct arena_block) + size);
     void *p = aligned_alloc(ARENA_BLOCK, ARENA_BLOCK);
     if (!p)
         return xmalloc(ARENA_BLOCK); /* xmalloc aborts if this fails too */

@@ -9,12 +9,15 @@
 
 struct arena_block;
 
-/* Free full-size blocks kept for reuse, so a new memtable does not pay for
- * page faults and zeroing again. Thread-safe; bounded by max blocks. */
+#define ARENA_POOL_CLASSES 8 /* 16 KiB, 32 KiB, ... 1 MiB, and full size */
+
+/* Free blocks kept for reuse, one list per block size, so a new memtable
+ * does not pay for page faults and zeroing again (a partition's memtable
+ * is mostly growing blocks, not full ones). Thread-safe; bounded in bytes. */
 struct arena_pool {
     pthread_mutex_t mu;
-    struct arena_block *free;
-    size_t n, max;
+    struct arena_block *free[ARENA_POOL_CLASSES];
+    size_t bytes, max_bytes;
 };
 
 void arena_pool_init(struct arena_pool *p, size_t max_bytes);

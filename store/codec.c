@@ -27,7 +27,10 @@ void codec_encode(struct slice raw, bool fast, struct buf *out)
     char *dst = out->data + out->len + hdr;
     int n;
     if (fast) {
-        n = LZ4_compress_default(raw.ptr, dst, (int)raw.len, bound);
+        /* A flushed file lives until its window's compaction rewrites it
+         * with LZ4HC, and it is written while clients wait: acceleration 2
+         * is about 1.5x faster than 1 for 4% more bytes on log lines. */
+        n = LZ4_compress_fast(raw.ptr, dst, (int)raw.len, bound, 2);
     } else {
         /* Compaction output is written once and read many times: LZ4HC
          * level 3 makes blocks about 15% smaller than plain LZ4 on log data,

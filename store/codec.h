@@ -19,7 +19,7 @@ enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1 };
 #define CODEC_MAX_RAW (64u << 20) /* a block never decodes to more than this */
 
 /* Appends the stored form (payload, type and crc) of raw to out. fast:
- * plain LZ4 (flushes); otherwise LZ4HC level 3 (compactions: about 15%
+ * LZ4 at acceleration 2 (flushes); otherwise LZ4HC level 3 (compactions: about 20%
  * smaller, several times slower to write, as fast to read). REQUIRES for
  * !fast: about 300 KiB of free stack. */
 void codec_encode(struct slice raw, bool fast, struct buf *out);
