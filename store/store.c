@@ -75,6 +75,14 @@ static size_t part_nimm(struct part *p)
     return n;
 }
 
+/* With two or more threads, one is always left for flushes: a compaction
+ * of a big window takes seconds, and writers stall when no thread is free
+ * to flush the memtable they filled. REQUIRES: bg_mu. */
+static bool compaction_slot_free(const struct store *s)
+{
+    return s->nthreads < 2 || s->ncompacting < s->nthreads - 1;
+}
+
 /* Picks a job and marks its partition busy. REQUIRES: bg_mu. */
 static bool pick_job(struct store *s, struct job *j)
 {
@@ -90,13 +98,17 @@ static bool pick_job(struct store *s, struct job *j)
                 struct part *p = &db->parts[i];
                 if (p->busy || (pass == 0 && p->retry_at_ns > now))
                     continue;
+                if (pass == 1 && !compaction_slot_free(s))
+                    break;
                 if (pass == 0 ? part_nimm(p) > 0 : p->want_compact) {
                     j->db = db;
                     j->p = p;
                     j->flush = pass == 0;
                     p->busy = true;
-                    if (pass == 1)
+                    if (pass == 1) {
                         p->want_compact = false;
+                        s->ncompacting++;
+                    }
                     db_ref(db);
                     found = true;
                 }
@@ -159,6 +171,8 @@ static void *bg_main(void *arg)
         run_job(s, &j);
         pthread_mutex_lock(&s->bg_mu);
         j.p->busy = false;
+        if (!j.flush)
+            s->ncompacting--;
         pthread_cond_broadcast(&s->done_cond);
         pthread_cond_broadcast(&s->bg_cond);
         pthread_mutex_unlock(&s->bg_mu);

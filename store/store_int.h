@@ -205,6 +205,7 @@ struct store {
     bool stop;
     pthread_t *threads;
     unsigned nthreads;
+    unsigned ncompacting; /* compaction jobs running; under bg_mu */
     pthread_t ticker;
     bool has_ticker;
     int64_t next_retention_ns;
