@@ -22,6 +22,9 @@ static inline void put(struct buf *b, const void *p, size_t n)
     }
 }
 
+/* Appends a string literal without measuring it. */
+#define PUT_LIT(b, lit) put((b), (lit), sizeof(lit) - 1)
+
 static inline void putch(struct buf *b, char c)
 {
     if (b->len + 1 < b->cap)
@@ -85,13 +88,31 @@ static inline bool word_special(uint64_t w)
     return ((lt20 | zq | zb | w) & HIGHS) != 0;
 }
 
+/* Length of the leading bytes of s that need no escape, in whole words: n
+ * when none does. The last partial word is read padded with spaces. */
+static size_t plain_prefix(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    uint64_t w;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        if (word_special(w))
+            return i;
+    }
+    if (i == n)
+        return n;
+    w = ONES * ' ';
+    memcpy(&w, p + i, n - i);
+    return word_special(w) ? i : n;
+}
+
 void enc_json_str(struct buf *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     buf_reserve(out, n + 2);
     putch(out, '"');
+    size_t i = plain_prefix(p, n);
     size_t run = 0; /* start of the pending run of plain bytes */
-    size_t i = 0;
     while (i < n) {
         uint64_t w;
         if (i + 8 <= n && (memcpy(&w, p + i, 8), !word_special(w))) {
@@ -119,14 +140,29 @@ void enc_json_str(struct buf *out, const char *s, size_t n)
     putch(out, '"');
 }
 
+/* "00" .. "99": two digits per division */
+static const char digit_pairs[] = "0001020304050607080910111213141516171819"
+                                  "2021222324252627282930313233343536373839"
+                                  "4041424344454647484950515253545556575859"
+                                  "6061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
 static void put_u64(struct buf *out, uint64_t v)
 {
     char tmp[24];
     size_t i = sizeof(tmp);
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        size_t d = (size_t)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = digit_pairs[d + 1];
+        tmp[--i] = digit_pairs[d];
+    }
+    if (v >= 10) {
+        tmp[--i] = digit_pairs[v * 2 + 1];
+        tmp[--i] = digit_pairs[v * 2];
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
     put(out, tmp + i, sizeof(tmp) - i);
 }
 
@@ -160,11 +196,11 @@ static uint64_t scaled_digits(uint64_t m, int k, int s)
     return (uint64_t)q;
 }
 
-/* Exactly what printf("%.<prec>g") prints (prec 15..17) for a positive,
- * non-integral d in [1e-4, 2^53), computed in 128-bit integers (glibc's
- * multi-precision printf is the costliest part of encoding a row). false:
- * not handled. */
-static bool fast_g(double d, int prec, char *out, size_t *n_out)
+/* The prec significant digits of a positive, non-integral d in [1e-4, 2^53)
+ * as printf("%.<prec>g") rounds them: d ~ q / 10^k with q of exactly prec
+ * digits, computed in 128-bit integers (glibc's multi-precision printf is
+ * the costliest part of encoding a row). false: not handled. */
+static bool fast_digits(double d, int prec, uint64_t *q_out, int *k_out)
 {
     static const uint64_t first_of[] = {100000000000000ULL, 1000000000000000ULL,
                                         10000000000000000ULL}; /* 10^(prec-1) */
@@ -178,9 +214,11 @@ static bool fast_g(double d, int prec, char *out, size_t *n_out)
     int s = 1075 - exp; /* d = m / 2^s */
     if (s < 1 || s > 100)
         return false;
-    /* k: the largest scale whose rounded digits d * 10^k stay below 10^prec
-     * (log10 is only an estimate near powers of ten). */
-    int k = prec - 1 - (int)floor(log10(d));
+    /* k: the largest scale whose rounded digits d * 10^k stay below 10^prec.
+     * floor(e2 * log10(2)) is floor(log10(d)) or one less; the loops below
+     * settle the last step either way. */
+    int e2 = exp - 1023;
+    int k = prec - 1 - (e2 * 78913 >> 18);
     if (k < 0 || k > 22)
         return false;
     uint64_t q = scaled_digits(m, k, s);
@@ -198,12 +236,21 @@ static bool fast_g(double d, int prec, char *out, size_t *n_out)
     }
     if (q < lo || q >= hi)
         return false;
+    *q_out = q;
+    *k_out = k;
+    return true;
+}
+
+/* Writes q / 10^k (q of prec digits) as %g does without an exponent: 0 if
+ * %g would use one. */
+static size_t put_g_digits(uint64_t q, int k, int prec, char *out)
+{
     char dg[17];
     for (int i = prec - 1; i >= 0; i--, q /= 10)
         dg[i] = (char)('0' + q % 10);
     int x = prec - 1 - k; /* decimal exponent of dg[0] */
     if (x < -4 || x >= prec)
-        return false;
+        return 0;
     int last = prec - 1; /* %g drops trailing zeros of the fraction */
     while (last > x && last > 0 && dg[last] == '0')
         last--;
@@ -224,6 +271,20 @@ static bool fast_g(double d, int prec, char *out, size_t *n_out)
                 out[n++] = dg[i];
         }
     }
+    return n;
+}
+
+/* Exactly what printf("%.<prec>g") prints (prec 15..17) for a positive,
+ * non-integral d in [1e-4, 2^53). false: not handled. */
+static bool fast_g(double d, int prec, char *out, size_t *n_out)
+{
+    uint64_t q;
+    int k;
+    if (!fast_digits(d, prec, &q, &k))
+        return false;
+    size_t n = put_g_digits(q, k, prec, out);
+    if (n == 0)
+        return false;
     *n_out = n;
     return true;
 }
@@ -248,10 +309,57 @@ void enc_double_g(struct buf *out, double d, int prec)
     put(out, tmp, format_g(d, prec, tmp));
 }
 
+/* Whether q / 10^k reads back as d. REQUIRES: q <= 2^53, 0 <= k <= 22:
+ * both are then exact doubles, so one correctly rounded division gives what
+ * strtod gives for the decimal (Clinger's fast path). */
+static bool reads_back(uint64_t q, int k, double d)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    return (double)q / pow10[k] == d;
+}
+
+/* The shortest of %.15g, %.16g and %.17g that reads back as d, for the
+ * values fast_digits handles; 0 otherwise. */
+static size_t shortest_fast(double d, char *tmp)
+{
+    double a = d < 0 ? -d : d;
+    size_t sign = d < 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        uint64_t q;
+        int k;
+        if (!fast_digits(a, prec, &q, &k))
+            return 0;
+        if (prec < 17 && q > (1ULL << 53))
+            return 0; /* not decidable by one division */
+        if (prec < 17 && !reads_back(q, k, a))
+            continue;
+        size_t n = put_g_digits(q, k, prec, tmp + sign);
+        if (n == 0)
+            return 0;
+        tmp[0] = sign ? '-' : tmp[0];
+        return n + sign;
+    }
+    return 0;
+}
+
+/* The same through printf and strtod, for every other value. */
+static size_t shortest_slow(double d, char *tmp)
+{
+    size_t n = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = format_g(d, prec, tmp);
+        if (prec == 17 || strtod(tmp, NULL) == d)
+            break;
+    }
+    return n;
+}
+
 void enc_double(struct buf *out, double d)
 {
     if (!isfinite(d)) {
-        buf_puts(out, "null");
+        PUT_LIT(out, "null");
         return;
     }
     if (d >= -1e15 && d <= 1e15 && d == (double)(int64_t)d && (d != 0 || !signbit(d))) {
@@ -263,12 +371,9 @@ void enc_double(struct buf *out, double d)
     /* The shortest of 15, 16 and 17 significant digits that reads back as
      * the same double: what was written as 397.15 reads back as 397.15. */
     char tmp[48];
-    size_t n = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        n = format_g(d, prec, tmp);
-        if (prec == 17 || strtod(tmp, NULL) == d)
-            break;
-    }
+    size_t n = shortest_fast(d, tmp);
+    if (n == 0)
+        n = shortest_slow(d, tmp);
     put(out, tmp, n);
     if (!memchr(tmp, '.', n) && !memchr(tmp, 'e', n))
         put(out, ".0", 2);
@@ -280,9 +385,14 @@ void enc_field_value(struct buf *out, const struct rec_field *f)
     case REC_FLOAT: enc_double(out, f->v.f); break;
     case REC_INT: enc_i64(out, f->v.i); break;
     case REC_UINT: put_u64(out, f->v.u); break;
-    case REC_BOOL: buf_puts(out, f->v.b ? "true" : "false"); break;
+    case REC_BOOL:
+        if (f->v.b)
+            PUT_LIT(out, "true");
+        else
+            PUT_LIT(out, "false");
+        break;
     case REC_STRING: enc_json_str(out, f->v.s.ptr, f->v.s.len); break;
-    default: buf_puts(out, "null"); break;
+    default: PUT_LIT(out, "null"); break;
     }
 }
 
@@ -329,7 +439,7 @@ static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj
             continue;
         if (!open) {
             sep(out, first);
-            buf_puts(out, "\"tags\":{");
+            PUT_LIT(out, "\"tags\":{");
             open = true;
         } else {
             putch(out, ',');
@@ -342,7 +452,7 @@ static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj
         return rc;
     if (!open && p->all) {
         sep(out, first);
-        buf_puts(out, "\"tags\":{");
+        PUT_LIT(out, "\"tags\":{");
         open = true;
     }
     if (open)
@@ -363,7 +473,7 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
             continue;
         if (!open) {
             sep(out, first);
-            buf_puts(out, "\"fields\":{");
+            PUT_LIT(out, "\"fields\":{");
             open = true;
         } else {
             putch(out, ',');
@@ -376,7 +486,7 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
         return rc;
     if (!open && p->all) {
         sep(out, first);
-        buf_puts(out, "\"fields\":{");
+        PUT_LIT(out, "\"fields\":{");
         open = true;
     }
     if (open)
@@ -396,12 +506,12 @@ int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
     }
     if (proj_has(proj, SQL_COL_HOST, host)) {
         sep(out, &first);
-        buf_puts(out, "\"host\":");
+        PUT_LIT(out, "\"host\":");
         enc_json_str(out, host.ptr, host.len);
     }
     if (proj_has(proj, SQL_COL_EVENT, host)) {
         sep(out, &first);
-        buf_puts(out, "\"event\":");
+        PUT_LIT(out, "\"event\":");
         enc_json_str(out, event.ptr, event.len);
     }
     if (proj->all || proj_wants_kind(proj, SQL_COL_TAG) || proj_wants_kind(proj, SQL_COL_FIELD)) {
