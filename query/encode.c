@@ -22,6 +22,13 @@ static inline void put(struct buf *b, const void *p, size_t n)
     }
 }
 
+/* buf_reserve without the call when there is room. */
+static inline void room(struct buf *b, size_t n)
+{
+    if (b->len + n >= b->cap)
+        buf_reserve(b, n);
+}
+
 /* Appends a string literal without measuring it. */
 #define PUT_LIT(b, lit) put((b), (lit), sizeof(lit) - 1)
 
@@ -101,17 +108,27 @@ static size_t plain_prefix(const unsigned char *p, size_t n)
     }
     if (i == n)
         return n;
-    w = ONES * ' ';
-    memcpy(&w, p + i, n - i);
+    w = 0;
+    for (size_t j = n - i; j-- > 0;)
+        w = w << 8 | p[i + j];
+    w |= (ONES * ' ') << (8 * (n - i));
     return word_special(w) ? i : n;
 }
 
 void enc_json_str(struct buf *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
-    buf_reserve(out, n + 2);
-    putch(out, '"');
     size_t i = plain_prefix(p, n);
+    room(out, n + 2);
+    if (i == n) { /* the common case: copied whole */
+        char *d = out->data + out->len;
+        d[0] = '"';
+        memcpy(d + 1, s, n);
+        d[n + 1] = '"';
+        out->len += n + 2;
+        return;
+    }
+    putch(out, '"');
     size_t run = 0; /* start of the pending run of plain bytes */
     while (i < n) {
         uint64_t w;
@@ -179,10 +196,31 @@ void enc_i64(struct buf *out, int64_t v)
 /* 10^k for k = 0..22 as 128-bit integers. */
 static unsigned __int128 pow10_128(int k)
 {
-    unsigned __int128 p = 1;
-    while (k-- > 0)
-        p *= 10;
-    return p;
+    static const uint64_t p10[20] = {
+        1ULL,
+        10ULL,
+        100ULL,
+        1000ULL,
+        10000ULL,
+        100000ULL,
+        1000000ULL,
+        10000000ULL,
+        100000000ULL,
+        1000000000ULL,
+        10000000000ULL,
+        100000000000ULL,
+        1000000000000ULL,
+        10000000000000ULL,
+        100000000000000ULL,
+        1000000000000000ULL,
+        10000000000000000ULL,
+        100000000000000000ULL,
+        1000000000000000000ULL,
+        10000000000000000000ULL,
+    };
+    if (k < 20)
+        return p10[k];
+    return (unsigned __int128)p10[19] * p10[k - 19];
 }
 
 /* q = round-half-even(m * 10^k / 2^s). REQUIRES: k <= 22, 1 <= s <= 100. */
@@ -246,8 +284,11 @@ static bool fast_digits(double d, int prec, uint64_t *q_out, int *k_out)
 static size_t put_g_digits(uint64_t q, int k, int prec, char *out)
 {
     char dg[17];
-    for (int i = prec - 1; i >= 0; i--, q /= 10)
-        dg[i] = (char)('0' + q % 10);
+    int i = prec;
+    for (; i >= 2; i -= 2, q /= 100)
+        memcpy(dg + i - 2, digit_pairs + 2 * (q % 100), 2);
+    if (i == 1)
+        dg[0] = (char)('0' + q);
     int x = prec - 1 - k; /* decimal exponent of dg[0] */
     if (x < -4 || x >= prec)
         return 0;
@@ -258,18 +299,17 @@ static size_t put_g_digits(uint64_t q, int k, int prec, char *out)
     if (x < 0) {
         out[n++] = '0';
         out[n++] = '.';
-        for (int i = -1; i > x; i--)
+        for (int z = -1; z > x; z--)
             out[n++] = '0';
-        for (int i = 0; i <= last; i++)
-            out[n++] = dg[i];
-    } else {
-        for (int i = 0; i <= x; i++)
-            out[n++] = dg[i];
-        if (last > x) {
-            out[n++] = '.';
-            for (int i = x + 1; i <= last; i++)
-                out[n++] = dg[i];
-        }
+        memcpy(out + n, dg, (size_t)last + 1);
+        return n + (size_t)last + 1;
+    }
+    memcpy(out, dg, (size_t)x + 1);
+    n = (size_t)x + 1;
+    if (last > x) {
+        out[n++] = '.';
+        memcpy(out + n, dg + x + 1, (size_t)(last - x));
+        n += (size_t)(last - x);
     }
     return n;
 }
