@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "query/query_int.h"
+#include "store/coding.h"
 
 struct range_iter {
     struct iter base;
@@ -13,17 +14,28 @@ struct range_iter {
     struct buf tmp;    /* translated seek target */
     bool fix_bucket;
     bool primed; /* in stands at the first key >= lo: the next seek_first is free */
+    bool valid;  /* in stands within [lo, hi); set by every move */
 };
+
+static bool above_lo(const struct range_iter *r, struct slice k)
+{
+    return slice_cmp(k, slice_make(r->lo.data, r->lo.len)) >= 0;
+}
+
+static bool below_hi(const struct range_iter *r, struct slice k)
+{
+    return r->hi.len == 0 || slice_cmp(k, slice_make(r->hi.data, r->hi.len)) < 0;
+}
+
+/* After a seek: both bounds. */
+static void check_both(struct range_iter *r)
+{
+    r->valid = it_valid(r->in) && above_lo(r, it_key(r->in)) && below_hi(r, it_key(r->in));
+}
 
 static bool rg_valid(const struct iter *it)
 {
-    const struct range_iter *r = (const struct range_iter *)it;
-    if (!it_valid(r->in))
-        return false;
-    struct slice k = it_key(r->in);
-    if (slice_cmp(k, slice_make(r->lo.data, r->lo.len)) < 0)
-        return false;
-    return r->hi.len == 0 || slice_cmp(k, slice_make(r->hi.data, r->hi.len)) < 0;
+    return ((const struct range_iter *)it)->valid;
 }
 
 static void rg_seek_first(struct iter *it)
@@ -31,10 +43,9 @@ static void rg_seek_first(struct iter *it)
     struct range_iter *r = (struct range_iter *)it;
     bool primed = r->primed;
     r->primed = false;
-    if (primed && it_valid(r->in) &&
-        slice_cmp(it_key(r->in), slice_make(r->lo.data, r->lo.len)) >= 0)
-        return;
-    it_seek(r->in, slice_make(r->lo.data, r->lo.len));
+    if (!(primed && it_valid(r->in) && above_lo(r, it_key(r->in))))
+        it_seek(r->in, slice_make(r->lo.data, r->lo.len));
+    check_both(r);
 }
 
 static void rg_seek_last(struct iter *it)
@@ -43,13 +54,14 @@ static void rg_seek_last(struct iter *it)
     r->primed = false;
     if (r->hi.len == 0) {
         it_seek_last(r->in);
-        return;
+    } else {
+        it_seek(r->in, slice_make(r->hi.data, r->hi.len));
+        if (it_valid(r->in))
+            it_prev(r->in);
+        else if (it_status(r->in) == 0)
+            it_seek_last(r->in);
     }
-    it_seek(r->in, slice_make(r->hi.data, r->hi.len));
-    if (it_valid(r->in))
-        it_prev(r->in);
-    else if (it_status(r->in) == 0)
-        it_seek_last(r->in);
+    check_both(r);
 }
 
 static void rg_seek(struct iter *it, struct slice t)
@@ -64,18 +76,24 @@ static void rg_seek(struct iter *it, struct slice t)
     }
     struct slice lo = slice_make(r->lo.data, r->lo.len);
     it_seek(r->in, slice_cmp(t, lo) < 0 ? lo : t);
+    check_both(r);
 }
 
+/* From a key within the range, next only can pass hi, prev only lo. */
 static void rg_next(struct iter *it)
 {
-    ((struct range_iter *)it)->primed = false;
-    it_next(((struct range_iter *)it)->in);
+    struct range_iter *r = (struct range_iter *)it;
+    r->primed = false;
+    it_next(r->in);
+    r->valid = it_valid(r->in) && below_hi(r, it_key(r->in));
 }
 
 static void rg_prev(struct iter *it)
 {
-    ((struct range_iter *)it)->primed = false;
-    it_prev(((struct range_iter *)it)->in);
+    struct range_iter *r = (struct range_iter *)it;
+    r->primed = false;
+    it_prev(r->in);
+    r->valid = it_valid(r->in) && above_lo(r, it_key(r->in));
 }
 
 static struct slice rg_key(const struct iter *it)
@@ -128,6 +146,16 @@ struct iter *query_range_new_at(struct iter *in, struct slice lo, struct slice h
 
 int query_cmp_row(struct slice a, struct slice b)
 {
+    if (a.len >= 10 && b.len >= 10) {
+        /* the tskey decides almost every comparison: one 8-byte compare */
+        uint64_t x = coding_get_u64be(a.ptr + 2), y = coding_get_u64be(b.ptr + 2);
+        if (x != y)
+            return x < y ? -1 : 1;
+        int c = slice_cmp(slice_make(a.ptr + 10, a.len - 10), slice_make(b.ptr + 10, b.len - 10));
+        if (c)
+            return c;
+        return slice_cmp(a, b);
+    }
     if (a.len >= 2 && b.len >= 2) {
         int c = slice_cmp(slice_make(a.ptr + 2, a.len - 2), slice_make(b.ptr + 2, b.len - 2));
         if (c)
