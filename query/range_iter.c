@@ -144,6 +144,17 @@ struct iter *query_range_new_at(struct iter *in, struct slice lo, struct slice h
     return it;
 }
 
+/* Kept out of line: the fast path of query_cmp_row then needs no stack frame. */
+static __attribute__((noinline)) int cmp_row_slow(struct slice a, struct slice b)
+{
+    if (a.len >= 2 && b.len >= 2) {
+        int c = slice_cmp(slice_make(a.ptr + 2, a.len - 2), slice_make(b.ptr + 2, b.len - 2));
+        if (c)
+            return c;
+    }
+    return slice_cmp(a, b);
+}
+
 int query_cmp_row(struct slice a, struct slice b)
 {
     if (a.len >= 10 && b.len >= 10) {
@@ -151,17 +162,8 @@ int query_cmp_row(struct slice a, struct slice b)
         uint64_t x = coding_get_u64be(a.ptr + 2), y = coding_get_u64be(b.ptr + 2);
         if (x != y)
             return x < y ? -1 : 1;
-        int c = slice_cmp(slice_make(a.ptr + 10, a.len - 10), slice_make(b.ptr + 10, b.len - 10));
-        if (c)
-            return c;
-        return slice_cmp(a, b);
     }
-    if (a.len >= 2 && b.len >= 2) {
-        int c = slice_cmp(slice_make(a.ptr + 2, a.len - 2), slice_make(b.ptr + 2, b.len - 2));
-        if (c)
-            return c;
-    }
-    return slice_cmp(a, b);
+    return cmp_row_slow(a, b);
 }
 
 int query_cmp_index(struct slice a, struct slice b)
