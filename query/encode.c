@@ -95,41 +95,33 @@ static inline bool word_special(uint64_t w)
     return ((lt20 | zq | zb | w) & HIGHS) != 0;
 }
 
-/* Length of the leading bytes of s that need no escape, in whole words: n
- * when none does. The last partial word is read padded with spaces. */
-static size_t plain_prefix(const unsigned char *p, size_t n)
+/* Whether every byte of s can be copied as is. Strings of 8 bytes or more
+ * are read in words, the last one overlapping its predecessor. */
+static bool is_plain(const unsigned char *p, size_t n)
 {
-    size_t i = 0;
     uint64_t w;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, p + i, 8);
-        if (word_special(w))
-            return i;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, p + i, 8);
+            if (word_special(w))
+                return false;
+        }
+        memcpy(&w, p + n - 8, 8);
+        return !word_special(w);
     }
-    if (i == n)
-        return n;
-    w = 0;
-    for (size_t j = n - i; j-- > 0;)
-        w = w << 8 | p[i + j];
-    w |= (ONES * ' ') << (8 * (n - i));
-    return word_special(w) ? i : n;
+    w = ONES * ' '; /* padding that needs no escape */
+    for (size_t j = n; j-- > 0;)
+        w = w << 8 | p[j];
+    return !word_special(w);
 }
 
-void enc_json_str(struct buf *out, const char *s, size_t n)
+/* enc_json_str for a string with something to escape or repair. */
+static void json_str_escaped(struct buf *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t i = plain_prefix(p, n);
-    room(out, n + 2);
-    if (i == n) { /* the common case: copied whole */
-        char *d = out->data + out->len;
-        d[0] = '"';
-        memcpy(d + 1, s, n);
-        d[n + 1] = '"';
-        out->len += n + 2;
-        return;
-    }
     putch(out, '"');
     size_t run = 0; /* start of the pending run of plain bytes */
+    size_t i = 0;
     while (i < n) {
         uint64_t w;
         if (i + 8 <= n && (memcpy(&w, p + i, 8), !word_special(w))) {
@@ -157,6 +149,20 @@ void enc_json_str(struct buf *out, const char *s, size_t n)
     putch(out, '"');
 }
 
+void enc_json_str(struct buf *out, const char *s, size_t n)
+{
+    if (!is_plain((const unsigned char *)s, n)) {
+        json_str_escaped(out, s, n);
+        return;
+    }
+    room(out, n + 2);
+    char *d = out->data + out->len;
+    d[0] = '"';
+    memcpy(d + 1, s, n);
+    d[n + 1] = '"';
+    out->len += n + 2;
+}
+
 /* "00" .. "99": two digits per division */
 static const char digit_pairs[] = "0001020304050607080910111213141516171819"
                                   "2021222324252627282930313233343536373839"
@@ -164,21 +170,33 @@ static const char digit_pairs[] = "0001020304050607080910111213141516171819"
                                   "6061626364656667686970717273747576777879"
                                   "8081828384858687888990919293949596979899";
 
+/* Writes the 8 digits of v < 10^8 ending at end, in 32-bit arithmetic. */
+static void put_8_digits(char *end, uint32_t v)
+{
+    for (int i = 0; i < 4; i++, v /= 100)
+        memcpy(end - 2 * (i + 1), digit_pairs + 2 * (v % 100), 2);
+}
+
 static void put_u64(struct buf *out, uint64_t v)
 {
     char tmp[24];
     size_t i = sizeof(tmp);
-    while (v >= 100) {
-        size_t d = (size_t)(v % 100) * 2;
-        v /= 100;
-        tmp[--i] = digit_pairs[d + 1];
-        tmp[--i] = digit_pairs[d];
+    while (v >= 100000000) { /* 8 digits per 64-bit division */
+        put_8_digits(tmp + i, (uint32_t)(v % 100000000));
+        v /= 100000000;
+        i -= 8;
     }
-    if (v >= 10) {
-        tmp[--i] = digit_pairs[v * 2 + 1];
-        tmp[--i] = digit_pairs[v * 2];
+    uint32_t x = (uint32_t)v;
+    while (x >= 100) {
+        i -= 2;
+        memcpy(tmp + i, digit_pairs + 2 * (x % 100), 2);
+        x /= 100;
+    }
+    if (x >= 10) {
+        i -= 2;
+        memcpy(tmp + i, digit_pairs + 2 * x, 2);
     } else {
-        tmp[--i] = (char)('0' + v);
+        tmp[--i] = (char)('0' + x);
     }
     put(out, tmp + i, sizeof(tmp) - i);
 }
@@ -265,7 +283,9 @@ static bool fast_digits(double d, int prec, uint64_t *q_out, int *k_out)
             return false;
         q = scaled_digits(m, k, s);
     }
-    for (int tries = 0; tries < 2 && k < 22; tries++) {
+    /* A larger scale can fit only when q is 10^(prec-1) exactly: for any
+     * larger q, d * 10^(k+1) >= 10 * (q - 1/2) >= hi + 5. */
+    for (int tries = 0; tries < 2 && k < 22 && q <= lo; tries++) {
         uint64_t up = scaled_digits(m, k + 1, s);
         if (up >= hi)
             break;

@@ -209,15 +209,20 @@ static void test_escape_offsets(void **state)
         const char *esc;
     } sp[] = {{'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"},
               {'\x1f', "\\u001f"}, {'\xff', "\\ufffd"}};
-    for (size_t k = 0; k < sizeof(sp) / sizeof(sp[0]); k++) {
-        for (size_t pos = 0; pos < 30; pos++) {
-            char in[30];
-            memset(in, 'a', sizeof(in));
-            in[pos] = sp[k].c;
-            char want[64];
-            snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)pos, in, sp[k].esc,
-                     (int)(sizeof(in) - pos - 1), in + pos + 1);
-            check_str(in, sizeof(in), want);
+    /* every length (words, partial words) and every position */
+    for (size_t len = 0; len <= 30; len++) {
+        char in[30], want[64];
+        memset(in, 'a', sizeof(in));
+        snprintf(want, sizeof(want), "\"%.*s\"", (int)len, in);
+        check_str(in, len, want);
+        for (size_t k = 0; k < sizeof(sp) / sizeof(sp[0]); k++) {
+            for (size_t pos = 0; pos < len; pos++) {
+                memset(in, 'a', sizeof(in));
+                in[pos] = sp[k].c;
+                snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)pos, in, sp[k].esc,
+                         (int)(len - pos - 1), in + pos + 1);
+                check_str(in, len, want);
+            }
         }
     }
 }
