@@ -25,7 +25,7 @@ struct vec_it {
     struct iter base;
     int keys[KEY_SPACE];
     int n, pos; /* pos in [0, n): valid */
-    char key[8], value[8];
+    char key[16], value[16];
 };
 
 static struct slice vec_key(const struct iter *it)
@@ -69,7 +69,7 @@ static void vec_seek_last(struct iter *it)
 static void vec_seek(struct iter *it, struct slice t)
 {
     struct vec_it *v = (struct vec_it *)it;
-    char k[8];
+    char k[16];
     for (v->pos = 0; v->pos < v->n; v->pos++) {
         snprintf(k, sizeof k, "k%02d", v->keys[v->pos]);
         if (slice_cmp(slice_make(k, 3), t) >= 0)
@@ -136,7 +136,7 @@ static void check_at(struct iter *m, const struct entry *all, int n, int pos)
         return;
     }
     assert_true(it_valid(m));
-    char k[8], v[8];
+    char k[16], v[16];
     snprintf(k, sizeof k, "k%02d", all[pos].key);
     snprintf(v, sizeof v, "%d", all[pos].kid);
     assert_true(slice_eq(it_key(m), slice_make(k, 3)));
@@ -182,7 +182,7 @@ static void one_round(uint64_t *x)
                 pos = n - 1;
             } else {
                 int t = (int)(rnd(x) % (KEY_SPACE + 1));
-                char k[8];
+                char k[16];
                 snprintf(k, sizeof k, "k%02d", t);
                 it_seek(m, slice_make(k, 3));
                 for (pos = 0; pos < n && all[pos].key < t; pos++)
