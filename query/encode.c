@@ -22,6 +22,16 @@ static inline void put(struct buf *b, const void *p, size_t n)
     }
 }
 
+/* buf_reserve without the call when there is room. */
+static inline void room(struct buf *b, size_t n)
+{
+    if (b->len + n >= b->cap)
+        buf_reserve(b, n);
+}
+
+/* Appends a string literal without measuring it. */
+#define PUT_LIT(b, lit) put((b), (lit), sizeof(lit) - 1)
+
 static inline void putch(struct buf *b, char c)
 {
     if (b->len + 1 < b->cap)
@@ -85,10 +95,30 @@ static inline bool word_special(uint64_t w)
     return ((lt20 | zq | zb | w) & HIGHS) != 0;
 }
 
-void enc_json_str(struct buf *out, const char *s, size_t n)
+/* Whether every byte of s can be copied as is. Strings of 8 bytes or more
+ * are read in words, the last one overlapping its predecessor. */
+static bool is_plain(const unsigned char *p, size_t n)
+{
+    uint64_t w;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, p + i, 8);
+            if (word_special(w))
+                return false;
+        }
+        memcpy(&w, p + n - 8, 8);
+        return !word_special(w);
+    }
+    w = ONES * ' '; /* padding that needs no escape */
+    for (size_t j = n; j-- > 0;)
+        w = w << 8 | p[j];
+    return !word_special(w);
+}
+
+/* enc_json_str for a string with something to escape or repair. */
+static void json_str_escaped(struct buf *out, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
-    buf_reserve(out, n + 2);
     putch(out, '"');
     size_t run = 0; /* start of the pending run of plain bytes */
     size_t i = 0;
@@ -119,14 +149,55 @@ void enc_json_str(struct buf *out, const char *s, size_t n)
     putch(out, '"');
 }
 
+void enc_json_str(struct buf *out, const char *s, size_t n)
+{
+    if (!is_plain((const unsigned char *)s, n)) {
+        json_str_escaped(out, s, n);
+        return;
+    }
+    room(out, n + 2);
+    char *d = out->data + out->len;
+    d[0] = '"';
+    memcpy(d + 1, s, n);
+    d[n + 1] = '"';
+    out->len += n + 2;
+}
+
+/* "00" .. "99": two digits per division */
+static const char digit_pairs[] = "0001020304050607080910111213141516171819"
+                                  "2021222324252627282930313233343536373839"
+                                  "4041424344454647484950515253545556575859"
+                                  "6061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
+/* Writes the 8 digits of v < 10^8 ending at end, in 32-bit arithmetic. */
+static void put_8_digits(char *end, uint32_t v)
+{
+    for (int i = 0; i < 4; i++, v /= 100)
+        memcpy(end - 2 * (i + 1), digit_pairs + 2 * (v % 100), 2);
+}
+
 static void put_u64(struct buf *out, uint64_t v)
 {
     char tmp[24];
     size_t i = sizeof(tmp);
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100000000) { /* 8 digits per 64-bit division */
+        put_8_digits(tmp + i, (uint32_t)(v % 100000000));
+        v /= 100000000;
+        i -= 8;
+    }
+    uint32_t x = (uint32_t)v;
+    while (x >= 100) {
+        i -= 2;
+        memcpy(tmp + i, digit_pairs + 2 * (x % 100), 2);
+        x /= 100;
+    }
+    if (x >= 10) {
+        i -= 2;
+        memcpy(tmp + i, digit_pairs + 2 * x, 2);
+    } else {
+        tmp[--i] = (char)('0' + x);
+    }
     put(out, tmp + i, sizeof(tmp) - i);
 }
 
@@ -143,10 +214,31 @@ void enc_i64(struct buf *out, int64_t v)
 /* 10^k for k = 0..22 as 128-bit integers. */
 static unsigned __int128 pow10_128(int k)
 {
-    unsigned __int128 p = 1;
-    while (k-- > 0)
-        p *= 10;
-    return p;
+    static const uint64_t p10[20] = {
+        1ULL,
+        10ULL,
+        100ULL,
+        1000ULL,
+        10000ULL,
+        100000ULL,
+        1000000ULL,
+        10000000ULL,
+        100000000ULL,
+        1000000000ULL,
+        10000000000ULL,
+        100000000000ULL,
+        1000000000000ULL,
+        10000000000000ULL,
+        100000000000000ULL,
+        1000000000000000ULL,
+        10000000000000000ULL,
+        100000000000000000ULL,
+        1000000000000000000ULL,
+        10000000000000000000ULL,
+    };
+    if (k < 20)
+        return p10[k];
+    return (unsigned __int128)p10[19] * p10[k - 19];
 }
 
 /* q = round-half-even(m * 10^k / 2^s). REQUIRES: k <= 22, 1 <= s <= 100. */
@@ -160,11 +252,11 @@ static uint64_t scaled_digits(uint64_t m, int k, int s)
     return (uint64_t)q;
 }
 
-/* Exactly what printf("%.<prec>g") prints (prec 15..17) for a positive,
- * non-integral d in [1e-4, 2^53), computed in 128-bit integers (glibc's
- * multi-precision printf is the costliest part of encoding a row). false:
- * not handled. */
-static bool fast_g(double d, int prec, char *out, size_t *n_out)
+/* The prec significant digits of a positive, non-integral d in [1e-4, 2^53)
+ * as printf("%.<prec>g") rounds them: d ~ q / 10^k with q of exactly prec
+ * digits, computed in 128-bit integers (glibc's multi-precision printf is
+ * the costliest part of encoding a row). false: not handled. */
+static bool fast_digits(double d, int prec, uint64_t *q_out, int *k_out)
 {
     static const uint64_t first_of[] = {100000000000000ULL, 1000000000000000ULL,
                                         10000000000000000ULL}; /* 10^(prec-1) */
@@ -178,9 +270,11 @@ static bool fast_g(double d, int prec, char *out, size_t *n_out)
     int s = 1075 - exp; /* d = m / 2^s */
     if (s < 1 || s > 100)
         return false;
-    /* k: the largest scale whose rounded digits d * 10^k stay below 10^prec
-     * (log10 is only an estimate near powers of ten). */
-    int k = prec - 1 - (int)floor(log10(d));
+    /* k: the largest scale whose rounded digits d * 10^k stay below 10^prec.
+     * floor(e2 * log10(2)) is floor(log10(d)) or one less; the loops below
+     * settle the last step either way. */
+    int e2 = exp - 1023;
+    int k = prec - 1 - (e2 * 78913 >> 18);
     if (k < 0 || k > 22)
         return false;
     uint64_t q = scaled_digits(m, k, s);
@@ -189,7 +283,9 @@ static bool fast_g(double d, int prec, char *out, size_t *n_out)
             return false;
         q = scaled_digits(m, k, s);
     }
-    for (int tries = 0; tries < 2 && k < 22; tries++) {
+    /* A larger scale can fit only when q is 10^(prec-1) exactly: for any
+     * larger q, d * 10^(k+1) >= 10 * (q - 1/2) >= hi + 5. */
+    for (int tries = 0; tries < 2 && k < 22 && q <= lo; tries++) {
         uint64_t up = scaled_digits(m, k + 1, s);
         if (up >= hi)
             break;
@@ -198,12 +294,24 @@ static bool fast_g(double d, int prec, char *out, size_t *n_out)
     }
     if (q < lo || q >= hi)
         return false;
+    *q_out = q;
+    *k_out = k;
+    return true;
+}
+
+/* Writes q / 10^k (q of prec digits) as %g does without an exponent: 0 if
+ * %g would use one. */
+static size_t put_g_digits(uint64_t q, int k, int prec, char *out)
+{
     char dg[17];
-    for (int i = prec - 1; i >= 0; i--, q /= 10)
-        dg[i] = (char)('0' + q % 10);
+    int i = prec;
+    for (; i >= 2; i -= 2, q /= 100)
+        memcpy(dg + i - 2, digit_pairs + 2 * (q % 100), 2);
+    if (i == 1)
+        dg[0] = (char)('0' + q);
     int x = prec - 1 - k; /* decimal exponent of dg[0] */
     if (x < -4 || x >= prec)
-        return false;
+        return 0;
     int last = prec - 1; /* %g drops trailing zeros of the fraction */
     while (last > x && last > 0 && dg[last] == '0')
         last--;
@@ -211,19 +319,32 @@ static bool fast_g(double d, int prec, char *out, size_t *n_out)
     if (x < 0) {
         out[n++] = '0';
         out[n++] = '.';
-        for (int i = -1; i > x; i--)
+        for (int z = -1; z > x; z--)
             out[n++] = '0';
-        for (int i = 0; i <= last; i++)
-            out[n++] = dg[i];
-    } else {
-        for (int i = 0; i <= x; i++)
-            out[n++] = dg[i];
-        if (last > x) {
-            out[n++] = '.';
-            for (int i = x + 1; i <= last; i++)
-                out[n++] = dg[i];
-        }
+        memcpy(out + n, dg, (size_t)last + 1);
+        return n + (size_t)last + 1;
     }
+    memcpy(out, dg, (size_t)x + 1);
+    n = (size_t)x + 1;
+    if (last > x) {
+        out[n++] = '.';
+        memcpy(out + n, dg + x + 1, (size_t)(last - x));
+        n += (size_t)(last - x);
+    }
+    return n;
+}
+
+/* Exactly what printf("%.<prec>g") prints (prec 15..17) for a positive,
+ * non-integral d in [1e-4, 2^53). false: not handled. */
+static bool fast_g(double d, int prec, char *out, size_t *n_out)
+{
+    uint64_t q;
+    int k;
+    if (!fast_digits(d, prec, &q, &k))
+        return false;
+    size_t n = put_g_digits(q, k, prec, out);
+    if (n == 0)
+        return false;
     *n_out = n;
     return true;
 }
@@ -248,10 +369,57 @@ void enc_double_g(struct buf *out, double d, int prec)
     put(out, tmp, format_g(d, prec, tmp));
 }
 
+/* Whether q / 10^k reads back as d. REQUIRES: q <= 2^53, 0 <= k <= 22:
+ * both are then exact doubles, so one correctly rounded division gives what
+ * strtod gives for the decimal (Clinger's fast path). */
+static bool reads_back(uint64_t q, int k, double d)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    return (double)q / pow10[k] == d;
+}
+
+/* The shortest of %.15g, %.16g and %.17g that reads back as d, for the
+ * values fast_digits handles; 0 otherwise. */
+static size_t shortest_fast(double d, char *tmp)
+{
+    double a = d < 0 ? -d : d;
+    size_t sign = d < 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        uint64_t q;
+        int k;
+        if (!fast_digits(a, prec, &q, &k))
+            return 0;
+        if (prec < 17 && q > (1ULL << 53))
+            return 0; /* not decidable by one division */
+        if (prec < 17 && !reads_back(q, k, a))
+            continue;
+        size_t n = put_g_digits(q, k, prec, tmp + sign);
+        if (n == 0)
+            return 0;
+        tmp[0] = sign ? '-' : tmp[0];
+        return n + sign;
+    }
+    return 0;
+}
+
+/* The same through printf and strtod, for every other value. */
+static size_t shortest_slow(double d, char *tmp)
+{
+    size_t n = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = format_g(d, prec, tmp);
+        if (prec == 17 || strtod(tmp, NULL) == d)
+            break;
+    }
+    return n;
+}
+
 void enc_double(struct buf *out, double d)
 {
     if (!isfinite(d)) {
-        buf_puts(out, "null");
+        PUT_LIT(out, "null");
         return;
     }
     if (d >= -1e15 && d <= 1e15 && d == (double)(int64_t)d && (d != 0 || !signbit(d))) {
@@ -263,12 +431,9 @@ void enc_double(struct buf *out, double d)
     /* The shortest of 15, 16 and 17 significant digits that reads back as
      * the same double: what was written as 397.15 reads back as 397.15. */
     char tmp[48];
-    size_t n = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        n = format_g(d, prec, tmp);
-        if (prec == 17 || strtod(tmp, NULL) == d)
-            break;
-    }
+    size_t n = shortest_fast(d, tmp);
+    if (n == 0)
+        n = shortest_slow(d, tmp);
     put(out, tmp, n);
     if (!memchr(tmp, '.', n) && !memchr(tmp, 'e', n))
         put(out, ".0", 2);
@@ -280,9 +445,14 @@ void enc_field_value(struct buf *out, const struct rec_field *f)
     case REC_FLOAT: enc_double(out, f->v.f); break;
     case REC_INT: enc_i64(out, f->v.i); break;
     case REC_UINT: put_u64(out, f->v.u); break;
-    case REC_BOOL: buf_puts(out, f->v.b ? "true" : "false"); break;
+    case REC_BOOL:
+        if (f->v.b)
+            PUT_LIT(out, "true");
+        else
+            PUT_LIT(out, "false");
+        break;
     case REC_STRING: enc_json_str(out, f->v.s.ptr, f->v.s.len); break;
-    default: buf_puts(out, "null"); break;
+    default: PUT_LIT(out, "null"); break;
     }
 }
 
@@ -329,7 +499,7 @@ static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj
             continue;
         if (!open) {
             sep(out, first);
-            buf_puts(out, "\"tags\":{");
+            PUT_LIT(out, "\"tags\":{");
             open = true;
         } else {
             putch(out, ',');
@@ -342,7 +512,7 @@ static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj
         return rc;
     if (!open && p->all) {
         sep(out, first);
-        buf_puts(out, "\"tags\":{");
+        PUT_LIT(out, "\"tags\":{");
         open = true;
     }
     if (open)
@@ -363,7 +533,7 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
             continue;
         if (!open) {
             sep(out, first);
-            buf_puts(out, "\"fields\":{");
+            PUT_LIT(out, "\"fields\":{");
             open = true;
         } else {
             putch(out, ',');
@@ -376,7 +546,7 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
         return rc;
     if (!open && p->all) {
         sep(out, first);
-        buf_puts(out, "\"fields\":{");
+        PUT_LIT(out, "\"fields\":{");
         open = true;
     }
     if (open)
@@ -396,12 +566,12 @@ int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
     }
     if (proj_has(proj, SQL_COL_HOST, host)) {
         sep(out, &first);
-        buf_puts(out, "\"host\":");
+        PUT_LIT(out, "\"host\":");
         enc_json_str(out, host.ptr, host.len);
     }
     if (proj_has(proj, SQL_COL_EVENT, host)) {
         sep(out, &first);
-        buf_puts(out, "\"event\":");
+        PUT_LIT(out, "\"event\":");
         enc_json_str(out, event.ptr, event.len);
     }
     if (proj->all || proj_wants_kind(proj, SQL_COL_TAG) || proj_wants_kind(proj, SQL_COL_FIELD)) {

@@ -69,12 +69,12 @@ static void find_next(struct db_it *d, bool skipping)
         if (ikey_seq(ik) <= d->seq) {
             struct slice uk = ikey_user(ik);
             if (!skipping || slice_cmp(uk, saved(&d->saved_key)) > 0) {
-                save(&d->saved_key, uk);
-                skipping = true;
                 if (ikey_kind(ik) == IKEY_PUT && !expired(d, uk, ik)) {
-                    d->valid = true;
+                    d->valid = true; /* di_next saves the key before moving on */
                     return;
                 }
+                save(&d->saved_key, uk);
+                skipping = true;
             }
         }
         it_next(d->in);

@@ -66,7 +66,7 @@ struct iter *it_new_empty(void);
 /* An iterator with no entries and the given status (a negative ERR_*). */
 struct iter *it_new_error(int code);
 
-/* A k-way merge of sorted children (a heap, LevelDB's merger): keys come out
+/* A k-way merge of sorted children (a loser tree; LevelDB's merger uses a heap): keys come out
  * in cmp order from whichever child holds them; equal keys are all kept.
  * Supports seek, seek_first, seek_last, next and prev with direction
  * switches. Takes ownership of every child (the array itself is copied, the

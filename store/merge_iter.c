@@ -1,8 +1,10 @@
 /* The k-way merging iterator over sorted children, after LevelDB's
- * table/merger.cc. A binary heap of the valid children, ordered by key for
- * the forward direction and reversed for backward; switching direction
- * repositions every other child around the current key. Each child's
- * validity and key are cached so the heap never calls through the vtable. */
+ * table/merger.cc. A tournament (loser) tree over the children, ordered by
+ * key for the forward direction and reversed for backward: after the
+ * current child moves, one comparison per tree level finds the next one.
+ * Switching direction repositions every other child around the current
+ * key. Each child's validity and key are cached so the tree never calls
+ * through the vtable. */
 #include <stdlib.h>
 
 #include "config/buf.h"
@@ -20,8 +22,10 @@ struct merge_iter {
     int (*cmp)(struct slice, struct slice);
     struct merge_kid *kids;
     size_t n;
-    size_t *heap; /* indices of valid kids */
-    size_t hn;
+    /* tree[0]: the current kid; tree[1..n-1]: the loser at each inner node.
+     * Kid i is leaf n + i; the parent of node j is j / 2. */
+    size_t *tree;
+    size_t *win; /* scratch of tree_build: the winner at each inner node */
     bool forward;
 };
 
@@ -32,58 +36,53 @@ static void kid_sync(struct merge_kid *k)
         k->key = it_key(k->it);
 }
 
-/* true when kid a should be above kid b in the heap */
-static bool heap_less(const struct merge_iter *m, size_t a, size_t b)
+/* true when kid a comes before kid b: valid kids first, then by key in the
+ * current direction, equal keys in kid order (mirrored backward) */
+static bool kid_before(const struct merge_iter *m, size_t a, size_t b)
 {
+    if (!m->kids[a].valid || !m->kids[b].valid)
+        return m->kids[a].valid;
     int c = m->cmp(m->kids[a].key, m->kids[b].key);
     if (c == 0)
-        return m->forward ? a < b : a > b; /* equal keys: kid order, mirrored */
+        return m->forward ? a < b : a > b;
     return m->forward ? c < 0 : c > 0;
 }
 
-static void heap_down(struct merge_iter *m, size_t i)
+/* Plays every match again from the leaves up. */
+static void tree_build(struct merge_iter *m)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, best = i;
-        if (l < m->hn && heap_less(m, m->heap[l], m->heap[best]))
-            best = l;
-        if (r < m->hn && heap_less(m, m->heap[r], m->heap[best]))
-            best = r;
-        if (best == i)
-            return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[best];
-        m->heap[best] = t;
-        i = best;
-    }
-}
-
-static void heap_build(struct merge_iter *m)
-{
-    m->hn = 0;
-    for (size_t i = 0; i < m->n; i++) {
+    size_t n = m->n, *win = m->win;
+    for (size_t i = 0; i < n; i++)
         kid_sync(&m->kids[i]);
-        if (m->kids[i].valid)
-            m->heap[m->hn++] = i;
+    for (size_t j = n - 1; j >= 1; j--) {
+        size_t l = 2 * j, r = l + 1;
+        size_t a = l >= n ? l - n : win[l], b = r >= n ? r - n : win[r];
+        bool a_wins = kid_before(m, a, b);
+        win[j] = a_wins ? a : b;
+        m->tree[j] = a_wins ? b : a;
     }
-    for (size_t i = m->hn / 2; i-- > 0;)
-        heap_down(m, i);
+    m->tree[0] = win[1];
 }
 
-/* After the top kid moved: re-sift it or drop it from the heap. */
-static void heap_fix_top(struct merge_iter *m)
+/* After the current kid moved: replays its path to the root. */
+static void tree_fix_top(struct merge_iter *m)
 {
-    struct merge_kid *k = &m->kids[m->heap[0]];
-    kid_sync(k);
-    if (!k->valid)
-        m->heap[0] = m->heap[--m->hn];
-    if (m->hn)
-        heap_down(m, 0);
+    size_t cur = m->tree[0];
+    kid_sync(&m->kids[cur]);
+    for (size_t j = (m->n + cur) / 2; j >= 1; j /= 2) {
+        if (kid_before(m, m->tree[j], cur)) {
+            size_t t = m->tree[j];
+            m->tree[j] = cur;
+            cur = t;
+        }
+    }
+    m->tree[0] = cur;
 }
 
 static bool mi_valid(const struct iter *it)
 {
-    return ((const struct merge_iter *)it)->hn > 0;
+    const struct merge_iter *m = (const struct merge_iter *)it;
+    return m->kids[m->tree[0]].valid;
 }
 
 static void mi_seek_first(struct iter *it)
@@ -92,7 +91,7 @@ static void mi_seek_first(struct iter *it)
     for (size_t i = 0; i < m->n; i++)
         it_seek_first(m->kids[i].it);
     m->forward = true;
-    heap_build(m);
+    tree_build(m);
 }
 
 static void mi_seek_last(struct iter *it)
@@ -101,7 +100,7 @@ static void mi_seek_last(struct iter *it)
     for (size_t i = 0; i < m->n; i++)
         it_seek_last(m->kids[i].it);
     m->forward = false;
-    heap_build(m);
+    tree_build(m);
 }
 
 static void mi_seek(struct iter *it, struct slice target)
@@ -110,7 +109,7 @@ static void mi_seek(struct iter *it, struct slice target)
     for (size_t i = 0; i < m->n; i++)
         it_seek(m->kids[i].it, target);
     m->forward = true;
-    heap_build(m);
+    tree_build(m);
 }
 
 /* Repositions every kid but the current one for the new direction. The
@@ -118,7 +117,7 @@ static void mi_seek(struct iter *it, struct slice target)
  * but the copy keeps the rule simple. */
 static void switch_direction(struct merge_iter *m, bool forward)
 {
-    size_t cur = m->heap[0];
+    size_t cur = m->tree[0];
     struct buf k = BUF_INIT;
     buf_append(&k, m->kids[cur].key.ptr, m->kids[cur].key.len);
     struct slice key = slice_make(k.data, k.len);
@@ -147,7 +146,7 @@ static void switch_direction(struct merge_iter *m, bool forward)
     }
     buf_destroy(&k);
     m->forward = forward;
-    heap_build(m);
+    tree_build(m);
 }
 
 static void mi_next(struct iter *it)
@@ -155,8 +154,8 @@ static void mi_next(struct iter *it)
     struct merge_iter *m = (struct merge_iter *)it;
     if (!m->forward)
         switch_direction(m, true);
-    it_next(m->kids[m->heap[0]].it);
-    heap_fix_top(m);
+    it_next(m->kids[m->tree[0]].it);
+    tree_fix_top(m);
 }
 
 static void mi_prev(struct iter *it)
@@ -164,20 +163,20 @@ static void mi_prev(struct iter *it)
     struct merge_iter *m = (struct merge_iter *)it;
     if (m->forward)
         switch_direction(m, false);
-    it_prev(m->kids[m->heap[0]].it);
-    heap_fix_top(m);
+    it_prev(m->kids[m->tree[0]].it);
+    tree_fix_top(m);
 }
 
 static struct slice mi_key(const struct iter *it)
 {
     const struct merge_iter *m = (const struct merge_iter *)it;
-    return m->kids[m->heap[0]].key;
+    return m->kids[m->tree[0]].key;
 }
 
 static struct slice mi_value(const struct iter *it)
 {
     const struct merge_iter *m = (const struct merge_iter *)it;
-    return it_value(m->kids[m->heap[0]].it);
+    return it_value(m->kids[m->tree[0]].it);
 }
 
 static int mi_status(const struct iter *it)
@@ -197,7 +196,8 @@ static void mi_destroy(struct iter *it)
     for (size_t i = 0; i < m->n; i++)
         it_destroy(m->kids[i].it);
     free(m->kids);
-    free(m->heap);
+    free(m->tree);
+    free(m->win);
     free(m);
 }
 
@@ -226,7 +226,8 @@ struct iter *it_merge_new(struct iter **kids, size_t n,
     m->cmp = cmp ? cmp : slice_cmp;
     m->n = n;
     m->kids = xcalloc(n, sizeof *m->kids);
-    m->heap = xcalloc(n, sizeof *m->heap);
+    m->tree = xcalloc(n, sizeof *m->tree); /* kid 0, not valid before a seek */
+    m->win = xcalloc(n, sizeof *m->win);
     for (size_t i = 0; i < n; i++)
         m->kids[i].it = kids[i];
     m->forward = true;

@@ -105,7 +105,7 @@ void rec_encode(struct buf *out, const struct rec_tag *tags, size_t ntags,
 
 /* --- decoding --- */
 
-static int get_varint(struct rec_reader *r, uint64_t *out)
+static int get_varint_slow(struct rec_reader *r, uint64_t *out)
 {
     uint64_t v = 0;
     for (int shift = 0, i = 0; i < VARINT_MAX; i++, shift += 7) {
@@ -123,7 +123,17 @@ static int get_varint(struct rec_reader *r, uint64_t *out)
     return err_corrupt("record: varint too long at offset %zu", r->pos);
 }
 
-static int get_bytes(struct rec_reader *r, struct slice *out)
+/* Counts and short lengths take one byte: that case stays inline. */
+static inline int get_varint(struct rec_reader *r, uint64_t *out)
+{
+    if (r->pos < r->in.len && (uint8_t)r->in.ptr[r->pos] < 0x80) {
+        *out = (uint8_t)r->in.ptr[r->pos++];
+        return ERR_OK;
+    }
+    return get_varint_slow(r, out);
+}
+
+static inline int get_bytes(struct rec_reader *r, struct slice *out)
 {
     uint64_t n;
     int rc = get_varint(r, &n);

@@ -364,18 +364,22 @@ static void si_seek(struct iter *it, struct slice target)
     skip_empty_forward(s);
 }
 
+/* A block iterator that stays valid has no error to report: only its end
+ * or a bad entry needs the slow path. */
 static void si_next(struct iter *it)
 {
     struct sst_it *s = (struct sst_it *)it;
     it_next(s->data);
-    skip_empty_forward(s);
+    if (!it_valid(s->data))
+        skip_empty_forward(s);
 }
 
 static void si_prev(struct iter *it)
 {
     struct sst_it *s = (struct sst_it *)it;
     it_prev(s->data);
-    skip_empty_backward(s);
+    if (!it_valid(s->data))
+        skip_empty_backward(s);
 }
 
 static struct slice si_key(const struct iter *it)

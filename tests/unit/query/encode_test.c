@@ -26,6 +26,24 @@ static void check_double(double d, const char *want)
     buf_destroy(&b);
 }
 
+/* enc_double's contract spelled out with printf and strtod: the shortest
+ * of %.15g, %.16g and %.17g that reads back, plus ".0" if it reads as an
+ * integer. */
+static void ref_double(double d, char *out, size_t n)
+{
+    if (!isfinite(d)) {
+        snprintf(out, n, "null");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, d);
+        if (strtod(out, NULL) == d)
+            break;
+    }
+    if (!strchr(out, '.') && !strchr(out, 'e') && !strchr(out, 'n') && !strchr(out, 'i'))
+        strncat(out, ".0", n - strlen(out) - 1);
+}
+
 static void test_double(void **state)
 {
     (void)state;
@@ -67,6 +85,21 @@ static void test_ints(void **state)
         assert_string_equal(buf_cstr(&b), cases[i].s);
         buf_destroy(&b);
     }
+    /* every digit count, both signs, against printf */
+    for (uint64_t p = 1, k = 0; k < 19; k++, p *= 10) {
+        int64_t vals[] = {(int64_t)p - 1, (int64_t)p, (int64_t)p + 1, (int64_t)(p * 7 + 3)};
+        for (size_t i = 0; i < 4; i++) {
+            for (int sign = 0; sign < 2; sign++) {
+                int64_t v = sign ? -vals[i] : vals[i];
+                char want[32];
+                snprintf(want, sizeof(want), "%lld", (long long)v);
+                struct buf b = BUF_INIT;
+                enc_i64(&b, v);
+                assert_string_equal(buf_cstr(&b), want);
+                buf_destroy(&b);
+            }
+        }
+    }
 }
 
 /* enc_double_g must equal printf's %.15g, %.16g and %.17g for every double. */
@@ -98,12 +131,14 @@ static void test_g17_random(void **state)
             }
             buf_destroy(&b);
         }
-        /* and the shortest form reads back exactly */
+        /* and the shortest form is the one printf and strtod find */
         if (isfinite(d)) {
+            char want[64];
+            ref_double(d, want, sizeof(want));
             struct buf b = BUF_INIT;
             enc_double(&b, d);
-            if (strtod(buf_cstr(&b), NULL) != d) {
-                print_message("# %.17g: shortest %s does not read back\n", d, buf_cstr(&b));
+            if (strcmp(buf_cstr(&b), want) != 0) {
+                print_message("# %.17g: shortest %s, want %s\n", d, buf_cstr(&b), want);
                 bad++;
             }
             buf_destroy(&b);
@@ -126,6 +161,13 @@ static void test_g17_random(void **state)
                     fail_msg("%s: got %s", want, buf_cstr(&b));
                 buf_destroy(&b);
             }
+            char want[64];
+            ref_double(d, want, sizeof(want));
+            struct buf b = BUF_INIT;
+            enc_double(&b, d);
+            if (strcmp(buf_cstr(&b), want) != 0)
+                fail_msg("shortest of %.17g: got %s, want %s", d, buf_cstr(&b), want);
+            buf_destroy(&b);
         }
     }
     assert_int_equal(bad, 0);
@@ -167,15 +209,20 @@ static void test_escape_offsets(void **state)
         const char *esc;
     } sp[] = {{'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"},
               {'\x1f', "\\u001f"}, {'\xff', "\\ufffd"}};
-    for (size_t k = 0; k < sizeof(sp) / sizeof(sp[0]); k++) {
-        for (size_t pos = 0; pos < 30; pos++) {
-            char in[30];
-            memset(in, 'a', sizeof(in));
-            in[pos] = sp[k].c;
-            char want[64];
-            snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)pos, in, sp[k].esc,
-                     (int)(sizeof(in) - pos - 1), in + pos + 1);
-            check_str(in, sizeof(in), want);
+    /* every length (words, partial words) and every position */
+    for (size_t len = 0; len <= 30; len++) {
+        char in[30], want[64];
+        memset(in, 'a', sizeof(in));
+        snprintf(want, sizeof(want), "\"%.*s\"", (int)len, in);
+        check_str(in, len, want);
+        for (size_t k = 0; k < sizeof(sp) / sizeof(sp[0]); k++) {
+            for (size_t pos = 0; pos < len; pos++) {
+                memset(in, 'a', sizeof(in));
+                in[pos] = sp[k].c;
+                snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)pos, in, sp[k].esc,
+                         (int)(len - pos - 1), in + pos + 1);
+                check_str(in, len, want);
+            }
         }
     }
 }
