@@ -78,6 +78,15 @@ void buf_reserve(struct buf *b, size_t extra)
     b->cap = cap;
 }
 
+void buf_reserve_exact(struct buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    b->data = xrealloc(b->data, need);
+    b->cap = need;
+}
+
 void buf_append(struct buf *b, const void *p, size_t n)
 {
     if (n == 0)

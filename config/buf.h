@@ -20,6 +20,9 @@ void buf_init(struct buf *b);
 void buf_destroy(struct buf *b);           /* frees data; b may be reused after buf_init */
 void buf_reset(struct buf *b);             /* len = 0, keeps the memory */
 void buf_reserve(struct buf *b, size_t extra); /* room for extra more bytes */
+/* The same without rounding up: for a buffer filled once to a known size
+ * (a decoded block held by the cache), so no capacity is left unused. */
+void buf_reserve_exact(struct buf *b, size_t extra);
 void buf_append(struct buf *b, const void *p, size_t n);
 void buf_putc(struct buf *b, char c);
 void buf_puts(struct buf *b, const char *s);

@@ -60,6 +60,7 @@ int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf
                            (unsigned long long)off);
     int type = (unsigned char)stored.ptr[plen];
     if (type == CODEC_RAW) {
+        buf_reserve_exact(out, plen);
         buf_append(out, stored.ptr, plen);
         return ERR_OK;
     }
@@ -68,7 +69,7 @@ int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf
     if (type != CODEC_LZ4 || !p || raw_len > CODEC_MAX_RAW)
         return err_corrupt("%s: block at %llu: bad type or length", what,
                            (unsigned long long)off);
-    buf_reserve(out, (size_t)raw_len);
+    buf_reserve_exact(out, (size_t)raw_len);
     int n = LZ4_decompress_safe(p, out->data, (int)(stored.ptr + plen - p), (int)raw_len);
     if (n < 0 || (uint64_t)n != raw_len)
         return err_corrupt("%s: block at %llu: bad LZ4 data", what, (unsigned long long)off);
