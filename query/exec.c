@@ -1,5 +1,5 @@
 /* The row executor: opens one bounded iterator per bucket (SCAN, FULL) or per
- * (host, event) index range (INDEX), merges them by heap in stored order,
+ * host index range (INDEX), merges them (store/iter.h) in stored order,
  * reads forward or backward, and applies the filter stages while streaming.
  * Reading against the stored order yields host/event descending within one
  * ts; rows of one ts are therefore buffered (bounded) and emitted reversed.

@@ -22,8 +22,8 @@ struct arena_pool;
 /* Every arena block is also added to *total and *active (either may be
  * NULL); *total is decreased again when the memtable is freed. Blocks come
  * from and return to pool (NULL: none). Counters and pool must outlive the
- * memtable. grouped: keys are host index keys ("host\0event\0..."), kept
- * as one short list per host/event (same order, cheaper inserts). */
+ * memtable. grouped: keys are host index keys ("host\0tskey event\0"), kept
+ * as one short list per host (same order, cheaper inserts). */
 struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *active,
                         struct arena_pool *pool, bool grouped);
 /* Stops counting into *active and takes this memtable's bytes off it (at
