@@ -290,18 +290,93 @@ static int open_parts(struct store_db *db)
 }
 
 /* Databases of the first development versions kept the host index keyed
- * host|event|ts in DATA/<db>/idx/; it is now host|ts|event in hidx/. */
-static int refuse_old_index(struct store_db *db)
+ * host|event|ts in DATA/<db>/idx/; it is now host|ts|event in hidx/ and is
+ * rebuilt from the rows at open. While idx/ exists the rebuild has not
+ * finished: a hidx/ left by an interrupted one is discarded first. */
+static bool old_index_path(struct store_db *db, struct buf *path)
+{
+    buf_printf(path, "%s/idx", db->dir);
+    return env_exists(db->store->env, path->data);
+}
+
+static int discard_partial_index(struct store_db *db)
 {
     struct buf path = BUF_INIT;
-    buf_printf(&path, "%s/idx", db->dir);
     int rc = ERR_OK;
-    if (env_exists(db->store->env, path.data)) {
-        log_error("database %s: %s holds a host index of an older layout (host, event, ts); "
-                  "this version keys it (host, ts, event): export the data and write it again",
-                  db->name, path.data);
-        rc = ERR_CORRUPT;
+    if (old_index_path(db, &path)) {
+        buf_reset(&path);
+        buf_printf(&path, "%s/hidx", db->dir);
+        if (env_exists(db->store->env, path.data))
+            rc = env_remove_tree(db->store->env, path.data);
     }
+    buf_destroy(&path);
+    return rc;
+}
+
+/* Freezes every memtable and flushes them in this thread. REQUIRES: the
+ * single-threaded open (no background threads yet). */
+static int flush_now(struct store_db *db)
+{
+    int rc = db_freeze_locked(db);
+    for (uint32_t i = 0; i < db->nparts && !rc; i++)
+        while (!rc && db->parts[i].nimm)
+            rc = compact_flush(&db->parts[i]);
+    return rc;
+}
+
+/* One index entry per row version of the bucket's files, with the row's
+ * sequence and kind (the memtables got theirs from the WAL replay). */
+static int index_files(struct store_db *db, struct part *p, size_t flush_at)
+{
+    struct part *ix = &db->parts[db->buckets];
+    struct version *v = p->ver; /* flushes below install new versions */
+    version_ref(v);
+    struct buf k = BUF_INIT;
+    int rc = ERR_OK;
+    for (size_t f = 0; f < v->n && !rc; f++) {
+        struct iter *it = sst_iter(v->files[f]->table);
+        for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {
+            struct slice ik = it_key(it);
+            struct key_row r;
+            if ((rc = key_decode_row(ikey_user(ik), db->desc, &r)) != ERR_OK)
+                break;
+            buf_reset(&k);
+            key_encode_index(&k, r.host, r.event, r.ts, db->desc);
+            mt_add(ix->mem, slice_make(k.data, k.len), ikey_seq(ik), ikey_kind(ik),
+                   slice_make("", 0));
+            if (mt_bytes(ix->mem) >= flush_at)
+                rc = flush_now(db);
+        }
+        if (!rc)
+            rc = it_status(it);
+        it_destroy(it);
+    }
+    version_unref(v);
+    buf_destroy(&k);
+    return rc;
+}
+
+static int rebuild_old_index(struct store_db *db)
+{
+    struct buf path = BUF_INIT;
+    if (!old_index_path(db, &path)) {
+        buf_destroy(&path);
+        return ERR_OK;
+    }
+    log_info("database %s: rebuilding the host index from the rows (the layout changed from "
+             "host, event, ts to host, ts, event)", db->name);
+    size_t flush_at = db->store->opts.memtable_bytes / 2;
+    int rc = ERR_OK;
+    for (uint32_t b = 0; b < db->buckets && !rc; b++)
+        rc = index_files(db, &db->parts[b], flush_at);
+    if (!rc)
+        rc = flush_now(db);
+    if (!rc)
+        rc = env_remove_tree(db->store->env, path.data);
+    if (!rc)
+        rc = env_sync_dir(db->store->env, db->dir);
+    if (!rc)
+        log_info("database %s: host index rebuilt", db->name);
     buf_destroy(&path);
     return rc;
 }
@@ -325,7 +400,7 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
         rc = read_meta(db);
     }
     if (!rc)
-        rc = refuse_old_index(db);
+        rc = discard_partial_index(db);
     if (!rc)
         rc = db_read_tombs(db);
     if (!rc)
@@ -334,6 +409,8 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
         rc = open_parts(db);
     if (!rc)
         rc = recover(db);
+    if (!rc)
+        rc = rebuild_old_index(db);
     if (rc) {
         log_error("database %s: cannot open: %s", name, err_name(rc));
         db_close(db);
