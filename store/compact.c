@@ -16,7 +16,9 @@
 /* Output files being written, one or more per window. */
 struct outputs {
     struct part *p;
-    bool flush; /* outputs of a flush: fast compression */
+    /* windows from this one on are still being written: their files are
+     * compressed for speed (INT64_MIN: every window, as in a flush) */
+    int64_t fast_from;
     struct win_builder {
         int64_t window;
         uint64_t number;
@@ -39,6 +41,7 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     rc = part_open_file(o->p, w->number, &props, &f);
     if (rc)
         return rc;
+    f->fast = w->window >= o->fast_from;
     if (o->ndone == o->capdone) {
         o->capdone = o->capdone ? 2 * o->capdone : 8;
         o->done = xrealloc(o->done, o->capdone * sizeof *o->done);
@@ -48,9 +51,10 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     return ERR_OK;
 }
 
-static int new_builder(struct outputs *o, const char *path, struct sst_builder **out)
+static int new_builder(struct outputs *o, int64_t window, const char *path,
+                       struct sst_builder **out)
 {
-    struct sst_build_opts opts = {.no_bloom = o->p->is_index, .fast = o->flush};
+    struct sst_build_opts opts = {.no_bloom = o->p->is_index, .fast = window >= o->fast_from};
     return sst_builder_new(o->p->db->store->env, path, &opts, out);
 }
 
@@ -74,7 +78,7 @@ static int builder_for(struct outputs *o, int64_t window, bool may_split,
             struct buf path = BUF_INIT;
             w->number = part_new_file_number(o->p);
             part_file_path(o->p, w->number, &path);
-            rc = new_builder(o, path.data, &w->b);
+            rc = new_builder(o, window, path.data, &w->b);
             buf_destroy(&path);
             *out = w;
             return rc;
@@ -88,7 +92,7 @@ static int builder_for(struct outputs *o, int64_t window, bool may_split,
     w->window = window;
     w->number = part_new_file_number(o->p);
     part_file_path(o->p, w->number, &path);
-    int rc = new_builder(o, path.data, &w->b);
+    int rc = new_builder(o, window, path.data, &w->b);
     buf_destroy(&path);
     if (rc)
         return rc;
@@ -202,7 +206,7 @@ int compact_flush(struct part *p)
         return ERR_OK;
     }
     int64_t t0 = store_mono_ns();
-    struct outputs o = {.p = p, .flush = true};
+    struct outputs o = {.p = p, .fast_from = INT64_MIN};
     uint64_t max_seq = p->last_seq;
     struct version *v = current(p), *nv = NULL;
     bool replaced = false;
@@ -330,11 +334,12 @@ static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool f
         if (f->props.min_ts < cutoff && f->props.max_ts >= done && done < cutoff)
             return n;
     }
-    if (cold && n >= 2)
-        return n; /* writes have moved on: one file, sequences 0 */
+    if (cold && (n >= 2 || v->files[idx[0]]->fast))
+        return n; /* writes have moved on: one file, sequences 0, LZ4HC */
     if (force) {
-        const struct sst_props *pr = &v->files[idx[0]]->props;
-        return n >= 2 || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
+        const struct file_meta *f = v->files[idx[0]];
+        const struct sst_props *pr = &f->props;
+        return n >= 2 || f->fast || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
     }
     uint64_t biggest = 0;
     size_t k = 0;
@@ -365,7 +370,9 @@ int compact_run(struct part *p, bool force)
     int64_t t0 = store_mono_ns();
     struct version *v = current(p), *nv = NULL;
     bool *drop = xcalloc(v->n + 1, sizeof *drop);
-    struct outputs o = {.p = p};
+    /* windows still being written will be merged again: compress them for
+     * speed; a forced compaction wants the smallest files */
+    struct outputs o = {.p = p, .fast_from = INT64_MAX};
     size_t dropped_whole = 0, merged = 0;
     uint64_t reclaimed = 0, expired = 0;
     int rc = ERR_OK;
@@ -379,6 +386,8 @@ int compact_run(struct part *p, bool force)
         }
     size_t *idx = xcalloc(v->n + 1, sizeof *idx);
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
+    if (!force)
+        o.fast_from = newest - 1;
     for (size_t i = 0, j; i < v->n && !rc; i = j) {
         size_t n = 0;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
@@ -498,7 +507,8 @@ bool compact_wanted(struct part *p)
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             ;
         size_t n = j - i;
-        want = n >= STORE_COMPACT_TRIGGER || (n >= 2 && v->files[i]->window < newest - 1);
+        bool cold = v->files[i]->window < newest - 1;
+        want = n >= STORE_COMPACT_TRIGGER || (cold && (n >= 2 || v->files[i]->fast));
     }
     version_unref(v);
     return want;

@@ -14,9 +14,11 @@
 #include "store/store_int.h"
 
 #define MF_MAGIC 0x464d424cu /* "LBMF" */
-#define MF_VERSION 1
+#define MF_VERSION 2   /* 1 is read too: its entries have no flags */
 #define MF_HEADER 36
-#define MF_FILE 56
+#define MF_FILE_V1 56
+#define MF_FILE 64
+#define MF_FLAG_FAST 1u /* compressed for speed: to be recompressed when cold */
 #define MF_MAX_FILES 1000000
 
 /* --- files and versions --- */
@@ -146,6 +148,7 @@ static void encode_manifest(const struct version *v, uint64_t next_file, uint64_
         coding_put_u64le(p + 32, f->props.deletes);
         coding_put_u64le(p + 40, (uint64_t)f->props.min_ts);
         coding_put_u64le(p + 48, (uint64_t)f->props.max_ts);
+        coding_put_u64le(p + 56, f->fast ? MF_FLAG_FAST : 0);
     }
     coding_put_u32le(p, crc32c_mask(crc32c(out->data, (size_t)(p - out->data))));
     out->len = (size_t)(p - out->data) + 4;
@@ -168,6 +171,7 @@ int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen,
 struct mf_file {
     uint64_t number;
     struct sst_props props;
+    uint64_t flags;
 };
 
 static int decode_manifest(struct part *p, const char *path, const char *d, size_t len,
@@ -177,23 +181,26 @@ static int decode_manifest(struct part *p, const char *path, const char *d, size
         return err_corrupt("manifest %s: bad magic or size", path);
     if (crc32c_unmask(coding_get_u32le(d + len - 4)) != crc32c(d, len - 4))
         return err_corrupt("manifest %s: checksum mismatch", path);
-    if (coding_get_u32le(d + 4) != MF_VERSION)
+    uint32_t version = coding_get_u32le(d + 4);
+    if (version != 1 && version != MF_VERSION)
         return err_corrupt("manifest %s: unknown version", path);
+    size_t esize = version == 1 ? MF_FILE_V1 : MF_FILE;
     uint32_t nf = coding_get_u32le(d + 32);
-    if (nf > MF_MAX_FILES || (size_t)nf * MF_FILE != len - MF_HEADER - 4)
+    if (nf > MF_MAX_FILES || (size_t)nf * esize != len - MF_HEADER - 4)
         return err_corrupt("manifest %s: %u files in %zu bytes", path, nf, len);
     p->next_file = coding_get_u64le(d + 8);
     p->flushed_gen = coding_get_u64le(d + 16);
     p->last_seq = coding_get_u64le(d + 24);
     struct mf_file *v = xcalloc(nf ? nf : 1, sizeof *v);
     for (uint32_t i = 0; i < nf; i++) {
-        const char *f = d + MF_HEADER + (size_t)i * MF_FILE;
+        const char *f = d + MF_HEADER + (size_t)i * esize;
         v[i].number = coding_get_u64le(f);
         v[i].props.size = coding_get_u64le(f + 16);
         v[i].props.entries = coding_get_u64le(f + 24);
         v[i].props.deletes = coding_get_u64le(f + 32);
         v[i].props.min_ts = (int64_t)coding_get_u64le(f + 40);
         v[i].props.max_ts = (int64_t)coding_get_u64le(f + 48);
+        v[i].flags = version == 1 ? 0 : coding_get_u64le(f + 56);
         if (v[i].number >= p->next_file) {
             uint64_t bad = v[i].number;
             free(v);
@@ -243,8 +250,11 @@ static int load_files(struct part *p, const struct mf_file *files, size_t n)
     struct file_meta **metas = xcalloc(n ? n : 1, sizeof *metas);
     int rc = ERR_OK;
     size_t i;
-    for (i = 0; i < n && !rc; i++)
+    for (i = 0; i < n && !rc; i++) {
         rc = part_open_file(p, files[i].number, &files[i].props, &metas[i]);
+        if (!rc)
+            metas[i]->fast = (files[i].flags & MF_FLAG_FAST) != 0;
+    }
     if (!rc)
         p->ver = version_new(metas, n);
     for (size_t j = 0; j < (rc ? i - 1 : n); j++)

@@ -39,6 +39,10 @@ struct file_meta {
     char *path;
     struct env *env;
     atomic_bool obsolete;
+    /* Compressed for speed (a flush, or a compaction of a window still
+     * being written): a cold window holding one such file is rewritten
+     * with LZ4HC. Kept in the manifest. */
+    bool fast;
     /* Set by a whole-window merge (its partition's job only): rows older
      * than cut_at were cut with the event TTL rules of generation cut_gen.
      * In memory only; INT64_MIN for flushed or reopened files. */

@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "config/buf.h"
 #include "config/err.h"
 #include "config/log.h"
+#include "store/coding.h"
+#include "store/crc32c.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
@@ -151,12 +154,90 @@ static void test_damage(void **state)
     free(dir);
 }
 
+/* The flags of the manifest entry of window w (-1: no entry). */
+static long entry_flags(const char *dir, int64_t w)
+{
+    struct buf mf = BUF_INIT;
+    buf_printf(&mf, "%s/m/p00/MANIFEST", dir);
+    FILE *f = fopen(mf.data, "rb");
+    buf_destroy(&mf);
+    assert_non_null(f);
+    char d[4096];
+    size_t len = fread(d, 1, sizeof d, f);
+    fclose(f);
+    assert_true(len >= 40);
+    assert_int_equal(coding_get_u32le(d + 4), 2);
+    uint32_t n = coding_get_u32le(d + 32);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *e = d + 36 + (size_t)i * 64;
+        if ((int64_t)coding_get_u64le(e + 8) == w)
+            return (long)coding_get_u64le(e + 56);
+    }
+    return -1;
+}
+
+/* Flushed files are compressed for speed and flagged so in the manifest; a
+ * window that turns cold with one such file is rewritten (LZ4HC, flag
+ * cleared) in the background; a version 1 manifest (no flags) still opens. */
+static void test_cold_recompress(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("mf");
+    struct store *s;
+    struct store_db *db;
+    assert_int_equal(open_store(dir, &s, &db), ERR_OK);
+    int64_t w0 = T0 / HOUR;
+    put_window(db, 0, 200);
+    assert_int_equal(entry_flags(dir, w0), 1);
+    put_window(db, 1, 10);
+    assert_int_equal(entry_flags(dir, w0), 1); /* next to the newest: still hot */
+    put_window(db, 2, 10);
+    long flags = -1;
+    for (int i = 0; i < 500 && (flags = entry_flags(dir, w0)) != 0; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(flags, 0);
+    assert_int_equal(entry_flags(dir, w0 + 2), 1);
+    assert_int_equal(rows(db), 220);
+    store_db_unref(db);
+    store_close(s);
+    /* the same manifest as version 1: 56-byte entries without flags */
+    struct buf mf = BUF_INIT, v1 = BUF_INIT;
+    buf_printf(&mf, "%s/m/p00/MANIFEST", dir);
+    FILE *f = fopen(mf.data, "rb");
+    char d[4096];
+    size_t len = fread(d, 1, sizeof d, f);
+    fclose(f);
+    uint32_t n = coding_get_u32le(d + 32);
+    assert_int_equal(len, 36 + (size_t)n * 64 + 4);
+    coding_put_u32le(d + 4, 1);
+    buf_append(&v1, d, 36);
+    for (uint32_t i = 0; i < n; i++)
+        buf_append(&v1, d + 36 + (size_t)i * 64, 56);
+    char c[4];
+    coding_put_u32le(c, crc32c_mask(crc32c(v1.data, v1.len)));
+    buf_append(&v1, c, 4);
+    f = fopen(mf.data, "wb");
+    assert_int_equal(fwrite(v1.data, 1, v1.len, f), v1.len);
+    fclose(f);
+    assert_int_equal(open_store(dir, &s, &db), ERR_OK);
+    assert_int_equal(rows(db), 220);
+    store_db_unref(db);
+    store_close(s);
+    buf_destroy(&mf);
+    buf_destroy(&v1);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_files),
         cmocka_unit_test(test_damage),
+        cmocka_unit_test(test_cold_recompress),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
