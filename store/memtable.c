@@ -7,7 +7,11 @@
  * a writer-only open-addressing table from group to list, so an insert
  * searches a short list instead of the whole index. Groups, their keys and
  * their list heads live in a second, small arena: every insert touches its
- * group, and dense groups stay in cache while entries stream past. */
+ * group, and dense groups stay in cache while entries stream past.
+ * The writer keeps a splice (a finger) into the entry list of an ungrouped
+ * memtable: where its last insert went at each level. Rows arrive close to
+ * time order, so the next key usually lands right beside the last one and
+ * the insert starts from there instead of from the top of the list. */
 #include "store/memtable.h"
 
 #include <stdatomic.h>
@@ -56,12 +60,25 @@ struct skl_key {
     uint64_t pfx[2];
 };
 
+/* The writer's finger into a list: at each level below height, the
+ * adjacent nodes prev < key <= next of the last insert (next NULL: the end
+ * of the level). Levels nest: prev[i+1] <= prev[i] and next[i] <= next[i+1],
+ * so a level that brackets a key brackets it at every level above.
+ * height 0: not set yet. */
+struct splice {
+    struct skl_node *prev[SKL_MAX_HEIGHT];
+    struct skl_node *next[SKL_MAX_HEIGHT];
+    int height;
+    struct skl_node *last; /* the node of the last insert */
+};
+
 struct memtable {
     atomic_int refs;
     struct arena arena;
     struct arena garena; /* groups and their list heads (grouped only) */
     struct skl main; /* entries, or the groups when grouped */
     bool grouped;
+    struct splice splice; /* writer only; into main when not grouped */
     struct gslot *slots; /* writer only; a power of two, at most half full */
     size_t nslots, ngroups;
     atomic_size_t count;
@@ -120,6 +137,9 @@ static inline int node_cmp(const struct skl_node *n, const struct skl_key *k)
         return n->pfx[0] < k->pfx[0] ? -1 : 1;
     if (n->pfx[1] != k->pfx[1])
         return n->pfx[1] < k->pfx[1] ? -1 : 1;
+    if (n->klen >= 16 && k->k.len >= 16) /* equal prefixes: the rest decides */
+        return slice_cmp(slice_make(node_data(n) + 16, n->klen - 16),
+                         slice_make(k->k.ptr + 16, k->k.len - 16));
     return slice_cmp(node_key(n), k->k);
 }
 
@@ -293,14 +313,12 @@ static struct skl_node *first(struct skl *l)
     return nx(l->head, 0);
 }
 
-/* Links n (key and pfx set) into l. REQUIRES: the single writer. */
-static void skl_insert(struct memtable *mt, struct skl *l, struct skl_node *n)
+/* Links n between prev[i] and its successor at each level i below its
+ * height, raising the list height if n is taller. */
+static void link_node(struct skl *l, struct skl_node *n, struct skl_node **prev)
 {
-    struct skl_node *prev[SKL_MAX_HEIGHT];
     int h = (int)n->height;
     int cur = atomic_load_explicit(&l->height, memory_order_relaxed);
-    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
-    find_ge(l, &sk, prev);
     if (h > cur) {
         for (int i = cur; i < h; i++)
             prev[i] = l->head;
@@ -312,7 +330,71 @@ static void skl_insert(struct memtable *mt, struct skl *l, struct skl_node *n)
         atomic_store_explicit(&n->next[i], nx(prev[i], i), memory_order_relaxed);
         atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
     }
-    (void)mt;
+}
+
+/* Links n (key and pfx set) into l. REQUIRES: the single writer. Keys of
+ * one host's index list mostly arrive newest first (DESC databases): a key
+ * before the first entry goes in at the head without a search. */
+static void skl_insert(struct skl *l, struct skl_node *n)
+{
+    struct skl_node *prev[SKL_MAX_HEIGHT];
+    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
+    struct skl_node *f = first(l);
+    if (!f || node_cmp(f, &sk) >= 0) {
+        for (int i = 0; i < SKL_MAX_HEIGHT; i++)
+            prev[i] = l->head;
+    } else {
+        find_ge(l, &sk, prev);
+    }
+    link_node(l, n, prev);
+}
+
+static bool brackets(const struct skl *l, const struct splice *s, int level,
+                     const struct skl_key *key)
+{
+    const struct skl_node *p = s->prev[level], *q = s->next[level];
+    return (p == l->head || node_cmp(p, key) < 0) && (!q || node_cmp(q, key) >= 0);
+}
+
+/* Links n into l starting from the splice s, and moves s to n. The lowest
+ * level whose splice brackets n's key is found bottom-up; the search goes
+ * down from there (from the top of the list if none does). REQUIRES: the
+ * single writer, and s used for no other list. */
+static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *n)
+{
+    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
+    int lh = atomic_load_explicit(&l->height, memory_order_relaxed);
+    int top = 0;
+    if (s->height != lh)
+        top = lh; /* not set: search from the head */
+    else
+        while (top < lh && !brackets(l, s, top, &sk))
+            top++;
+    struct skl_node *x = top < lh ? s->prev[top] : l->head;
+    for (int i = top - 1; i >= 0; i--) {
+        struct skl_node *next;
+        while ((next = nx(x, i)) && node_cmp(next, &sk) < 0)
+            x = next;
+        s->prev[i] = x;
+        s->next[i] = next;
+    }
+    bool descending = s->last && node_cmp(s->last, &sk) > 0;
+    int h = (int)n->height;
+    link_node(l, n, s->prev);
+    for (int i = lh; i < h; i++)
+        s->next[i] = NULL; /* link_node set s->prev[i] to the head */
+    if (h > lh)
+        lh = h;
+    s->height = lh;
+    /* the next key most likely goes the same way: keep the side of n it
+     * will land on */
+    for (int i = 0; i < h; i++) {
+        if (descending)
+            s->next[i] = n;
+        else
+            s->prev[i] = n;
+    }
+    s->last = n;
 }
 
 /* Length of the group key ("host\0") at the start of k; k.len if k holds
@@ -380,13 +462,13 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
         memcpy(d + n->klen, value.ptr, value.len);
     key_prefix(node_key(n), n->pfx);
     if (!mt->grouped) {
-        skl_insert(mt, &mt->main, n);
+        skl_insert_splice(&mt->main, &mt->splice, n);
     } else {
         bool fresh;
         struct grp *g = group_for(mt, slice_make(ukey.ptr, group_len(ukey)), &fresh);
-        skl_insert(mt, &g->list, n);
+        skl_insert(&g->list, n);
         if (fresh) /* published with its first entry, never empty */
-            skl_insert(mt, &mt->main, g->node);
+            skl_insert(&mt->main, g->node);
     }
     writer_add(&mt->count, 1);
     if (kind != IKEY_PUT)

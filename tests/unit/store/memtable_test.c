@@ -73,6 +73,97 @@ static void test_memtable(void **state)
     assert_int_equal(total, 0);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    const struct buf *x = a, *y = b;
+    int c = memcmp(x->data, y->data, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The order-th insert order of n keys: 0 ascending, 1 descending, 2 two
+ * interleaved descending streams in runs of 37 (batches applied out of
+ * order), 3 ascending runs that restart lower, 4 scattered. */
+static int order_at(int order, int i, int n)
+{
+    switch (order) {
+    case 0:
+        return i;
+    case 1:
+        return n - 1 - i;
+    case 2: {
+        int run = i / 37, pos = i % 37, stream = run % 2;
+        int base = (run / 2) * 74 + stream * 37;
+        int x = n - 1 - (base + pos);
+        return x < 0 ? -1 : x;
+    }
+    case 3:
+        return ((i / 100) * 7 % (n / 100)) * 100 + i % 100;
+    default:
+        return (int)(((long)i * 7919) % n);
+    }
+}
+
+/* Every insert order gives the same sorted list, found by point reads and
+ * walked both ways; keys share 16-byte prefixes (shorter, exactly 16 and
+ * longer keys), so comparisons past the cached prefix are exercised. */
+static void test_insert_orders(void **state)
+{
+    (void)state;
+    const int n = 3000;
+    for (int grouped = 0; grouped < 2; grouped++)
+        for (int order = 0; order < 5; order++) {
+            struct memtable *mt = mt_new(1, NULL, NULL, NULL, grouped);
+            struct buf *keys = calloc((size_t)n, sizeof *keys);
+            int added = 0;
+            for (int i = 0; i < n; i++) {
+                int x = order_at(order, i, n);
+                if (x < 0 || x >= n)
+                    continue;
+                char k[64];
+                int len;
+                if (x % 5 == 0) /* shorter than the prefix */
+                    len = snprintf(k, sizeof k, "h%02d%cab%03d", x % 7, 0, x % 1000);
+                else if (x % 5 == 1) /* exactly 16 bytes */
+                    len = snprintf(k, sizeof k, "h%02d%c0123456789%02d", x % 7, 0, x % 100);
+                else
+                    len = snprintf(k, sizeof k, "h%02d%c0123456789abc%06d", x % 7, 0, x);
+                buf_init(&keys[added]);
+                buf_append(&keys[added], k, (size_t)len);
+                char ik[80];
+                memcpy(ik, k, (size_t)len);
+                mt_add(mt, slice_make(k, (size_t)len), (uint64_t)i + 1, IKEY_PUT,
+                       slice_make(ik, (size_t)len));
+                added++;
+            }
+            qsort(keys, (size_t)added, sizeof *keys, cmp_str);
+            struct iter *it = mt_iter(mt);
+            int j = 0;
+            for (it_seek_first(it); it_valid(it); it_next(it)) {
+                /* a user key added twice is listed twice, newest first */
+                assert_true(j < added);
+                assert_true(slice_eq(ikey_user(it_key(it)), slice_make(keys[j].data, keys[j].len)));
+                j++;
+            }
+            assert_int_equal(j, added);
+            int back = 0;
+            for (it_seek_last(it); it_valid(it); it_prev(it))
+                back++;
+            assert_int_equal((size_t)back, mt_count(mt));
+            assert_int_equal(mt_count(mt), (size_t)added);
+            for (int i = 0; i < added; i++) {
+                int kind;
+                struct slice v;
+                struct slice k = slice_make(keys[i].data, keys[i].len);
+                assert_true(mt_get(mt, k, UINT64_MAX >> 1, &kind, &v));
+                assert_true(slice_eq(v, k));
+                buf_destroy(&keys[i]);
+            }
+            free(keys);
+            it_destroy(it);
+            mt_unref(mt);
+        }
+}
+
 struct reader_arg {
     struct memtable *mt;
     atomic_bool *stop;
@@ -345,6 +436,7 @@ int main(void)
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memtable),
+        cmocka_unit_test(test_insert_orders),
         cmocka_unit_test(test_concurrent_readers),
         cmocka_unit_test(test_grouped),
         cmocka_unit_test(test_merge),
