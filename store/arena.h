@@ -9,7 +9,7 @@
 
 struct arena_block;
 
-#define ARENA_POOL_CLASSES 8 /* 16 KiB, 32 KiB, ... 1 MiB, and full size */
+#define ARENA_POOL_CLASSES 5 /* 16 KiB, 32 KiB, 64 KiB, 128 KiB, and full size */
 
 /* Free blocks kept for reuse, one list per block size, so a new memtable
  * does not pay for page faults and zeroing again (a partition's memtable
