@@ -277,9 +277,13 @@ static void start_threads(struct store *s)
     pthread_condattr_destroy(&ca);
     s->nthreads = s->opts.background_threads ? s->opts.background_threads : 1;
     s->threads = xcalloc(s->nthreads, sizeof *s->threads);
-    for (unsigned i = 0; i < s->nthreads; i++)
+    /* named, so that top -H and /proc/PID/task show where CPU goes */
+    for (unsigned i = 0; i < s->nthreads; i++) {
         pthread_create(&s->threads[i], NULL, bg_main, s);
+        pthread_setname_np(s->threads[i], "lb-background");
+    }
     pthread_create(&s->ticker, NULL, ticker_main, s);
+    pthread_setname_np(s->ticker, "lb-ticker");
     s->has_ticker = true;
 }
 
