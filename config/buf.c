@@ -66,9 +66,8 @@ void buf_reset(struct buf *b)
     b->len = 0;
 }
 
-void buf_reserve(struct buf *b, size_t extra)
+void buf_grow(struct buf *b, size_t need)
 {
-    size_t need = b->len + extra + 1;
     if (need <= b->cap)
         return;
     size_t cap = b->cap ? b->cap : 64;
@@ -85,21 +84,6 @@ void buf_reserve_exact(struct buf *b, size_t extra)
         return;
     b->data = xrealloc(b->data, need);
     b->cap = need;
-}
-
-void buf_append(struct buf *b, const void *p, size_t n)
-{
-    if (n == 0)
-        return;
-    buf_reserve(b, n);
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-}
-
-void buf_putc(struct buf *b, char c)
-{
-    buf_reserve(b, 1);
-    b->data[b->len++] = c;
 }
 
 void buf_puts(struct buf *b, const char *s)

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct buf {
     char *data; /* owned; NUL-terminated when len < cap (buf_cstr makes sure) */
@@ -19,12 +20,34 @@ struct buf {
 void buf_init(struct buf *b);
 void buf_destroy(struct buf *b);           /* frees data; b may be reused after buf_init */
 void buf_reset(struct buf *b);             /* len = 0, keeps the memory */
-void buf_reserve(struct buf *b, size_t extra); /* room for extra more bytes */
+/* Grows b to hold need bytes (rounded up to a power of two). */
+void buf_grow(struct buf *b, size_t need);
+
+/* room for extra more bytes; inline, since it runs for every small append
+ * of the ingest and scan paths */
+static inline void buf_reserve(struct buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (__builtin_expect(need > b->cap, 0))
+        buf_grow(b, need);
+}
 /* The same without rounding up: for a buffer filled once to a known size
  * (a decoded block held by the cache), so no capacity is left unused. */
 void buf_reserve_exact(struct buf *b, size_t extra);
-void buf_append(struct buf *b, const void *p, size_t n);
-void buf_putc(struct buf *b, char c);
+static inline void buf_append(struct buf *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    buf_reserve(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static inline void buf_putc(struct buf *b, char c)
+{
+    buf_reserve(b, 1);
+    b->data[b->len++] = c;
+}
 void buf_puts(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
