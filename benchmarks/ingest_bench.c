@@ -1,10 +1,13 @@
 /* Ingest load client: POSTs line-protocol batches to a running logbucketd
  * over HTTP/1.1 keep-alive connections (one thread each) on 127.0.0.1 and
  * prints events/s, MB/s, request latency percentiles and the client's CPU
- * share. With --parse it instead times the parser and the ingest path
+ * share; with --server-pid PID also the server's CPU per event, summed per
+ * thread name from /proc/PID/task (HTTP workers, background flushes and
+ * compactions). With --parse it instead times the parser and the ingest path
  * (parse + encode + batch, no store) in-process on the same bodies.
  *
  *   ingest_bench --port 8086 --db bench --events 2000000 --batch 5000 --conns 4
+ *   ingest_bench --port 8086 --events 2000000 --server-pid $(pidof logbucketd)
  *   ingest_bench --parse --events 5000000
  *
  * Lines look like: ev07,host=host-0421 value=0.731,count=12345i,msg="..." TS
@@ -14,6 +17,7 @@
  * (back-pressure) is retried after 20 ms and counted; latency includes it. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -44,6 +48,7 @@ struct opts {
     bool is_gzip;
     double duration;
     bool is_parse;
+    int server_pid; /* > 0: report that process's CPU per event */
 };
 
 static double now_s(void)
@@ -499,6 +504,88 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* CPU ticks (user + system) of a process's threads, summed per thread
+ * name (/proc/PID/task/TID/comm and stat). Returns the number of names. */
+#define MAX_THREAD_KINDS 16
+struct thread_cpu {
+    char name[20];
+    unsigned long long ticks;
+};
+
+static void add_ticks(struct thread_cpu *t, size_t *n, const char *name,
+                      unsigned long long ticks)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(t[i].name, name)) {
+            t[i].ticks += ticks;
+            return;
+        }
+    if (*n == MAX_THREAD_KINDS)
+        return;
+    snprintf(t[*n].name, sizeof t[*n].name, "%s", name);
+    t[(*n)++].ticks = ticks;
+}
+
+static size_t read_thread_cpu(int pid, struct thread_cpu *t)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    size_t n = 0;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[300], name[32] = "", line[1024];
+        snprintf(p, sizeof p, "/proc/%d/task/%s/comm", pid, e->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f)
+            continue;
+        if (fgets(name, sizeof name, f))
+            name[strcspn(name, "\n")] = 0;
+        fclose(f);
+        snprintf(p, sizeof p, "/proc/%d/task/%s/stat", pid, e->d_name);
+        f = fopen(p, "r");
+        if (!f)
+            continue;
+        size_t len = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[len] = 0;
+        /* fields after the ")" that ends the name: state is field 3,
+         * utime and stime are fields 14 and 15 */
+        const char *q = strrchr(line, ')');
+        unsigned long long ut = 0, st = 0;
+        if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                        &st) == 2)
+            add_ticks(t, &n, name, ut + st);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Prints the server's CPU per event between two readings, per thread name. */
+static void print_server_cpu(const struct thread_cpu *a, size_t na, const struct thread_cpu *b,
+                             size_t nb, uint64_t events)
+{
+    double hz = (double)sysconf(_SC_CLK_TCK), total = 0;
+    if (!events || nb == 0)
+        return;
+    printf("server CPU per event (us), by thread:");
+    for (size_t i = 0; i < nb; i++) {
+        unsigned long long before = 0;
+        for (size_t j = 0; j < na; j++)
+            if (!strcmp(a[j].name, b[i].name))
+                before = a[j].ticks;
+        double us = (double)(b[i].ticks - before) / hz * 1e6 / (double)events;
+        total += us;
+        if (us >= 0.0005)
+            printf(" %s %.3f", b[i].name, us);
+    }
+    printf("; total %.3f\n", total);
+}
+
 static int run_http(const struct opts *o)
 {
     struct shared sh;
@@ -522,6 +609,8 @@ static int run_http(const struct opts *o)
     struct worker *ws = xcalloc((size_t)o->conns, sizeof *ws);
     pthread_t *th = xcalloc((size_t)o->conns, sizeof *th);
     struct rusage ru0, ru1;
+    struct thread_cpu srv0[MAX_THREAD_KINDS], srv1[MAX_THREAD_KINDS];
+    size_t nsrv0 = o->server_pid > 0 ? read_thread_cpu(o->server_pid, srv0) : 0;
     getrusage(RUSAGE_SELF, &ru0);
     double t0 = now_s();
     sh.deadline = t0 + o->duration;
@@ -539,6 +628,7 @@ static int run_http(const struct opts *o)
     }
     double el = now_s() - t0;
     getrusage(RUSAGE_SELF, &ru1);
+    size_t nsrv1 = o->server_pid > 0 ? read_thread_cpu(o->server_pid, srv1) : 0;
     double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
                  (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
                  (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
@@ -562,6 +652,8 @@ static int run_http(const struct opts *o)
            (double)atomic_load(&sh.wire_bytes) / el / 1e6, p50 * 1e3, p99 * 1e3,
            100.0 * cpu / el, (uint64_t)atomic_load(&sh.retries),
            (uint64_t)atomic_load(&sh.requests_bad));
+    if (o->server_pid > 0)
+        print_server_cpu(srv0, nsrv0, srv1, nsrv1, ev);
     free(all);
     free(ws);
     free(th);
@@ -574,13 +666,14 @@ static int run_http(const struct opts *o)
 static void usage(void)
 {
     fprintf(stderr, "usage: ingest_bench [--port N] [--db NAME] [--events N] [--batch LINES]\n"
-                    "                    [--conns N] [--gzip] [--duration SECS] [--parse]\n");
+                    "                    [--conns N] [--gzip] [--duration SECS] [--parse]\n"
+                    "                    [--server-pid PID]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {8086, "bench", 1000000, 5000, 4, false, 60.0, false};
+    struct opts o = {8086, "bench", 1000000, 5000, 4, false, 60.0, false, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -602,6 +695,8 @@ int main(int argc, char **argv)
             o.conns = atoi(v), i++;
         } else if (!strcmp(a, "--duration")) {
             o.duration = atof(v), i++;
+        } else if (!strcmp(a, "--server-pid")) {
+            o.server_pid = atoi(v), i++;
         } else {
             usage();
         }
