@@ -116,11 +116,7 @@ void arena_destroy(struct arena *a)
 static struct arena_block *block_alloc(struct arena *a, size_t size)
 {
     struct arena_block *b = pool_get(a->pool, size);
-    if (b)
-        return b;
-    if (size != FULL_SIZE)
-        return xmalloc(sizeof(struct arena_block) + size);
-    return xmalloc(ARENA_BLOCK);
+    return b ? b : xmalloc(sizeof(struct arena_block) + size);
 }
 
 static char *new_block(struct arena *a, size_t size)

@@ -310,6 +310,15 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
  * per flush. A cold window (two or more windows older than the newest
  * one) is merged whole once it has two files; forced runs take the whole
  * window when that removes something. */
+/* A cold window (writes have moved on) is merged whole once it has two
+ * files or still holds a file compressed for speed: one file, sequences 0,
+ * LZ4HC. first is the window's first file. Shared by the picker and by
+ * compact_wanted, so that a wanted compaction always finds work. */
+static bool cold_window_due(size_t n, const struct file_meta *first)
+{
+    return n >= 2 || first->fast;
+}
+
 static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool force,
                           bool cold, int64_t cutoff, const struct event_cuts *cuts,
                           const struct tomb_set *tombs)
@@ -334,8 +343,8 @@ static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool f
         if (f->props.min_ts < cutoff && f->props.max_ts >= done && done < cutoff)
             return n;
     }
-    if (cold && (n >= 2 || v->files[idx[0]]->fast))
-        return n; /* writes have moved on: one file, sequences 0, LZ4HC */
+    if (cold && cold_window_due(n, v->files[idx[0]]))
+        return n;
     if (force) {
         const struct file_meta *f = v->files[idx[0]];
         const struct sst_props *pr = &f->props;
@@ -508,7 +517,7 @@ bool compact_wanted(struct part *p)
             ;
         size_t n = j - i;
         bool cold = v->files[i]->window < newest - 1;
-        want = n >= STORE_COMPACT_TRIGGER || (cold && (n >= 2 || v->files[i]->fast));
+        want = n >= STORE_COMPACT_TRIGGER || (cold && cold_window_due(n, v->files[i]));
     }
     version_unref(v);
     return want;
