@@ -3,7 +3,7 @@
  * user key  = bucket:u16be | tskey:u64be | host | 0x00 | event | 0x00
  *   tskey   = ts ^ (1<<63)                      (ASC databases)
  *           = ~(ts ^ (1<<63))                   (DESC databases)
- * index key = host | 0x00 | event | 0x00 | tskey:u64be      (the host index)
+ * index key = host | 0x00 | tskey:u64be | event | 0x00      (the host index)
  *
  * The bucket is a function of ts alone (key_bucket), so an index entry names
  * its row's bucket without a pointer. host and event never contain NUL. */

@@ -25,8 +25,9 @@
 
 #define SKL_MAX_HEIGHT 12
 
-/* pfx holds the first 16 key bytes as two big-endian words (zero padded):
- * most comparisons end there without touching the key bytes. */
+/* pfx holds 16 key bytes as two big-endian words (zero padded), taken
+ * after the bytes every key of the node's list shares (its skl's off): most
+ * comparisons end there without touching the key bytes. */
 struct skl_node {
     uint64_t pfx[2];
     uint32_t klen; /* internal key length (group key length for groups) */
@@ -38,6 +39,7 @@ struct skl_node {
 struct skl {
     struct skl_node *head;
     atomic_int height;
+    uint32_t off; /* leading bytes all keys share (a group's key), not compared */
 };
 
 /* A group of a grouped memtable: the value of its node in the group list. */
@@ -55,9 +57,11 @@ struct gslot {
     struct grp *g;
 };
 
+/* A key to search a list with: pfx taken at off, the list's off. */
 struct skl_key {
     struct slice k;
     uint64_t pfx[2];
+    uint32_t off;
 };
 
 /* The writer's finger into a list: at each level below height, the
@@ -87,21 +91,26 @@ struct memtable {
     uint64_t rnd; /* writer only */
 };
 
-static void key_prefix(struct slice k, uint64_t pfx[2])
+/* The 16 bytes of k after its first off (k.len >= off). */
+static void key_prefix(struct slice k, uint32_t off, uint64_t pfx[2])
 {
     uint64_t w[2] = {0, 0};
-    memcpy(w, k.ptr, k.len < 16 ? k.len : 16);
+    size_t n = k.len - off;
+    memcpy(w, k.ptr + off, n < 16 ? n : 16);
     pfx[0] = __builtin_bswap64(w[0]); /* little-endian host: memcmp order */
     pfx[1] = __builtin_bswap64(w[1]);
 }
 
-static struct skl_key make_key(struct slice k)
+/* A search key for l. REQUIRES: k starts with the bytes l's keys share. */
+static struct skl_key make_key(const struct skl *l, struct slice k)
 {
     struct skl_key sk;
     sk.k = k;
-    key_prefix(k, sk.pfx);
+    sk.off = l->off;
+    key_prefix(k, l->off, sk.pfx);
     return sk;
 }
+
 
 static inline char *node_data(const struct skl_node *n)
 {
@@ -111,6 +120,13 @@ static inline char *node_data(const struct skl_node *n)
 static inline struct slice node_key(const struct skl_node *n)
 {
     return slice_make(node_data(n), n->klen);
+}
+
+/* The search key of n, a node of l. */
+static struct skl_key node_skey(const struct skl *l, const struct skl_node *n)
+{
+    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}, l->off};
+    return sk;
 }
 
 static inline struct slice node_value(const struct skl_node *n)
@@ -130,17 +146,19 @@ static inline struct skl_node *nx(const struct skl_node *n, int level)
     return atomic_load_explicit(&((struct skl_node *)n)->next[level], memory_order_acquire);
 }
 
-/* memcmp order of n's key against k, by the prefixes first */
+/* memcmp order of n's key against k (both keys of k's list), by the
+ * prefixes first */
 static inline int node_cmp(const struct skl_node *n, const struct skl_key *k)
 {
     if (n->pfx[0] != k->pfx[0])
         return n->pfx[0] < k->pfx[0] ? -1 : 1;
     if (n->pfx[1] != k->pfx[1])
         return n->pfx[1] < k->pfx[1] ? -1 : 1;
-    if (n->klen >= 16 && k->k.len >= 16) /* equal prefixes: the rest decides */
-        return slice_cmp(slice_make(node_data(n) + 16, n->klen - 16),
-                         slice_make(k->k.ptr + 16, k->k.len - 16));
-    return slice_cmp(node_key(n), k->k);
+    size_t from = k->off;
+    if (n->klen >= from + 16 && k->k.len >= from + 16)
+        from += 16; /* equal prefixes: the rest decides */
+    return slice_cmp(slice_make(node_data(n) + from, n->klen - from),
+                     slice_make(k->k.ptr + from, k->k.len - from));
 }
 
 static struct skl_node *node_alloc_in(struct arena *a, int height, size_t klen, size_t vlen)
@@ -160,11 +178,12 @@ static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen,
     return node_alloc_in(&mt->arena, height, klen, vlen);
 }
 
-static void skl_init(struct arena *a, struct skl *l)
+static void skl_init(struct arena *a, struct skl *l, uint32_t off)
 {
     l->head = node_alloc_in(a, SKL_MAX_HEIGHT, 0, 0);
     l->head->pfx[0] = l->head->pfx[1] = 0;
     atomic_init(&l->height, 1);
+    l->off = off;
 }
 
 struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *active,
@@ -179,7 +198,7 @@ struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *activ
     arena_init(&mt->garena);
     mt->garena.acct[0] = total;
     mt->garena.acct[1] = active;
-    skl_init(&mt->arena, &mt->main);
+    skl_init(&mt->arena, &mt->main, 0);
     mt->grouped = grouped;
     atomic_init(&mt->count, 0);
     atomic_init(&mt->deletes, 0);
@@ -338,7 +357,7 @@ static void link_node(struct skl *l, struct skl_node *n, struct skl_node **prev)
 static void skl_insert(struct skl *l, struct skl_node *n)
 {
     struct skl_node *prev[SKL_MAX_HEIGHT];
-    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
+    struct skl_key sk = node_skey(l, n);
     struct skl_node *f = first(l);
     if (!f || node_cmp(f, &sk) >= 0) {
         for (int i = 0; i < SKL_MAX_HEIGHT; i++)
@@ -362,7 +381,7 @@ static bool brackets(const struct skl *l, const struct splice *s, int level,
  * single writer, and s used for no other list. */
 static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *n)
 {
-    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}};
+    struct skl_key sk = node_skey(l, n);
     int lh = atomic_load_explicit(&l->height, memory_order_relaxed);
     int top = 0;
     if (s->height != lh)
@@ -437,13 +456,13 @@ static struct grp *group_for(struct memtable *mt, struct slice gk, bool *fresh)
         }
     }
     struct grp *g = arena_alloc(&mt->garena, sizeof *g + gk.len);
-    skl_init(&mt->garena, &g->list);
+    skl_init(&mt->garena, &g->list, (uint32_t)gk.len);
     g->klen = (uint32_t)gk.len;
     memcpy(g->key, gk.ptr, gk.len);
     g->node = node_alloc(mt, random_height(mt), gk.len, sizeof g);
     memcpy(node_data(g->node), gk.ptr, gk.len);
     memcpy(node_data(g->node) + gk.len, &g, sizeof g);
-    key_prefix(gk, g->node->pfx);
+    key_prefix(gk, mt->main.off, g->node->pfx);
     mt->slots[i].hash = h;
     mt->slots[i].g = g;
     mt->ngroups++;
@@ -460,12 +479,13 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
     ikey_put_trailer(d + ukey.len, seq, kind);
     if (value.len)
         memcpy(d + n->klen, value.ptr, value.len);
-    key_prefix(node_key(n), n->pfx);
     if (!mt->grouped) {
+        key_prefix(node_key(n), mt->main.off, n->pfx);
         skl_insert_splice(&mt->main, &mt->splice, n);
     } else {
         bool fresh;
         struct grp *g = group_for(mt, slice_make(ukey.ptr, group_len(ukey)), &fresh);
+        key_prefix(node_key(n), g->list.off, n->pfx);
         skl_insert(&g->list, n);
         if (fresh) /* published with its first entry, never empty */
             skl_insert(&mt->main, g->node);
@@ -521,7 +541,7 @@ static void pos_seek_last(struct memtable *mt, struct mt_pos *p)
 
 static void pos_seek(struct memtable *mt, struct mt_pos *p, struct slice target)
 {
-    struct skl_key sk = make_key(target);
+    struct skl_key sk = make_key(&mt->main, target);
     if (!mt->grouped) {
         p->g = NULL;
         p->n = find_ge(&mt->main, &sk, NULL);
@@ -533,8 +553,10 @@ static void pos_seek(struct memtable *mt, struct mt_pos *p, struct slice target)
     if (!g || !slice_eq(node_key(g), target))
         g = find_lt(&mt->main, &sk);
     if (g && slice_starts_with(target, node_key(g))) {
+        struct skl *l = &node_grp(g)->list;
+        struct skl_key in = make_key(l, target);
         p->g = g;
-        p->n = find_ge(&node_grp(g)->list, &sk, NULL);
+        p->n = find_ge(l, &in, NULL);
         if (p->n)
             return;
     }
@@ -552,10 +574,11 @@ static void pos_next(struct memtable *mt, struct mt_pos *p)
 
 static void pos_prev(struct memtable *mt, struct mt_pos *p)
 {
-    struct skl_key sk = {node_key(p->n), {p->n->pfx[0], p->n->pfx[1]}};
-    p->n = find_lt(list_of(mt, p->g), &sk);
+    struct skl *l = list_of(mt, p->g);
+    struct skl_key sk = node_skey(l, p->n);
+    p->n = find_lt(l, &sk);
     if (!p->n && mt->grouped) {
-        struct skl_key gk = {node_key(p->g), {p->g->pfx[0], p->g->pfx[1]}};
+        struct skl_key gk = node_skey(&mt->main, p->g);
         pos_last_from(p, find_lt(&mt->main, &gk));
     }
 }
