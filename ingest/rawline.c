@@ -1,6 +1,6 @@
 /* Raw text lines to events: the splitter hands over each line in place, the
  * event borrows it as the "msg" field; nothing is copied or allocated per
- * line. */
+ * line, except a line with invalid UTF-8, which is repaired into a buffer. */
 #include "ingest/rawline.h"
 
 #include <stdio.h>
@@ -15,6 +15,7 @@ struct raw_parser {
     char *host;
     char *event;
     struct rec_field msg;
+    struct buf repaired; /* the current line, if it needed repair */
     char reason[64];
 };
 
@@ -37,6 +38,7 @@ int raw_new(const struct event_limits *lim, const char *host, const char *event,
     p->event = xstrdup(event);
     p->msg.key = slice_cstr("msg");
     p->msg.type = REC_STRING;
+    buf_init(&p->repaired);
     *out = p;
     return ERR_OK;
 }
@@ -48,6 +50,7 @@ void raw_free(struct raw_parser *p)
     event_lines_destroy(&p->lines);
     free(p->host);
     free(p->event);
+    buf_destroy(&p->repaired);
     free(p);
 }
 
@@ -64,9 +67,11 @@ static void one_line(struct raw_parser *p, struct slice line, struct event_resul
         return;
     }
     if (!event_utf8_valid(line.ptr, line.len)) {
-        out->kind = EVENT_BAD;
-        out->reason = "invalid UTF-8 in line";
-        return;
+        /* a log file in another encoding, or a stray byte: keep the line,
+         * each bad byte shown as U+FFFD (query results are JSON) */
+        buf_reset(&p->repaired);
+        event_utf8_repair(line.ptr, line.len, &p->repaired);
+        line = slice_make(p->repaired.data, p->repaired.len);
     }
     struct event *ev = &out->ev;
     ev->has_ts = p->stamp != NULL;

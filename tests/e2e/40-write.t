@@ -134,6 +134,15 @@ test_expect_success 'raw lines: one event per line, field msg, strictly increasi
     sort -n -u ts | test_cmp ts -
 '
 
+test_expect_success 'raw lines: a line in another encoding is kept, bad bytes as U+FFFD' '
+    printf "caf\351 cr\350me\n" >latin1 &&
+    test "$(lb_req POST "/api/v1/ingest?db=raw8&host=h&event=log" --data-binary @latin1)" = 204 &&
+    q raw8 h >rows &&
+    test $(wc -l <rows) = 1 &&
+    printf "caf\357\277\275 cr\357\277\275me" >want &&
+    grep -q "\"msg\":\"$(cat want)\"" rows
+'
+
 test_expect_success 'raw lines without host or event are 400' '
     test "$(lb_req POST "/api/v1/ingest?db=raw" --data-binary "x")" = 400
 '

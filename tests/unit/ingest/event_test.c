@@ -57,6 +57,41 @@ static void test_utf8(void **state)
     }
 }
 
+#define R(in, want) {in, sizeof(in) - 1, want}
+
+/* Repair keeps every valid sequence and replaces each byte that starts no
+ * sequence by U+FFFD; the result is always valid. */
+static void test_utf8_repair(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        size_t n;
+        const char *want;
+    } tab[] = {
+        R("", ""),
+        R("plain ascii, longer than eight bytes", "plain ascii, longer than eight bytes"),
+        R("caf\xe9 au lait", "caf\xef\xbf\xbd au lait"),           /* Latin-1 */
+        R("ok \xc3\xa9 \xf0\x90\x80\x80", "ok \xc3\xa9 \xf0\x90\x80\x80"),
+        R("\xc3\x28", "\xef\xbf\xbd("),
+        R("\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"), /* surrogate */
+        R("\xc0\xaf/", "\xef\xbf\xbd\xef\xbf\xbd/"),           /* overlong */
+        R("cut at the end \xe2\x82", "cut at the end \xef\xbf\xbd\xef\xbf\xbd"),
+        R("\xff\xfe" "12345678\xff", "\xef\xbf\xbd\xef\xbf\xbd" "12345678\xef\xbf\xbd"),
+    };
+    struct buf out = BUF_INIT;
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        buf_reset(&out);
+        event_utf8_repair(tab[i].s, tab[i].n, &out);
+        if (out.len != strlen(tab[i].want) || memcmp(out.data, tab[i].want, out.len) != 0 ||
+            !event_utf8_valid(out.data, out.len)) {
+            print_error("case %zu\n", i);
+            fail();
+        }
+    }
+    buf_destroy(&out);
+}
+
 static void test_dup_keys(void **state)
 {
     (void)state;
@@ -178,6 +213,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_utf8_repair),
         cmocka_unit_test(test_dup_keys),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_splitter_edges),

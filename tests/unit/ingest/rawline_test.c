@@ -36,8 +36,9 @@ static const struct raw_case cases[] = {
     {B("crlf\r\n\r\n\nlast"), 0, "L1 app|web||msg:S\"crlf\"|100\nL4 app|web||msg:S\"last\"|101\n"},
     {B("a\tb \"q\" \\ =,\n"), 0, "L1 app|web||msg:S\"a\tb \"q\" \\ =,\"|100\n"},
     {B("nul\0here\nok\n"), 0, "L1 BAD NUL byte in line\nL2 app|web||msg:S\"ok\"|100\n"},
-    {B("bad \xc3\x28 utf8\ngood \xc3\xa9\n"), 0,
-     "L1 BAD invalid UTF-8 in line\nL2 app|web||msg:S\"good \xc3\xa9\"|100\n"},
+    {B("bad \xc3\x28 utf8\ngood \xc3\xa9\nlatin-1 caf\xe9\n"), 0,
+     "L1 app|web||msg:S\"bad \xef\xbf\xbd( utf8\"|100\nL2 app|web||msg:S\"good \xc3\xa9\"|101\n"
+     "L3 app|web||msg:S\"latin-1 caf\xef\xbf\xbd\"|102\n"},
     {B("12345678\n123456789\nabc\n1234567890123\n"), 8,
      "L1 app|web||msg:S\"12345678\"|100\nL2 BAD line too long (max 8)\n"
      "L3 app|web||msg:S\"abc\"|101\nL4 BAD line too long (max 8)\n"},
