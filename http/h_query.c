@@ -1,5 +1,7 @@
-/* Query endpoints: GET /api/v1/query (parameters) and POST /api/v1/sql (the
- * statement as the body, or q= as a URL argument or form field). The query
+/* Query endpoints: GET /api/v1/query (parameters), POST /api/v1/sql (the
+ * statement as the body, or q= as a URL argument or form field), and
+ * /query, the InfluxQL that write clients send (influxql.h), taking its
+ * statement the same ways. The query
  * layer plans and opens the query first, so every refusal is a 4xx before
  * any output; rows then stream out through libmicrohttpd's content reader,
  * chunked, with memory bounded by one read. A client that disconnects frees
@@ -11,6 +13,7 @@
 #include "config/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
+#include "query/influxql.h"
 #include "query/query.h"
 #include "query/sql.h"
 
@@ -172,6 +175,8 @@ static char *form_field_q(struct buf *body)
 static enum MHD_Result sql_run(struct MHD_Connection *con, struct srv_req *req, const char *sql,
                                size_t len)
 {
+    if (bad_format(con))
+        return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or json");
     if (!sql_authorized(con, req, sql, len))
         return MHD_YES;
     struct query_opts o;
@@ -184,16 +189,20 @@ static enum MHD_Result sql_run(struct MHD_Connection *con, struct srv_req *req, 
     return r;
 }
 
-enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
-                      size_t *upload_size)
+typedef enum MHD_Result (*stmt_fn)(struct MHD_Connection *con, struct srv_req *req,
+                                   const char *stmt, size_t len);
+
+/* Collects the body, then runs the statement: q= (URL argument), else the
+ * q field of a form body, else the body itself. */
+static enum MHD_Result with_statement(struct MHD_Connection *con, struct srv_req *req,
+                                      const char *upload, size_t *upload_size, stmt_fn run,
+                                      const char *missing)
 {
     struct sql_ctx *c = req->ctx;
     if (!c) {
         c = xcalloc(1, sizeof *c);
         req->ctx = c;
         req->ctx_free = sql_ctx_free;
-        if (bad_format(con))
-            return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or json");
         const char *cl = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > SQL_MAX_BODY)
@@ -214,16 +223,106 @@ enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const cha
                            "SQL body too large: at most 1 MiB");
     const char *q = srv_arg(con, "q");
     if (q && *q)
-        return sql_run(con, req, q, strlen(q));
+        return run(con, req, q, strlen(q));
     const char *ct =
         MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) {
         char *fq = form_field_q(&c->body);
         if (fq)
-            return sql_run(con, req, fq, strlen(fq));
+            return run(con, req, fq, strlen(fq));
     }
     if (c->body.len == 0)
-        return reply_error(con, req, MHD_HTTP_BAD_REQUEST,
-                           "missing statement: send SQL as the body or as q=");
-    return sql_run(con, req, c->body.data, c->body.len);
+        return reply_error(con, req, MHD_HTTP_BAD_REQUEST, missing);
+    return run(con, req, c->body.data, c->body.len);
+}
+
+enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                      size_t *upload_size)
+{
+    return with_statement(con, req, upload, upload_size, sql_run,
+                          "missing statement: send SQL as the body or as q=");
+}
+
+/* --- /query: CREATE DATABASE and SHOW DATABASES, as InfluxDB 1.x answers --- */
+
+static void iql_create(const struct iql_stmt *st, struct buf *out)
+{
+    const struct config *cfg = server.cfg;
+    struct db_opts o = {.buckets = (uint32_t)cfg->default_buckets,
+                        .ts_desc = cfg->default_ts_desc,
+                        .ttl_ns = st->has_ttl ? st->ttl_ns : cfg->default_ttl_ns};
+    /* an existing database is kept as it is, as InfluxDB does for a
+     * CREATE DATABASE that names it again */
+    int rc = store_db_create(server.store, st->db, &o);
+    if (rc == ERR_OK || rc == ERR_EXISTS)
+        return;
+    buf_puts(out, ",\"error\":\"");
+    if (rc == ERR_INVAL)
+        buf_puts(out, "bad database name (1 to 64 of A-Z a-z 0-9 _ - ., not starting with .)");
+    else
+        buf_printf(out, "cannot create database: %s", err_name(rc));
+    buf_putc(out, '"');
+}
+
+static void iql_show(struct buf *out)
+{
+    char **names;
+    size_t n;
+    if (store_db_list(server.store, &names, &n) != ERR_OK) {
+        buf_puts(out, ",\"error\":\"cannot list databases\"");
+        return;
+    }
+    buf_puts(out, ",\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"]");
+    if (n) {
+        buf_puts(out, ",\"values\":[");
+        for (size_t i = 0; i < n; i++) {
+            buf_puts(out, i ? ",[\"" : "[\"");
+            reply_json_escape(out, names[i], strlen(names[i]));
+            buf_puts(out, "\"]");
+            free(names[i]);
+        }
+        buf_putc(out, ']');
+    }
+    free(names);
+    buf_puts(out, "}]");
+}
+
+static enum MHD_Result iql_run(struct MHD_Connection *con, struct srv_req *req, const char *q,
+                               size_t len)
+{
+    struct iql_script s;
+    struct buf out = BUF_INIT;
+    if (iql_parse(q, len, &s, &out) != ERR_OK) {
+        enum MHD_Result r = reply_error(con, req, MHD_HTTP_BAD_REQUEST, buf_cstr(&out));
+        buf_destroy(&out);
+        return r;
+    }
+    for (size_t i = 0; i < s.n; i++) {
+        bool create = s.stmts[i].kind == IQL_CREATE_DB;
+        if (!auth_require(con, req, create ? CFG_RIGHT_ADMIN : CFG_RIGHT_READ,
+                          create ? s.stmts[i].db : NULL)) {
+            buf_destroy(&out);
+            return MHD_YES;
+        }
+    }
+    buf_puts(&out, "{\"results\":[");
+    for (size_t i = 0; i < s.n; i++) {
+        buf_printf(&out, "%s{\"statement_id\":%zu", i ? "," : "", i);
+        if (s.stmts[i].kind == IQL_CREATE_DB)
+            iql_create(&s.stmts[i], &out);
+        else
+            iql_show(&out);
+        buf_putc(&out, '}');
+    }
+    buf_puts(&out, "]}\n");
+    enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", out.data, out.len);
+    buf_destroy(&out);
+    return r;
+}
+
+enum MHD_Result h_influxql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                           size_t *upload_size)
+{
+    return with_statement(con, req, upload, upload_size, iql_run,
+                          "missing query: send q=CREATE DATABASE \"name\" or q=SHOW DATABASES");
 }

@@ -17,6 +17,8 @@ enum MHD_Result h_query(struct MHD_Connection *con, struct srv_req *req, const c
                         size_t *upload_size);
 enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
                       size_t *upload_size);
+enum MHD_Result h_influxql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                           size_t *upload_size);
 
 /* What a route needs from the caller's token when tokens are configured. */
 enum route_auth { AUTH_NONE, AUTH_ANY, AUTH_READ, AUTH_WRITE, AUTH_HANDLER };
@@ -27,6 +29,7 @@ struct route {
     enum route_id id;
     route_fn fn;
     enum route_auth auth;
+    bool body; /* takes a body: fn sees the headers first, to refuse early */
 };
 
 /* The route for (method, path). ROUTE_NOT_FOUND for an unknown path;

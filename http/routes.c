@@ -5,14 +5,15 @@
 #include "http/handlers.h"
 
 static const struct route routes[] = {
-    {"/ping", "GET,HEAD", ROUTE_PING, h_ping, AUTH_NONE},
-    {"/health", "GET,HEAD", ROUTE_HEALTH, h_health, AUTH_NONE},
-    {"/metrics", "GET", ROUTE_METRICS, h_metrics, AUTH_ANY},
-    {"/write", "POST", ROUTE_WRITE_V1, h_write, AUTH_HANDLER},
-    {"/api/v2/write", "POST", ROUTE_WRITE_V2, h_write, AUTH_HANDLER},
-    {"/api/v1/ingest", "POST", ROUTE_INGEST, h_write, AUTH_HANDLER},
-    {"/api/v1/query", "GET", ROUTE_QUERY, h_query, AUTH_HANDLER},
-    {"/api/v1/sql", "GET,POST", ROUTE_SQL, h_sql, AUTH_HANDLER},
+    {"/ping", "GET,HEAD", ROUTE_PING, h_ping, AUTH_NONE, false},
+    {"/health", "GET,HEAD", ROUTE_HEALTH, h_health, AUTH_NONE, false},
+    {"/metrics", "GET", ROUTE_METRICS, h_metrics, AUTH_ANY, false},
+    {"/write", "POST", ROUTE_WRITE_V1, h_write, AUTH_HANDLER, true},
+    {"/api/v2/write", "POST", ROUTE_WRITE_V2, h_write, AUTH_HANDLER, true},
+    {"/api/v1/ingest", "POST", ROUTE_INGEST, h_write, AUTH_HANDLER, true},
+    {"/api/v1/query", "GET", ROUTE_QUERY, h_query, AUTH_HANDLER, false},
+    {"/api/v1/sql", "GET,POST", ROUTE_SQL, h_sql, AUTH_HANDLER, true},
+    {"/query", "GET,POST", ROUTE_INFLUXQL, h_influxql, AUTH_HANDLER, true},
 };
 
 static bool method_in(const char *method, const char *list)
@@ -33,8 +34,8 @@ static bool method_in(const char *method, const char *list)
 
 const struct route *route_find(const char *method, const char *path, const char **allow)
 {
-    static const struct route not_found = {"", "", ROUTE_NOT_FOUND, NULL, AUTH_NONE};
-    static const struct route bad_method = {"", "", ROUTE_BAD_METHOD, NULL, AUTH_NONE};
+    static const struct route not_found = {"", "", ROUTE_NOT_FOUND, NULL, AUTH_NONE, false};
+    static const struct route bad_method = {"", "", ROUTE_BAD_METHOD, NULL, AUTH_NONE, false};
     size_t plen = strlen(path);
     /* A trailing slash names the same resource ("/write/"). */
     if (plen > 1 && path[plen - 1] == '/')

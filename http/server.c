@@ -41,7 +41,7 @@ const char *srv_route_name(enum route_id r)
 {
     static const char *names[ROUTE_COUNT] = {"ping",  "health", "metrics", "write",
                                              "v2_write", "ingest", "query", "sql",
-                                             "not_found", "bad_method"};
+                                             "influxql", "not_found", "bad_method"};
     return names[r];
 }
 
@@ -113,7 +113,8 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
     if (route->id == ROUTE_NOT_FOUND) {
         reply_error(con, req, MHD_HTTP_NOT_FOUND,
                     "not found: no such endpoint (see README for /write, /api/v2/write, "
-                    "/api/v1/ingest, /api/v1/query, /api/v1/sql, /ping, /health, /metrics)");
+                    "/api/v1/ingest, /api/v1/query, /api/v1/sql, /query, /ping, /health, "
+                    "/metrics)");
         return false;
     }
     if (route->id == ROUTE_BAD_METHOD) {
@@ -164,7 +165,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
             return MHD_YES;
         /* Handlers of requests with a body see the headers first, so that
          * they can refuse before the body is read. */
-        if (route->fn == h_write || route->fn == h_sql)
+        if (route->body)
             return route->fn(con, req, upload_data, upload_data_size);
         /* A body comes in later calls; requests without one are answered
          * at the next call, when MHD allows a response. */

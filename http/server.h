@@ -35,6 +35,7 @@ enum route_id {
     ROUTE_INGEST,
     ROUTE_QUERY,
     ROUTE_SQL,
+    ROUTE_INFLUXQL,
     ROUTE_NOT_FOUND,
     ROUTE_BAD_METHOD,
     ROUTE_COUNT

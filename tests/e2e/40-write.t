@@ -123,6 +123,34 @@ test_expect_success 'a corrupt gzip body is 400' '
     test "$(lb_req POST "/write?db=gz" -H "Content-Encoding: gzip" --data-binary @notgz)" = 400
 '
 
+test_expect_success 'POST /query CREATE DATABASE as Telegraf sends it, then its writes land there' '
+    test "$(lb_req POST "/query" --data-urlencode "q=CREATE DATABASE \"tg\"")" = 200 &&
+    grep -q "^{\"results\":\[{\"statement_id\":0}\]}" body &&
+    test "$(lb_req POST "/query?q=CREATE%20DATABASE%20tg")" = 200 &&
+    grep -q "^{\"results\":\[{\"statement_id\":0}\]}" body &&
+    test "$(lb_req GET "/query?q=SHOW%20DATABASES")" = 200 &&
+    grep -q "\"name\":\"databases\",\"columns\":\[\"name\"\],\"values\":\[.*\[\"tg\"\]" body &&
+    test "$(lb_req POST "/write?db=tg" --data-binary "cpu,host=tg-1 usage=1.5")" = 204 &&
+    test $(q tg tg-1 | wc -l) = 1
+'
+
+test_expect_success 'POST /query WITH DURATION sets the TTL; a bad name is a statement error' '
+    test "$(lb_req POST "/query" --data-urlencode "q=CREATE DATABASE tg7 WITH DURATION 7d REPLICATION 1")" = 200 &&
+    test "$(lb_req POST /api/v1/sql --data-binary "SHOW DATABASES")" = 200 &&
+    grep -q "\"name\":\"tg7\".*\"ttl\":\"7d\"" body &&
+    test "$(lb_req POST "/query" --data-urlencode "q=CREATE DATABASE \"no/slash\"")" = 200 &&
+    grep -q "\"statement_id\":0,\"error\":\"bad database name" body
+'
+
+test_expect_success 'POST /query refuses other InfluxQL with 400 and says where to query' '
+    test "$(lb_req POST "/query?db=tg" --data-urlencode "q=SELECT * FROM cpu")" = 400 &&
+    grep -q "/api/v1/sql" body &&
+    lb_header X-Influxdb-Error | grep -q "only CREATE DATABASE and SHOW DATABASES" &&
+    test "$(lb_req POST "/query")" = 400 &&
+    grep -q "missing query" body &&
+    test "$(lb_req DELETE "/query")" = 405
+'
+
 test_expect_success 'raw lines: one event per line, field msg, strictly increasing ts' '
     printf "first line\nsecond line\r\nthird line\n" >raw &&
     test "$(lb_req POST "/api/v1/ingest?db=raw&host=app-1&event=log" --data-binary @raw)" = 204 &&
