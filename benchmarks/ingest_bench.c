@@ -180,7 +180,7 @@ static double time_parser(int kind, const struct event_limits *lim, const struct
             p = rp;
             feed = raw_feed_v;
         } else {
-            p = jsonl_new(lim, NULL);
+            p = jsonl_new(lim, NULL, NULL, NULL);
             feed = jsonl_feed_v;
         }
         struct event_result res;

@@ -183,6 +183,8 @@ static const char *params_from_request(struct MHD_Connection *con, enum write_ep
             p->event = srv_arg(con, "event");
         } else if (strcmp(fmt, "jsonl") == 0 || strcmp(fmt, "ndjson") == 0) {
             p->format = INGEST_JSONL;
+            p->host = srv_arg(con, "host"); /* defaults for lines without them */
+            p->event = srv_arg(con, "event");
         } else {
             return "format must be raw or jsonl";
         }

@@ -97,8 +97,15 @@ const char *ingest_params_check(const struct ingest_params *p, const struct even
     if (p->ns_per_unit < 0 || p->reject_older_than_ns < 0 || p->reject_newer_than_ns < 0)
         return "bad parameters: negative precision or reject window";
     switch (p->format) {
-    case INGEST_LINEPROTO:
-    case INGEST_JSONL: return NULL;
+    case INGEST_LINEPROTO: return NULL;
+    case INGEST_JSONL:
+        if (p->event && !*p->event)
+            return "event= must not be empty";
+        return event_check_names(lim,
+                                 slice_cstr(p->host ? p->host
+                                                    : (lim->default_host ? lim->default_host
+                                                                         : "")),
+                                 slice_cstr(p->event ? p->event : "x"));
     case INGEST_RAW:
         if (!p->event || !*p->event)
             return "raw ingest needs event=NAME";
@@ -167,7 +174,7 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
         break;
     }
     case INGEST_JSONL:
-        in->parser = jsonl_new(lim, params->stamp);
+        in->parser = jsonl_new(lim, params->stamp, params->host, params->event);
         in->feed = jsonl_feed_v;
         in->finish = jsonl_finish_v;
         in->free = jsonl_free_v;

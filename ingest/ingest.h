@@ -59,8 +59,10 @@ enum ingest_format {
 struct ingest_params {
     enum ingest_format format;
     int64_t ns_per_unit;          /* LINEPROTO: lp_precision_parse(); 0 = ns */
-    const char *host;             /* RAW: host of every line; NULL = default host */
-    const char *event;            /* RAW: event of every line; required */
+    const char *host;             /* RAW: host of every line; NULL = default host.
+                                   * JSONL: of lines without "host" */
+    const char *event;            /* RAW: event of every line; required.
+                                   * JSONL: of lines without "event"; NULL = none */
     bool is_gzip;                 /* Content-Encoding: gzip */
     size_t max_body_bytes;        /* cap on the body and on the inflated body; 0 = none */
     int64_t arrival_ns;           /* request arrival time; 0 = now */

@@ -18,6 +18,8 @@
 struct jsonl_parser {
     struct event_limits lim;
     struct event_stamp *stamp; /* borrowed */
+    char *host;                /* default host (NULL: lim's) */
+    char *event;               /* default event (NULL: "event" required) */
     struct event_lines lines;
     json_t *root;              /* document of the current line */
 
@@ -32,11 +34,14 @@ struct jsonl_parser {
     char reason[200];
 };
 
-struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stamp *stamp)
+struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stamp *stamp,
+                               const char *host, const char *event)
 {
     struct jsonl_parser *p = xcalloc(1, sizeof *p);
     p->lim = *lim;
     p->stamp = stamp;
+    p->host = host ? xstrdup(host) : NULL;
+    p->event = event ? xstrdup(event) : NULL;
     event_lines_init(&p->lines, lim->max_line_bytes);
     buf_init(&p->path);
     buf_init(&p->keys);
@@ -50,6 +55,8 @@ void jsonl_free(struct jsonl_parser *p)
     if (!p)
         return;
     json_decref(p->root);
+    free(p->host);
+    free(p->event);
     event_lines_destroy(&p->lines);
     free(p->fields);
     free(p->kofs);
@@ -262,15 +269,20 @@ static const char *header_keys(struct jsonl_parser *p, json_t *root, struct even
     }
     if (json_is_string(host))
         ev->host = slice_make(json_string_value(host), json_string_length(host));
+    else if ((!host || json_is_null(host)) && p->host)
+        ev->host = slice_cstr(p->host);
     else if (!host || json_is_null(host))
         ev->host = slice_cstr(p->lim.default_host ? p->lim.default_host : "");
     else
         return "\"host\" must be a string";
-    if (!name || json_is_null(name))
-        return "missing \"event\" (the event name is required)";
-    if (!json_is_string(name))
+    if ((!name || json_is_null(name)) && p->event)
+        ev->name = slice_cstr(p->event);
+    else if (!name || json_is_null(name))
+        return "missing \"event\" (the event name is required, or event= in the URL)";
+    else if (!json_is_string(name))
         return "\"event\" must be a string";
-    ev->name = slice_make(json_string_value(name), json_string_length(name));
+    else
+        ev->name = slice_make(json_string_value(name), json_string_length(name));
     return event_check_names(&p->lim, ev->host, ev->name);
 }
 

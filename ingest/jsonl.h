@@ -6,8 +6,9 @@
  * "ts" is an integer in ns or an RFC 3339 string ("2024-05-01T10:00:00.5Z",
  * "...+02:00"); without it the line takes the daemon-wide strictly increasing
  * stamp (so lines of one request never overwrite each other). "host" is a
- * string (absent or null: the default host); "event" is a required non-empty
- * string. Every other key is a field: a JSON integer is INT, any other number
+ * string (absent or null: the request's host=, else the default host);
+ * "event" is a non-empty string, required unless the request gave event=
+ * (log shippers that cannot add the key). Every other key is a field: a JSON integer is INT, any other number
  * FLOAT, true/false BOOL, a string STRING; null is skipped; an object is
  * flattened with dots ({"a":{"b":1}} gives field "a.b"); an array is stored
  * as a STRING holding its compact JSON text. Duplicate keys (also after
@@ -25,8 +26,10 @@
 struct jsonl_parser;
 
 /* lim is copied (its strings are borrowed); stamp is borrowed (NULL: lines
- * without "ts" keep has_ts false). */
-struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stamp *stamp);
+ * without "ts" keep has_ts false). host and event (copied; NULL: none) are
+ * the defaults of lines without those keys. */
+struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stamp *stamp,
+                               const char *host, const char *event);
 void jsonl_free(struct jsonl_parser *p); /* NULL ok */
 
 /* One complete line, as lp_parse_line. */

@@ -194,6 +194,18 @@ test_expect_success 'JSON lines: a bad line is a partial write' '
     test $(q jl j2 | wc -l) = 1
 '
 
+test_expect_success 'JSON lines: host= and event= in the URL for lines without them (log shippers)' '
+    printf "%s\n" "{\"log\":\"a\",\"ts\":\"2024-05-01T10:00:00Z\"}" \
+        "{\"log\":\"b\",\"event\":\"own\",\"ts\":\"2024-05-01T10:00:01Z\"}" >jl3 &&
+    test "$(lb_req POST "/api/v1/ingest?db=jl&format=jsonl&host=ship-1&event=app" --data-binary @jl3)" = 204 &&
+    q jl ship-1 "&order=asc" >rows &&
+    test $(wc -l <rows) = 2 &&
+    sed -n 1p rows | grep -q "\"event\":\"app\".*\"log\":\"a\"" &&
+    sed -n 2p rows | grep -q "\"event\":\"own\".*\"log\":\"b\"" &&
+    test "$(lb_req POST "/api/v1/ingest?db=jl&format=jsonl&event=" --data-binary @jl3)" = 400 &&
+    grep -q "event= must not be empty" body
+'
+
 test_expect_success 'stop and restart keeps every acknowledged row' '
     q m1 web-1 >before &&
     lb_stop 10 &&

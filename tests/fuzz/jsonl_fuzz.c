@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void run(const struct event_limits *lim, const char *body, size_t len, uint64_t seed,
                 bool is_split, struct buf *out, struct buf *scratch)
 {
-    struct jsonl_parser *p = jsonl_new(lim, NULL);
+    struct jsonl_parser *p = jsonl_new(lim, NULL, NULL, NULL);
     struct event_result r;
     size_t off = 0;
     while (off < len) {

@@ -527,7 +527,7 @@ static void test_raw_and_jsonl(void **state)
                                                "5003||e||a.b:B1;\n"
                                                "--\n");
     assert_string_equal(ingest_error_text(in),
-                        "line 2: missing \"event\" (the event name is required)");
+                        "line 2: missing \"event\" (the event name is required, or event= in the URL)");
     ingest_free(in);
     fake_destroy(&f);
 }

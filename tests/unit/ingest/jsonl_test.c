@@ -42,7 +42,7 @@ static const struct jcase cases[] = {
      "BAD \"ts\" must be an integer (ns) or an RFC 3339 string"},
     {"{\"host\":1,\"event\":\"e\",\"v\":1}", "BAD \"host\" must be a string"},
     {"{\"event\":\"\",\"v\":1}", "BAD empty event name"},
-    {"{\"v\":1}", "BAD missing \"event\" (the event name is required)"},
+    {"{\"v\":1}", "BAD missing \"event\" (the event name is required, or event= in the URL)"},
     {"{\"event\":5,\"v\":1}", "BAD \"event\" must be a string"},
     {"{\"event\":\"e\"}", "BAD no fields (a row needs at least one besides ts, host and event)"},
     {"{\"event\":\"e\",\"n\":null,\"o\":{}}",
@@ -77,7 +77,7 @@ static void test_each_line(void **state)
     (void)state;
     struct event_limits lim;
     event_limits_default(&lim);
-    struct jsonl_parser *p = jsonl_new(&lim, NULL);
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
     for (size_t i = 0; i < NCASES; i++) {
         struct event ev;
         const char *why = NULL;
@@ -97,7 +97,7 @@ static void run(const char *body, size_t len, size_t first, size_t piece, struct
 {
     struct event_limits lim;
     event_limits_default(&lim);
-    struct jsonl_parser *p = jsonl_new(&lim, NULL);
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
     struct event_result r;
     size_t off = 0;
     while (off < len) {
@@ -192,6 +192,42 @@ static void test_rfc3339(void **state)
     }
 }
 
+/* The request's host= and event= are the defaults of lines without them;
+ * a line's own keys win. */
+static void test_url_defaults(void **state)
+{
+    (void)state;
+    struct event_limits lim;
+    event_limits_default(&lim);
+    lim.default_host = "cfg-host";
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, "url-host", "url-event");
+    static const struct {
+        const char *in, *want;
+    } tab[] = {
+        {"{\"v\":1}", "url-host url-event"},
+        {"{\"v\":1,\"event\":null,\"host\":null}", "url-host url-event"},
+        {"{\"v\":1,\"event\":\"own\"}", "url-host own"},
+        {"{\"v\":1,\"host\":\"h\",\"event\":\"e\"}", "h e"},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        struct event ev;
+        const char *why = NULL;
+        assert_int_equal(jsonl_parse_line(p, tab[i].in, strlen(tab[i].in), &ev, &why), EVENT_OK);
+        char got[64];
+        snprintf(got, sizeof got, "%.*s %.*s", (int)ev.host.len, ev.host.ptr, (int)ev.name.len,
+                 ev.name.ptr);
+        assert_string_equal(got, tab[i].want);
+    }
+    jsonl_free(p);
+    p = jsonl_new(&lim, NULL, NULL, "only-event");
+    struct event ev;
+    const char *why = NULL;
+    const char *l = "{\"v\":1}";
+    assert_int_equal(jsonl_parse_line(p, l, strlen(l), &ev, &why), EVENT_OK);
+    assert_true(slice_eq(ev.host, slice_cstr("cfg-host")));
+    jsonl_free(p);
+}
+
 static void test_limits(void **state)
 {
     (void)state;
@@ -199,7 +235,7 @@ static void test_limits(void **state)
     event_limits_default(&lim);
     lim.max_key_bytes = 5;
     lim.max_fields_per_line = 2;
-    struct jsonl_parser *p = jsonl_new(&lim, NULL);
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
     struct event ev;
     const char *why = NULL;
     const char *l1 = "{\"event\":\"e\",\"abcdef\":1}";
@@ -226,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_body_splits),
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_url_defaults),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
