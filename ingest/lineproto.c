@@ -7,6 +7,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,10 +153,22 @@ static const char *why_num(struct lp_parser *p, const char *what, size_t n)
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* Skips bytes of a string value 8 at a time (SWAR): stops at the first '"',
- * '\\' or byte >= 0x80 (the lowest flagged byte is exact). */
+/* Skips bytes of a string value 16 at a time (SSE2, every x86-64 has it) or
+ * 8 at a time (SWAR): stops at the first '"', '\\' or byte >= 0x80 (the
+ * lowest flagged byte is exact). */
 static const char *skip_str(const char *q, const char *end)
 {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    while (end - q >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, x)); /* x: the high bit */
+        if (m)
+            return q + __builtin_ctz(m);
+        q += 16;
+    }
+#endif
     while (end - q >= 8) {
         uint64_t x, a, b;
         memcpy(&x, q, 8);

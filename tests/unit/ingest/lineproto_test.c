@@ -208,6 +208,62 @@ static void test_each_line(void **state)
     lp_free(p);
 }
 
+/* A special byte at every offset of a long string value: the wide
+ * (16- and 8-byte) scans must stop exactly there. */
+static void test_string_special_at_every_offset(void **state)
+{
+    (void)state;
+    struct event_limits lim = lim_default();
+    struct lp_parser *p = lp_new(&lim, 1);
+    static const struct {
+        const char *put, *want; /* inserted bytes; what the value holds there */
+    } specials[] = {
+        {"\\\"", "\""},         /* escaped quote */
+        {"\\\\", "\\"},        /* escaped backslash */
+        {"\\n", "\\n"},          /* a backslash kept as it is */
+        {"\xc3\xa9", "\xc3\xa9"}, /* UTF-8 */
+        {"\xff", NULL},         /* invalid UTF-8: the line is bad */
+    };
+    for (size_t s = 0; s < sizeof specials / sizeof specials[0]; s++)
+        for (size_t k = 0; k <= 40; k++) {
+            struct buf line = BUF_INIT, want = BUF_INIT, got = BUF_INIT;
+            buf_puts(&line, "m f=\"");
+            buf_puts(&want, "m|||f:S\"");
+            for (size_t i = 0; i < 40; i++) {
+                if (i == k) {
+                    buf_puts(&line, specials[s].put);
+                    buf_puts(&want, specials[s].want ? specials[s].want : "");
+                }
+                buf_putc(&line, (char)('a' + i % 26));
+                buf_putc(&want, (char)('a' + i % 26));
+            }
+            if (k == 40) {
+                buf_puts(&line, specials[s].put);
+                buf_puts(&want, specials[s].want ? specials[s].want : "");
+            }
+            buf_puts(&line, "\" 5");
+            buf_puts(&want, "\"|5");
+            struct event ev;
+            const char *why = NULL;
+            enum event_kind kind = lp_parse_line(p, line.data, line.len, &ev, &why);
+            if (kind == EVENT_OK)
+                render_event(&got, &ev);
+            else
+                buf_printf(&got, "BAD %s", why);
+            const char *expect = specials[s].want ? buf_cstr(&want)
+                                                  : "BAD invalid UTF-8 in the value of field \"f\"";
+            if (strcmp(buf_cstr(&got), expect)) {
+                print_error("special %zu at %zu: got [%s] want [%s]\n", s, k, buf_cstr(&got),
+                            expect);
+                fail();
+            }
+            buf_destroy(&line);
+            buf_destroy(&want);
+            buf_destroy(&got);
+        }
+    lp_free(p);
+}
+
 static void test_body_one_shot(void **state)
 {
     (void)state;
@@ -504,6 +560,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_line),
+        cmocka_unit_test(test_string_special_at_every_offset),
         cmocka_unit_test(test_body_one_shot),
         cmocka_unit_test(test_body_every_split),
         cmocka_unit_test(test_precision),
