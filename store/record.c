@@ -10,16 +10,6 @@
 
 #define VARINT_MAX 10
 
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 static char *put_varint(char *p, uint64_t v)
 {
     while (v >= 0x80) {
@@ -48,17 +38,12 @@ static int64_t unzigzag(uint64_t v)
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-static size_t field_size(const struct rec_field *f)
+/* At most the bytes put_field writes for f (bounds, not exact: one pass
+ * over the fields instead of two). */
+static size_t field_bound(const struct rec_field *f)
 {
-    size_t n = varint_len(f->key.len) + f->key.len + 1;
-    switch (f->type) {
-    case REC_FLOAT: return n + 8;
-    case REC_INT: return n + varint_len(zigzag(f->v.i));
-    case REC_UINT: return n + varint_len(f->v.u);
-    case REC_BOOL: return n + 1;
-    case REC_STRING: return n + varint_len(f->v.s.len) + f->v.s.len;
-    }
-    return n;
+    size_t n = VARINT_MAX + f->key.len + 1 + VARINT_MAX;
+    return f->type == REC_STRING ? n + f->v.s.len : n;
 }
 
 static char *put_field(char *p, const struct rec_field *f)
@@ -83,12 +68,11 @@ static char *put_field(char *p, const struct rec_field *f)
 void rec_encode(struct buf *out, const struct rec_tag *tags, size_t ntags,
                 const struct rec_field *fields, size_t nfields)
 {
-    size_t need = varint_len(ntags) + varint_len(nfields);
+    size_t need = 2 * VARINT_MAX;
     for (size_t i = 0; i < ntags; i++)
-        need += varint_len(tags[i].key.len) + tags[i].key.len + varint_len(tags[i].value.len) +
-                tags[i].value.len;
+        need += 2 * VARINT_MAX + tags[i].key.len + tags[i].value.len;
     for (size_t i = 0; i < nfields; i++)
-        need += field_size(&fields[i]);
+        need += field_bound(&fields[i]);
     buf_reserve(out, need);
 
     char *p = out->data + out->len;
