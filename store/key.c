@@ -14,15 +14,27 @@ void key_encode_row_prefix(struct buf *out, uint32_t bucket, int64_t ts, bool de
     out->len += 10;
 }
 
+/* Writes name and its NUL at p; returns the byte after. */
+static char *put_name(char *p, struct slice name)
+{
+    if (name.len)
+        memcpy(p, name.ptr, name.len);
+    p[name.len] = '\0';
+    return p + name.len + 1;
+}
+
+/* Every row and index key is written on each ingested event: one reserve,
+ * then plain stores. */
 void key_encode_row(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
                     struct slice event)
 {
     buf_reserve(out, 12 + host.len + event.len);
-    key_encode_row_prefix(out, bucket, ts, desc);
-    buf_append(out, host.ptr, host.len);
-    buf_putc(out, '\0');
-    buf_append(out, event.ptr, event.len);
-    buf_putc(out, '\0');
+    char *p = out->data + out->len;
+    coding_put_u16be(p, (uint16_t)bucket);
+    coding_put_u64be(p + 2, key_tskey(ts, desc));
+    p = put_name(p + 10, host);
+    p = put_name(p, event);
+    out->len = (size_t)(p - out->data);
 }
 
 /* Splits "host\0event\0" at p (len bytes); false unless exactly that shape. */
@@ -55,9 +67,10 @@ void key_encode_index(struct buf *out, struct slice host, struct slice event, in
                       bool desc)
 {
     buf_reserve(out, 10 + host.len + event.len);
-    key_encode_index_at(out, host, ts, desc);
-    buf_append(out, event.ptr, event.len);
-    buf_putc(out, '\0');
+    char *p = put_name(out->data + out->len, host);
+    coding_put_u64be(p, key_tskey(ts, desc));
+    p = put_name(p + 8, event);
+    out->len = (size_t)(p - out->data);
 }
 
 void key_encode_index_prefix(struct buf *out, struct slice host)
