@@ -49,6 +49,14 @@ test_expect_success 'admin statements need the admin right' '
     test "$(lb_req GET /metrics -H "Authorization: Token r3ader")" = 200
 '
 
+test_expect_success '/query: CREATE DATABASE needs admin, SHOW DATABASES a read right' '
+    test "$(lb_req POST /query --data-urlencode "q=CREATE DATABASE tg")" = 401 &&
+    test "$(lb_req POST /query -u "telegraf:wr1ter" --data-urlencode "q=CREATE DATABASE tg")" = 403 &&
+    test "$(lb_req POST /query -H "Authorization: Token adm1n" --data-urlencode "q=CREATE DATABASE tg")" = 200 &&
+    test "$(lb_req GET "/query?q=SHOW%20DATABASES&u=x&p=r3ader")" = 200 &&
+    grep -q "\"databases\"" body
+'
+
 test_expect_success 'stop' '
     lb_stop 10
 '
