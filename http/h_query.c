@@ -207,7 +207,7 @@ static enum MHD_Result with_statement(struct MHD_Connection *con, struct srv_req
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > SQL_MAX_BODY)
             return reply_error(con, req, MHD_HTTP_CONTENT_TOO_LARGE,
-                               "SQL body too large: at most 1 MiB");
+                               "statement body too large: at most 1 MiB");
         return MHD_YES;
     }
     if (*upload_size > 0) {
@@ -220,7 +220,7 @@ static enum MHD_Result with_statement(struct MHD_Connection *con, struct srv_req
     }
     if (c->too_big)
         return reply_error(con, req, MHD_HTTP_CONTENT_TOO_LARGE,
-                           "SQL body too large: at most 1 MiB");
+                           "statement body too large: at most 1 MiB");
     const char *q = srv_arg(con, "q");
     if (q && *q)
         return run(con, req, q, strlen(q));

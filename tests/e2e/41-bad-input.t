@@ -78,9 +78,16 @@ test_expect_success 'bad query parameters are 400 and say what is allowed' '
     test "$(lb_req GET "/api/v1/query?host=a")" = 400
 '
 
-test_expect_success 'an oversized SQL body is 413' '
+test_expect_success 'an oversized SQL or InfluxQL body is 413' '
     head -c 1100000 /dev/zero | tr "\0" " " >bigsql &&
-    test "$(lb_req POST /api/v1/sql --data-binary @bigsql)" = 413
+    test "$(lb_req POST /api/v1/sql --data-binary @bigsql)" = 413 &&
+    grep -q "statement body too large" body &&
+    test "$(lb_req POST /query --data-binary @bigsql)" = 413 &&
+    { printf "q=SHOW%%20DATABASES&pad=" && head -c 1100000 /dev/zero | tr "\0" x; } >bigform &&
+    test "$(lb_req POST /query -H "Content-Type: application/x-www-form-urlencoded" \
+        --data-binary @bigform)" = 413 &&
+    test "$(lb_req POST /query -H "Content-Type: application/x-www-form-urlencoded" \
+        --data-binary "q=SHOW%20DATABASES&pad=x")" = 200
 '
 
 test_expect_success 'a request line with a huge URL is refused, the daemon lives' '
