@@ -218,7 +218,13 @@ static void jsonl_body(const struct body *lp, struct buf *out)
         double value;
         unsigned long long count;
         int n = 0;
-        sscanf(q, "ev%u,host=host-%u value=%lf,count=%llui,msg=\"%n", &ev, &host, &value, &count,
+        /* sscanf on the body itself would measure its whole rest (strlen)
+         * per line: scan a NUL-terminated copy of the line's head */
+        char head[96];
+        size_t hl = (size_t)(nl - q) < sizeof head - 1 ? (size_t)(nl - q) : sizeof head - 1;
+        memcpy(head, q, hl);
+        head[hl] = '\0';
+        sscanf(head, "ev%u,host=host-%u value=%lf,count=%llui,msg=\"%n", &ev, &host, &value, &count,
                &n);
         const char *msg = q + n, *mend = memchr(msg, '"', (size_t)(nl - msg));
         buf_printf(out,
