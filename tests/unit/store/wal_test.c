@@ -76,6 +76,17 @@ static void test_crc32c(void **state)
     for (int i = 0; i < 1000; i++)
         big[i] = (char)(i * 31);
     assert_int_equal(crc32c(big, 1000), crc32c_test_sw(big, 1000));
+    /* the three-stream path (3 KiB and up) against the table, at every
+     * length around its edges and with every start alignment */
+    static char huge[10000];
+    for (size_t i = 0; i < sizeof huge; i++)
+        huge[i] = (char)(i * 131 + (i >> 7));
+    static const size_t lens[] = {3071, 3072, 3073, 3080, 6143, 6144, 6145, 9215, 9216, 9999};
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        assert_int_equal(crc32c(huge, lens[l]), crc32c_test_sw(huge, lens[l]));
+    for (size_t off = 0; off < 8; off++)
+        assert_int_equal(crc32c(huge + off, 9000), crc32c_test_sw(huge + off, 9000));
+    assert_int_equal(crc32c_extend(crc32c(huge, 4000), huge + 4000, 5000), crc32c(huge, 9000));
     assert_int_equal(crc32c_extend(crc32c(big, 500), big + 500, 500), crc32c(big, 1000));
     uint32_t c = crc32c("abc", 3);
     assert_int_not_equal(crc32c_mask(c), c);
