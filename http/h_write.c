@@ -224,6 +224,8 @@ static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *r
     }
     struct ingest_params p;
     const char *why = params_from_request(con, c->ep, &p);
+    if (cl && !p.is_gzip)
+        p.body_hint = (size_t)strtoull(cl, NULL, 10);
     struct event_limits lim;
     limits_from_config(&lim);
     if (!why)

@@ -64,6 +64,7 @@ struct ingest_params {
     const char *event;            /* RAW: event of every line; required.
                                    * JSONL: of lines without "event"; NULL = none */
     bool is_gzip;                 /* Content-Encoding: gzip */
+    size_t body_hint;             /* the body's size if known (Content-Length), else 0 */
     size_t max_body_bytes;        /* cap on the body and on the inflated body; 0 = none */
     int64_t arrival_ns;           /* request arrival time; 0 = now */
     int64_t reject_older_than_ns; /* 0 = off */

@@ -43,6 +43,11 @@ int ingest_new(const struct ingest_params *params, const struct event_limits *li
     struct store_sink *s = xmalloc(sizeof *s);
     s->db = db;
     s->b = batch_new();
+    /* rows take about the bytes of their lines: reserve once, up to a
+     * whole batch, instead of growing by copies */
+    size_t bytes = params->batch_bytes ? params->batch_bytes : INGEST_BATCH_BYTES;
+    size_t hint = params->body_hint + params->body_hint / 4;
+    batch_reserve(s->b, (hint < bytes ? hint : bytes) + 4096);
     struct ingest_sink sink = {sink_put, sink_write, sink_destroy, s};
     int rc = ingest_new_sink(params, lim, &sink, out);
     if (rc)

@@ -36,6 +36,11 @@ void batch_clear(struct batch *b)
     b->bad = false;
 }
 
+void batch_reserve(struct batch *b, size_t bytes)
+{
+    buf_reserve(&b->rep, bytes);
+}
+
 size_t batch_count(const struct batch *b)
 {
     return b->count;

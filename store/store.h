@@ -147,6 +147,9 @@ int store_db_stats(struct store_db *db, struct store_db_stats *out);
 struct batch *batch_new(void);
 void batch_free(struct batch *b);
 void batch_clear(struct batch *b);
+/* Makes room for about bytes of rows at once (a batch grown row by row
+ * copies itself at every doubling). */
+void batch_reserve(struct batch *b, size_t bytes);
 size_t batch_count(const struct batch *b);
 size_t batch_bytes(const struct batch *b);
 /* Adds a row (a newer version replaces an older one with the same key).
