@@ -111,7 +111,6 @@ static struct skl_key make_key(const struct skl *l, struct slice k)
     return sk;
 }
 
-
 static inline char *node_data(const struct skl_node *n)
 {
     return (char *)&n->next[n->height];
