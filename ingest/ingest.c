@@ -105,6 +105,7 @@ const char *ingest_params_check(const struct ingest_params *p, const struct even
                                  slice_cstr(p->host ? p->host
                                                     : (lim->default_host ? lim->default_host
                                                                          : "")),
+                                 /* no default event: check the host alone */
                                  slice_cstr(p->event ? p->event : "x"));
     case INGEST_RAW:
         if (!p->event || !*p->event)
