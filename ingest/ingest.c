@@ -96,27 +96,17 @@ const char *ingest_params_check(const struct ingest_params *p, const struct even
         return "bad limits: max_line_bytes, max_key_bytes and max_fields_per_line must be > 0";
     if (p->ns_per_unit < 0 || p->reject_older_than_ns < 0 || p->reject_newer_than_ns < 0)
         return "bad parameters: negative precision or reject window";
-    switch (p->format) {
-    case INGEST_LINEPROTO: return NULL;
-    case INGEST_JSONL:
-        if (p->event && !*p->event)
-            return "event= must not be empty";
-        return event_check_names(lim,
-                                 slice_cstr(p->host ? p->host
-                                                    : (lim->default_host ? lim->default_host
-                                                                         : "")),
-                                 /* no default event: check the host alone */
-                                 slice_cstr(p->event ? p->event : "x"));
-    case INGEST_RAW:
-        if (!p->event || !*p->event)
-            return "raw ingest needs event=NAME";
-        return event_check_names(lim,
-                                 slice_cstr(p->host ? p->host
-                                                    : (lim->default_host ? lim->default_host
-                                                                         : "")),
-                                 slice_cstr(p->event));
-    }
-    return "unknown ingest format";
+    if (p->format == INGEST_LINEPROTO)
+        return NULL;
+    if (p->format != INGEST_RAW && p->format != INGEST_JSONL)
+        return "unknown ingest format";
+    if (p->format == INGEST_RAW && (!p->event || !*p->event))
+        return "raw ingest needs event=NAME";
+    if (p->event && !*p->event)
+        return "event= must not be empty";
+    const char *host = p->host ? p->host : lim->default_host ? lim->default_host : "";
+    /* JSONL without a default event: a stand-in name, so the host alone is checked */
+    return event_check_names(lim, slice_cstr(host), slice_cstr(p->event ? p->event : "x"));
 }
 
 static int64_t sat_add(int64_t a, int64_t b)

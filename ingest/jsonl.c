@@ -18,7 +18,7 @@
 struct jsonl_parser {
     struct event_limits lim;
     struct event_stamp *stamp; /* borrowed */
-    char *host;                /* default host (NULL: lim's) */
+    char *host;                /* host of lines without one (request's, else lim's) */
     char *event;               /* default event (NULL: "event" required) */
     struct event_lines lines;
     json_t *root;              /* document of the current line */
@@ -40,7 +40,7 @@ struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stam
     struct jsonl_parser *p = xcalloc(1, sizeof *p);
     p->lim = *lim;
     p->stamp = stamp;
-    p->host = host ? xstrdup(host) : NULL;
+    p->host = xstrdup(host ? host : lim->default_host ? lim->default_host : "");
     p->event = event ? xstrdup(event) : NULL;
     event_lines_init(&p->lines, lim->max_line_bytes);
     buf_init(&p->path);
@@ -269,20 +269,18 @@ static const char *header_keys(struct jsonl_parser *p, json_t *root, struct even
     }
     if (json_is_string(host))
         ev->host = slice_make(json_string_value(host), json_string_length(host));
-    else if ((!host || json_is_null(host)) && p->host)
-        ev->host = slice_cstr(p->host);
     else if (!host || json_is_null(host))
-        ev->host = slice_cstr(p->lim.default_host ? p->lim.default_host : "");
+        ev->host = slice_cstr(p->host);
     else
         return "\"host\" must be a string";
-    if ((!name || json_is_null(name)) && p->event)
+    if (json_is_string(name))
+        ev->name = slice_make(json_string_value(name), json_string_length(name));
+    else if ((!name || json_is_null(name)) && p->event)
         ev->name = slice_cstr(p->event);
     else if (!name || json_is_null(name))
         return "missing \"event\" (the event name is required, or event= in the URL)";
-    else if (!json_is_string(name))
-        return "\"event\" must be a string";
     else
-        ev->name = slice_make(json_string_value(name), json_string_length(name));
+        return "\"event\" must be a string";
     return event_check_names(&p->lim, ev->host, ev->name);
 }
 
