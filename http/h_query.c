@@ -258,7 +258,7 @@ static void iql_create(const struct iql_stmt *st, struct buf *out)
         return;
     buf_puts(out, ",\"error\":\"");
     if (rc == ERR_INVAL)
-        buf_puts(out, "bad database name (1 to 64 of A-Z a-z 0-9 _ - ., not starting with .)");
+        buf_puts(out, "bad database name (" STORE_DB_NAME_RULE ")");
     else
         buf_printf(out, "cannot create database: %s", err_name(rc));
     buf_putc(out, '"');

@@ -239,8 +239,7 @@ static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *r
             snprintf(msg, sizeof msg, "database not found: %s (create it, or set "
                      "auto_create_databases = true)", db);
         else if (rc == ERR_INVAL)
-            snprintf(msg, sizeof msg, "invalid database name: %s (1-64 of A-Z a-z 0-9 _ - .)",
-                     db);
+            snprintf(msg, sizeof msg, "invalid database name: %s (" STORE_DB_NAME_RULE ")", db);
         else
             snprintf(msg, sizeof msg, "cannot open database %s: %s", db, err_name(rc));
         return fail(con, req, c, outcome_of(rc), reply_status_for(rc), msg);

@@ -208,8 +208,7 @@ static int do_create(struct query_cursor *c, const struct sql_stmt *st, struct b
     if (rc == ERR_EXISTS)
         buf_printf(err, "database '%s' already exists", st->db);
     else if (rc == ERR_INVAL)
-        buf_printf(err, "bad database name '%s' (1..64 of A-Z a-z 0-9 _ - ., not starting "
-                        "with '.')", st->db);
+        buf_printf(err, "bad database name '%s' (" STORE_DB_NAME_RULE ")", st->db);
     else if (rc)
         buf_printf(err, "cannot create database '%s': %s", st->db, err_name(rc));
     return rc;

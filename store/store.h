@@ -78,8 +78,11 @@ int store_open(const struct store_opts *opts, struct store **out);
  * REQUIRES: no store_db references or snapshots are still held. */
 void store_close(struct store *s);
 
+/* The names store_db_create accepts, worded for error messages. */
+#define STORE_DB_NAME_RULE "1 to 64 of A-Z a-z 0-9 _ - ., not starting with ."
+
 /* Creates a database. ERR_EXISTS if it exists, ERR_INVAL for a bad name
- * (names: 1..64 of [A-Za-z0-9_-.], not starting with '.') or bad options. */
+ * (STORE_DB_NAME_RULE) or bad options. */
 int store_db_create(struct store *s, const char *name, const struct db_opts *opts);
 /* Borrows a reference to an open database; release with store_db_unref.
  * ERR_NOTFOUND if it does not exist. */
