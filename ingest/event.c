@@ -152,9 +152,12 @@ static long dup_key(const void *base, size_t stride, size_t n, struct buf *scrat
     if (n <= DUP_PAIRWISE_MAX) {
         for (size_t i = 1; i < n; i++) {
             struct slice ki = *(const struct slice *)(p + i * stride);
-            for (size_t j = 0; j < i; j++)
-                if (slice_eq(ki, *(const struct slice *)(p + j * stride)))
+            for (size_t j = 0; j < i; j++) {
+                struct slice kj = *(const struct slice *)(p + j * stride);
+                /* the first byte first: most keys differ there */
+                if (ki.len == kj.len && (!ki.len || ki.ptr[0] == kj.ptr[0]) && slice_eq(ki, kj))
                     return (long)i;
+            }
         }
         return -1;
     }

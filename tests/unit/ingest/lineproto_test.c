@@ -126,6 +126,9 @@ static const struct lp_case cases[] = {
     {L("cpu\0 f=1"), "BAD NUL byte in line"},
     {L("cpu f=\"a\0b\""), "BAD NUL byte in line"},
     {L("cp\xffu f=1"), "BAD invalid UTF-8 in the measurement"},
+    {L("cp\x01u f=1"), "BAD control character 0x01 in a measurement, tag or field key or tag value"},
+    {L("cpu,t=a\x7f f=1"), "BAD control character 0x7f in a measurement, tag or field key or tag value"},
+    {L("cpu f=1 5\0"), "BAD NUL byte in line"},
     {L("cpu,t\xc3=1 f=1"), "BAD invalid UTF-8 in a tag key"},
     {L("cpu,t=\xe2\x82 f=1"), "BAD invalid UTF-8 in the value of tag \"t\""},
     {L("cpu f\xc0\xaf=1"), "BAD invalid UTF-8 in a field key"},
@@ -261,6 +264,128 @@ static void test_string_special_at_every_offset(void **state)
             buf_destroy(&want);
             buf_destroy(&got);
         }
+    lp_free(p);
+}
+
+static void parse_render(struct lp_parser *p, const struct buf *line, struct buf *got)
+{
+    struct event ev;
+    const char *why = NULL;
+    buf_reset(got);
+    enum event_kind kind = lp_parse_line(p, line->data, line->len, &ev, &why);
+    if (kind == EVENT_OK)
+        render_event(got, &ev);
+    else if (kind == EVENT_BAD)
+        buf_printf(got, "BAD %s", why);
+}
+
+/* A special byte at every offset of a long name in each place a name goes
+ * (measurement, tag key, tag value, field key): the 16-byte scans must stop
+ * exactly there, and what they stop at must be handled as one byte at a
+ * time would. */
+static void test_name_special_at_every_offset(void **state)
+{
+    (void)state;
+    struct event_limits lim = lim_default();
+    struct lp_parser *p = lp_new(&lim, 1);
+    static const struct {
+        const char *put, *want, *meas_want; /* NULL want: the line is bad */
+        const char *why[4]; /* the reason per place when bad */
+    } specials[] = {
+        {"\\,", ",", ",", {0}},
+        {"\\ ", " ", " ", {0}},
+        {"\\=", "=", "\\=", {0}},        /* '=' needs no escape in a measurement */
+        {"\\q", "\\q", "\\q", {0}},      /* a backslash kept as it is */
+        {"\xc3\xa9", "\xc3\xa9", "\xc3\xa9", {0}},
+        {"\xff", NULL, NULL,
+         {"invalid UTF-8 in the measurement", "invalid UTF-8 in a tag key",
+          "invalid UTF-8 in the value of tag \"t\"", "invalid UTF-8 in a field key"}},
+        {"\x01", NULL, NULL,
+         {"control character 0x01 in a measurement, tag or field key or tag value",
+          "control character 0x01 in a measurement, tag or field key or tag value",
+          "control character 0x01 in a measurement, tag or field key or tag value",
+          "control character 0x01 in a measurement, tag or field key or tag value"}},
+        {"\x7f", NULL, NULL,
+         {"control character 0x7f in a measurement, tag or field key or tag value",
+          "control character 0x7f in a measurement, tag or field key or tag value",
+          "control character 0x7f in a measurement, tag or field key or tag value",
+          "control character 0x7f in a measurement, tag or field key or tag value"}},
+    };
+    struct buf line = BUF_INIT, want = BUF_INIT, got = BUF_INIT;
+    struct buf tok_in = BUF_INIT, tok_want = BUF_INIT;
+    for (size_t s = 0; s < sizeof specials / sizeof specials[0]; s++)
+        for (int place = 0; place < 4; place++)
+            for (size_t k = 0; k <= 40; k++) {
+                const char *put_want = place == 0 ? specials[s].meas_want : specials[s].want;
+                buf_reset(&tok_in);
+                buf_reset(&tok_want);
+                for (size_t i = 0; i <= 40; i++) {
+                    if (i == k) {
+                        buf_puts(&tok_in, specials[s].put);
+                        buf_puts(&tok_want, put_want ? put_want : "");
+                    }
+                    if (i < 40) {
+                        buf_putc(&tok_in, (char)('a' + i % 26));
+                        buf_putc(&tok_want, (char)('a' + i % 26));
+                    }
+                }
+                const char *in[4] = {"m", "t", "v", "f"}, *out[4] = {"m", "t", "v", "f"};
+                in[place] = buf_cstr(&tok_in);
+                out[place] = buf_cstr(&tok_want);
+                buf_reset(&line);
+                buf_reset(&want);
+                buf_printf(&line, "%s,%s=%s %s=1 5", in[0], in[1], in[2], in[3]);
+                if (put_want)
+                    buf_printf(&want, "%s||%s=%s|%s:F1|5", out[0], out[1], out[2], out[3]);
+                else
+                    buf_printf(&want, "BAD %s", specials[s].why[place]);
+                parse_render(p, &line, &got);
+                if (strcmp(buf_cstr(&got), buf_cstr(&want))) {
+                    print_error("special %zu in place %d at %zu: got [%s] want [%s]\n", s, place,
+                                k, buf_cstr(&got), buf_cstr(&want));
+                    fail();
+                }
+            }
+    buf_destroy(&line);
+    buf_destroy(&want);
+    buf_destroy(&got);
+    buf_destroy(&tok_in);
+    buf_destroy(&tok_want);
+    lp_free(p);
+}
+
+/* A NUL byte put anywhere into a good line, or over any of its bytes, makes
+ * the line bad with the NUL as its reason, whatever else the NUL breaks. */
+static void test_nul_anywhere(void **state)
+{
+    (void)state;
+    struct event_limits lim = lim_default();
+    struct lp_parser *p = lp_new(&lim, 1);
+    static const char *const good[] = {
+        "ev07,host=host-0421,region=eu-west-1 value=0.731,count=12345i,ok=true,u=5u,"
+        "msg=\"GET /api/v1/items 200 a much longer text\" 1700000000000000000",
+        "m f=1",
+        "m\\ x,t\\,k=a\\=b f\\ k=\"q\\\"q\",g=-1.5e3 7",
+    };
+    struct buf line = BUF_INIT, got = BUF_INIT;
+    for (size_t g = 0; g < sizeof good / sizeof good[0]; g++) {
+        size_t n = strlen(good[g]);
+        for (size_t k = 0; k <= n; k++)
+            for (int over = 0; over < 2 && !(over && k == n); over++) {
+                buf_reset(&line);
+                buf_append(&line, good[g], k);
+                buf_putc(&line, '\0');
+                buf_append(&line, good[g] + k + (size_t)over, n - k - (size_t)over);
+                parse_render(p, &line, &got);
+                if (strcmp(buf_cstr(&got), "BAD NUL byte in line")) {
+                    print_error("line %zu, NUL %s byte %zu: got [%s]\n", g,
+                                over ? "over" : "before", k, buf_cstr(&got));
+                    fail();
+                }
+            }
+    }
+    buf_destroy(&line);
+    buf_destroy(&got);
     lp_free(p);
 }
 
@@ -561,6 +686,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_line),
         cmocka_unit_test(test_string_special_at_every_offset),
+        cmocka_unit_test(test_name_special_at_every_offset),
+        cmocka_unit_test(test_nul_anywhere),
         cmocka_unit_test(test_body_one_shot),
         cmocka_unit_test(test_body_every_split),
         cmocka_unit_test(test_precision),
