@@ -3,6 +3,7 @@
 #include "store/block.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "config/err.h"
 #include "store/coding.h"
@@ -41,6 +42,28 @@ static void add_restart(struct blk_builder *b)
     b->restarts[b->nrestarts++] = (uint32_t)b->data.len;
 }
 
+/* Length of the common prefix of a[0..n) and b[0..n), 8 bytes at a time. */
+static size_t common_prefix(const char *a, const char *b, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) {
+            /* the first differing byte: lowest bits when little-endian */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            return i + (size_t)(__builtin_clzll(x ^ y) >> 3);
+#else
+            return i + (size_t)(__builtin_ctzll(x ^ y) >> 3);
+#endif
+        }
+    }
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
 void blk_add(struct blk_builder *b, struct slice key, struct slice value)
 {
     size_t shared = 0;
@@ -48,8 +71,7 @@ void blk_add(struct blk_builder *b, struct slice key, struct slice value)
         add_restart(b);
     } else {
         size_t n = key.len < b->last_key.len ? key.len : b->last_key.len;
-        while (shared < n && key.ptr[shared] == b->last_key.data[shared])
-            shared++;
+        shared = common_prefix(key.ptr, b->last_key.data, n);
     }
     if (++b->counter == BLK_RESTART_EVERY)
         b->counter = 0;

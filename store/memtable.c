@@ -42,10 +42,13 @@ struct skl {
     uint32_t off; /* leading bytes all keys share (a group's key), not compared */
 };
 
+struct splice;
+
 /* A group of a grouped memtable: the value of its node in the group list. */
 struct grp {
     struct skl list;
     struct skl_node *node; /* in the group list; its key is the group key */
+    struct splice *splice; /* writer only; NULL until an insert misses the head */
     uint32_t klen;
     char key[];            /* the group key, next to the group for lookups */
 };
@@ -350,20 +353,30 @@ static void link_node(struct skl *l, struct skl_node *n, struct skl_node **prev)
     }
 }
 
-/* Links n (key and pfx set) into l. REQUIRES: the single writer. Keys of
- * one host's index list mostly arrive newest first (DESC databases): a key
- * before the first entry goes in at the head without a search. */
-static void skl_insert(struct skl *l, struct skl_node *n)
+/* Links n (key and pfx set) into l at the head if its key goes before the
+ * first entry; returns false (nothing done) otherwise. REQUIRES: the
+ * single writer. */
+static bool skl_insert_head(struct skl *l, struct skl_node *n)
 {
-    struct skl_node *prev[SKL_MAX_HEIGHT];
     struct skl_key sk = node_skey(l, n);
     struct skl_node *f = first(l);
-    if (!f || node_cmp(f, &sk) >= 0) {
-        for (int i = 0; i < SKL_MAX_HEIGHT; i++)
-            prev[i] = l->head;
-    } else {
-        find_ge(l, &sk, prev);
-    }
+    if (f && node_cmp(f, &sk) < 0)
+        return false;
+    struct skl_node *prev[SKL_MAX_HEIGHT];
+    for (int i = 0; i < SKL_MAX_HEIGHT; i++)
+        prev[i] = l->head;
+    link_node(l, n, prev);
+    return true;
+}
+
+/* Links n (key and pfx set) into l. REQUIRES: the single writer. */
+static void skl_insert(struct skl *l, struct skl_node *n)
+{
+    if (skl_insert_head(l, n))
+        return;
+    struct skl_node *prev[SKL_MAX_HEIGHT];
+    struct skl_key sk = node_skey(l, n);
+    find_ge(l, &sk, prev);
     link_node(l, n, prev);
 }
 
@@ -456,6 +469,7 @@ static struct grp *group_for(struct memtable *mt, struct slice gk, bool *fresh)
     }
     struct grp *g = arena_alloc(&mt->garena, sizeof *g + gk.len);
     skl_init(&mt->garena, &g->list, (uint32_t)gk.len);
+    g->splice = NULL;
     g->klen = (uint32_t)gk.len;
     memcpy(g->key, gk.ptr, gk.len);
     g->node = node_alloc(mt, random_height(mt), gk.len, sizeof g);
@@ -467,6 +481,24 @@ static struct grp *group_for(struct memtable *mt, struct slice gk, bool *fresh)
     mt->ngroups++;
     *fresh = true;
     return g;
+}
+
+/* Links n into g's list. A host's keys mostly arrive newest first (DESC
+ * databases), so they go in at the head without a search. Batches sent
+ * concurrently arrive out of order, though: an older batch's keys land
+ * together after the newer one's, each beside the last. The first insert
+ * that misses the head gives the group a splice (a finger, as the entry
+ * list of an ungrouped memtable has), and every later insert of that group
+ * goes through it, which keeps it exact. */
+static void group_insert(struct memtable *mt, struct grp *g, struct skl_node *n)
+{
+    if (!g->splice) {
+        if (skl_insert_head(&g->list, n))
+            return;
+        g->splice = arena_alloc(&mt->garena, sizeof *g->splice);
+        memset(g->splice, 0, sizeof *g->splice); /* height 0: not set */
+    }
+    skl_insert_splice(&g->list, g->splice, n);
 }
 
 void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, struct slice value)
@@ -485,7 +517,7 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
         bool fresh;
         struct grp *g = group_for(mt, slice_make(ukey.ptr, group_len(ukey)), &fresh);
         key_prefix(node_key(n), g->list.off, n->pfx);
-        skl_insert(&g->list, n);
+        group_insert(mt, g, n);
         if (fresh) /* published with its first entry, never empty */
             skl_insert(&mt->main, g->node);
     }
