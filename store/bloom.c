@@ -18,8 +18,21 @@ uint64_t bloom_hash(struct slice key)
         memcpy(&w, key.ptr + i, 8);
         h = key_mix64(h ^ w);
     }
+    /* the 0-7 bytes left as a zero-padded word in memory order, as a memcpy
+     * into w gives them (the filters on disk depend on this value) */
+    size_t rest = key.len - i;
     uint64_t w = 0;
-    memcpy(&w, key.ptr + i, key.len - i);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (rest && key.len >= 8) {
+        memcpy(&w, key.ptr + key.len - 8, 8); /* the word that ends the key */
+        w >>= 8 * (8 - rest);
+    } else {
+        for (size_t j = 0; j < rest; j++)
+            w |= (uint64_t)(unsigned char)key.ptr[i + j] << (8 * j);
+    }
+#else
+    memcpy(&w, key.ptr + i, rest);
+#endif
     return key_mix64(h ^ w ^ 0x5bd1e995);
 }
 
