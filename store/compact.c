@@ -164,10 +164,12 @@ static struct version *edit(struct version *v, const bool *drop, struct file_met
 static void pop_imm(struct part *p, struct memtable *mt)
 {
     pthread_mutex_lock(&p->mu);
+    /* before the memtable leaves the list: whoever sees it gone (a
+     * store_db_flush) also sees its generation done */
+    atomic_store(&p->done_gen, mt_gen(mt));
     memmove(p->imm, p->imm + 1, (p->nimm - 1) * sizeof *p->imm);
     p->nimm--;
     pthread_mutex_unlock(&p->mu);
-    atomic_store(&p->done_gen, mt_gen(mt));
     mt_unref(mt); /* the partition's reference */
 }
 

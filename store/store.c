@@ -549,7 +549,10 @@ int store_db_flush(struct store_db *db)
     pthread_mutex_unlock(&s->bg_mu);
     if (atomic_load(&db->m.flush_errors) != failures)
         return atomic_load(&db->m.last_flush_error);
-    return atomic_load(&db->bg_error);
+    rc = atomic_load(&db->bg_error);
+    if (!rc) /* the flushing job may not have got to it yet */
+        compact_delete_old_wal(db);
+    return rc;
 }
 
 /* Takes p's job slot, waiting for its running job. */
