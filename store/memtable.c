@@ -69,14 +69,16 @@ struct skl_key {
 
 /* The writer's finger into a list: at each level below height, the
  * adjacent nodes prev < key <= next of the last insert (next NULL: the end
- * of the level). Levels nest: prev[i+1] <= prev[i] and next[i] <= next[i+1],
- * so a level that brackets a key brackets it at every level above.
- * height 0: not set yet. */
+ * of the level). Levels nest: at[i+1].prev <= at[i].prev and
+ * at[i].next <= at[i+1].next, so a level that brackets a key brackets it at
+ * every level above. height 0: not set yet. Most inserts read only the
+ * height and level 0: they share the first cache line. */
 struct splice {
-    struct skl_node *prev[SKL_MAX_HEIGHT];
-    struct skl_node *next[SKL_MAX_HEIGHT];
     int height;
     struct skl_node *last; /* the node of the last insert */
+    struct {
+        struct skl_node *prev, *next;
+    } at[SKL_MAX_HEIGHT];
 };
 
 struct memtable {
@@ -383,7 +385,7 @@ static void skl_insert(struct skl *l, struct skl_node *n)
 static bool brackets(const struct skl *l, const struct splice *s, int level,
                      const struct skl_key *key)
 {
-    const struct skl_node *p = s->prev[level], *q = s->next[level];
+    const struct skl_node *p = s->at[level].prev, *q = s->at[level].next;
     return (p == l->head || node_cmp(p, key) < 0) && (!q || node_cmp(q, key) >= 0);
 }
 
@@ -401,19 +403,24 @@ static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *
     else
         while (top < lh && !brackets(l, s, top, &sk))
             top++;
-    struct skl_node *x = top < lh ? s->prev[top] : l->head;
+    struct skl_node *x = top < lh ? s->at[top].prev : l->head;
     for (int i = top - 1; i >= 0; i--) {
         struct skl_node *next;
         while ((next = nx(x, i)) && node_cmp(next, &sk) < 0)
             x = next;
-        s->prev[i] = x;
-        s->next[i] = next;
+        s->at[i].prev = x;
+        s->at[i].next = next;
     }
     bool descending = s->last && node_cmp(s->last, &sk) > 0;
     int h = (int)n->height;
-    link_node(l, n, s->prev);
-    for (int i = lh; i < h; i++)
-        s->next[i] = NULL; /* link_node set s->prev[i] to the head */
+    struct skl_node *prev[SKL_MAX_HEIGHT];
+    for (int i = 0; i < h && i < lh; i++)
+        prev[i] = s->at[i].prev;
+    link_node(l, n, prev);
+    for (int i = lh; i < h; i++) { /* levels n added: the head, then n */
+        s->at[i].prev = l->head;
+        s->at[i].next = NULL;
+    }
     if (h > lh)
         lh = h;
     s->height = lh;
@@ -421,9 +428,9 @@ static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *
      * will land on */
     for (int i = 0; i < h; i++) {
         if (descending)
-            s->next[i] = n;
+            s->at[i].next = n;
         else
-            s->prev[i] = n;
+            s->at[i].prev = n;
     }
     s->last = n;
 }
