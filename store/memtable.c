@@ -75,7 +75,10 @@ struct skl_key {
  * height and level 0: they share the first cache line. */
 struct splice {
     int height;
-    struct skl_node *last; /* the node of the last insert */
+    bool last_is_next; /* the last insert's node is at[0].next, not .prev */
+    /* copies of the level-0 neighbours' prefixes: most bracket checks
+     * end on them without reading either node */
+    uint64_t prev_pfx[2], next_pfx[2];
     struct {
         struct skl_node *prev, *next;
     } at[SKL_MAX_HEIGHT];
@@ -389,6 +392,34 @@ static bool brackets(const struct skl *l, const struct splice *s, int level,
     return (p == l->head || node_cmp(p, key) < 0) && (!q || node_cmp(q, key) >= 0);
 }
 
+/* node_cmp(n, k) for n whose prefix is pfx (a copy): the node is read
+ * only when the prefixes are equal. */
+static inline int cached_cmp(const uint64_t pfx[2], const struct skl_node *n,
+                             const struct skl_key *k)
+{
+    if (pfx[0] != k->pfx[0])
+        return pfx[0] < k->pfx[0] ? -1 : 1;
+    if (pfx[1] != k->pfx[1])
+        return pfx[1] < k->pfx[1] ? -1 : 1;
+    return node_cmp(n, k);
+}
+
+/* Whether level 0 of s brackets key, from the cached prefixes; sets *cmp
+ * to the order of the last insert's node against key (valid when true). */
+static bool brackets0(const struct skl *l, const struct splice *s, const struct skl_key *key,
+                      int *last_cmp)
+{
+    const struct skl_node *p = s->at[0].prev, *q = s->at[0].next;
+    int cp = p == l->head ? -1 : cached_cmp(s->prev_pfx, p, key);
+    if (cp >= 0)
+        return false;
+    int cq = q ? cached_cmp(s->next_pfx, q, key) : 1;
+    if (cq < 0)
+        return false;
+    *last_cmp = s->last_is_next ? cq : cp;
+    return true;
+}
+
 /* Links n into l starting from the splice s, and moves s to n. The lowest
  * level whose splice brackets n's key is found bottom-up; the search goes
  * down from there (from the top of the list if none does). REQUIRES: the
@@ -397,12 +428,16 @@ static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *
 {
     struct skl_key sk = node_skey(l, n);
     int lh = atomic_load_explicit(&l->height, memory_order_relaxed);
-    int top = 0;
-    if (s->height != lh)
+    int top = 0, last_cmp = -1;
+    if (s->height != lh) {
         top = lh; /* not set: search from the head */
-    else
+    } else if (!brackets0(l, s, &sk, &last_cmp)) {
+        struct skl_node *last = s->last_is_next ? s->at[0].next : s->at[0].prev;
+        last_cmp = last && last != l->head ? node_cmp(last, &sk) : -1;
+        top = 1;
         while (top < lh && !brackets(l, s, top, &sk))
             top++;
+    }
     struct skl_node *x = top < lh ? s->at[top].prev : l->head;
     for (int i = top - 1; i >= 0; i--) {
         struct skl_node *next;
@@ -411,19 +446,31 @@ static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *
         s->at[i].prev = x;
         s->at[i].next = next;
     }
-    bool descending = s->last && node_cmp(s->last, &sk) > 0;
+    bool descending = last_cmp > 0;
     int h = (int)n->height;
-    struct skl_node *prev[SKL_MAX_HEIGHT];
-    for (int i = 0; i < h && i < lh; i++)
-        prev[i] = s->at[i].prev;
-    link_node(l, n, prev);
-    for (int i = lh; i < h; i++) { /* levels n added: the head, then n */
+    /* below lh the splice is exact (at[i].next follows at[i].prev): n's
+     * links are set before it is published at each level */
+    for (int i = 0; i < h && i < lh; i++) {
+        atomic_store_explicit(&n->next[i], s->at[i].next, memory_order_relaxed);
+        atomic_store_explicit(&s->at[i].prev->next[i], n, memory_order_release);
+    }
+    for (int i = lh; i < h; i++) { /* new levels: n after the head, nothing after n */
+        atomic_store_explicit(&l->head->next[i], n, memory_order_release);
         s->at[i].prev = l->head;
         s->at[i].next = NULL;
     }
-    if (h > lh)
+    if (h > lh) {
+        /* readers still using the old height skip the new levels */
+        atomic_store_explicit(&l->height, h, memory_order_relaxed);
         lh = h;
+    }
     s->height = lh;
+    if (top > 0) { /* level 0 was searched: both neighbours are new */
+        if (s->at[0].prev != l->head)
+            memcpy(s->prev_pfx, s->at[0].prev->pfx, sizeof s->prev_pfx);
+        if (s->at[0].next)
+            memcpy(s->next_pfx, s->at[0].next->pfx, sizeof s->next_pfx);
+    }
     /* the next key most likely goes the same way: keep the side of n it
      * will land on */
     for (int i = 0; i < h; i++) {
@@ -432,7 +479,8 @@ static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *
         else
             s->at[i].prev = n;
     }
-    s->last = n;
+    memcpy(descending ? s->next_pfx : s->prev_pfx, n->pfx, sizeof n->pfx);
+    s->last_is_next = descending;
 }
 
 /* Length of the group key ("host\0") at the start of k; k.len if k holds
