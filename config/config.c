@@ -95,8 +95,10 @@ static const struct option options[] = {
     {"wal_sync_interval", OPT_DURATION, FIELD(wal_sync_interval_ns), "100ms", MS, 60 * SEC, 0,
      NULL, "Time between WAL fsyncs when wal_sync = interval. Durations take ns, us, ms, s, m, "
            "h, d, w."},
-    {"memtable_bytes", OPT_SIZE, FIELD(memtable_bytes), "64MiB", MIB, TIB, 0, NULL,
-     "Memory budget of all memtables; writers wait (503) when flushing falls behind."},
+    {"memtable_bytes", OPT_SIZE, FIELD(memtable_bytes), "128MiB", MIB, TIB, 0, NULL,
+     "Memory budget of all memtables; writers wait (503) when flushing falls behind. A "
+     "database's memtables are flushed at half of it, one table per bucket: a smaller "
+     "budget means smaller tables and more file churn."},
     {"block_cache_bytes", OPT_SIZE, FIELD(block_cache_bytes), "64MiB", 0, TIB, 0, NULL,
      "Size of the SSTable block cache: decoded blocks, charged at their size (0 turns it off)."},
     {"background_threads", OPT_INT, FIELD(background_threads), "2", 1, 256, 0, NULL,

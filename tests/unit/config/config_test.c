@@ -498,7 +498,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.max_fields_per_line, 1024);
     assert_int_equal(c.wal_sync, CFG_WAL_ALWAYS);
     assert_int_equal(c.wal_sync_interval_ns, 100000000);
-    assert_int_equal(c.memtable_bytes, 64 * KI * KI);
+    assert_int_equal(c.memtable_bytes, 128 * KI * KI);
     assert_int_equal(c.block_cache_bytes, 64 * KI * KI);
     assert_int_equal(c.background_threads, 2);
     assert_int_equal(c.default_buckets, 16);
