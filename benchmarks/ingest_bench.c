@@ -3,7 +3,9 @@
  * prints events/s, MB/s, request latency percentiles and the client's CPU
  * share; with --server-pid PID also the server's CPU per event, summed per
  * thread name from /proc/PID/task (HTTP workers, background flushes and
- * compactions). With --parse it instead times the parser and the ingest path
+ * compactions), once until the last reply and once more when the server
+ * has settled (no CPU for a second: the flushes and compactions the burst
+ * left are done). With --parse it instead times the parser and the ingest path
  * (parse + encode + batch, no store) in-process on the same bodies.
  *
  *   ingest_bench --port 8086 --db bench --events 2000000 --batch 5000 --conns 4
@@ -598,6 +600,37 @@ static void print_server_cpu(const struct thread_cpu *a, size_t na, const struct
     printf("; total %.3f\n", total);
 }
 
+/* The server's total CPU ticks. */
+static unsigned long long total_ticks(const struct thread_cpu *t, size_t n)
+{
+    unsigned long long sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += t[i].ticks;
+    return sum;
+}
+
+/* Waits until the server has used no CPU for a second (its background
+ * threads have flushed and compacted what the burst left them), at most
+ * SETTLE_MAX_S seconds, and reads its threads' CPU into t. */
+#define SETTLE_MAX_S 60
+static size_t settle(int pid, struct thread_cpu *t, double *waited)
+{
+    double t0 = now_s();
+    size_t n = read_thread_cpu(pid, t);
+    unsigned long long last = total_ticks(t, n);
+    while (now_s() - t0 < SETTLE_MAX_S) {
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+        n = read_thread_cpu(pid, t);
+        unsigned long long cur = total_ticks(t, n);
+        if (cur == last)
+            break;
+        last = cur;
+    }
+    *waited = now_s() - t0;
+    return n;
+}
+
 static int run_http(const struct opts *o)
 {
     struct shared sh;
@@ -664,8 +697,15 @@ static int run_http(const struct opts *o)
            (double)atomic_load(&sh.wire_bytes) / el / 1e6, p50 * 1e3, p99 * 1e3,
            100.0 * cpu / el, (uint64_t)atomic_load(&sh.retries),
            (uint64_t)atomic_load(&sh.requests_bad));
-    if (o->server_pid > 0)
+    if (o->server_pid > 0) {
         print_server_cpu(srv0, nsrv0, srv1, nsrv1, ev);
+        /* what the burst left to the background counts too */
+        struct thread_cpu srv2[MAX_THREAD_KINDS];
+        double waited;
+        size_t nsrv2 = settle(o->server_pid, srv2, &waited);
+        printf("settled (%.0f s later, background idle): ", waited);
+        print_server_cpu(srv0, nsrv0, srv2, nsrv2, ev);
+    }
     free(all);
     free(ws);
     free(th);
