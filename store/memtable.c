@@ -404,8 +404,8 @@ static inline int cached_cmp(const uint64_t pfx[2], const struct skl_node *n,
     return node_cmp(n, k);
 }
 
-/* Whether level 0 of s brackets key, from the cached prefixes; sets *cmp
- * to the order of the last insert's node against key (valid when true). */
+/* Whether level 0 of s brackets key, from the cached prefixes; sets
+ * *last_cmp to the order of the last insert's node against key. */
 static bool brackets0(const struct skl *l, const struct splice *s, const struct skl_key *key,
                       int *last_cmp)
 {
