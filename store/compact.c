@@ -252,7 +252,7 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
 {
     struct iter **kids = xcalloc(n, sizeof *kids);
     for (size_t i = 0; i < n; i++)
-        kids[i] = sst_iter(v->files[idx[i]]->table);
+        kids[i] = sst_iter_once(v->files[idx[i]]->table);
     struct iter *it = it_merge_new(kids, n, NULL);
     free(kids);
     struct buf last = BUF_INIT, zero = BUF_INIT;

@@ -71,5 +71,9 @@ int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *k
                 struct buf *out, uint64_t *seq);
 /* Iterator over the internal keys; holds its own reference. */
 struct iter *sst_iter(struct sst_table *t);
+/* The same for one pass over the whole table (compaction): blocks already
+ * cached are used, blocks read from disk are not added to the cache, where
+ * they would push out the blocks queries use. */
+struct iter *sst_iter_once(struct sst_table *t);
 
 #endif

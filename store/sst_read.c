@@ -191,8 +191,9 @@ static void release_owned(void *b, void *unused)
     block_free(b);
 }
 
-/* An iterator over the block named by an index value. */
-static struct iter *block_iter(struct sst_table *t, struct slice handle)
+/* An iterator over the block named by an index value. A block read from
+ * disk goes into the cache only when fill is set. */
+static struct iter *block_iter(struct sst_table *t, struct slice handle, bool fill)
 {
     uint64_t off = 0, size = 0;
     int rc = decode_handle(handle, &off, &size);
@@ -204,7 +205,7 @@ static struct iter *block_iter(struct sst_table *t, struct slice handle)
         rc = load_block(t, off, size, &b);
         if (rc)
             return it_new_error(rc);
-        if (t->cache)
+        if (t->cache && fill)
             ch = cache_insert(t->cache, t->cache_id, off, b, b->raw.cap + sizeof *b, block_free);
     } else {
         b = cache_value(ch);
@@ -236,7 +237,7 @@ int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *k
     int rc = ERR_NOTFOUND;
     it_seek(idx, tk);
     if (it_valid(idx)) {
-        struct iter *bi = block_iter(t, it_value(idx));
+        struct iter *bi = block_iter(t, it_value(idx), true);
         it_seek(bi, tk);
         if (it_valid(bi)) {
             struct slice k = it_key(bi);
@@ -268,6 +269,7 @@ struct sst_it {
     struct iter *index;
     struct iter *data; /* NULL when not positioned in a block */
     int status;
+    bool fill;         /* blocks read from disk go into the cache */
 };
 
 static void set_data(struct sst_it *s, struct iter *d)
@@ -287,7 +289,7 @@ static bool open_block(struct sst_it *s)
         set_data(s, NULL);
         return false;
     }
-    set_data(s, block_iter(s->t, it_value(s->index)));
+    set_data(s, block_iter(s->t, it_value(s->index), s->fill));
     if (it_status(s->data)) {
         set_data(s, NULL);
         return false;
@@ -424,12 +426,23 @@ static const struct it_ops sst_it_ops = {
     .destroy = si_destroy,
 };
 
-struct iter *sst_iter(struct sst_table *t)
+static struct iter *new_iter(struct sst_table *t, bool fill)
 {
     struct sst_it *s = xcalloc(1, sizeof *s);
     it_init(&s->base, &sst_it_ops);
     sst_ref(t);
     s->t = t;
     s->index = blk_iter(&t->index);
+    s->fill = fill;
     return &s->base;
+}
+
+struct iter *sst_iter(struct sst_table *t)
+{
+    return new_iter(t, true);
+}
+
+struct iter *sst_iter_once(struct sst_table *t)
+{
+    return new_iter(t, false);
 }
