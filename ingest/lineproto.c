@@ -189,11 +189,12 @@ static const char *skip_str(const char *q, const char *end)
     return q;
 }
 
-/* Skips bytes of a name (measurement, tag key or value, field key: with_eq
- * adds '=') or of a number (stop_num: only ',' and ' ' stop it) 16 at a time:
- * stops at the first byte of class stop, control byte or byte >= 0x80 (for
- * names), or at the last 15 bytes, which the caller scans byte by byte.
- * Tokens are short: one load usually finds the end. */
+/* Skips the bytes of a token 16 at a time, up to the first byte that ends
+ * it or needs a look: for a name (stop C_MEAS or C_KEY: measurement, tag
+ * key or value, field key) a byte of class stop, a control byte or a byte
+ * >= 0x80; for a number (stop C_STOPNUM) only ',' or ' '. The last 15 bytes
+ * are scanned one at a time. Tokens are short: one load usually finds the
+ * end. */
 static inline __attribute__((always_inline)) const char *
 skip_tok(const char *q, const char *end, unsigned stop)
 {
