@@ -211,6 +211,19 @@ static void test_each_line(void **state)
     lp_free(p);
 }
 
+/* Parses line and renders the event, or "BAD reason". */
+static void parse_render(struct lp_parser *p, const struct buf *line, struct buf *got)
+{
+    struct event ev;
+    const char *why = NULL;
+    buf_reset(got);
+    enum event_kind kind = lp_parse_line(p, line->data, line->len, &ev, &why);
+    if (kind == EVENT_OK)
+        render_event(got, &ev);
+    else if (kind == EVENT_BAD)
+        buf_printf(got, "BAD %s", why);
+}
+
 /* A special byte at every offset of a long string value: the wide
  * (16- and 8-byte) scans must stop exactly there. */
 static void test_string_special_at_every_offset(void **state)
@@ -246,13 +259,7 @@ static void test_string_special_at_every_offset(void **state)
             }
             buf_puts(&line, "\" 5");
             buf_puts(&want, "\"|5");
-            struct event ev;
-            const char *why = NULL;
-            enum event_kind kind = lp_parse_line(p, line.data, line.len, &ev, &why);
-            if (kind == EVENT_OK)
-                render_event(&got, &ev);
-            else
-                buf_printf(&got, "BAD %s", why);
+            parse_render(p, &line, &got);
             const char *expect = specials[s].want ? buf_cstr(&want)
                                                   : "BAD invalid UTF-8 in the value of field \"f\"";
             if (strcmp(buf_cstr(&got), expect)) {
@@ -265,18 +272,6 @@ static void test_string_special_at_every_offset(void **state)
             buf_destroy(&got);
         }
     lp_free(p);
-}
-
-static void parse_render(struct lp_parser *p, const struct buf *line, struct buf *got)
-{
-    struct event ev;
-    const char *why = NULL;
-    buf_reset(got);
-    enum event_kind kind = lp_parse_line(p, line->data, line->len, &ev, &why);
-    if (kind == EVENT_OK)
-        render_event(got, &ev);
-    else if (kind == EVENT_BAD)
-        buf_printf(got, "BAD %s", why);
 }
 
 /* A special byte at every offset of a long name in each place a name goes
