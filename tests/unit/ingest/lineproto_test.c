@@ -295,16 +295,10 @@ static void test_name_special_at_every_offset(void **state)
         {"\xff", NULL, NULL,
          {"invalid UTF-8 in the measurement", "invalid UTF-8 in a tag key",
           "invalid UTF-8 in the value of tag \"t\"", "invalid UTF-8 in a field key"}},
-        {"\x01", NULL, NULL,
-         {"control character 0x01 in a measurement, tag or field key or tag value",
-          "control character 0x01 in a measurement, tag or field key or tag value",
-          "control character 0x01 in a measurement, tag or field key or tag value",
-          "control character 0x01 in a measurement, tag or field key or tag value"}},
-        {"\x7f", NULL, NULL,
-         {"control character 0x7f in a measurement, tag or field key or tag value",
-          "control character 0x7f in a measurement, tag or field key or tag value",
-          "control character 0x7f in a measurement, tag or field key or tag value",
-          "control character 0x7f in a measurement, tag or field key or tag value"}},
+#define CTRL(hex) "control character 0x" hex " in a measurement, tag or field key or tag value"
+        {"\x01", NULL, NULL, {CTRL("01"), CTRL("01"), CTRL("01"), CTRL("01")}},
+        {"\x7f", NULL, NULL, {CTRL("7f"), CTRL("7f"), CTRL("7f"), CTRL("7f")}},
+#undef CTRL
     };
     struct buf line = BUF_INIT, want = BUF_INIT, got = BUF_INIT;
     struct buf tok_in = BUF_INIT, tok_want = BUF_INIT;
