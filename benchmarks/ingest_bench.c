@@ -335,6 +335,7 @@ struct shared {
 struct worker {
     struct shared *sh;
     int id;
+    int fd;      /* the open connection at the end, or -1 */
     double *lat; /* seconds per request */
     size_t nlat, caplat;
     char err[128];
@@ -504,8 +505,7 @@ static void *worker_main(void *arg)
         }
         k++;
     }
-    if (fd >= 0)
-        close(fd);
+    w->fd = fd; /* closed after the server's CPU is read: its thread ends with it */
     buf_destroy(&rb);
     buf_destroy(&b.text);
     free(b.ts_off);
@@ -519,7 +519,10 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* CPU ticks (user + system) of a process's threads, summed per thread
- * name (/proc/PID/task/TID/comm and stat). Returns the number of names. */
+ * name (/proc/PID/task/TID/comm and stat), and of its threads that have
+ * ended (the process total in /proc/PID/stat less the live threads: the
+ * daemon's connection threads end with their connections). Returns the
+ * number of names. */
 #define MAX_THREAD_KINDS 16
 struct thread_cpu {
     char name[20];
@@ -540,6 +543,26 @@ static void add_ticks(struct thread_cpu *t, size_t *n, const char *name,
     t[(*n)++].ticks = ticks;
 }
 
+/* utime + stime of a /proc stat file, 0 if it cannot be read. */
+static unsigned long long stat_ticks(const char *path)
+{
+    char line[1024];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t len = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[len] = 0;
+    /* fields after the ")" that ends the name: state is field 3,
+     * utime and stime are fields 14 and 15 */
+    const char *q = strrchr(line, ')');
+    unsigned long long ut = 0, st = 0;
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                     &st) != 2)
+        return 0;
+    return ut + st;
+}
+
 static size_t read_thread_cpu(int pid, struct thread_cpu *t)
 {
     char path[64];
@@ -548,11 +571,12 @@ static size_t read_thread_cpu(int pid, struct thread_cpu *t)
     size_t n = 0;
     if (!d)
         return 0;
+    unsigned long long live = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char p[300], name[32] = "", line[1024];
+        char p[300], name[32] = "";
         snprintf(p, sizeof p, "/proc/%d/task/%s/comm", pid, e->d_name);
         FILE *f = fopen(p, "r");
         if (!f)
@@ -561,21 +585,14 @@ static size_t read_thread_cpu(int pid, struct thread_cpu *t)
             name[strcspn(name, "\n")] = 0;
         fclose(f);
         snprintf(p, sizeof p, "/proc/%d/task/%s/stat", pid, e->d_name);
-        f = fopen(p, "r");
-        if (!f)
-            continue;
-        size_t len = fread(line, 1, sizeof line - 1, f);
-        fclose(f);
-        line[len] = 0;
-        /* fields after the ")" that ends the name: state is field 3,
-         * utime and stime are fields 14 and 15 */
-        const char *q = strrchr(line, ')');
-        unsigned long long ut = 0, st = 0;
-        if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                        &st) == 2)
-            add_ticks(t, &n, name, ut + st);
+        unsigned long long ticks = stat_ticks(p);
+        live += ticks;
+        add_ticks(t, &n, name, ticks);
     }
     closedir(d);
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    unsigned long long all = stat_ticks(path);
+    add_ticks(t, &n, "ended-threads", all > live ? all - live : 0);
     return n;
 }
 
@@ -674,6 +691,9 @@ static int run_http(const struct opts *o)
     double el = now_s() - t0;
     getrusage(RUSAGE_SELF, &ru1);
     size_t nsrv1 = o->server_pid > 0 ? read_thread_cpu(o->server_pid, srv1) : 0;
+    for (int i = 0; i < o->conns; i++)
+        if (ws[i].fd >= 0)
+            close(ws[i].fd);
     double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
                  (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
                  (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +

@@ -72,8 +72,10 @@ static const struct option options[] = {
      "loopback a token (or insecure = true) is required."},
     {"data_dir", OPT_STRING, FIELD(data_dir), "./data", 0, MAX_STRING, CFG_NONEMPTY, NULL,
      "Folder of the databases, WAL and SSTables. Created if missing."},
-    {"http_threads", OPT_INT, FIELD(http_threads), "2", 1, 1024, 0, NULL,
-     "Threads serving HTTP requests."},
+    {"http_threads", OPT_INT, FIELD(http_threads), "0", 0, 1024, 0, NULL,
+     "Threads serving HTTP requests. 0 gives each connection a thread of its own, so a "
+     "request waiting for its WAL fsync or a long query holds up no other connection; N "
+     "shares a pool of N threads among all connections."},
     {"max_connections", OPT_INT, FIELD(max_connections), "1024", 1, 1000000, 0, NULL,
      "Open HTTP connections at most; more are refused."},
     {"request_timeout", OPT_DURATION, FIELD(request_timeout_ns), "30s", SEC, DAY, 0, NULL,

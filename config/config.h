@@ -32,7 +32,7 @@ struct cfg_token {
 struct config {
     char *listen;                        /* "127.0.0.1:8086" */
     char *data_dir;                      /* "./data" */
-    int64_t http_threads;                /* 2 */
+    int64_t http_threads;                /* 0: a thread per connection */
     int64_t max_connections;             /* 1024 */
     int64_t request_timeout_ns;          /* 30s  (key: request_timeout) */
     uint64_t max_body_bytes;             /* 64MiB */

@@ -262,16 +262,25 @@ int srv_start(const struct config *cfg, struct store *store)
      * connection lingers (CLOSE-WAIT, a request "in flight") until the
      * connection timeout, which also delays a graceful stop. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | MHD_USE_SUSPEND_RESUME;
+                     MHD_USE_ERROR_LOG;
+    /* A write blocks its thread until the WAL fsync: in a shared pool the
+     * other connections of that thread wait with it. */
+    if (cfg->http_threads == 0)
+        flags |= MHD_USE_THREAD_PER_CONNECTION;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    struct MHD_OptionItem pool[] = {
+        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->http_threads, NULL},
+        {MHD_OPTION_END, 0, NULL}};
+    if (cfg->http_threads == 0)
+        pool[0].option = MHD_OPTION_END;
     unsigned timeout_s = (unsigned)(cfg->request_timeout_ns / 1000000000LL);
     if (timeout_s == 0)
         timeout_s = 1;
     server.mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads, MHD_OPTION_CONNECTION_LIMIT,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_ARRAY, pool,
+        MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_END);
@@ -282,8 +291,13 @@ int srv_start(const struct config *cfg, struct store *store)
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(server.mhd, MHD_DAEMON_INFO_BIND_PORT);
     char where[300];
     format_addr(&ss, info ? info->port : 0, where, sizeof where);
-    log_info("listening on http://%s (%u threads, %u connections max)", where,
-             (unsigned)cfg->http_threads, (unsigned)cfg->max_connections);
+    char threads[48];
+    if (cfg->http_threads == 0)
+        snprintf(threads, sizeof threads, "a thread per connection");
+    else
+        snprintf(threads, sizeof threads, "%u threads", (unsigned)cfg->http_threads);
+    log_info("listening on http://%s (%s, %u connections max)", where, threads,
+             (unsigned)cfg->max_connections);
     return ERR_OK;
 }
 

@@ -120,6 +120,38 @@ test_expect_success 'request ids differ between requests' '
     test "$a" != "$b"
 '
 
+# lb_hold N SECONDS: holds N connections with unfinished writes open in the
+# background (pid in HOLD_PID) and waits until they are all open.
+lb_hold() {
+    rm -f held
+    perl "$LB_TOP/tests/e2e/hold.pl" "$LB_PORT" "$1" "$2" >held &
+    HOLD_PID=$!
+    n=0
+    while ! grep -q ready held 2>/dev/null && [ $n -lt 100 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    grep -q ready held
+}
+
+lb_release() {
+    kill "$HOLD_PID" 2>/dev/null
+    wait "$HOLD_PID" 2>/dev/null
+    return 0
+}
+
+test_expect_success 'connections waiting in the middle of a body hold up no other request' '
+    grep -q "a thread per connection" "$LB_LOG.new" &&
+    test_when_finished lb_release &&
+    lb_hold 40 20 &&
+    test "$(lb_req POST "/write?db=busy" --max-time 5 --data-binary "cpu,host=a v=1 1")" = 204 &&
+    test "$(lb_req GET "/api/v1/query?db=busy&host=a" --max-time 5)" = 200 &&
+    grep -q "\"v\":1" body &&
+    lb_release &&
+    test "$(lb_req GET "/api/v1/query?db=held&host=a")" = 200 &&
+    test_must_be_empty body
+'
+
 test_expect_success 'SIGTERM stops the daemon with exit 0' '
     lb_stop 5 &&
     grep -q "stopped" "$LB_LOG"
@@ -129,6 +161,28 @@ test_expect_success 'SIGINT stops the daemon with exit 0' '
     lb_start &&
     kill -INT $LB_PID &&
     lb_stop 5
+'
+
+test_expect_success 'max_connections: one more connection is refused, and served once one closes' '
+    lb_start --set max_connections=3 &&
+    test_when_finished "lb_release; lb_stop 5" &&
+    lb_hold 3 20 &&
+    code=$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 "$LB_URL/ping" || :) &&
+    test "$code" != 204 &&
+    lb_release &&
+    n=0 &&
+    while [ "$(lb_req GET /ping)" != 204 ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done &&
+    test "$(lb_req GET /ping)" = 204
+'
+
+test_expect_success 'a pool of http_threads serves writes and queries' '
+    lb_start --set http_threads=2 &&
+    test_when_finished "lb_release; lb_stop 5" &&
+    grep -q "(2 threads" "$LB_LOG.new" &&
+    lb_hold 4 20 &&
+    test "$(lb_req POST "/write?db=pool" --max-time 5 --data-binary "cpu,host=a v=7 1")" = 204 &&
+    test "$(lb_req GET "/api/v1/query?db=pool&host=a" --max-time 5)" = 200 &&
+    grep -q "\"v\":7" body
 '
 
 test_expect_success 'a second daemon on the same data directory is refused' '

@@ -324,14 +324,16 @@ static const struct set_case set_cases[] = {
     {"insecure", "", false, "expected true or false"},
     {"insecure", "2", false, "expected true or false"},
     /* int with range */
+    {"http_threads", "0", true, NULL},
     {"http_threads", "1", true, NULL},
     {"http_threads", "1024", true, NULL},
-    {"http_threads", "0", false, "expected an integer from 1 to 1024"},
-    {"http_threads", "1025", false, "from 1 to 1024"},
-    {"http_threads", "-3", false, "from 1 to 1024"},
-    {"http_threads", "two", false, "from 1 to 1024"},
-    {"http_threads", "3x", false, "from 1 to 1024"},
-    {"http_threads", "99999999999999999999", false, "from 1 to 1024"},
+    {"http_threads", "-1", false, "expected an integer from 0 to 1024"},
+    {"http_threads", "1025", false, "from 0 to 1024"},
+    {"http_threads", "-3", false, "from 0 to 1024"},
+    {"http_threads", "two", false, "from 0 to 1024"},
+    {"http_threads", "3x", false, "from 0 to 1024"},
+    {"http_threads", "99999999999999999999", false, "from 0 to 1024"},
+    {"max_connections", "0", false, "expected an integer from 1 to 1000000"},
     {"default_buckets", "1024", true, NULL},
     {"default_buckets", "1025", false, "from 1 to 1024"},
     {"max_tags_per_line", "1024", true, NULL},
@@ -488,7 +490,7 @@ static void test_defaults(void **state)
     cfg_init(&c);
     assert_string_equal(c.listen, "127.0.0.1:8086");
     assert_string_equal(c.data_dir, "./data");
-    assert_int_equal(c.http_threads, 2);
+    assert_int_equal(c.http_threads, 0);
     assert_int_equal(c.max_connections, 1024);
     assert_int_equal(c.request_timeout_ns, 30 * NS_S);
     assert_int_equal(c.max_body_bytes, 64 * KI * KI);
@@ -888,13 +890,13 @@ static void test_validate_by_hand(void **state)
     /* Fields changed by hand are re-checked. */
     c.tokens[1].secret[0] = '\0';
     c.tokens[0].rights = 0;
-    c.http_threads = 0;
+    c.http_threads = -1;
     c.max_body_bytes = UINT64_MAX;
     c.wal_sync = (enum cfg_wal_sync)7;
     assert_int_equal(cfg_validate(&c, &err), ERR_INVAL);
     assert_contains(buf_cstr(&err), "token 2: the secret is empty");
     assert_contains(buf_cstr(&err), "token 1: rights");
-    assert_contains(buf_cstr(&err), "http_threads = \"0\"");
+    assert_contains(buf_cstr(&err), "http_threads = \"-1\"");
     assert_contains(buf_cstr(&err), "max_body_bytes = \"18446744073709551615\"");
     assert_contains(buf_cstr(&err), "wal_sync holds 7");
     buf_destroy(&err);
