@@ -193,7 +193,7 @@ static const char *params_from_request(struct MHD_Connection *con, enum write_ep
     p->format = INGEST_LINEPROTO;
     const char *prec = srv_arg(con, "precision");
     if (prec && *prec && lp_precision_parse(prec, &p->ns_per_unit) != ERR_OK)
-        return "precision must be one of ns, us, ms, s (or n, u)";
+        return "precision must be one of ns, us, ms, s, m, h (or n, u)";
     return NULL;
 }
 

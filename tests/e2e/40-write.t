@@ -38,10 +38,13 @@ test_expect_success 'escaped names and tag values' '
 '
 
 test_expect_success 'every precision lands on the same nanosecond' '
-    for p in s ms us ns; do
-        case $p in s) t=1700000100;; ms) t=1700000100000;; us) t=1700000100000000;; ns) t=1700000100000000000;; esac
+    for p in h m s ms us ns n u; do
+        case $p in
+        h) t=472223;; m) t=28333380;; s) t=1700002800;; ms) t=1700002800000;;
+        us|u) t=1700002800000000;; ns|n) t=1700002800000000000;;
+        esac
         test "$(lb_req POST "/write?db=prec&precision=$p" --data-binary "e,host=p$p v=1i $t")" = 204 || return 1
-        q prec p$p | grep -q "\"ts\":1700000100000000000" || return 1
+        q prec p$p | grep -q "\"ts\":1700002800000000000" || return 1
     done
 '
 

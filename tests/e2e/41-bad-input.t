@@ -31,7 +31,7 @@ test_expect_success 'a NUL byte in any URL argument is 400, not a shorter name' 
 
 test_expect_success 'bad precision, encoding, format are 400 with the allowed values' '
     test "$(lb_req POST "/write?db=keep&precision=fortnight" --data-binary "m,host=a v=1 1")" = 400 &&
-    grep -q "ns, us, ms, s" body &&
+    grep -q "ns, us, ms, s, m, h" body &&
     test "$(lb_req POST "/write?db=keep" -H "Content-Encoding: br" --data-binary "m,host=a v=1 1")" = 400 &&
     grep -q gzip body &&
     test "$(lb_req POST "/api/v1/ingest?db=keep&format=xml" --data-binary "x")" = 400 &&
