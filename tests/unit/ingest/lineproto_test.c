@@ -224,6 +224,24 @@ static void parse_render(struct lp_parser *p, const struct buf *line, struct buf
         buf_printf(got, "BAD %s", why);
 }
 
+/* Appends to in a 40-letter token with put inserted before letter k (after
+ * the last when k is 40), and to want the same with put_want (nothing if
+ * NULL) in put's place. */
+static void put_special_token(struct buf *in, struct buf *want, size_t k, const char *put,
+                              const char *put_want)
+{
+    for (size_t i = 0; i <= 40; i++) {
+        if (i == k) {
+            buf_puts(in, put);
+            buf_puts(want, put_want ? put_want : "");
+        }
+        if (i < 40) {
+            buf_putc(in, (char)('a' + i % 26));
+            buf_putc(want, (char)('a' + i % 26));
+        }
+    }
+}
+
 /* A special byte at every offset of a long string value: the wide
  * (16- and 8-byte) scans must stop exactly there. */
 static void test_string_special_at_every_offset(void **state)
@@ -245,18 +263,7 @@ static void test_string_special_at_every_offset(void **state)
             struct buf line = BUF_INIT, want = BUF_INIT, got = BUF_INIT;
             buf_puts(&line, "m f=\"");
             buf_puts(&want, "m|||f:S\"");
-            for (size_t i = 0; i < 40; i++) {
-                if (i == k) {
-                    buf_puts(&line, specials[s].put);
-                    buf_puts(&want, specials[s].want ? specials[s].want : "");
-                }
-                buf_putc(&line, (char)('a' + i % 26));
-                buf_putc(&want, (char)('a' + i % 26));
-            }
-            if (k == 40) {
-                buf_puts(&line, specials[s].put);
-                buf_puts(&want, specials[s].want ? specials[s].want : "");
-            }
+            put_special_token(&line, &want, k, specials[s].put, specials[s].want);
             buf_puts(&line, "\" 5");
             buf_puts(&want, "\"|5");
             parse_render(p, &line, &got);
@@ -308,16 +315,7 @@ static void test_name_special_at_every_offset(void **state)
                 const char *put_want = place == 0 ? specials[s].meas_want : specials[s].want;
                 buf_reset(&tok_in);
                 buf_reset(&tok_want);
-                for (size_t i = 0; i <= 40; i++) {
-                    if (i == k) {
-                        buf_puts(&tok_in, specials[s].put);
-                        buf_puts(&tok_want, put_want ? put_want : "");
-                    }
-                    if (i < 40) {
-                        buf_putc(&tok_in, (char)('a' + i % 26));
-                        buf_putc(&tok_want, (char)('a' + i % 26));
-                    }
-                }
+                put_special_token(&tok_in, &tok_want, k, specials[s].put, put_want);
                 const char *in[4] = {"m", "t", "v", "f"}, *out[4] = {"m", "t", "v", "f"};
                 in[place] = buf_cstr(&tok_in);
                 out[place] = buf_cstr(&tok_want);
