@@ -28,6 +28,7 @@ struct outputs {
     struct file_meta **done;
     size_t ndone, capdone;
     uint64_t bytes;
+    uint64_t copied; /* data blocks copied as stored */
 };
 
 static int finish_one(struct outputs *o, struct win_builder *w)
@@ -244,62 +245,201 @@ int compact_flush(struct part *p)
 
 /* --- compaction --- */
 
+/* The inputs of a merge, a binary heap on their current keys: the
+ * smallest at the root, the second smallest at one of its children. */
+struct merge_in {
+    struct sst_scan *s;
+    bool may_copy; /* its blocks may go to the output as they are stored */
+    int64_t window;
+};
+
+struct merge_heap {
+    struct merge_in *v;
+    size_t n;
+};
+
+static bool in_before(const struct merge_in *a, const struct merge_in *b)
+{
+    return slice_cmp(sst_scan_key(a->s), sst_scan_key(b->s)) < 0;
+}
+
+static void heap_down(struct merge_heap *h, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < h->n && in_before(&h->v[l], &h->v[m]))
+            m = l;
+        if (l + 1 < h->n && in_before(&h->v[l + 1], &h->v[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        struct merge_in t = h->v[i];
+        h->v[i] = h->v[m];
+        h->v[m] = t;
+        i = m;
+    }
+}
+
+/* After the root's scan moved: drops it at its end (its error, if any, in
+ * *rc) and restores the order. */
+static void heap_fix_root(struct merge_heap *h, int *rc)
+{
+    struct merge_in *r = &h->v[0];
+    if (!sst_scan_valid(r->s)) {
+        if (!*rc)
+            *rc = sst_scan_status(r->s);
+        sst_scan_free(r->s);
+        *r = h->v[--h->n];
+    }
+    heap_down(h, 0);
+}
+
+/* Whether every key of the root's current block is below the user key of
+ * every other input's current row: the block can then be copied whole. */
+static bool root_block_first(const struct merge_heap *h)
+{
+    struct slice last = ikey_user(sst_scan_block_last(h->v[0].s));
+    for (size_t i = 1; i <= 2 && i < h->n; i++) {
+        struct slice k = sst_scan_key(h->v[i].s);
+        if (!ikey_ok(k) || slice_cmp(last, ikey_user(k)) >= 0)
+            return false;
+    }
+    return true;
+}
+
+/* Whether the blocks of f may be copied into the merge's output as they
+ * are: the output is compressed for speed like them, and no row of f is
+ * dropped or rewritten by the rules below (TTL cuts, tombstones). */
+static bool file_may_copy(const struct file_meta *f, const struct outputs *o, bool full,
+                          int64_t cutoff, const struct event_cuts *cuts,
+                          const struct tomb_set *tombs)
+{
+    if (f->window < o->fast_from || (full && f->props.deletes > 0))
+        return false;
+    if (f->props.min_ts < event_cuts_max(cuts, cutoff))
+        return false;
+    for (size_t t = 0; t < tombs->n; t++)
+        if (f->props.max_ts >= tombs->v[t].lo && f->props.min_ts <= tombs->v[t].hi)
+            return false;
+    return true;
+}
+
+static int64_t ts_of_key(const void *p, struct slice ukey)
+{
+    return part_key_ts(p, ukey);
+}
+
+/* Copies the root's current block to the output of its window. */
+static int copy_block(struct outputs *o, const struct merge_in *in)
+{
+    struct win_builder *w;
+    int rc = builder_for(o, in->window, true, &w);
+    if (!rc)
+        rc = sst_add_block(w->b, sst_scan_block_stored(in->s), sst_scan_block_raw(in->s),
+                           sst_scan_block_last(in->s), ts_of_key, o->p);
+    if (!rc)
+        o->copied++;
+    return rc;
+}
+
+/* The rules of a merge for one row (the newest version of its user key). */
+struct merge_rules {
+    bool full;
+    int64_t cutoff;
+    const struct event_cuts *cuts;
+    const struct tomb_set *tombs;
+    uint64_t *expired;
+};
+
+static int merge_row(struct part *p, const struct merge_rules *r, struct slice ik,
+                     struct slice value, struct outputs *o, struct buf *zero)
+{
+    struct slice uk = ikey_user(ik);
+    int64_t ts = part_key_ts(p, uk);
+    if (ts < r->cutoff ||
+        (r->cuts->n && ts < event_cuts_get(r->cuts, part_key_event(p, uk), r->cutoff))) {
+        if (ikey_kind(ik) == IKEY_PUT && !p->is_index)
+            (*r->expired)++;
+        return ERR_OK;
+    }
+    if (r->full && ikey_kind(ik) == IKEY_DEL)
+        return ERR_OK;
+    bool tombed = false;
+    if (r->tombs->n) {
+        struct slice h = part_key_host(p, uk), e = part_key_event(p, uk);
+        if (tomb_covers(r->tombs, h, e, ts, ikey_seq(ik), UINT64_MAX))
+            return ERR_OK; /* deleted by a range tombstone */
+        /* written after a tombstone of its range: keep its sequence */
+        tombed = tomb_matches(r->tombs, h, e, ts);
+    }
+    if (!r->full || tombed)
+        return outputs_add(o, ik, value, true);
+    /* The output holds the only on-disk version of each key of the
+     * window, older than every later write: its sequence can be 0, which
+     * makes the trailers identical and cheap to compress. */
+    buf_reset(zero);
+    ikey_append(zero, uk, 0, IKEY_PUT);
+    return outputs_add(o, slice_make(zero->data, zero->len), value, true);
+}
+
 /* Merges the files idx[0..n) of one window. full: they are all the files
- * of the window, so tombstones can go and sequences become 0. */
+ * of the window, so tombstones can go and sequences become 0. Where a block
+ * of one file comes wholly before the rows of the others (files of
+ * successive flushes hardly overlap), it is copied as stored rather than
+ * decoded row by row and compressed again; its rows keep their sequences. */
 static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
                         bool full, int64_t cutoff, const struct event_cuts *cuts,
                         const struct tomb_set *tombs, struct outputs *o, uint64_t *expired)
 {
-    struct iter **kids = xcalloc(n, sizeof *kids);
-    for (size_t i = 0; i < n; i++)
-        kids[i] = sst_iter_once(v->files[idx[i]]->table);
-    struct iter *it = it_merge_new(kids, n, NULL);
-    free(kids);
+    struct merge_rules r = {full, cutoff, cuts, tombs, expired};
+    struct merge_heap h = {xcalloc(n + 1, sizeof *h.v), 0};
+    int rc = ERR_OK;
+    for (size_t i = 0; i < n; i++) {
+        const struct file_meta *f = v->files[idx[i]];
+        struct merge_in in = {sst_scan_new(f->table),
+                              file_may_copy(f, o, full, cutoff, cuts, tombs), f->window};
+        if (!sst_scan_valid(in.s)) {
+            if (!rc)
+                rc = sst_scan_status(in.s);
+            sst_scan_free(in.s);
+            continue;
+        }
+        h.v[h.n++] = in;
+    }
+    for (size_t i = h.n / 2 + 1; i-- > 0;)
+        heap_down(&h, i);
     struct buf last = BUF_INIT, zero = BUF_INIT;
     bool have_last = false;
-    int rc = ERR_OK;
-    for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {
-        struct slice ik = it_key(it);
+    while (h.n && !rc) {
+        struct merge_in *in = &h.v[0];
+        struct slice ik = sst_scan_key(in->s);
         if (!ikey_ok(ik)) {
             rc = err_corrupt("%s: bad key in compaction input", p->dir);
             break;
         }
         struct slice uk = ikey_user(ik);
-        if (have_last && slice_eq(uk, slice_make(last.data, last.len)))
-            continue; /* an older version */
-        buf_reset(&last);
-        buf_append(&last, uk.ptr, uk.len);
+        bool older = have_last && slice_eq(uk, slice_make(last.data, last.len));
+        if (!older && in->may_copy && sst_scan_block_start(in->s) && root_block_first(&h)) {
+            rc = copy_block(o, in);
+            buf_reset(&last);
+            struct slice bl = ikey_user(sst_scan_block_last(in->s));
+            buf_append(&last, bl.ptr, bl.len);
+            sst_scan_next_block(in->s);
+        } else {
+            if (!older) {
+                buf_reset(&last);
+                buf_append(&last, uk.ptr, uk.len);
+                have_last = true;
+                rc = merge_row(p, &r, ik, sst_scan_value(in->s), o, &zero);
+            }
+            sst_scan_next(in->s);
+        }
         have_last = true;
-        int64_t ts = part_key_ts(p, uk);
-        if (ts < cutoff || (cuts->n && ts < event_cuts_get(cuts, part_key_event(p, uk), cutoff))) {
-            if (ikey_kind(ik) == IKEY_PUT && !p->is_index)
-                (*expired)++;
-            continue;
-        }
-        if (full && ikey_kind(ik) == IKEY_DEL)
-            continue;
-        bool tombed = false;
-        if (tombs->n) {
-            struct slice h = part_key_host(p, uk), e = part_key_event(p, uk);
-            if (tomb_covers(tombs, h, e, ts, ikey_seq(ik), UINT64_MAX))
-                continue; /* deleted by a range tombstone */
-            /* written after a tombstone of its range: keep its sequence */
-            tombed = tomb_matches(tombs, h, e, ts);
-        }
-        if (!full || tombed) {
-            rc = outputs_add(o, ik, it_value(it), true);
-            continue;
-        }
-        /* The output holds the only on-disk version of each key of the
-         * window, older than every later write: its sequence can be 0,
-         * which makes the trailers identical and cheap to compress. */
-        buf_reset(&zero);
-        ikey_append(&zero, uk, 0, IKEY_PUT);
-        rc = outputs_add(o, slice_make(zero.data, zero.len), it_value(it), true);
+        heap_fix_root(&h, &rc);
     }
-    if (!rc)
-        rc = it_status(it);
-    it_destroy(it);
+    while (h.n)
+        sst_scan_free(h.v[--h.n].s);
+    free(h.v);
     buf_destroy(&last);
     buf_destroy(&zero);
     return rc;
@@ -454,6 +594,7 @@ int compact_run(struct part *p, bool force)
             atomic_fetch_add(&db->m.compactions, 1);
             atomic_fetch_add(&db->m.compact_ns, (unsigned long long)(store_mono_ns() - t0));
             atomic_fetch_add(&db->m.bytes_compacted, o.bytes);
+            atomic_fetch_add(&db->m.blocks_copied, o.copied);
             atomic_fetch_add(&db->m.ttl_files_dropped, dropped_whole);
             atomic_fetch_add(&db->m.ttl_bytes_reclaimed, reclaimed);
             atomic_fetch_add(&db->m.ttl_rows_expired, expired);

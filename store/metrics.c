@@ -12,7 +12,7 @@
 enum fam {
     F_BUCKET_ROWS, F_PART_FILES, F_PART_BYTES, F_PART_MEM, F_PART_BACKLOG, F_DISK, F_WAL_DISK,
     F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
-    F_COMPACT_BYTES, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_STALL_SECS, F_NOSPC, F_TTL_FILES,
+    F_COMPACT_BYTES, F_COMPACT_COPIED, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_STALL_SECS, F_NOSPC, F_TTL_FILES,
     F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_DB_ROWS, F_OLDEST, F_NEWEST, F_RECLAIMED,
     F_EXPIRED, F_DELETED, F_TOMBSTONES, F_RANGE_DELETES, F_RANGE_TOMBS, F_GUARD_WINDOWS,
     F_GUARD_BYTES, F_COUNT
@@ -33,6 +33,8 @@ static const char *const fam_info[F_COUNT][3] = {
     {"compactions_total", "counter", "Compactions (per partition run)."},
     {"compaction_seconds_total", "counter", "Time spent compacting."},
     {"compaction_bytes_total", "counter", "SSTable bytes written by compactions."},
+    {"compaction_blocks_copied_total", "counter",
+     "Data blocks compactions copied as stored, without decoding and compressing them again."},
     {"compaction_backlog", "gauge", "Partitions waiting for a compaction."},
     {"flush_errors_total", "counter", "Flushes that failed and will be retried."},
     {"write_bytes_total", "counter", "Bytes of write batches accepted."},
@@ -221,6 +223,7 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     db_line(fam, F_COMPACTIONS, db, atomic_load(&m->compactions));
     db_line_secs(fam, F_COMPACT_SECS, db, atomic_load(&m->compact_ns));
     db_line(fam, F_COMPACT_BYTES, db, atomic_load(&m->bytes_compacted));
+    db_line(fam, F_COMPACT_COPIED, db, atomic_load(&m->blocks_copied));
     unsigned long long want = 0;
     pthread_mutex_lock(&db->store->bg_mu);
     for (uint32_t i = 0; i < db->nparts; i++)

@@ -47,6 +47,16 @@ int sst_builder_new(struct env *env, const char *path, const struct sst_build_op
 int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts);
 uint64_t sst_builder_bytes(const struct sst_builder *b);
 uint64_t sst_builder_entries(const struct sst_builder *b);
+/* Appends a data block of another table as it is stored, without
+ * recompressing it: stored is its stored form (payload and trailer, as read
+ * by sst_scan), raw its decoded bytes and last_key its last internal key.
+ * The block's keys are walked for the bloom filter and the properties;
+ * ts_of(ctx, user key) gives a row's timestamp. ERR_CORRUPT if a key is
+ * bad or the last one is not last_key, and the builder is left as it was.
+ * REQUIRES: the block's keys > every earlier key. */
+int sst_add_block(struct sst_builder *b, struct slice stored, struct slice raw,
+                  struct slice last_key, int64_t (*ts_of)(const void *ctx, struct slice ukey),
+                  const void *ctx);
 /* Writes the bloom, index and footer, fsyncs and frees the builder. */
 int sst_builder_finish(struct sst_builder *b, struct sst_props *out);
 /* Frees the builder and deletes its file. NULL ok. */
@@ -71,9 +81,29 @@ int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *k
                 struct buf *out, uint64_t *seq);
 /* Iterator over the internal keys; holds its own reference. */
 struct iter *sst_iter(struct sst_table *t);
-/* The same for one pass over the whole table (compaction): blocks already
- * cached are used, blocks read from disk are not added to the cache, where
- * they would push out the blocks queries use. */
-struct iter *sst_iter_once(struct sst_table *t);
+
+/* One forward pass over a table for compaction, block by block, so that a
+ * block can be copied whole (sst_add_block) or its entries merged one by
+ * one. Blocks are read from the file and not added to the cache, where
+ * they would push out the blocks queries use. Created at the first
+ * entry; not valid at the end or after an error (sst_scan_status). */
+struct sst_scan;
+
+struct sst_scan *sst_scan_new(struct sst_table *t); /* holds a reference to t */
+void sst_scan_free(struct sst_scan *s);              /* NULL ok */
+bool sst_scan_valid(const struct sst_scan *s);
+int sst_scan_status(const struct sst_scan *s);
+/* REQUIRES: valid, for the rest. Slices are valid until the scan moves. */
+struct slice sst_scan_key(const struct sst_scan *s);
+struct slice sst_scan_value(const struct sst_scan *s);
+void sst_scan_next(struct sst_scan *s);
+/* Whether the scan is at the first entry of its block. */
+bool sst_scan_block_start(const struct sst_scan *s);
+/* The current block: its stored form, decoded bytes and last internal key. */
+struct slice sst_scan_block_stored(const struct sst_scan *s);
+struct slice sst_scan_block_raw(const struct sst_scan *s);
+struct slice sst_scan_block_last(const struct sst_scan *s);
+/* Moves to the first entry of the next block. */
+void sst_scan_next_block(struct sst_scan *s);
 
 #endif

@@ -87,6 +87,15 @@ static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, u
     return b->out.len >= SST_WRITE_BYTES ? write_out(b) : ERR_OK;
 }
 
+/* The index entry of a data block: its last key and handle. */
+static void add_index(struct sst_builder *b, struct slice last_key, uint64_t off, uint64_t size)
+{
+    char h[20];
+    size_t n = coding_varint_enc(h, off);
+    n += coding_varint_enc(h + n, size);
+    blk_add(&b->index, last_key, slice_make(h, n));
+}
+
 static int flush_data(struct sst_builder *b)
 {
     if (b->data.count == 0)
@@ -95,12 +104,8 @@ static int flush_data(struct sst_builder *b)
     int rc = write_block(b, blk_finish(&b->data), &off, &size);
     if (rc)
         return rc;
-    char h[20];
-    size_t n = coding_varint_enc(h, off);
-    n += coding_varint_enc(h + n, size);
     /* the data builder still holds the block's last key until its reset */
-    blk_add(&b->index, slice_make(b->data.last_key.data, b->data.last_key.len),
-            slice_make(h, n));
+    add_index(b, slice_make(b->data.last_key.data, b->data.last_key.len), off, size);
     blk_builder_reset(&b->data);
     return ERR_OK;
 }
@@ -120,9 +125,9 @@ static void add_hash(struct sst_builder *b, struct slice ukey)
     b->last_hash = h;
 }
 
-int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts)
+/* Counts a row in the bloom filter and the properties. */
+static void note_row(struct sst_builder *b, struct slice ikey, int64_t ts)
 {
-    blk_add(&b->data, ikey, value);
     add_hash(b, ikey_user(ikey));
     b->props.entries++;
     if (ikey_kind(ikey) == IKEY_DEL)
@@ -131,9 +136,60 @@ int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_
         b->props.min_ts = ts;
     if (ts > b->props.max_ts)
         b->props.max_ts = ts;
+}
+
+int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts)
+{
+    blk_add(&b->data, ikey, value);
+    note_row(b, ikey, ts);
     if (blk_size(&b->data) >= SST_BLOCK_SIZE)
         return flush_data(b);
     return ERR_OK;
+}
+
+int sst_add_block(struct sst_builder *b, struct slice stored, struct slice raw,
+                  struct slice last_key, int64_t (*ts_of)(const void *ctx, struct slice ukey),
+                  const void *ctx)
+{
+    if (stored.len <= CODEC_TRAILER)
+        return err_corrupt("%s: copied block of %zu bytes", b->path, stored.len);
+    struct blk blk;
+    int rc = blk_parse(raw, &blk);
+    if (rc)
+        return rc;
+    rc = flush_data(b); /* rows added one by one come first */
+    if (rc)
+        return rc;
+    /* counted as the keys go by; put back if the block is refused */
+    struct sst_props saved = b->props;
+    size_t nhashes = b->nhashes;
+    uint64_t last_hash = b->last_hash;
+    struct iter *it = blk_iter(&blk);
+    bool at_last = false;
+    for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {
+        struct slice k = it_key(it);
+        if (!ikey_ok(k))
+            rc = err_corrupt("%s: bad key in a copied block", b->path);
+        else
+            note_row(b, k, ts_of(ctx, ikey_user(k)));
+        at_last = slice_eq(k, last_key);
+    }
+    if (!rc)
+        rc = it_status(it);
+    it_destroy(it);
+    if (!rc && !at_last)
+        rc = err_corrupt("%s: a copied block does not end with its index key", b->path);
+    if (rc) {
+        b->props = saved;
+        b->nhashes = nhashes;
+        b->last_hash = last_hash;
+        return rc;
+    }
+    uint64_t off = b->offset;
+    buf_append(&b->out, stored.ptr, stored.len);
+    b->offset += stored.len;
+    add_index(b, last_key, off, stored.len - CODEC_TRAILER);
+    return b->out.len >= SST_WRITE_BYTES ? write_out(b) : ERR_OK;
 }
 
 uint64_t sst_builder_bytes(const struct sst_builder *b)

@@ -50,22 +50,33 @@ static int corrupt(struct sst_table *t, int rc)
     return rc;
 }
 
-/* Reads the stored block at (off, size) into out, checking bounds first. */
-static int read_stored(struct sst_table *t, uint64_t off, uint64_t size, struct buf *out)
+/* Reads the stored form (payload and trailer) of the block at (off, size)
+ * into stored (reset first), checking bounds first; not decoded. */
+static int read_stored_form(struct sst_table *t, uint64_t off, uint64_t size, struct buf *stored)
 {
     uint64_t limit = t->file_size - SST_FOOTER;
     if (off > limit || size > limit - off || size + CODEC_TRAILER > limit - off ||
         size > CODEC_MAX_RAW)
         return err_corrupt("%s: block handle %llu+%llu out of bounds", t->path,
                            (unsigned long long)off, (unsigned long long)size);
-    struct buf stored = BUF_INIT;
     size_t got;
-    buf_reserve(&stored, (size_t)size + CODEC_TRAILER);
-    int rc = env_pread(t->f, off, stored.data, (size_t)size + CODEC_TRAILER, &got);
+    buf_reset(stored);
+    buf_reserve(stored, (size_t)size + CODEC_TRAILER);
+    int rc = env_pread(t->f, off, stored->data, (size_t)size + CODEC_TRAILER, &got);
     if (!rc && got != size + CODEC_TRAILER)
         rc = err_corrupt("%s: short read of block at %llu", t->path, (unsigned long long)off);
     if (!rc)
-        rc = codec_decode(slice_make(stored.data, got), t->path, off, out);
+        stored->len = got;
+    return rc;
+}
+
+/* Reads and decodes the stored block at (off, size) into out. */
+static int read_stored(struct sst_table *t, uint64_t off, uint64_t size, struct buf *out)
+{
+    struct buf stored = BUF_INIT;
+    int rc = read_stored_form(t, off, size, &stored);
+    if (!rc)
+        rc = codec_decode(slice_make(stored.data, stored.len), t->path, off, out);
     buf_destroy(&stored);
     return rc;
 }
@@ -191,9 +202,8 @@ static void release_owned(void *b, void *unused)
     block_free(b);
 }
 
-/* An iterator over the block named by an index value. A block read from
- * disk goes into the cache only when fill is set. */
-static struct iter *block_iter(struct sst_table *t, struct slice handle, bool fill)
+/* An iterator over the block named by an index value, through the cache. */
+static struct iter *block_iter(struct sst_table *t, struct slice handle)
 {
     uint64_t off = 0, size = 0;
     int rc = decode_handle(handle, &off, &size);
@@ -205,7 +215,7 @@ static struct iter *block_iter(struct sst_table *t, struct slice handle, bool fi
         rc = load_block(t, off, size, &b);
         if (rc)
             return it_new_error(rc);
-        if (t->cache && fill)
+        if (t->cache)
             ch = cache_insert(t->cache, t->cache_id, off, b, b->raw.cap + sizeof *b, block_free);
     } else {
         b = cache_value(ch);
@@ -237,7 +247,7 @@ int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *k
     int rc = ERR_NOTFOUND;
     it_seek(idx, tk);
     if (it_valid(idx)) {
-        struct iter *bi = block_iter(t, it_value(idx), true);
+        struct iter *bi = block_iter(t, it_value(idx));
         it_seek(bi, tk);
         if (it_valid(bi)) {
             struct slice k = it_key(bi);
@@ -269,7 +279,6 @@ struct sst_it {
     struct iter *index;
     struct iter *data; /* NULL when not positioned in a block */
     int status;
-    bool fill;         /* blocks read from disk go into the cache */
 };
 
 static void set_data(struct sst_it *s, struct iter *d)
@@ -289,7 +298,7 @@ static bool open_block(struct sst_it *s)
         set_data(s, NULL);
         return false;
     }
-    set_data(s, block_iter(s->t, it_value(s->index), s->fill));
+    set_data(s, block_iter(s->t, it_value(s->index)));
     if (it_status(s->data)) {
         set_data(s, NULL);
         return false;
@@ -426,23 +435,151 @@ static const struct it_ops sst_it_ops = {
     .destroy = si_destroy,
 };
 
-static struct iter *new_iter(struct sst_table *t, bool fill)
+struct iter *sst_iter(struct sst_table *t)
 {
     struct sst_it *s = xcalloc(1, sizeof *s);
     it_init(&s->base, &sst_it_ops);
     sst_ref(t);
     s->t = t;
     s->index = blk_iter(&t->index);
-    s->fill = fill;
     return &s->base;
 }
 
-struct iter *sst_iter(struct sst_table *t)
+/* --- one pass, block by block (compaction) --- */
+
+struct sst_scan {
+    struct sst_table *t;
+    struct iter *index;
+    struct buf stored, raw;
+    struct blk blk;
+    struct iter *data; /* NULL at the end or after an error */
+    bool at_start;
+    int status;
+};
+
+static void scan_fail(struct sst_scan *s, int rc)
 {
-    return new_iter(t, true);
+    if (!s->status)
+        s->status = corrupt(s->t, rc);
+    it_destroy(s->data);
+    s->data = NULL;
 }
 
-struct iter *sst_iter_once(struct sst_table *t)
+/* Loads the block at the index position, or the next one that has entries;
+ * data stays NULL at the end. */
+static void scan_load(struct sst_scan *s)
 {
-    return new_iter(t, false);
+    it_destroy(s->data);
+    s->data = NULL;
+    for (; it_valid(s->index); it_next(s->index)) {
+        uint64_t off = 0, size = 0;
+        int rc = decode_handle(it_value(s->index), &off, &size);
+        if (!rc)
+            rc = read_stored_form(s->t, off, size, &s->stored);
+        if (!rc)
+            rc = codec_decode(slice_make(s->stored.data, s->stored.len), s->t->path, off,
+                              &s->raw);
+        if (!rc)
+            rc = blk_parse(slice_make(s->raw.data, s->raw.len), &s->blk);
+        if (rc) {
+            scan_fail(s, rc);
+            return;
+        }
+        s->data = blk_iter(&s->blk);
+        it_seek_first(s->data);
+        if (it_valid(s->data)) {
+            s->at_start = true;
+            return;
+        }
+        if (it_status(s->data)) {
+            scan_fail(s, it_status(s->data));
+            return;
+        }
+        it_destroy(s->data);
+        s->data = NULL;
+    }
+    if (it_status(s->index))
+        scan_fail(s, it_status(s->index));
+}
+
+struct sst_scan *sst_scan_new(struct sst_table *t)
+{
+    struct sst_scan *s = xcalloc(1, sizeof *s);
+    sst_ref(t);
+    s->t = t;
+    s->index = blk_iter(&t->index);
+    it_seek_first(s->index);
+    scan_load(s);
+    return s;
+}
+
+void sst_scan_free(struct sst_scan *s)
+{
+    if (!s)
+        return;
+    it_destroy(s->data);
+    it_destroy(s->index);
+    buf_destroy(&s->stored);
+    buf_destroy(&s->raw);
+    sst_unref(s->t);
+    free(s);
+}
+
+bool sst_scan_valid(const struct sst_scan *s)
+{
+    return s->data != NULL;
+}
+
+int sst_scan_status(const struct sst_scan *s)
+{
+    return s->status;
+}
+
+struct slice sst_scan_key(const struct sst_scan *s)
+{
+    return it_key(s->data);
+}
+
+struct slice sst_scan_value(const struct sst_scan *s)
+{
+    return it_value(s->data);
+}
+
+void sst_scan_next(struct sst_scan *s)
+{
+    s->at_start = false;
+    it_next(s->data);
+    if (it_valid(s->data))
+        return;
+    if (it_status(s->data)) {
+        scan_fail(s, it_status(s->data));
+        return;
+    }
+    sst_scan_next_block(s);
+}
+
+bool sst_scan_block_start(const struct sst_scan *s)
+{
+    return s->at_start;
+}
+
+struct slice sst_scan_block_stored(const struct sst_scan *s)
+{
+    return slice_make(s->stored.data, s->stored.len);
+}
+
+struct slice sst_scan_block_raw(const struct sst_scan *s)
+{
+    return slice_make(s->raw.data, s->raw.len);
+}
+
+struct slice sst_scan_block_last(const struct sst_scan *s)
+{
+    return it_key(s->index);
+}
+
+void sst_scan_next_block(struct sst_scan *s)
+{
+    it_next(s->index);
+    scan_load(s);
 }

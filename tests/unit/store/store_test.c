@@ -625,6 +625,72 @@ static size_t sst_files(struct fixture *f, const char *db, int parts)
     return total;
 }
 
+static uint64_t metric_of(struct fixture *f, const char *name_and_labels)
+{
+    struct buf m = BUF_INIT;
+    store_metrics(f->s, &m);
+    const char *at = strstr(buf_cstr(&m), name_and_labels);
+    uint64_t v = at ? strtoull(at + strlen(name_and_labels), NULL, 10) : 0;
+    buf_destroy(&m);
+    return v;
+}
+
+static void copy_val(int round, int i, char *v, size_t n)
+{
+    snprintf(v, n, "round %d row %05d %s", round, i,
+             "........................................................................");
+}
+
+/* Files of successive flushes hardly overlap: the background compaction of
+ * their window copies most of their blocks as stored, yet the result is
+ * the merge's: a newer version wins over one in a copied range, a delete
+ * removes its row, and every other row is there once, after a reopen too. */
+static void test_compaction_copies_blocks(void **state)
+{
+    struct fixture *f = *state;
+    struct store_db *db = mkdb(f, "cp", 1, true, 0);
+    const int rows = 3000;
+    char v[128], host[16];
+    struct batch *b = batch_new();
+    for (int r = 0; r < 4; r++) {
+        batch_clear(b);
+        for (int i = 0; i < rows; i++) {
+            snprintf(host, sizeof host, "h-%d", i % 7);
+            copy_val(r, i, v, sizeof v);
+            batch_put(b, T0 + r * 10000 + i, slice_cstr(host), slice_cstr("e"), slice_cstr(v));
+        }
+        if (r == 3) { /* reaches back into the ranges of rounds 0 and 1 */
+            batch_put(b, T0 + 1500, slice_cstr("h-2"), slice_cstr("e"), slice_cstr("newer"));
+            batch_delete(b, T0 + 10000 + 700, slice_cstr("h-0"), slice_cstr("e"));
+        }
+        assert_int_equal(store_write(db, b), ERR_OK);
+        assert_int_equal(store_db_flush(db), ERR_OK);
+    }
+    batch_free(b);
+    for (int i = 0; i < 1000 && sst_files(f, "cp", 1) != 1; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(sst_files(f, "cp", 1), 1);
+    assert_true(metric_of(f, "logbucket_compaction_blocks_copied_total{db=\"cp\"} ") >= 10);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(count_rows(db), (size_t)(4 * rows - 1));
+        expect_get(db, T0 + 1500, "h-2", "e", "newer");
+        expect_get(db, T0 + 10000 + 700, "h-0", "e", NULL);
+        for (int r = 0; r < 4; r++)
+            for (int i = 1; i < rows; i += 97) {
+                snprintf(host, sizeof host, "h-%d", i % 7);
+                copy_val(r, i, v, sizeof v);
+                expect_get(db, T0 + r * 10000 + i, host, "e", v);
+            }
+        store_db_unref(db);
+        fx_close(f);
+        fx_open(f);
+        assert_int_equal(store_db_get(f->s, "cp", &db), ERR_OK);
+    }
+    store_db_unref(db);
+}
+
 /* The background retention sweep drops expired files without being asked. */
 static void test_retention_sweep(void **state)
 {
@@ -868,6 +934,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flush_nospc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_copies_blocks, setup, teardown),
         cmocka_unit_test(test_bucket_spread),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -208,49 +208,131 @@ static char *build_sst(const char *dir, int n, struct sst_props *props)
     return buf_steal(&path, NULL);
 }
 
-/* A one-pass iterator (compaction's) reads every row but adds no block to
- * the cache; it still uses blocks that are cached. */
-static void test_sst_iter_once(void **state)
+static int64_t ts_of_test_key(const void *ctx, struct slice ukey)
+{
+    (void)ctx;
+    return ukey.len > 4 ? strtoll(ukey.ptr + 4, NULL, 10) : -1; /* "key-NNNNNN" */
+}
+
+/* A scan block by block sees every row of the table in order; a table
+ * made of its blocks, half copied as stored and half added row by row,
+ * holds the same rows, properties and bloom filter. */
+static void test_sst_scan_copy(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp("sst");
-    struct sst_props props;
+    struct sst_props props, props2;
     char *path = build_sst(dir, 20000, &props);
-    struct cache *c = cache_new(64u << 20);
     atomic_ullong corrupt = 0;
-    struct sst_table *t;
+    struct sst_table *t, *t2;
+    struct cache *c = cache_new(64u << 20);
     assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_OK);
-    struct cache_stats cs;
+    /* a pass of its own leaves the cache to queries */
+    struct sst_scan *sc = sst_scan_new(t);
     size_t n = 0;
-    struct iter *it = sst_iter_once(t);
-    for (it_seek_first(it); it_valid(it); it_next(it))
+    for (; sst_scan_valid(sc); sst_scan_next(sc))
         n++;
-    assert_int_equal(it_status(it), ERR_OK);
-    it_destroy(it);
+    assert_int_equal(sst_scan_status(sc), ERR_OK);
     assert_int_equal(n, 42000);
+    sst_scan_free(sc);
+    struct cache_stats cs;
     cache_stats(c, &cs);
     assert_int_equal(cs.bytes, 0);
-    /* a query's iterator fills the cache; the one-pass one then hits it */
-    it = sst_iter(t);
-    for (it_seek_first(it); it_valid(it); it_next(it))
-        n--;
-    it_destroy(it);
-    assert_int_equal(n, 0);
-    cache_stats(c, &cs);
-    assert_true(cs.bytes > 0);
-    uint64_t hits = cs.hits, bytes = cs.bytes;
-    it = sst_iter_once(t);
-    for (it_seek_first(it); it_valid(it); it_next(it))
-        n++;
-    it_destroy(it);
+    struct buf path2 = BUF_INIT;
+    buf_printf(&path2, "%s/000002.sst", dir);
+    struct sst_builder *b;
+    assert_int_equal(sst_builder_new(env_posix(), path2.data, NULL, &b), ERR_OK);
+    sc = sst_scan_new(t);
+    struct iter *it = sst_iter(t);
+    it_seek_first(it);
+    size_t rows = 0, blocks = 0, copied = 0;
+    while (sst_scan_valid(sc)) {
+        assert_true(sst_scan_block_start(sc));
+        if (blocks++ % 2 == 0) {
+            /* a wrong last key is refused, then the block goes whole */
+            assert_int_equal(sst_add_block(b, sst_scan_block_stored(sc), sst_scan_block_raw(sc),
+                                           sst_scan_key(sc), ts_of_test_key, NULL),
+                             ERR_CORRUPT);
+            assert_int_equal(sst_add_block(b, slice_make("ab", 2), sst_scan_block_raw(sc),
+                                           sst_scan_block_last(sc), ts_of_test_key, NULL),
+                             ERR_CORRUPT);
+            assert_int_equal(sst_add_block(b, sst_scan_block_stored(sc), sst_scan_block_raw(sc),
+                                           sst_scan_block_last(sc), ts_of_test_key, NULL),
+                             ERR_OK);
+            for (; it_valid(it) && slice_cmp(it_key(it), sst_scan_block_last(sc)) <= 0;
+                 it_next(it))
+                rows++;
+            copied++;
+            sst_scan_next_block(sc);
+            continue;
+        }
+        do {
+            assert_true(it_valid(it));
+            assert_true(slice_eq(sst_scan_key(sc), it_key(it)));
+            assert_true(slice_eq(sst_scan_value(sc), it_value(it)));
+            struct slice uk = ikey_user(sst_scan_key(sc));
+            assert_int_equal(sst_add(b, sst_scan_key(sc), sst_scan_value(sc),
+                                     ts_of_test_key(NULL, uk)),
+                             ERR_OK);
+            rows++;
+            it_next(it);
+            sst_scan_next(sc);
+        } while (sst_scan_valid(sc) && !sst_scan_block_start(sc));
+    }
+    assert_int_equal(sst_scan_status(sc), ERR_OK);
+    assert_false(it_valid(it));
+    assert_int_equal(rows, 42000);
+    assert_true(copied >= 2 && blocks > copied);
+    sst_scan_free(sc);
+    assert_int_equal(sst_builder_finish(b, &props2), ERR_OK);
+    assert_int_equal(props2.entries, props.entries);
+    assert_int_equal(props2.deletes, props.deletes);
+    assert_int_equal(props2.min_ts, props.min_ts);
+    assert_int_equal(props2.max_ts, props.max_ts);
+    assert_int_equal(sst_open(env_posix(), path2.data, NULL, &corrupt, &t2), ERR_OK);
+    struct iter *it2 = sst_iter(t2);
+    n = 0;
+    for (it_seek_first(it), it_seek_first(it2); it_valid(it); it_next(it), it_next(it2), n++) {
+        assert_true(it_valid(it2));
+        assert_true(slice_eq(it_key(it), it_key(it2)));
+        assert_true(slice_eq(it_value(it), it_value(it2)));
+    }
+    assert_false(it_valid(it2));
     assert_int_equal(n, 42000);
-    cache_stats(c, &cs);
-    assert_true(cs.hits > hits);
-    assert_int_equal(cs.bytes, bytes);
+    it_destroy(it2);
+    struct buf v = BUF_INIT;
+    char k[32], want[64];
+    int kind;
+    for (int i = 1; i < 20000; i += 37) {
+        key_of(i, k, sizeof k);
+        buf_reset(&v);
+        assert_int_equal(sst_get(t2, slice_cstr(k), 2, &kind, &v), ERR_OK);
+        snprintf(want, sizeof want, "value-%d-seq2", i);
+        assert_true(slice_eq(slice_make(v.data, v.len), slice_cstr(want)));
+    }
+    buf_destroy(&v);
+    sst_unref(t2);
+    it_destroy(it);
     sst_unref(t);
     cache_free(c);
-    tu_rmtree(dir);
+
+    /* a damaged block stops the scan with ERR_CORRUPT, never a wrong row */
+    int64_t size = tu_file_size(path);
+    for (int64_t off = 100; off < size - SST_FOOTER; off += size / 13) {
+        assert_int_equal(tu_flip_byte(path, off, 0x10), 0);
+        if (sst_open(env_posix(), path, NULL, &corrupt, &t) == ERR_OK) {
+            sc = sst_scan_new(t);
+            for (n = 0; sst_scan_valid(sc); sst_scan_next(sc))
+                n++;
+            assert_true(sst_scan_status(sc) == ERR_CORRUPT || n == 42000);
+            sst_scan_free(sc);
+            sst_unref(t);
+        }
+        assert_int_equal(tu_flip_byte(path, off, 0x10), 0);
+    }
+    buf_destroy(&path2);
     free(path);
+    tu_rmtree(dir);
     free(dir);
 }
 
@@ -393,7 +475,7 @@ int main(void)
         cmocka_unit_test(test_block), cmocka_unit_test(test_bloom),
         cmocka_unit_test(test_bloom_hash_stable),
         cmocka_unit_test(test_codec), cmocka_unit_test(test_sst),
-        cmocka_unit_test(test_sst_iter_once),
+        cmocka_unit_test(test_sst_scan_copy),
         cmocka_unit_test(test_cache),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
