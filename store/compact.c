@@ -251,6 +251,7 @@ struct merge_in {
     struct sst_scan *s;
     bool may_copy; /* its blocks may go to the output as they are stored */
     int64_t window;
+    size_t order;  /* newer files first among equal keys */
 };
 
 struct merge_heap {
@@ -260,7 +261,8 @@ struct merge_heap {
 
 static bool in_before(const struct merge_in *a, const struct merge_in *b)
 {
-    return slice_cmp(sst_scan_key(a->s), sst_scan_key(b->s)) < 0;
+    int c = slice_cmp(sst_scan_key(a->s), sst_scan_key(b->s));
+    return c < 0 || (c == 0 && a->order < b->order);
 }
 
 static void heap_down(struct merge_heap *h, size_t i)
@@ -397,7 +399,7 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
     for (size_t i = 0; i < n; i++) {
         const struct file_meta *f = v->files[idx[i]];
         struct merge_in in = {sst_scan_new(f->table),
-                              file_may_copy(f, o, full, cutoff, cuts, tombs), f->window};
+                              file_may_copy(f, o, full, cutoff, cuts, tombs), f->window, i};
         if (!sst_scan_valid(in.s)) {
             if (!rc)
                 rc = sst_scan_status(in.s);
