@@ -177,7 +177,7 @@ static void pop_imm(struct part *p, struct memtable *mt)
 static int write_memtable(struct memtable *mt, struct outputs *o,
                           uint64_t *max_seq)
 {
-    struct iter *it = mt_iter(mt);
+    struct iter *it = mt_iter_pass(mt);
     struct buf last = BUF_INIT;
     int rc = ERR_OK;
     for (it_seek_first(it); it_valid(it) && !rc; it_next(it)) {

@@ -704,11 +704,95 @@ bool mt_get_seq(struct memtable *mt, struct slice ukey, uint64_t max_seq, int *k
 
 /* --- iterator --- */
 
+/* A forward pass over a grouped memtable fetches ahead in lanes, one group
+ * per lane: a round moves every lane one node down its list. The entries of
+ * one group are spread over the arena (they arrived between those of every
+ * other host), so each node is a cache miss; the lanes' loads do not depend
+ * on each other and their misses overlap. */
+#define PASS_LANES 8
+#define PASS_AHEAD 128 /* nodes fetched ahead per lane */
+
+struct pass_lane {
+    struct skl_node *g;    /* group; NULL: no more groups */
+    struct skl_node *next; /* next node of g's list to fetch; NULL: all fetched */
+    struct skl_node *q[PASS_AHEAD];
+    size_t head, len;
+};
+
+struct pass {
+    struct pass_lane lane[PASS_LANES];
+    size_t cur;              /* the lane being read; the others follow in turn */
+    struct skl_node *next_g; /* the group after the lanes' */
+};
+
 struct mt_iter {
     struct iter base;
     struct memtable *mt;
     struct mt_pos pos;
+    struct pass *pass; /* NULL: a plain iterator */
 };
+
+static void lane_open(struct pass *ps, struct pass_lane *l)
+{
+    l->g = ps->next_g;
+    l->next = l->g ? first(&node_grp(l->g)->list) : NULL;
+    l->head = l->len = 0;
+    if (ps->next_g)
+        ps->next_g = nx(ps->next_g, 0);
+}
+
+static void pass_start(struct memtable *mt, struct pass *ps)
+{
+    ps->next_g = first(&mt->main);
+    ps->cur = 0;
+    for (size_t i = 0; i < PASS_LANES; i++)
+        lane_open(ps, &ps->lane[i]);
+}
+
+/* Fetches ahead until the lane being read is full or at its end. */
+static void pass_fill(struct pass *ps)
+{
+    struct pass_lane *c = &ps->lane[ps->cur];
+    while (c->next && c->len < PASS_AHEAD)
+        for (size_t i = 0; i < PASS_LANES; i++) {
+            struct pass_lane *l = &ps->lane[i];
+            if (!l->next || l->len == PASS_AHEAD)
+                continue;
+            l->q[(l->head + l->len++) % PASS_AHEAD] = l->next;
+            __builtin_prefetch(node_data(l->next));
+            l->next = nx(l->next, 0);
+        }
+}
+
+/* The next entry of the pass into p (p->n NULL at the end). */
+static void pass_next(struct pass *ps, struct mt_pos *p)
+{
+    for (;;) {
+        struct pass_lane *c = &ps->lane[ps->cur];
+        if (!c->len && c->next)
+            pass_fill(ps);
+        if (c->len) {
+            p->g = c->g;
+            p->n = c->q[c->head];
+            c->head = (c->head + 1) % PASS_AHEAD;
+            c->len--;
+            return;
+        }
+        if (!c->g) { /* groups go to lanes in order: none is left */
+            p->n = NULL;
+            return;
+        }
+        lane_open(ps, c); /* the lane takes the next group, last in turn */
+        ps->cur = (ps->cur + 1) % PASS_LANES;
+    }
+}
+
+/* Leaves pass mode: the position stays where it is. */
+static void pass_stop(struct mt_iter *m)
+{
+    free(m->pass);
+    m->pass = NULL;
+}
 
 static bool mti_valid(const struct iter *it)
 {
@@ -718,30 +802,41 @@ static bool mti_valid(const struct iter *it)
 static void mti_seek_first(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
+    if (m->pass) {
+        pass_start(m->mt, m->pass);
+        pass_next(m->pass, &m->pos);
+        return;
+    }
     pos_seek_first(m->mt, &m->pos);
 }
 
 static void mti_seek_last(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
+    pass_stop(m);
     pos_seek_last(m->mt, &m->pos);
 }
 
 static void mti_seek(struct iter *it, struct slice target)
 {
     struct mt_iter *m = (struct mt_iter *)it;
+    pass_stop(m);
     pos_seek(m->mt, &m->pos, target);
 }
 
 static void mti_next(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
-    pos_next(m->mt, &m->pos);
+    if (m->pass)
+        pass_next(m->pass, &m->pos);
+    else
+        pos_next(m->mt, &m->pos);
 }
 
 static void mti_prev(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
+    pass_stop(m);
     pos_prev(m->mt, &m->pos);
 }
 
@@ -765,6 +860,7 @@ static void mti_destroy(struct iter *it)
 {
     struct mt_iter *m = (struct mt_iter *)it;
     mt_unref(m->mt);
+    free(m->pass);
     free(m);
 }
 
@@ -788,4 +884,12 @@ struct iter *mt_iter(struct memtable *mt)
     mt_ref(mt);
     m->mt = mt;
     return &m->base;
+}
+
+struct iter *mt_iter_pass(struct memtable *mt)
+{
+    struct iter *it = mt_iter(mt);
+    if (mt->grouped)
+        ((struct mt_iter *)it)->pass = xmalloc(sizeof(struct pass));
+    return it;
 }

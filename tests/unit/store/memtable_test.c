@@ -299,6 +299,84 @@ static void test_grouped(void **state)
     mt_unref(g);
 }
 
+/* A pass over a grouped memtable gives the rows of a plain iterator, in
+ * order, whatever the number of groups against the lanes and their sizes
+ * (one row, many more than a lane fetches ahead); a move other than next
+ * leaves the pass where it stands. */
+static void test_grouped_pass(void **state)
+{
+    (void)state;
+    static const int nhosts[] = {1, 3, 8, 9, 17, 40};
+    struct buf k = BUF_INIT;
+    for (size_t t = 0; t < sizeof nhosts / sizeof nhosts[0]; t++) {
+        struct memtable *g = mt_new(1, NULL, NULL, NULL, true);
+        int want[40], left = 0;
+        for (int h = 0; h < nhosts[t]; h++) {
+            want[h] = h == 1 ? 700 : 1 + (h * h * 7) % 300;
+            left += want[h];
+        }
+        unsigned r = 7;
+        uint64_t seq = 1;
+        while (left > 0) {
+            r = r * 1103515245u + 12345u;
+            int h = (int)((r >> 8) % (unsigned)nhosts[t]);
+            if (!want[h])
+                continue;
+            want[h]--;
+            left--;
+            buf_reset(&k);
+            buf_printf(&k, "host-%02d", h);
+            buf_putc(&k, 0);
+            char ts[8];
+            for (int j = 0; j < 8; j++)
+                ts[j] = (char)(r >> (j * 3));
+            buf_append(&k, ts, 8);
+            buf_puts(&k, "ev");
+            buf_putc(&k, 0);
+            mt_add(g, slice_make(k.data, k.len), seq++, IKEY_PUT, slice_make("", 0));
+        }
+        struct iter *x = mt_iter(g), *y = mt_iter_pass(g);
+        size_t n = 0;
+        for (it_seek_first(x), it_seek_first(y); it_valid(x); it_next(x), it_next(y), n++) {
+            assert_true(it_valid(y));
+            assert_true(slice_eq(it_key(x), it_key(y)));
+        }
+        assert_false(it_valid(y));
+        assert_int_equal(n, mt_count(g));
+        /* a step back leaves the pass; both go on alike */
+        it_seek_first(x);
+        it_seek_first(y);
+        for (size_t i = 0; i + 1 < n / 2; i++) {
+            it_next(x);
+            it_next(y);
+        }
+        it_prev(x);
+        it_prev(y);
+        for (; it_valid(x); it_next(x), it_next(y)) {
+            assert_true(it_valid(y));
+            assert_true(slice_eq(it_key(x), it_key(y)));
+        }
+        assert_false(it_valid(y));
+        it_destroy(x);
+        it_destroy(y);
+        mt_unref(g);
+    }
+    /* a plain memtable's pass is a plain iterator */
+    struct memtable *a = mt_new(1, NULL, NULL, NULL, false);
+    mt_add(a, slice_cstr("k1"), 1, IKEY_PUT, slice_cstr("v"));
+    mt_add(a, slice_cstr("k0"), 2, IKEY_PUT, slice_cstr("v"));
+    struct iter *y = mt_iter_pass(a);
+    it_seek_first(y);
+    assert_true(slice_starts_with(it_key(y), slice_cstr("k0")));
+    it_next(y);
+    assert_true(slice_starts_with(it_key(y), slice_cstr("k1")));
+    it_next(y);
+    assert_false(it_valid(y));
+    it_destroy(y);
+    mt_unref(a);
+    buf_destroy(&k);
+}
+
 /* --- merge iterator over memtables holding interleaved keys --- */
 
 static struct iter *kid(int mod, int rem, int n, struct memtable **out)
@@ -438,7 +516,7 @@ int main(void)
         cmocka_unit_test(test_memtable),
         cmocka_unit_test(test_insert_orders),
         cmocka_unit_test(test_concurrent_readers),
-        cmocka_unit_test(test_grouped),
+        cmocka_unit_test(test_grouped), cmocka_unit_test(test_grouped_pass),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_cleanup_order),
     };
