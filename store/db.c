@@ -164,6 +164,7 @@ static int apply_batch(struct store_db *db, struct slice payload, uint64_t seg,
         return rc;
     while ((rc = batch_reader_next(&r, &e)) == 1)
         add_row(db, &e, seq++, seg);
+    batch_reader_done(&r);
     if (rc == 0 && count)
         *last = seq - 1;
     return rc;
