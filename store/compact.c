@@ -68,7 +68,7 @@ static int builder_for(struct outputs *o, int64_t window, bool may_split,
     for (size_t i = 0; i < o->nopen; i++)
         if (o->open[i].window == window) {
             struct win_builder *w = &o->open[i];
-            if (!may_split || sst_builder_bytes(w->b) < STORE_MAX_FILE_BYTES) {
+            if (!may_split || sst_builder_bytes(w->b) < o->p->db->store->opts.max_file_bytes) {
                 *out = w;
                 return ERR_OK;
             }
@@ -447,24 +447,46 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
     return rc;
 }
 
-/* How many of the window's files (idx, newest first) to merge; 0 for none.
- * Size-tiered inside a window: the newest files are taken while each is at
- * most twice the biggest taken so far, so files of one size class merge
- * into the next class and every byte is rewritten O(log n) times, not once
- * per flush. A cold window (two or more windows older than the newest
- * one) is merged whole once it has two files; forced runs take the whole
- * window when that removes something. */
-/* A cold window (writes have moved on) is merged whole once it has two
- * files or still holds a file compressed for speed: one file, sequences 0,
- * LZ4HC. first is the window's first file. Shared by the picker and by
+/* A cold window (two or more windows older than the newest one: writes
+ * have moved on) is merged whole, with LZ4HC and sequences 0, while it
+ * holds a file compressed for speed (a flush, or a merge of the window
+ * while it was being written). After that merge every file of the window
+ * is final, however many files its size took. Shared by the picker and by
  * compact_wanted, so that a wanted compaction always finds work. */
-static bool cold_window_due(size_t n, const struct file_meta *first)
+static bool cold_window_due(const struct version *v, const size_t *idx, size_t n)
 {
-    return n >= 2 || first->fast;
+    for (size_t i = 0; i < n; i++)
+        if (v->files[idx[i]]->fast)
+            return true;
+    return false;
 }
 
-static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool force,
-                          bool cold, int64_t cutoff, const struct event_cuts *cuts,
+/* Size-tiered inside a window being written: the newest files are taken
+ * while each is at most twice the biggest taken so far, so files of one
+ * size class merge into the next class and every byte is rewritten
+ * O(log n) times, not once per flush. A full file (a compaction split its
+ * output there) stops the run: merging full files only rewrites them.
+ * Returns how many to merge, 0 for none. */
+static size_t hot_window_pick(const struct part *p, const struct version *v, const size_t *idx,
+                              size_t n)
+{
+    uint64_t full = p->db->store->opts.max_file_bytes, biggest = 0;
+    size_t k = 0;
+    while (k < n) {
+        uint64_t size = v->files[idx[k]]->props.size;
+        if (size >= full || (k > 0 && size > 2 * biggest))
+            break;
+        if (size > biggest)
+            biggest = size;
+        k++;
+    }
+    return k >= STORE_COMPACT_TRIGGER ? k : 0;
+}
+
+/* How many of the window's files (idx, newest first) to merge; 0 for none.
+ * Forced runs take the whole window when that removes something. */
+static size_t window_pick(const struct part *p, struct version *v, const size_t *idx, size_t n,
+                          bool force, bool cold, int64_t cutoff, const struct event_cuts *cuts,
                           const struct tomb_set *tombs)
 {
     if (n == 0)
@@ -487,24 +509,14 @@ static size_t window_pick(struct version *v, const size_t *idx, size_t n, bool f
         if (f->props.min_ts < cutoff && f->props.max_ts >= done && done < cutoff)
             return n;
     }
-    if (cold && cold_window_due(n, v->files[idx[0]]))
+    if (cold && cold_window_due(v, idx, n))
         return n;
     if (force) {
         const struct file_meta *f = v->files[idx[0]];
         const struct sst_props *pr = &f->props;
         return n >= 2 || f->fast || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
     }
-    uint64_t biggest = 0;
-    size_t k = 0;
-    while (k < n) {
-        uint64_t size = v->files[idx[k]]->props.size;
-        if (k > 0 && size > 2 * biggest)
-            break;
-        if (size > biggest)
-            biggest = size;
-        k++;
-    }
-    return k >= STORE_COMPACT_TRIGGER ? k : 0;
+    return cold ? 0 : hot_window_pick(p, v, idx, n);
 }
 
 int compact_run(struct part *p, bool force)
@@ -547,7 +559,7 @@ int compact_run(struct part *p, bool force)
             if (!drop[j])
                 idx[n++] = j;
         bool cold = v->files[i]->window < newest - 1;
-        size_t k = window_pick(v, idx, n, force, cold, pick_cutoff, &cuts, tombs);
+        size_t k = window_pick(p, v, idx, n, force, cold, pick_cutoff, &cuts, tombs);
         if (k == 0)
             continue;
         size_t first_out = o.ndone;
@@ -655,15 +667,17 @@ bool compact_wanted(struct part *p)
     struct version *v = p->ver;
     version_ref(v);
     pthread_mutex_unlock(&p->mu);
+    size_t *idx = xcalloc(v->n + 1, sizeof *idx);
     bool want = false;
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
     for (size_t i = 0, j; i < v->n && !want; i = j) {
+        size_t n = 0;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
-            ;
-        size_t n = j - i;
+            idx[n++] = j;
         bool cold = v->files[i]->window < newest - 1;
-        want = n >= STORE_COMPACT_TRIGGER || (cold && cold_window_due(n, v->files[i]));
+        want = cold ? cold_window_due(v, idx, n) : hot_window_pick(p, v, idx, n) > 0;
     }
+    free(idx);
     version_unref(v);
     return want;
 }

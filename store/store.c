@@ -22,6 +22,7 @@ void store_opts_default(struct store_opts *o)
     o->block_cache_bytes = 32u << 20;
     o->background_threads = 2;
     o->retention_check_interval_ns = 60LL * 1000000000LL;
+    o->max_file_bytes = 64u << 20;
     o->clock = NULL;
     o->clock_arg = NULL;
     o->env = NULL;
@@ -359,6 +360,8 @@ int store_open(const struct store_opts *opts, struct store **out)
 {
     struct store *s = xcalloc(1, sizeof *s);
     s->opts = *opts;
+    if (!s->opts.max_file_bytes)
+        s->opts.max_file_bytes = 64u << 20;
     s->env = opts->env ? opts->env : env_posix();
     env_posix_raise_fd_limit();
     s->dir = xstrdup(opts->dir ? opts->dir : "./data");

@@ -44,6 +44,10 @@ struct store_opts {
      * whole, never the newest one, and hides rows older than what it
      * dropped; each drop is logged and counted in metrics. */
     uint64_t max_disk_bytes;
+    /* A compaction splits its output into files of about this size; such a
+     * full file of a window still being written is not merged again until
+     * the window turns cold. */
+    uint64_t max_file_bytes;
     /* Wall clock in ns since the epoch, for TTL; NULL = CLOCK_REALTIME.
      * Tests inject a clock here. */
     int64_t (*clock)(void *arg);
@@ -55,7 +59,7 @@ struct store_opts {
 
 /* Fills opts with defaults (dir "./data", ALWAYS, 1 s interval, 64 MiB
  * memtables, 32 MiB block cache, 2 background threads, 1 min retention
- * sweep, real clock, POSIX env). Call it first, then set fields. */
+ * sweep, 64 MiB files, real clock, POSIX env). Call it first, then set fields. */
 void store_opts_default(struct store_opts *opts);
 
 struct db_opts {

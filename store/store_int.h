@@ -26,7 +26,6 @@
  * retention; a window older than the TTL is dropped as whole files. */
 #define STORE_WINDOW_NS (3600LL * 1000000000LL)
 #define STORE_COMPACT_TRIGGER 4         /* files in one window */
-#define STORE_MAX_FILE_BYTES (64u << 20) /* split compaction output */
 
 /* One SSTable of a partition. Refcounted by the versions that list it; the
  * file is deleted when the last reference goes after it became obsolete. */

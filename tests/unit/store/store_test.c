@@ -691,6 +691,106 @@ static void test_compaction_copies_blocks(void **state)
     store_db_unref(db);
 }
 
+/* The .sst names of partition part of db, sorted, joined by spaces. */
+static void sst_names(struct fixture *f, const char *db, int part, struct buf *out)
+{
+    struct buf dir = BUF_INIT;
+    buf_printf(&dir, "%s/%s/p%02d", f->dir, db, part);
+    char **files;
+    size_t n = tu_list_suffix(dir.data, ".sst", &files);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(files[j], files[i]) < 0) {
+                char *t = files[i];
+                files[i] = files[j];
+                files[j] = t;
+            }
+    buf_reset(out);
+    for (size_t i = 0; i < n; i++) {
+        buf_printf(out, "%s ", files[i]);
+        free(files[i]);
+    }
+    free(files);
+    buf_destroy(&dir);
+}
+
+static void put_hour(struct store_db *db, int hour, int first, int rows, unsigned *seed)
+{
+    struct batch *b = batch_new();
+    char v[160];
+    for (int i = 0; i < rows; i++) {
+        int n = 0;
+        for (int k = 0; k < 12; k++) { /* not much for LZ4 to find */
+            *seed = *seed * 1103515245u + 12345u;
+            n += snprintf(v + n, sizeof v - (size_t)n, "%08x", *seed);
+        }
+        batch_put(b, T0 + hour * HOUR + first + i, slice_cstr("h"), slice_cstr("e"),
+                  slice_make(v, (size_t)n));
+    }
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_free(b);
+    assert_int_equal(store_db_flush(db), ERR_OK);
+}
+
+/* Waits until the files of p00 stay the same for 300 ms (at most 10 s). */
+static void settle(struct fixture *f, const char *db, struct buf *names)
+{
+    struct buf now = BUF_INIT;
+    sst_names(f, db, 0, names);
+    for (int same = 0, i = 0; same < 15 && i < 500; i++) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+        sst_names(f, db, 0, &now);
+        same = strcmp(buf_cstr(&now), buf_cstr(names)) == 0 ? same + 1 : 0;
+        buf_reset(names);
+        buf_append(names, now.data, now.len);
+    }
+    buf_destroy(&now);
+}
+
+/* Files a compaction split at max_file_bytes are final: a cold window
+ * merged once with LZ4HC is not merged again (its several files used to
+ * be rewritten at every retention check), and full files of a window
+ * being written are not merged with each other (each new one used to
+ * rewrite them all). */
+static void test_full_files_stay(void **state)
+{
+    struct fixture *f = *state;
+    fx_close(f);
+    f->o.max_file_bytes = 64u << 10;
+    f->o.retention_check_interval_ns = 20 * 1000000LL; /* want_compact everywhere, often */
+    fx_open(f);
+    struct store_db *db = mkdb(f, "full", 1, false, 1000 * HOUR);
+    unsigned seed = 1;
+    for (int r = 0; r < 3; r++)
+        put_hour(db, 0, r * 1500, 1500, &seed); /* ~300 KB a flush: full files */
+    put_hour(db, 2, 0, 10, &seed);
+    put_hour(db, 3, 0, 10, &seed); /* hour 0 is cold now: merged whole once */
+    struct buf before = BUF_INIT, after = BUF_INIT;
+    settle(f, "full", &before);
+    assert_true(metric_of(f, "logbucket_compactions_total{db=\"full\"} ") >= 1);
+    size_t files = 0;
+    for (const char *c = buf_cstr(&before); *c; c++)
+        files += *c == ' ';
+    assert_true(files >= 4); /* hour 0 took several files */
+    /* full files of the hour being written stay as they are */
+    for (int r = 0; r < 5; r++)
+        put_hour(db, 3, 10 + r * 1500, 1500, &seed);
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL); /* some fifteen retention checks */
+    sst_names(f, "full", 0, &after);
+    const char *old = buf_cstr(&before);
+    for (const char *sp; (sp = strchr(old, ' ')); old = sp + 1) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s ", (int)(sp - old), old);
+        assert_non_null(strstr(buf_cstr(&after), name));
+    }
+    assert_int_equal(count_rows(db), 3 * 1500 + 20 + 5 * 1500);
+    buf_destroy(&before);
+    buf_destroy(&after);
+    store_db_unref(db);
+}
+
 /* The background retention sweep drops expired files without being asked. */
 static void test_retention_sweep(void **state)
 {
@@ -935,6 +1035,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sync_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_copies_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_files_stay, setup, teardown),
         cmocka_unit_test(test_bucket_spread),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
