@@ -448,17 +448,20 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
 }
 
 /* A cold window (two or more windows older than the newest one: writes
- * have moved on) is merged whole, with LZ4HC and sequences 0, while it
- * holds a file compressed for speed (a flush, or a merge of the window
- * while it was being written). After that merge every file of the window
- * is final, however many files its size took. Shared by the picker and by
- * compact_wanted, so that a wanted compaction always finds work. */
-static bool cold_window_due(const struct version *v, const size_t *idx, size_t n)
+ * have moved on) is merged, with LZ4HC, while its newest files are
+ * "fast" (a flush, or a merge of the window while it was being written):
+ * all of them, as a whole-window merge (sequences 0) when the window has
+ * no other file, else just those (rows that came late), so that a late
+ * batch does not rewrite the whole window. After that the window's files
+ * are final, however many its size took. Returns how many to merge; shared
+ * by the picker and by compact_wanted, so that a wanted compaction always
+ * finds work. */
+static size_t cold_window_pick(const struct version *v, const size_t *idx, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (v->files[idx[i]]->fast)
-            return true;
-    return false;
+    size_t k = 0;
+    while (k < n && v->files[idx[k]]->fast)
+        k++;
+    return k;
 }
 
 /* Size-tiered inside a window being written: the newest files are taken
@@ -509,14 +512,12 @@ static size_t window_pick(const struct part *p, struct version *v, const size_t 
         if (f->props.min_ts < cutoff && f->props.max_ts >= done && done < cutoff)
             return n;
     }
-    if (cold && cold_window_due(v, idx, n))
-        return n;
     if (force) {
         const struct file_meta *f = v->files[idx[0]];
         const struct sst_props *pr = &f->props;
         return n >= 2 || f->fast || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
     }
-    return cold ? 0 : hot_window_pick(p, v, idx, n);
+    return cold ? cold_window_pick(v, idx, n) : hot_window_pick(p, v, idx, n);
 }
 
 int compact_run(struct part *p, bool force)
@@ -675,7 +676,7 @@ bool compact_wanted(struct part *p)
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             idx[n++] = j;
         bool cold = v->files[i]->window < newest - 1;
-        want = cold ? cold_window_due(v, idx, n) : hot_window_pick(p, v, idx, n) > 0;
+        want = (cold ? cold_window_pick(v, idx, n) : hot_window_pick(p, v, idx, n)) > 0;
     }
     free(idx);
     version_unref(v);

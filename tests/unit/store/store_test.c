@@ -750,9 +750,10 @@ static void settle(struct fixture *f, const char *db, struct buf *names)
 
 /* Files a compaction split at max_file_bytes are final: a cold window
  * merged once with LZ4HC is not merged again (its several files used to
- * be rewritten at every retention check), and full files of a window
- * being written are not merged with each other (each new one used to
- * rewrite them all). */
+ * be rewritten at every retention check), full files of a window being
+ * written are not merged with each other (each new one used to rewrite
+ * them all), and rows that come late to a cold window are merged without
+ * the window's final files. */
 static void test_full_files_stay(void **state)
 {
     struct fixture *f = *state;
@@ -786,6 +787,20 @@ static void test_full_files_stay(void **state)
         assert_non_null(strstr(buf_cstr(&after), name));
     }
     assert_int_equal(count_rows(db), 3 * 1500 + 20 + 5 * 1500);
+    /* rows that come late to the cold hour are merged on their own */
+    put_hour(db, 0, 3 * 1500, 20, &seed);
+    settle(f, "full", &after);
+    old = buf_cstr(&before);
+    for (const char *sp; (sp = strchr(old, ' ')); old = sp + 1) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s ", (int)(sp - old), old);
+        assert_non_null(strstr(buf_cstr(&after), name));
+    }
+    assert_int_equal(count_rows(db), 3 * 1500 + 20 + 5 * 1500 + 20);
+    struct buf v = BUF_INIT;
+    assert_int_equal(store_get(db, T0 + 3 * 1500 + 7, slice_cstr("h"), slice_cstr("e"), &v), ERR_OK);
+    assert_int_equal(v.len, 96);
+    buf_destroy(&v);
     buf_destroy(&before);
     buf_destroy(&after);
     store_db_unref(db);
