@@ -748,6 +748,17 @@ static void settle(struct fixture *f, const char *db, struct buf *names)
     buf_destroy(&now);
 }
 
+/* Every file named in before (sst_names) is still in after. */
+static void expect_kept(struct buf *before, struct buf *after)
+{
+    const char *old = buf_cstr(before);
+    for (const char *sp; (sp = strchr(old, ' ')); old = sp + 1) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s ", (int)(sp - old), old);
+        assert_non_null(strstr(buf_cstr(after), name));
+    }
+}
+
 /* Files a compaction split at max_file_bytes are final: a cold window
  * merged once with LZ4HC is not merged again (its several files used to
  * be rewritten at every retention check), full files of a window being
@@ -780,22 +791,12 @@ static void test_full_files_stay(void **state)
     struct timespec ts = {0, 300000000};
     nanosleep(&ts, NULL); /* some fifteen retention checks */
     sst_names(f, "full", 0, &after);
-    const char *old = buf_cstr(&before);
-    for (const char *sp; (sp = strchr(old, ' ')); old = sp + 1) {
-        char name[64];
-        snprintf(name, sizeof name, "%.*s ", (int)(sp - old), old);
-        assert_non_null(strstr(buf_cstr(&after), name));
-    }
+    expect_kept(&before, &after);
     assert_int_equal(count_rows(db), 3 * 1500 + 20 + 5 * 1500);
     /* rows that come late to the cold hour are merged on their own */
     put_hour(db, 0, 3 * 1500, 20, &seed);
     settle(f, "full", &after);
-    old = buf_cstr(&before);
-    for (const char *sp; (sp = strchr(old, ' ')); old = sp + 1) {
-        char name[64];
-        snprintf(name, sizeof name, "%.*s ", (int)(sp - old), old);
-        assert_non_null(strstr(buf_cstr(&after), name));
-    }
+    expect_kept(&before, &after);
     assert_int_equal(count_rows(db), 3 * 1500 + 20 + 5 * 1500 + 20);
     struct buf v = BUF_INIT;
     assert_int_equal(store_get(db, T0 + 3 * 1500 + 7, slice_cstr("h"), slice_cstr("e"), &v), ERR_OK);
