@@ -431,7 +431,6 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
             if (!older) {
                 buf_reset(&last);
                 buf_append(&last, uk.ptr, uk.len);
-                have_last = true;
                 rc = merge_row(p, &r, ik, sst_scan_value(in->s), o, &zero);
             }
             sst_scan_next(in->s);
