@@ -45,6 +45,9 @@ int sst_builder_new(struct env *env, const char *path, const struct sst_build_op
                     struct sst_builder **out);
 /* REQUIRES: ikey > every earlier key; ts is the row's timestamp. */
 int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts);
+/* Bytes of the blocks finished so far: the finished file is at least this
+ * big (a compaction that splits its output at N bytes makes every file but
+ * the last at least N, so "full" can be told from the file's size). */
 uint64_t sst_builder_bytes(const struct sst_builder *b);
 uint64_t sst_builder_entries(const struct sst_builder *b);
 /* Appends a data block of another table as it is stored, without

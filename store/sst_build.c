@@ -194,7 +194,7 @@ int sst_add_block(struct sst_builder *b, struct slice stored, struct slice raw,
 
 uint64_t sst_builder_bytes(const struct sst_builder *b)
 {
-    return b->offset + blk_size(&b->data);
+    return b->offset;
 }
 
 uint64_t sst_builder_entries(const struct sst_builder *b)
