@@ -446,31 +446,14 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
     return rc;
 }
 
-/* A cold window (two or more windows older than the newest one: writes
- * have moved on) is merged, with LZ4HC, while its newest files are
- * "fast" (a flush, or a merge of the window while it was being written):
- * all of them, as a whole-window merge (sequences 0) when the window has
- * no other file, else just those (rows that came late), so that a late
- * batch does not rewrite the whole window. After that the window's files
- * are final, however many its size took. Returns how many to merge; shared
- * by the picker and by compact_wanted, so that a wanted compaction always
- * finds work. */
-static size_t cold_window_pick(const struct version *v, const size_t *idx, size_t n)
-{
-    size_t k = 0;
-    while (k < n && v->files[idx[k]]->fast)
-        k++;
-    return k;
-}
-
-/* Size-tiered inside a window being written: the newest files are taken
- * while each is at most twice the biggest taken so far, so files of one
- * size class merge into the next class and every byte is rewritten
- * O(log n) times, not once per flush. A full file (a compaction split its
- * output there) stops the run: merging full files only rewrites them.
- * Returns how many to merge, 0 for none. */
-static size_t hot_window_pick(const struct part *p, const struct version *v, const size_t *idx,
-                              size_t n)
+/* Size-tiered: the newest files are taken while each is at most twice the
+ * biggest taken so far, so files of one size class merge into the next
+ * class and every byte is rewritten O(log n) times, not once per flush. A
+ * full file (a compaction split its output there) stops the run: merging
+ * full files only rewrites them. Returns how many to merge, 0 for fewer
+ * than STORE_COMPACT_TRIGGER. */
+static size_t tiered_pick(const struct part *p, const struct version *v, const size_t *idx,
+                          size_t n)
 {
     uint64_t full = p->db->store->opts.max_file_bytes, biggest = 0;
     size_t k = 0;
@@ -483,6 +466,25 @@ static size_t hot_window_pick(const struct part *p, const struct version *v, con
         k++;
     }
     return k >= STORE_COMPACT_TRIGGER ? k : 0;
+}
+
+/* A cold window (two or more windows older than the newest one: writes
+ * have moved on) is merged, with LZ4HC, while its newest files are
+ * "fast" (a flush, or a merge of the window while it was being written):
+ * all of them, as a whole-window merge (sequences 0) when the window has
+ * no other file, else just those (rows that came late), so that a late
+ * batch does not rewrite the whole window. Each late merge leaves a small
+ * final file; those are merged among themselves size-tiered, so a window
+ * that keeps getting late rows holds O(log n) of them, not one per batch.
+ * Full files are final. Returns how many to merge; shared by the picker
+ * and by compact_wanted, so that a wanted compaction always finds work. */
+static size_t cold_window_pick(const struct part *p, const struct version *v, const size_t *idx,
+                               size_t n)
+{
+    size_t k = 0;
+    while (k < n && v->files[idx[k]]->fast)
+        k++;
+    return k > 0 ? k : tiered_pick(p, v, idx, n);
 }
 
 /* How many of the window's files (idx, newest first) to merge; 0 for none.
@@ -516,7 +518,7 @@ static size_t window_pick(const struct part *p, struct version *v, const size_t 
         const struct sst_props *pr = &f->props;
         return n >= 2 || f->fast || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
     }
-    return cold ? cold_window_pick(v, idx, n) : hot_window_pick(p, v, idx, n);
+    return cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n);
 }
 
 int compact_run(struct part *p, bool force)
@@ -675,7 +677,7 @@ bool compact_wanted(struct part *p)
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             idx[n++] = j;
         bool cold = v->files[i]->window < newest - 1;
-        want = (cold ? cold_window_pick(v, idx, n) : hot_window_pick(p, v, idx, n)) > 0;
+        want = (cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n)) > 0;
     }
     free(idx);
     version_unref(v);

@@ -807,6 +807,52 @@ static void test_full_files_stay(void **state)
     store_db_unref(db);
 }
 
+/* Rows that keep coming late to a cold window leave a small final file at
+ * each merge; those merge among themselves by size, so the window holds a
+ * few of them rather than one per late batch, its full files stay, and
+ * every row is there once. */
+static void test_late_rows_bounded(void **state)
+{
+    struct fixture *f = *state;
+    fx_close(f);
+    f->o.max_file_bytes = 64u << 10;
+    f->o.retention_check_interval_ns = 20 * 1000000LL;
+    fx_open(f);
+    struct store_db *db = mkdb(f, "late", 1, false, 1000 * HOUR);
+    unsigned seed = 7;
+    for (int r = 0; r < 3; r++)
+        put_hour(db, 0, r * 1500, 1500, &seed);
+    put_hour(db, 2, 0, 10, &seed);
+    put_hour(db, 3, 0, 10, &seed); /* hour 0 is cold: merged whole, several full files */
+    struct buf before = BUF_INIT, after = BUF_INIT;
+    settle(f, "late", &before);
+    size_t files = sst_files(f, "late", 1);
+    enum { LATE = 16 };
+    for (int r = 0; r < LATE; r++) {
+        put_hour(db, 0, 3 * 1500 + r * 20, 20, &seed);
+        settle(f, "late", &after);
+    }
+    /* one small file per late batch before; size tiers of 4 now */
+    assert_true(sst_files(f, "late", 1) <= files + 4);
+    assert_int_equal(count_rows(db), 3 * 1500 + 20 + LATE * 20);
+    for (int r = 0; r < LATE; r++) {
+        struct buf v = BUF_INIT;
+        assert_int_equal(store_get(db, T0 + 3 * 1500 + r * 20 + 19, slice_cstr("h"),
+                                   slice_cstr("e"), &v),
+                         ERR_OK);
+        assert_int_equal(v.len, 96);
+        buf_destroy(&v);
+    }
+    /* settled: no merge goes on at every retention check */
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    sst_names(f, "late", 0, &before);
+    assert_string_equal(buf_cstr(&before), buf_cstr(&after));
+    buf_destroy(&before);
+    buf_destroy(&after);
+    store_db_unref(db);
+}
+
 /* The background retention sweep drops expired files without being asked. */
 static void test_retention_sweep(void **state)
 {
@@ -1052,6 +1098,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_copies_blocks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_files_stay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_rows_bounded, setup, teardown),
         cmocka_unit_test(test_bucket_spread),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
