@@ -759,6 +759,44 @@ static void expect_kept(struct buf *before, struct buf *after)
     }
 }
 
+/* Reopens the store with 64 KiB files and a retention check (so
+ * want_compact everywhere) every 20 ms, and makes a database whose hour 0
+ * took three flushes of ~300 KB and is cold (hours 2 and 3 written after
+ * it); returns it once its files stay the same, named in before. */
+static struct store_db *cold_hour_db(struct fixture *f, const char *name, unsigned *seed,
+                                     struct buf *before)
+{
+    fx_close(f);
+    f->o.max_file_bytes = 64u << 10;
+    f->o.retention_check_interval_ns = 20 * 1000000LL;
+    fx_open(f);
+    struct store_db *db = mkdb(f, name, 1, false, 1000 * HOUR);
+    for (int r = 0; r < 3; r++)
+        put_hour(db, 0, r * 1500, 1500, seed);
+    put_hour(db, 2, 0, 10, seed);
+    put_hour(db, 3, 0, 10, seed); /* hour 0 is cold now: merged whole once */
+    settle(f, name, before);
+    return db;
+}
+
+/* The files of p00 of db that are at least min bytes, as sst_names. */
+static void sst_names_min(struct fixture *f, const char *db, uint64_t min, struct buf *out)
+{
+    struct buf all = BUF_INIT, path = BUF_INIT;
+    sst_names(f, db, 0, &all);
+    buf_reset(out);
+    const char *n = buf_cstr(&all);
+    for (const char *sp; (sp = strchr(n, ' ')); n = sp + 1) {
+        struct stat st;
+        buf_reset(&path);
+        buf_append(&path, n, (size_t)(sp - n));
+        if (stat(buf_cstr(&path), &st) == 0 && (uint64_t)st.st_size >= min)
+            buf_printf(out, "%s ", buf_cstr(&path));
+    }
+    buf_destroy(&all);
+    buf_destroy(&path);
+}
+
 /* Files a compaction split at max_file_bytes are final: a cold window
  * merged once with LZ4HC is not merged again (its several files used to
  * be rewritten at every retention check), full files of a window being
@@ -768,18 +806,9 @@ static void expect_kept(struct buf *before, struct buf *after)
 static void test_full_files_stay(void **state)
 {
     struct fixture *f = *state;
-    fx_close(f);
-    f->o.max_file_bytes = 64u << 10;
-    f->o.retention_check_interval_ns = 20 * 1000000LL; /* want_compact everywhere, often */
-    fx_open(f);
-    struct store_db *db = mkdb(f, "full", 1, false, 1000 * HOUR);
     unsigned seed = 1;
-    for (int r = 0; r < 3; r++)
-        put_hour(db, 0, r * 1500, 1500, &seed); /* ~300 KB a flush: full files */
-    put_hour(db, 2, 0, 10, &seed);
-    put_hour(db, 3, 0, 10, &seed); /* hour 0 is cold now: merged whole once */
     struct buf before = BUF_INIT, after = BUF_INIT;
-    settle(f, "full", &before);
+    struct store_db *db = cold_hour_db(f, "full", &seed, &before);
     assert_true(metric_of(f, "logbucket_compactions_total{db=\"full\"} ") >= 1);
     size_t files = 0;
     for (const char *c = buf_cstr(&before); *c; c++)
@@ -814,19 +843,12 @@ static void test_full_files_stay(void **state)
 static void test_late_rows_bounded(void **state)
 {
     struct fixture *f = *state;
-    fx_close(f);
-    f->o.max_file_bytes = 64u << 10;
-    f->o.retention_check_interval_ns = 20 * 1000000LL;
-    fx_open(f);
-    struct store_db *db = mkdb(f, "late", 1, false, 1000 * HOUR);
     unsigned seed = 7;
-    for (int r = 0; r < 3; r++)
-        put_hour(db, 0, r * 1500, 1500, &seed);
-    put_hour(db, 2, 0, 10, &seed);
-    put_hour(db, 3, 0, 10, &seed); /* hour 0 is cold: merged whole, several full files */
-    struct buf before = BUF_INIT, after = BUF_INIT;
-    settle(f, "late", &before);
+    struct buf before = BUF_INIT, after = BUF_INIT, full = BUF_INIT;
+    struct store_db *db = cold_hour_db(f, "late", &seed, &before);
     size_t files = sst_files(f, "late", 1);
+    sst_names_min(f, "late", 64u << 10, &full);
+    assert_true(strlen(buf_cstr(&full)) > 0);
     enum { LATE = 16 };
     for (int r = 0; r < LATE; r++) {
         put_hour(db, 0, 3 * 1500 + r * 20, 20, &seed);
@@ -834,6 +856,7 @@ static void test_late_rows_bounded(void **state)
     }
     /* one small file per late batch before; size tiers of 4 now */
     assert_true(sst_files(f, "late", 1) <= files + 4);
+    expect_kept(&full, &after);
     assert_int_equal(count_rows(db), 3 * 1500 + 20 + LATE * 20);
     for (int r = 0; r < LATE; r++) {
         struct buf v = BUF_INIT;
@@ -850,6 +873,7 @@ static void test_late_rows_bounded(void **state)
     assert_string_equal(buf_cstr(&before), buf_cstr(&after));
     buf_destroy(&before);
     buf_destroy(&after);
+    buf_destroy(&full);
     store_db_unref(db);
 }
 
