@@ -65,6 +65,8 @@ BENCH_SRCS := $(wildcard benchmarks/*.c)
 BENCHES := $(patsubst benchmarks/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all run test unit e2e bench fuzz clean deps check-deps format
+# keep the objects of test and benchmark binaries: a second make rebuilds nothing
+.SECONDARY:
 all: $(DAEMON) $(if $(filter 0,$(SAN)),logbucketd)
 
 logbucketd: $(DAEMON)

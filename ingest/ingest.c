@@ -39,7 +39,9 @@ struct ingest {
     uint64_t written, dropped;
     struct buf errors;
     size_t nerrors;   /* lines in errors */
-    struct buf value; /* encoding of the current row */
+    struct buf id, value; /* encoding of the current row */
+    struct rec_tag *sorted; /* the current point's tags, sorted by key */
+    size_t sorted_cap;
     int status;       /* sticky */
 };
 
@@ -141,6 +143,7 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
                                                     params->reject_newer_than_ns)
                                           : INT64_MAX;
     buf_init(&in->errors);
+    buf_init(&in->id);
     buf_init(&in->value);
 
     const char *why = NULL;
@@ -197,7 +200,9 @@ void ingest_free(struct ingest *in)
     if (in->sink.destroy)
         in->sink.destroy(in->sink.arg);
     buf_destroy(&in->errors);
+    buf_destroy(&in->id);
     buf_destroy(&in->value);
+    free(in->sorted);
     free(in);
 }
 
@@ -226,6 +231,41 @@ static void flush(struct ingest *in)
     in->pend_bytes = 0;
 }
 
+/* The tags of ev sorted by key (insertion sort: a handful of tags). */
+static const struct rec_tag *sort_tags(struct ingest *in, const struct event *ev)
+{
+    if (ev->ntags > in->sorted_cap) {
+        in->sorted_cap = ev->ntags;
+        in->sorted = xrealloc(in->sorted, in->sorted_cap * sizeof *in->sorted);
+    }
+    for (size_t i = 0; i < ev->ntags; i++) {
+        struct rec_tag t = ev->tags[i];
+        size_t j = i;
+        for (; j > 0 && slice_cmp(in->sorted[j - 1].key, t.key) > 0; j--)
+            in->sorted[j] = in->sorted[j - 1];
+        in->sorted[j] = t;
+    }
+    return in->sorted;
+}
+
+/* The row's id and value (struct ingest_row): a point's series and fields,
+ * or a log entry's whole content. */
+static void encode_row(struct ingest *in, const struct event *ev, struct ingest_row *row)
+{
+    buf_reset(&in->id);
+    buf_reset(&in->value);
+    if (in->prm.format == INGEST_LINEPROTO) {
+        if (ev->ntags)
+            rec_encode(&in->id, sort_tags(in, ev), ev->ntags, NULL, 0);
+        rec_encode(&in->value, NULL, 0, ev->fields, ev->nfields);
+        row->merge = true;
+    } else {
+        rec_encode(&in->id, ev->tags, ev->ntags, ev->fields, ev->nfields);
+    }
+    row->id = slice_make(in->id.data, in->id.len);
+    row->value = slice_make(in->value.data, in->value.len);
+}
+
 static void add_event(struct ingest *in, uint64_t line_no, const struct event *ev)
 {
     int64_t ts = ev->has_ts ? ev->ts : in->prm.arrival_ns;
@@ -237,11 +277,11 @@ static void add_event(struct ingest *in, uint64_t line_no, const struct event *e
         drop(in, line_no, "timestamp newer than the reject_newer_than window");
         return;
     }
-    buf_reset(&in->value);
-    rec_encode(&in->value, ev->tags, ev->ntags, ev->fields, ev->nfields);
-    in->sink.put(in->sink.arg, ts, ev->host, ev->name, slice_make(in->value.data, in->value.len));
+    struct ingest_row row = {ts, ev->host, ev->name, {0}, {0}, false};
+    encode_row(in, ev, &row);
+    in->sink.put(in->sink.arg, &row);
     in->pend_rows++;
-    in->pend_bytes += in->value.len + ev->host.len + ev->name.len + 32;
+    in->pend_bytes += row.id.len + row.value.len + ev->host.len + ev->name.len + 32;
     if (in->pend_rows >= in->prm.batch_rows || in->pend_bytes >= in->prm.batch_bytes)
         flush(in);
 }

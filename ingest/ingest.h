@@ -84,9 +84,23 @@ const char *ingest_params_check(const struct ingest_params *p, const struct even
  * for the call only); write applies the pending rows atomically, clears
  * them and returns ERR_OK or ERR_*. ingest_new (ingest_store.c) builds one
  * over a store_db; tests use their own. */
+/* One row as the store keeps it (store/FORMAT.md, "Row identity"). A
+ * line-protocol point is identified by its series, so id holds its tags
+ * sorted by key (empty without tags), value its fields, and merge is set:
+ * a point written again with the same series and ts merges its fields into
+ * the stored one. A log entry (raw lines, JSON lines) is identified by its
+ * whole content: id holds its tags and fields, value is empty, merge is
+ * false, and an exact duplicate is the same row. */
+struct ingest_row {
+    int64_t ts;
+    struct slice host, event;
+    struct slice id;    /* a record (store/record.h), or empty */
+    struct slice value; /* a record, or empty */
+    bool merge;
+};
+
 struct ingest_sink {
-    void (*put)(void *arg, int64_t ts, struct slice host, struct slice event,
-                struct slice value);
+    void (*put)(void *arg, const struct ingest_row *row);
     int (*write)(void *arg);
     void (*destroy)(void *arg); /* may be NULL; called by ingest_free */
     void *arg;

@@ -13,11 +13,10 @@ struct store_sink {
     struct batch *b;
 };
 
-static void sink_put(void *arg, int64_t ts, struct slice host, struct slice event,
-                     struct slice value)
+static void sink_put(void *arg, const struct ingest_row *r)
 {
     struct store_sink *s = arg;
-    batch_put(s->b, ts, host, event, value);
+    batch_put_id(s->b, r->ts, r->host, r->event, r->id, r->value, r->merge);
 }
 
 static int sink_write(void *arg)

@@ -489,12 +489,12 @@ static void sep(struct buf *out, bool *first)
     *first = false;
 }
 
-static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj *p, bool *first)
+static int enc_tags(struct buf *out, struct rec_row_reader *r, const struct enc_proj *p, bool *first)
 {
     struct rec_tag t;
     bool want = proj_wants_kind(p, SQL_COL_TAG), open = false;
     int rc;
-    while ((rc = rec_next_tag(r, &t)) == 1) {
+    while ((rc = rec_row_next_tag(r, &t)) == 1) {
         if (!want || !proj_has(p, SQL_COL_TAG, t.key))
             continue;
         if (!open) {
@@ -520,7 +520,7 @@ static int enc_tags(struct buf *out, struct rec_reader *r, const struct enc_proj
     return ERR_OK;
 }
 
-static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_proj *p,
+static int enc_fields(struct buf *out, struct rec_row_reader *r, const struct enc_proj *p,
                       bool *first)
 {
     struct rec_field f;
@@ -528,7 +528,7 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
     int rc;
     if (!want)
         return ERR_OK;
-    while ((rc = rec_next_field(r, &f)) == 1) {
+    while ((rc = rec_row_next_field(r, &f)) == 1) {
         if (!proj_has(p, SQL_COL_FIELD, f.key))
             continue;
         if (!open) {
@@ -555,7 +555,7 @@ static int enc_fields(struct buf *out, struct rec_reader *r, const struct enc_pr
 }
 
 int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
-            struct slice value, const struct enc_proj *proj)
+            struct slice id, struct slice value, const struct enc_proj *proj)
 {
     bool first = true;
     putch(out, '{');
@@ -575,8 +575,8 @@ int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
         enc_json_str(out, event.ptr, event.len);
     }
     if (proj->all || proj_wants_kind(proj, SQL_COL_TAG) || proj_wants_kind(proj, SQL_COL_FIELD)) {
-        struct rec_reader r;
-        int rc = rec_reader_init(&r, value);
+        struct rec_row_reader r;
+        int rc = rec_row_init(&r, id, value);
         if (rc == ERR_OK)
             rc = enc_tags(out, &r, proj, &first);
         if (rc == ERR_OK)

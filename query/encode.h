@@ -36,9 +36,11 @@ struct enc_proj {
     size_t ncols;
 };
 
-/* Appends one row object (no newline). ERR_OK, or ERR_CORRUPT if value is
- * not a valid record (out may then hold a partial row: callers roll back). */
+/* Appends one row object (no newline): its tags and fields are those of
+ * the records id and value (store/record.h, rec_row_init). ERR_OK, or
+ * ERR_CORRUPT if one is not a valid record (out may then hold a partial
+ * row: callers roll back). */
 int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
-            struct slice value, const struct enc_proj *proj);
+            struct slice id, struct slice value, const struct enc_proj *proj);
 
 #endif

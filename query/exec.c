@@ -39,7 +39,7 @@ struct exec {
     size_t gn, gcap, gpos;
     struct iter *sub; /* forward re-read of an oversized group */
     bool sub_started;
-    struct buf vbuf;  /* value of a point read */
+    struct store_rows *rows; /* the rows of one GET key or index entry */
     struct exec_row row;
     uint64_t scanned;
 };
@@ -179,7 +179,7 @@ void query_exec_free(struct exec *e)
     it_destroy(e->sub);
     buf_destroy(&e->gdata);
     free(e->gent);
-    buf_destroy(&e->vbuf);
+    store_rows_close(e->rows);
     free(e);
 }
 
@@ -356,30 +356,56 @@ static bool key_ok(const struct exec *e, const struct key_row *r)
 
 /* --- rows --- */
 
-static int next_get(struct exec *e)
+/* The next row of the open rows cursor that passes the predicates: 1, or
+ * 0 once the cursor is done (it is then closed), or an error. */
+static int next_of_rows(struct exec *e)
 {
-    const struct sql_where *w = e->p->where;
-    while (e->get_i < e->p->nkeys) {
-        const struct plan_key *k = &e->p->keys[e->get_i++];
-        struct slice host = slice_make(w->host.v[k->host], w->host.len[k->host]);
-        struct slice event = slice_make(w->event.v[k->event], w->event.len[k->event]);
-        buf_reset(&e->vbuf);
-        int rc = store_snap_get(e->snap, k->ts, host, event, &e->vbuf);
+    struct slice k, v;
+    int rc;
+    while ((rc = store_rows_next(e->rows, &k, &v)) == 1) {
+        struct key_row r;
         e->scanned++;
-        if (rc == ERR_NOTFOUND)
-            continue;
-        if (rc)
+        if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        struct slice v = slice_make(e->vbuf.data, e->vbuf.len);
-        if (!query_preds_match(w, v, &rc)) {
+        if (!query_preds_match(e->p->where, r.id, v, &rc)) {
             if (rc)
                 return rc;
             continue;
         }
-        e->row = (struct exec_row){k->ts, host, event, v};
+        e->row = (struct exec_row){r.ts, r.host, r.event, r.id, v};
         return 1;
     }
-    return 0;
+    store_rows_close(e->rows);
+    e->rows = NULL;
+    return rc;
+}
+
+/* Opens the rows of (ts, host, event): every id. */
+static int open_rows(struct exec *e, int64_t ts, struct slice host, struct slice event)
+{
+    store_rows_close(e->rows);
+    e->rows = NULL;
+    return store_rows_open(e->snap, ts, host, event, &e->rows);
+}
+
+static int next_get(struct exec *e)
+{
+    const struct sql_where *w = e->p->where;
+    for (;;) {
+        if (e->rows) {
+            int rc = next_of_rows(e);
+            if (rc)
+                return rc;
+        }
+        if (e->get_i >= e->p->nkeys)
+            return 0;
+        const struct plan_key *k = &e->p->keys[e->get_i++];
+        struct slice host = slice_make(w->host.v[k->host], w->host.len[k->host]);
+        struct slice event = slice_make(w->event.v[k->event], w->event.len[k->event]);
+        int rc = open_rows(e, k->ts, host, event);
+        if (rc)
+            return rc;
+    }
 }
 
 static int next_scan(struct exec *e)
@@ -393,47 +419,38 @@ static int next_scan(struct exec *e)
             return rc;
         if (!key_ok(e, &r))
             continue;
-        if (!query_preds_match(e->p->where, v, &rc)) {
+        if (!query_preds_match(e->p->where, r.id, v, &rc)) {
             if (rc)
                 return rc;
             continue;
         }
-        e->row = (struct exec_row){r.ts, r.host, r.event, v};
+        e->row = (struct exec_row){r.ts, r.host, r.event, r.id, v};
         return 1;
     }
     return rc;
 }
 
+/* An index entry stands for every row of its (host, ts, event), or for
+ * none if they were deleted one by one: each is read from its bucket. */
 static int next_index(struct exec *e)
 {
     struct slice k, v;
     int rc;
-    while ((rc = next_entry(e, &k, &v)) == 1) {
+    for (;;) {
+        if (e->rows) {
+            rc = next_of_rows(e);
+            if (rc)
+                return rc;
+        }
+        if ((rc = next_entry(e, &k, &v)) != 1)
+            return rc;
         struct key_row r;
         e->scanned++;
         if ((rc = key_decode_index(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        if (!key_ok(e, &r))
-            continue;
-        struct slice val = slice_make("", 0);
-        if (e->need_value) {
-            buf_reset(&e->vbuf);
-            rc = store_snap_get(e->snap, r.ts, r.host, r.event, &e->vbuf);
-            if (rc == ERR_NOTFOUND)
-                continue;
-            if (rc)
-                return rc;
-            val = slice_make(e->vbuf.data, e->vbuf.len);
-            if (!query_preds_match(e->p->where, val, &rc)) {
-                if (rc)
-                    return rc;
-                continue;
-            }
-        }
-        e->row = (struct exec_row){r.ts, r.host, r.event, val};
-        return 1;
+        if (key_ok(e, &r) && (rc = open_rows(e, r.ts, r.host, r.event)))
+            return rc;
     }
-    return rc;
 }
 
 int query_exec_next(struct exec *e)

@@ -75,26 +75,26 @@ static bool name_is(const char *name, struct slice key)
     return strlen(name) == key.len && memcmp(name, key.ptr, key.len) == 0;
 }
 
-bool query_preds_match(const struct sql_where *w, struct slice value, int *rc)
+bool query_preds_match(const struct sql_where *w, struct slice id, struct slice value, int *rc)
 {
     *rc = ERR_OK;
     if (w->npreds == 0)
         return true;
     size_t n = w->npreds < PRED_MAX ? w->npreds : PRED_MAX;
     uint64_t ok = 0, want = n == 64 ? ~0ULL : (1ULL << n) - 1;
-    struct rec_reader r;
+    struct rec_row_reader r;
     struct rec_tag t;
     struct rec_field f;
     int got;
-    if ((*rc = rec_reader_init(&r, value)) != ERR_OK)
+    if ((*rc = rec_row_init(&r, id, value)) != ERR_OK)
         return false;
-    while ((got = rec_next_tag(&r, &t)) == 1)
+    while ((got = rec_row_next_tag(&r, &t)) == 1)
         for (size_t i = 0; i < n; i++)
             if (w->preds[i].is_tag && name_is(w->preds[i].name, t.key) &&
                 op_holds(w->preds[i].op,
                          slice_cmp(t.value, slice_make(w->preds[i].v.s, w->preds[i].v.slen))))
                 ok |= 1ULL << i;
-    while (got >= 0 && (got = rec_next_field(&r, &f)) == 1)
+    while (got >= 0 && (got = rec_row_next_field(&r, &f)) == 1)
         for (size_t i = 0; i < n; i++)
             if (!w->preds[i].is_tag && name_is(w->preds[i].name, f.key) &&
                 field_matches(&f, &w->preds[i]))

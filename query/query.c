@@ -392,7 +392,7 @@ static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
     struct batch *b = batch_new();
     while ((rc = query_exec_next(r->ex)) == 1) {
         const struct exec_row *row = query_exec_row(r->ex);
-        batch_delete(b, row->ts, row->host, row->event);
+        batch_delete_id(b, row->ts, row->host, row->event, row->id);
         if (batch_count(b) >= DELETE_BATCH && (rc = delete_flush(r, b, err)) != ERR_OK)
             break;
     }
@@ -491,7 +491,7 @@ static int select_step(struct query_cursor *c, size_t want, struct buf *err)
         size_t mark = c->out.len;
         bool first = c->json_first;
         row_begin(c);
-        rc = enc_row(&c->out, row->ts, row->host, row->event, row->value, &r->proj);
+        rc = enc_row(&c->out, row->ts, row->host, row->event, row->id, row->value, &r->proj);
         if (rc) {
             c->out.len = mark;
             c->json_first = first;

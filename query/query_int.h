@@ -43,6 +43,7 @@ int query_exec_next(struct exec *e);
 struct exec_row {
     int64_t ts;
     struct slice host, event;
+    struct slice id;    /* the row's id record (store/key.h), empty if none */
     struct slice value; /* empty when need_value was false and not needed */
 };
 const struct exec_row *query_exec_row(const struct exec *e);
@@ -52,9 +53,10 @@ void query_exec_free(struct exec *e);
 /* Test hook: the byte cap of one buffered ts group (0 restores 4 MiB). */
 void query_test_set_group_cap(size_t bytes);
 
-/* True if the record value satisfies every predicate of w. A malformed
- * value sets *rc to ERR_CORRUPT and returns false. */
-bool query_preds_match(const struct sql_where *w, struct slice value, int *rc);
+/* True if the row of records id and value (rec_row_init) satisfies every
+ * predicate of w. A malformed record sets *rc to ERR_CORRUPT and returns
+ * false. */
+bool query_preds_match(const struct sql_where *w, struct slice id, struct slice value, int *rc);
 
 /* Metrics (metrics.c). plan: 0..3 = enum plan_kind, 4 admin, 5 none (the
  * statement failed before planning). outcome: 0 ok, 1 error, 2 refused,

@@ -33,6 +33,11 @@ void batch_free(struct batch *b)
 #define ENTRY_COMPACT 0x80
 #define ENTRY_HOST_REF 0x02
 #define ENTRY_EVENT_REF 0x04
+#define ENTRY_ID 0x08        /* varint idlen | id follow the event */
+#define ENTRY_MERGE 0x10     /* a put of kind IKEY_MERGE */
+#define ENTRY_ROW_ONLY 0x20  /* a delete that leaves the host index entry */
+#define ENTRY_FLAGS (ENTRY_COMPACT | ENTRY_HOST_REF | ENTRY_EVENT_REF | ENTRY_ID | ENTRY_MERGE | \
+                     ENTRY_ROW_ONLY | 1)
 
 static void names_clear(struct batch *b)
 {
@@ -141,27 +146,33 @@ static bool put_name(struct batch *b, struct slice name, char **pp)
     return false;
 }
 
-static void add(struct batch *b, int kind, int64_t ts, struct slice host, struct slice event,
-                const struct slice *value)
+static void add(struct batch *b, int flags, int64_t ts, struct slice host, struct slice event,
+                struct slice id, const struct slice *value)
 {
-    if (host.len > KEY_MAX_NAME || event.len > KEY_MAX_NAME || (host.len && memchr(host.ptr, 0, host.len)) ||
-        (event.len && memchr(event.ptr, 0, event.len))) {
+    if (!key_host_ok(host) || !key_event_ok(event)) {
         b->bad = true;
         return;
     }
-    size_t need = 1 + 10 + 20 + host.len + event.len + (value ? 10 + value->len : 0);
+    size_t need = 1 + 10 + 20 + host.len + event.len + (id.len ? 10 + id.len : 0) +
+                  (value ? 10 + value->len : 0);
     buf_reserve(&b->rep, need);
     char *p = b->rep.data + b->rep.len;
-    char *flags = p++;
+    char *fp = p++;
     uint64_t d = (uint64_t)ts - (uint64_t)b->last_ts;
     p += coding_varint_enc(p, (d << 1) ^ (0 - (d >> 63))); /* zigzag */
     b->last_ts = ts;
-    int f = ENTRY_COMPACT | kind;
+    int f = ENTRY_COMPACT | flags;
     if (put_name(b, host, &p))
         f |= ENTRY_HOST_REF;
     if (put_name(b, event, &p))
         f |= ENTRY_EVENT_REF;
-    *flags = (char)f;
+    if (id.len) {
+        f |= ENTRY_ID;
+        p += coding_varint_enc(p, id.len);
+        memcpy(p, id.ptr, id.len);
+        p += id.len;
+    }
+    *fp = (char)f;
     if (value) {
         p += coding_varint_enc(p, value->len);
         if (value->len)
@@ -176,12 +187,24 @@ static void add(struct batch *b, int kind, int64_t ts, struct slice host, struct
 void batch_put(struct batch *b, int64_t ts, struct slice host, struct slice event,
                struct slice value)
 {
-    add(b, IKEY_PUT, ts, host, event, &value);
+    add(b, IKEY_PUT, ts, host, event, slice_make("", 0), &value);
+}
+
+void batch_put_id(struct batch *b, int64_t ts, struct slice host, struct slice event,
+                  struct slice id, struct slice value, bool merge)
+{
+    add(b, merge ? IKEY_PUT | ENTRY_MERGE : IKEY_PUT, ts, host, event, id, &value);
 }
 
 void batch_delete(struct batch *b, int64_t ts, struct slice host, struct slice event)
 {
-    add(b, IKEY_DEL, ts, host, event, NULL);
+    add(b, IKEY_DEL, ts, host, event, slice_make("", 0), NULL);
+}
+
+void batch_delete_id(struct batch *b, int64_t ts, struct slice host, struct slice event,
+                     struct slice id)
+{
+    add(b, IKEY_DEL | ENTRY_ROW_ONLY, ts, host, event, id, NULL);
 }
 
 struct slice batch_payload(const struct batch *b)
@@ -247,10 +270,12 @@ static const char *get_name_ref(struct batch_reader *r, const char *p, bool ref,
     return p;
 }
 
-/* The entry's ts and names; NULL if malformed. */
+/* The entry's ts, names and id; NULL if malformed. */
 static const char *get_head(struct batch_reader *r, const char *p, struct batch_entry *e)
 {
     int f = (unsigned char)*p++;
+    e->id = slice_make("", 0);
+    e->keep_index = false;
     if (!(f & ENTRY_COMPACT)) { /* the first form */
         if (r->end - p < 8 || f > IKEY_PUT)
             return NULL;
@@ -259,16 +284,24 @@ static const char *get_head(struct batch_reader *r, const char *p, struct batch_
         p = get_name(p + 8, r->end, &e->host);
         return p ? get_name(p, r->end, &e->event) : NULL;
     }
-    if (f & ~(ENTRY_COMPACT | ENTRY_HOST_REF | ENTRY_EVENT_REF | 1))
+    if ((f & ~ENTRY_FLAGS) || ((f & ENTRY_MERGE) && !(f & 1)) ||
+        ((f & ENTRY_ROW_ONLY) && (f & 1)))
         return NULL;
-    e->kind = f & 1;
+    e->kind = f & ENTRY_MERGE ? IKEY_MERGE : f & 1;
+    e->keep_index = f & ENTRY_ROW_ONLY;
     uint64_t zz;
     p = coding_varint_dec(p, r->end, &zz);
     if (!p)
         return NULL;
     e->ts = (int64_t)((uint64_t)r->last_ts + ((zz >> 1) ^ (0 - (zz & 1))));
     p = get_name_ref(r, p, f & ENTRY_HOST_REF, &e->host);
-    return p ? get_name_ref(r, p, f & ENTRY_EVENT_REF, &e->event) : NULL;
+    p = p ? get_name_ref(r, p, f & ENTRY_EVENT_REF, &e->event) : NULL;
+    if (p && (f & ENTRY_ID)) {
+        p = get_name(p, r->end, &e->id);
+        if (p && !e->id.len)
+            return NULL;
+    }
+    return p;
 }
 
 int batch_reader_next(struct batch_reader *r, struct batch_entry *e)
@@ -279,11 +312,9 @@ int batch_reader_next(struct batch_reader *r, struct batch_entry *e)
         return err_corrupt("batch entry truncated");
     const char *p = get_head(r, r->p, e);
     e->value = slice_make("", 0);
-    if (p && e->kind == IKEY_PUT)
+    if (p && e->kind != IKEY_DEL)
         p = get_name(p, r->end, &e->value);
-    if (!p || e->host.len > KEY_MAX_NAME || e->event.len > KEY_MAX_NAME ||
-        (e->host.len && memchr(e->host.ptr, 0, e->host.len)) ||
-        (e->event.len && memchr(e->event.ptr, 0, e->event.len)))
+    if (!p || !key_host_ok(e->host) || !key_event_ok(e->event))
         return err_corrupt("bad batch entry");
     r->last_ts = e->ts;
     r->p = p;

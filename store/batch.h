@@ -1,8 +1,11 @@
 /* The write batch, encoded once as the WAL record it becomes (FORMAT.md):
  *
  *   rep   = frame:12 (filled by the WAL) | seq:u64le | count:u32le | entries
- *   entry = flags:u8 | ts | host | event [ | varint vlen | value ]  (puts only)
+ *   entry = flags:u8 | ts | host | event [ | varint idlen | id ]
+ *           [ | varint vlen | value ]                             (puts only)
  *   flags: 0x80 | kind (bit 0) | 0x02 host is a reference | 0x04 event is one
+ *          | 0x08 an id follows (idlen >= 1) | 0x10 a put is a MERGE
+ *          | 0x20 a delete leaves the host index entry
  *   ts    = zigzag varint of ts minus the previous entry's ts (0 before the first)
  *   name  = varint len | bytes, which takes the batch's next name id (from 0,
  *           hosts and events alike), or a reference: varint id of such a name
@@ -39,9 +42,10 @@ struct batch {
 };
 
 struct batch_entry {
-    int kind; /* IKEY_PUT or IKEY_DEL */
+    int kind; /* IKEY_PUT, IKEY_MERGE or IKEY_DEL */
+    bool keep_index; /* a delete of the row only */
     int64_t ts;
-    struct slice host, event, value;
+    struct slice host, event, id, value;
 };
 
 /* The payload the WAL stores (rep without the frame room). */

@@ -11,6 +11,8 @@
 #include "config/err.h"
 #include "config/log.h"
 #include "store/ikey.h"
+#include "store/key.h"
+#include "store/record.h"
 #include "store/store_int.h"
 
 /* Output files being written, one or more per window. */
@@ -55,7 +57,9 @@ static int finish_one(struct outputs *o, struct win_builder *w)
 static int new_builder(struct outputs *o, int64_t window, const char *path,
                        struct sst_builder **out)
 {
-    struct sst_build_opts opts = {.no_bloom = o->p->is_index, .fast = window >= o->fast_from};
+    struct sst_build_opts opts = {.no_bloom = o->p->is_index,
+                                  .bloom_key = o->p->is_index ? NULL : key_row_base_len,
+                                  .fast = window >= o->fast_from};
     return sst_builder_new(o->p->db->store->env, path, &opts, out);
 }
 
@@ -353,42 +357,121 @@ struct merge_rules {
     uint64_t *expired;
 };
 
-static int merge_row(struct part *p, const struct merge_rules *r, struct slice ik,
-                     struct slice value, struct outputs *o, struct buf *zero)
+/* A row whose newest version is a MERGE: the older versions of its key are
+ * folded into it (rec_merge) until a PUT, a delete or a deleted version,
+ * and it goes out when its key ends. */
+struct pending {
+    bool active;
+    bool keep_seq; /* written after a tombstone of its range */
+    int kind;      /* IKEY_MERGE until a PUT was folded in */
+    struct buf ik, value, tmp;
+};
+
+/* Whether a version is gone: past a TTL, or covered by a range tombstone. */
+static bool version_dropped(struct part *p, const struct merge_rules *r, struct slice ik,
+                            bool *tombed)
 {
     struct slice uk = ikey_user(ik);
     int64_t ts = part_key_ts(p, uk);
+    *tombed = false;
     if (ts < r->cutoff ||
         (r->cuts->n && ts < event_cuts_get(r->cuts, part_key_event(p, uk), r->cutoff))) {
-        if (ikey_kind(ik) == IKEY_PUT && !p->is_index)
+        if (ikey_kind(ik) != IKEY_DEL && !p->is_index)
             (*r->expired)++;
-        return ERR_OK;
+        return true;
     }
-    if (r->full && ikey_kind(ik) == IKEY_DEL)
-        return ERR_OK;
-    bool tombed = false;
     if (r->tombs->n) {
         struct slice h = part_key_host(p, uk), e = part_key_event(p, uk);
         if (tomb_covers(r->tombs, h, e, ts, ikey_seq(ik), UINT64_MAX))
-            return ERR_OK; /* deleted by a range tombstone */
+            return true; /* deleted by a range tombstone */
         /* written after a tombstone of its range: keep its sequence */
-        tombed = tomb_matches(r->tombs, h, e, ts);
+        *tombed = tomb_matches(r->tombs, h, e, ts);
     }
-    if (!r->full || tombed)
+    return false;
+}
+
+/* Writes a row with the newest version's key; in a full merge with
+ * sequence 0 unless keep_seq. */
+static int put_row(const struct merge_rules *r, struct slice ik, int kind, struct slice value,
+                   bool keep_seq, struct outputs *o, struct buf *zero)
+{
+    if ((!r->full || keep_seq) && kind == ikey_kind(ik))
         return outputs_add(o, ik, value, true);
     /* The output holds the only on-disk version of each key of the
      * window, older than every later write: its sequence can be 0, which
      * makes the trailers identical and cheap to compress. */
     buf_reset(zero);
-    ikey_append(zero, uk, 0, IKEY_PUT);
+    ikey_append(zero, ikey_user(ik), r->full && !keep_seq ? 0 : ikey_seq(ik), kind);
     return outputs_add(o, slice_make(zero->data, zero->len), value, true);
+}
+
+static int merge_row(struct part *p, const struct merge_rules *r, struct slice ik,
+                     struct slice value, struct outputs *o, struct buf *zero,
+                     struct pending *pend)
+{
+    bool tombed;
+    if (version_dropped(p, r, ik, &tombed))
+        return ERR_OK;
+    int kind = ikey_kind(ik);
+    if (r->full && kind == IKEY_DEL)
+        return ERR_OK;
+    if (kind == IKEY_MERGE) {
+        pend->active = true;
+        pend->keep_seq = tombed;
+        pend->kind = IKEY_MERGE;
+        buf_reset(&pend->ik);
+        buf_append(&pend->ik, ik.ptr, ik.len);
+        buf_reset(&pend->value);
+        buf_append(&pend->value, value.ptr, value.len);
+        return ERR_OK;
+    }
+    return put_row(r, ik, kind, value, tombed, o, zero);
+}
+
+/* An older version of the pending row's key. */
+static int pending_fold(struct part *p, const struct merge_rules *r, struct slice ik,
+                        struct slice value, struct pending *pend)
+{
+    bool tombed;
+    int kind = ikey_kind(ik);
+    if (pend->kind != IKEY_MERGE)
+        return ERR_OK; /* a PUT or a delete ended the chain */
+    if (kind == IKEY_DEL || version_dropped(p, r, ik, &tombed)) {
+        /* nothing older counts: the row is whole, and must not be merged
+         * with older versions in files outside this merge */
+        pend->kind = IKEY_PUT;
+        return ERR_OK;
+    }
+    buf_reset(&pend->tmp);
+    int rc = rec_merge(&pend->tmp, slice_make(pend->value.data, pend->value.len), value);
+    if (rc)
+        return err_corrupt("%s: bad merge value in compaction input", p->dir);
+    struct buf t = pend->value;
+    pend->value = pend->tmp;
+    pend->tmp = t;
+    if (kind == IKEY_PUT)
+        pend->kind = IKEY_PUT;
+    return ERR_OK;
+}
+
+static int pending_flush(const struct merge_rules *r, struct pending *pend, struct outputs *o,
+                         struct buf *zero)
+{
+    pend->active = false;
+    /* a full merge holds every on-disk version: the row is whole */
+    int kind = r->full ? IKEY_PUT : pend->kind;
+    return put_row(r, slice_make(pend->ik.data, pend->ik.len), kind,
+                   slice_make(pend->value.data, pend->value.len), pend->keep_seq, o, zero);
 }
 
 /* Merges the files idx[0..n) of one window. full: they are all the files
  * of the window, so tombstones can go and sequences become 0. Where a block
  * of one file comes wholly before the rows of the others (files of
  * successive flushes hardly overlap), it is copied as stored rather than
- * decoded row by row and compressed again; its rows keep their sequences. */
+ * decoded row by row and compressed again; its rows keep their sequences.
+ * Older versions of a key are dropped, except under a MERGE: folded into
+ * it, or, when the MERGE went out in a copied block, copied as they are
+ * up to the first PUT (readers merge them). */
 static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
                         bool full, int64_t cutoff, const struct event_cuts *cuts,
                         const struct tomb_set *tombs, struct outputs *o, uint64_t *expired)
@@ -411,7 +494,8 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
     for (size_t i = h.n / 2 + 1; i-- > 0;)
         heap_down(&h, i);
     struct buf last = BUF_INIT, zero = BUF_INIT;
-    bool have_last = false;
+    struct pending pend = {false, false, 0, BUF_INIT, BUF_INIT, BUF_INIT};
+    bool have_last = false, copy_older = false;
     while (h.n && !rc) {
         struct merge_in *in = &h.v[0];
         struct slice ik = sst_scan_key(in->s);
@@ -421,28 +505,42 @@ static int merge_window(struct part *p, struct version *v, const size_t *idx, si
         }
         struct slice uk = ikey_user(ik);
         bool older = have_last && slice_eq(uk, slice_make(last.data, last.len));
+        if (!older && pend.active && (rc = pending_flush(&r, &pend, o, &zero)))
+            break;
         if (!older && in->may_copy && sst_scan_block_start(in->s) && root_block_first(&h)) {
             rc = copy_block(o, in);
             buf_reset(&last);
-            struct slice bl = ikey_user(sst_scan_block_last(in->s));
-            buf_append(&last, bl.ptr, bl.len);
+            struct slice bl = sst_scan_block_last(in->s);
+            buf_append(&last, ikey_user(bl).ptr, ikey_user(bl).len);
+            copy_older = ikey_kind(bl) == IKEY_MERGE;
             sst_scan_next_block(in->s);
         } else {
             if (!older) {
                 buf_reset(&last);
                 buf_append(&last, uk.ptr, uk.len);
-                rc = merge_row(p, &r, ik, sst_scan_value(in->s), o, &zero);
+                copy_older = false;
+                rc = merge_row(p, &r, ik, sst_scan_value(in->s), o, &zero, &pend);
+            } else if (pend.active) {
+                rc = pending_fold(p, &r, ik, sst_scan_value(in->s), &pend);
+            } else if (copy_older) {
+                copy_older = ikey_kind(ik) == IKEY_MERGE;
+                rc = outputs_add(o, ik, sst_scan_value(in->s), true);
             }
             sst_scan_next(in->s);
         }
         have_last = true;
         heap_fix_root(&h, &rc);
     }
+    if (!rc && pend.active)
+        rc = pending_flush(&r, &pend, o, &zero);
     while (h.n)
         sst_scan_free(h.v[--h.n].s);
     free(h.v);
     buf_destroy(&last);
     buf_destroy(&zero);
+    buf_destroy(&pend.ik);
+    buf_destroy(&pend.value);
+    buf_destroy(&pend.tmp);
     return rc;
 }
 

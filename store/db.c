@@ -134,18 +134,19 @@ static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t s
     struct buf *k = &db->scratch;
     if (seg == 0 || seg > p->flushed_gen) {
         buf_reset(k);
-        key_encode_row(k, bucket, e->ts, db->desc, e->host, e->event);
+        key_encode_row_id(k, bucket, e->ts, db->desc, e->host, e->event, e->id);
         mt_add(p->mem, slice_make(k->data, k->len), seq, e->kind, e->value);
         /* write_mu holds other writers off: a plain increment, no locked add */
-        atomic_ullong *c = e->kind == IKEY_PUT ? &db->m.bucket_rows[bucket] : &db->m.rows_deleted;
+        atomic_ullong *c = e->kind != IKEY_DEL ? &db->m.bucket_rows[bucket] : &db->m.rows_deleted;
         if (seg == 0)
             atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                                   memory_order_relaxed);
     }
-    if (seg == 0 || seg > ix->flushed_gen) {
+    if ((seg == 0 || seg > ix->flushed_gen) && !e->keep_index) {
         buf_reset(k);
         key_encode_index(k, e->host, e->event, e->ts, db->desc);
-        mt_add(ix->mem, slice_make(k->data, k->len), seq, e->kind, slice_make("", 0));
+        mt_add(ix->mem, slice_make(k->data, k->len), seq, e->kind == IKEY_DEL ? IKEY_DEL : IKEY_PUT,
+               slice_make("", 0));
     }
 }
 
@@ -343,8 +344,8 @@ static int index_files(struct store_db *db, struct part *p, size_t flush_at)
                 break;
             buf_reset(&k);
             key_encode_index(&k, r.host, r.event, r.ts, db->desc);
-            mt_add(ix->mem, slice_make(k.data, k.len), ikey_seq(ik), ikey_kind(ik),
-                   slice_make("", 0));
+            mt_add(ix->mem, slice_make(k.data, k.len), ikey_seq(ik),
+                   ikey_kind(ik) == IKEY_DEL ? IKEY_DEL : IKEY_PUT, slice_make("", 0));
             if (mt_bytes(ix->mem) >= flush_at)
                 rc = flush_now(db);
         }
@@ -734,7 +735,46 @@ void store_snap_release(struct store_snap *snap)
     free(snap);
 }
 
-/* Point read in one partition's snapshot. */
+/* Whether file f may hold rows of the key base (store/key.h): its window
+ * and ts range hold ts, and its bloom filter admits the base (version 1
+ * files filtered whole keys, all of them base 0x00). */
+static bool file_may_have(const struct file_meta *f, int64_t ts, struct slice base,
+                          struct buf *tmp)
+{
+    if (f->window != part_window(ts) || ts < f->props.min_ts || ts > f->props.max_ts)
+        return false;
+    if (sst_version(f->table) >= 2)
+        return sst_may_contain(f->table, base);
+    buf_reset(tmp);
+    buf_append(tmp, base.ptr, base.len);
+    buf_putc(tmp, '\0');
+    return sst_may_contain(f->table, slice_make(tmp->data, tmp->len));
+}
+
+/* The versions of the rows of base in a partition's snapshot, resolved:
+ * its memtables and the files that may hold them. */
+static struct iter *base_iter(struct part *p, struct part_snap *ps, uint64_t seq,
+                              int64_t cutoff, const struct event_cuts *cuts,
+                              struct tomb_set *tombs, int64_t ts, struct slice base)
+{
+    size_t n = 1 + ps->nimm + ps->ver->n, k = 0;
+    struct iter **kids = xcalloc(n, sizeof *kids);
+    struct buf tmp = BUF_INIT;
+    kids[k++] = mt_iter(ps->mem);
+    for (size_t i = 0; i < ps->nimm; i++)
+        kids[k++] = mt_iter(ps->imm[i]);
+    for (size_t i = 0; i < ps->ver->n; i++)
+        if (file_may_have(ps->ver->files[i], ts, base, &tmp))
+            kids[k++] = sst_iter(ps->ver->files[i]->table);
+    buf_destroy(&tmp);
+    struct iter *m = it_merge_new(kids, k, NULL);
+    free(kids);
+    return db_iter_new(m, p, seq, cutoff, cuts, tombs);
+}
+
+/* Point read of ukey (a row key) in one partition's snapshot: the newest
+ * version from the memtables or the files, newest first; a MERGE is
+ * resolved with the older versions through base_iter. */
 static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct slice ukey,
                   int64_t ts, const struct tomb_set *tombs, struct buf *out)
 {
@@ -745,42 +785,50 @@ static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct sli
     for (size_t i = ps->nimm; !found && i-- > 0;)
         found = mt_get_seq(ps->imm[i], ukey, seq, &kind, &v, &vseq);
     bool check = tombs && tombs->n;
-    if (found) {
-        if (kind != IKEY_PUT)
-            return ERR_NOTFOUND;
-        if (check && tomb_covers(tombs, part_key_host(p, ukey), part_key_event(p, ukey), ts, vseq,
-                                 seq))
-            return ERR_NOTFOUND;
-        buf_append(out, v.ptr, v.len);
-        return ERR_OK;
-    }
-    int64_t w = part_window(ts);
+    struct slice base = slice_make(ukey.ptr, key_row_base_len(ukey));
     size_t start = out->len;
-    for (size_t i = 0; i < ps->ver->n; i++) {
-        struct file_meta *f = ps->ver->files[i];
-        if (f->window != w || ts < f->props.min_ts || ts > f->props.max_ts)
-            continue;
-        int rc = sst_get_seq(f->table, ukey, seq, &kind, out, &vseq);
-        if (rc == ERR_NOTFOUND)
-            continue;
+    if (!found) {
+        struct buf tmp = BUF_INIT;
+        int rc = ERR_NOTFOUND;
+        for (size_t i = 0; i < ps->ver->n && rc == ERR_NOTFOUND; i++) {
+            struct file_meta *f = ps->ver->files[i];
+            if (file_may_have(f, ts, base, &tmp))
+                rc = sst_find_seq(f->table, ukey, seq, &kind, out, &vseq);
+        }
+        buf_destroy(&tmp);
         if (rc)
             return rc;
-        if (kind != IKEY_PUT ||
-            (check && tomb_covers(tombs, part_key_host(p, ukey), part_key_event(p, ukey), ts,
-                                  vseq, seq))) {
-            out->len = start;
-            return ERR_NOTFOUND;
-        }
-        return ERR_OK;
+        v = slice_make(out->data + start, out->len - start);
     }
-    return ERR_NOTFOUND;
+    if (kind == IKEY_DEL ||
+        (check && tomb_covers(tombs, part_key_host(p, ukey), part_key_event(p, ukey), ts, vseq,
+                              seq))) {
+        out->len = start;
+        return ERR_NOTFOUND;
+    }
+    if (kind == IKEY_MERGE) {
+        out->len = start;
+        struct iter *it = base_iter(p, ps, seq, INT64_MIN, NULL, (struct tomb_set *)tombs, ts,
+                                    base);
+        it_seek(it, ukey);
+        int rc = it_status(it) ? it_status(it) : ERR_NOTFOUND;
+        if (it_valid(it) && slice_eq(it_key(it), ukey)) {
+            buf_append(out, it_value(it).ptr, it_value(it).len);
+            rc = ERR_OK;
+        }
+        it_destroy(it);
+        return rc;
+    }
+    if (found)
+        buf_append(out, v.ptr, v.len);
+    return ERR_OK;
 }
 
 static int snap_get(struct store_db *db, struct part_snap *all, uint64_t seq, int64_t cutoff,
                     const struct event_cuts *cuts, const struct tomb_set *tombs, int64_t ts,
                     struct slice host, struct slice event, struct buf *out)
 {
-    if (host.len > KEY_MAX_NAME || event.len > KEY_MAX_NAME)
+    if (!key_host_ok(host) || !key_event_ok(event))
         return ERR_INVAL;
     if (ts < cutoff || (cuts && ts < event_cuts_get(cuts, event, cutoff)))
         return ERR_NOTFOUND;
@@ -815,6 +863,62 @@ int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struc
 {
     return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, &snap->cuts, snap->tombs, ts,
                     host, event, out);
+}
+
+struct store_rows {
+    struct iter *it;
+    struct buf lo, hi; /* [base 0x00, base 0x02) */
+    bool started;
+};
+
+int store_rows_open(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
+                    struct store_rows **out)
+{
+    struct store_db *db = snap->db;
+    if (!key_host_ok(host) || !key_event_ok(event))
+        return ERR_INVAL;
+    struct store_rows *r = xcalloc(1, sizeof *r);
+    *out = r;
+    if (ts < snap->cutoff || ts < event_cuts_get(&snap->cuts, event, snap->cutoff)) {
+        r->it = it_new_empty();
+        return ERR_OK;
+    }
+    uint32_t bucket = key_bucket(ts, db->buckets);
+    key_encode_row_base(&r->lo, bucket, ts, db->desc, host, event);
+    buf_append(&r->hi, r->lo.data, r->lo.len);
+    struct slice base = slice_make(r->lo.data, r->lo.len);
+    r->it = base_iter(&db->parts[bucket], &snap->ps[bucket], snap->seq, snap->cutoff, &snap->cuts,
+                      snap->tombs, ts, base);
+    buf_putc(&r->lo, '\0');
+    buf_putc(&r->hi, '\2');
+    return ERR_OK;
+}
+
+int store_rows_next(struct store_rows *r, struct slice *key, struct slice *value)
+{
+    if (!r->started) {
+        it_seek(r->it, slice_make(r->lo.data, r->lo.len));
+        r->started = true;
+    } else if (it_valid(r->it)) {
+        it_next(r->it);
+    }
+    if (!it_valid(r->it))
+        return it_status(r->it);
+    *key = it_key(r->it);
+    if (slice_cmp(*key, slice_make(r->hi.data, r->hi.len)) >= 0)
+        return 0;
+    *value = it_value(r->it);
+    return 1;
+}
+
+void store_rows_close(struct store_rows *r)
+{
+    if (!r)
+        return;
+    it_destroy(r->it);
+    buf_destroy(&r->lo);
+    buf_destroy(&r->hi);
+    free(r);
 }
 
 static void unref_db_cb(void *db, void *unused)

@@ -1,7 +1,9 @@
 /* Version resolution over a merged internal-key stream. Forward: the first
- * visible entry of a user key is its newest version. Backward: versions
- * arrive oldest first, so the last visible one before the user key changes
- * is kept in saved_key/saved_value. */
+ * visible entry of a user key is its newest version; when it is a MERGE the
+ * older versions are folded into it (rec_merge) up to a PUT, a delete or a
+ * hidden version, into saved_key/saved_value. Backward: versions arrive
+ * oldest first, so the row is built in saved_key/saved_value until the user
+ * key changes: a PUT replaces it, a MERGE merges into it, a delete clears it. */
 #include "store/db_iter.h"
 
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include "config/buf.h"
 #include "config/err.h"
 #include "store/ikey.h"
+#include "store/record.h"
 #include "store/store_int.h"
 
 struct db_it {
@@ -21,9 +24,11 @@ struct db_it {
     struct tomb_set *tombs; /* NULL or a set with n > 0; a reference */
     bool forward;
     bool valid;
+    bool merged; /* forward: the row is in saved_key/saved_value */
     int status;
-    struct buf saved_key;   /* forward: key to skip; backward: current key */
-    struct buf saved_value; /* backward: current value */
+    struct buf saved_key;   /* forward: key to skip or merged key; backward: current key */
+    struct buf saved_value; /* backward or merged: current value */
+    struct buf merge_buf;
 };
 
 static struct slice saved(const struct buf *b)
@@ -60,8 +65,49 @@ static bool expired(const struct db_it *d, struct slice ukey, struct slice ik)
                                    part_key_event(d->p, ukey), ts, ikey_seq(ik), d->seq);
 }
 
+/* Merges value, an older version, into saved_value; false on damage. */
+static bool merge_older(struct db_it *d, struct slice newer, struct slice older)
+{
+    buf_reset(&d->merge_buf);
+    int rc = rec_merge(&d->merge_buf, newer, older);
+    if (rc) {
+        if (!d->status)
+            d->status = rc;
+        d->valid = false;
+        return false;
+    }
+    struct buf t = d->saved_value;
+    d->saved_value = d->merge_buf;
+    d->merge_buf = t;
+    return true;
+}
+
+/* The newest visible version of the current key is a MERGE: folds the
+ * older versions into it while they are visible MERGEs, and the first PUT. */
+static void merge_forward(struct db_it *d, struct slice uk)
+{
+    save(&d->saved_key, uk);
+    save(&d->saved_value, it_value(d->in));
+    d->merged = true;
+    d->valid = true;
+    for (it_next(d->in); it_valid(d->in); it_next(d->in)) {
+        struct slice ik = it_key(d->in);
+        if (!parse(d, ik))
+            return;
+        struct slice k = ikey_user(ik);
+        if (!slice_eq(k, saved(&d->saved_key)))
+            return;
+        int kind = ikey_kind(ik);
+        if (kind == IKEY_DEL || expired(d, k, ik))
+            return;
+        if (!merge_older(d, saved(&d->saved_value), it_value(d->in)) || kind == IKEY_PUT)
+            return;
+    }
+}
+
 static void find_next(struct db_it *d, bool skipping)
 {
+    d->merged = false;
     while (it_valid(d->in)) {
         struct slice ik = it_key(d->in);
         if (!parse(d, ik))
@@ -69,8 +115,12 @@ static void find_next(struct db_it *d, bool skipping)
         if (ikey_seq(ik) <= d->seq) {
             struct slice uk = ikey_user(ik);
             if (!skipping || slice_cmp(uk, saved(&d->saved_key)) > 0) {
-                if (ikey_kind(ik) == IKEY_PUT && !expired(d, uk, ik)) {
-                    d->valid = true; /* di_next saves the key before moving on */
+                int kind = ikey_kind(ik);
+                if (kind != IKEY_DEL && !expired(d, uk, ik)) {
+                    if (kind == IKEY_MERGE)
+                        merge_forward(d, uk);
+                    else
+                        d->valid = true; /* di_next saves the key before moving on */
                     return;
                 }
                 save(&d->saved_key, uk);
@@ -95,16 +145,20 @@ static void find_prev(struct db_it *d)
             struct slice uk = ikey_user(ik);
             if (kind != IKEY_DEL && slice_cmp(uk, saved(&d->saved_key)) < 0)
                 break;
-            kind = ikey_kind(ik);
-            if (kind == IKEY_PUT && expired(d, uk, ik))
-                kind = IKEY_DEL;
-            if (kind == IKEY_DEL) {
+            int k = ikey_kind(ik);
+            if (k != IKEY_DEL && expired(d, uk, ik))
+                k = IKEY_DEL;
+            if (k == IKEY_DEL) {
                 buf_reset(&d->saved_key);
                 buf_reset(&d->saved_value);
+            } else if (k == IKEY_MERGE && kind != IKEY_DEL) {
+                if (!merge_older(d, it_value(d->in), saved(&d->saved_value)))
+                    return;
             } else {
                 save(&d->saved_key, uk);
                 save(&d->saved_value, it_value(d->in));
             }
+            kind = k;
         }
         it_prev(d->in);
     }
@@ -163,10 +217,10 @@ static void di_next(struct iter *it)
             it_next(d->in);
         else
             it_seek_first(d->in);
-    } else {
+    } else if (!d->merged) {
         save(&d->saved_key, ikey_user(it_key(d->in)));
         it_next(d->in);
-    }
+    } /* merged: saved_key is the row's key and in is past its last version */
     find_next(d, true);
 }
 
@@ -175,7 +229,10 @@ static void di_prev(struct iter *it)
     struct db_it *d = (struct db_it *)it;
     if (d->forward) {
         /* move in before every entry of the current key */
-        save(&d->saved_key, ikey_user(it_key(d->in)));
+        if (!d->merged)
+            save(&d->saved_key, ikey_user(it_key(d->in)));
+        else if (!it_valid(d->in))
+            it_seek_last(d->in); /* the merge read the key's versions to the end */
         for (;;) {
             it_prev(d->in);
             if (!it_valid(d->in))
@@ -194,7 +251,7 @@ static void di_prev(struct iter *it)
 static struct slice di_key(const struct iter *it)
 {
     const struct db_it *d = (const struct db_it *)it;
-    if (d->forward)
+    if (d->forward && !d->merged)
         return ikey_user(it_key(d->in));
     return saved(&d->saved_key);
 }
@@ -202,7 +259,7 @@ static struct slice di_key(const struct iter *it)
 static struct slice di_value(const struct iter *it)
 {
     const struct db_it *d = (const struct db_it *)it;
-    if (d->forward)
+    if (d->forward && !d->merged)
         return it_value(d->in);
     return saved(&d->saved_value);
 }
@@ -219,6 +276,7 @@ static void di_destroy(struct iter *it)
     it_destroy(d->in);
     buf_destroy(&d->saved_key);
     buf_destroy(&d->saved_value);
+    buf_destroy(&d->merge_buf);
     event_cuts_destroy(&d->cuts);
     tomb_set_unref(d->tombs);
     free(d);
@@ -255,5 +313,6 @@ struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
     d->forward = true;
     buf_init(&d->saved_key);
     buf_init(&d->saved_value);
+    buf_init(&d->merge_buf);
     return &d->base;
 }

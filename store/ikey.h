@@ -11,7 +11,9 @@
 #include "store/coding.h"
 #include "store/slice.h"
 
-enum ikey_kind { IKEY_DEL = 0, IKEY_PUT = 1 };
+/* A MERGE is a put whose fields are merged into the older versions of its
+ * key (store/rowmerge.h) instead of replacing them. */
+enum ikey_kind { IKEY_DEL = 0, IKEY_PUT = 1, IKEY_MERGE = 2 };
 
 #define IKEY_TRAILER 9
 #define IKEY_MAX_SEQ (UINT64_MAX >> 1)
@@ -32,7 +34,7 @@ static inline void ikey_append(struct buf *b, struct slice ukey, uint64_t seq, i
 
 static inline bool ikey_ok(struct slice ik)
 {
-    return ik.len > IKEY_TRAILER && (ik.ptr[ik.len - 1] == IKEY_DEL || ik.ptr[ik.len - 1] == IKEY_PUT);
+    return ik.len > IKEY_TRAILER && (unsigned char)ik.ptr[ik.len - 1] <= IKEY_MERGE;
 }
 
 /* REQUIRES: ikey_ok(ik) for these three. */

@@ -23,44 +23,139 @@ static char *put_name(char *p, struct slice name)
     return p + name.len + 1;
 }
 
+bool key_host_ok(struct slice name)
+{
+    return name.len <= KEY_MAX_NAME && (!name.len || !memchr(name.ptr, 0, name.len));
+}
+
+bool key_event_ok(struct slice name)
+{
+    if (name.len > KEY_MAX_NAME)
+        return false;
+    for (size_t i = 0; i < name.len; i++)
+        if ((unsigned char)name.ptr[i] < 2)
+            return false;
+    return true;
+}
+
+/* Writes bucket | tskey | host 0 event at p; returns the byte after. */
+static char *put_base(char *p, uint32_t bucket, int64_t ts, bool desc, struct slice host,
+                      struct slice event)
+{
+    coding_put_u16be(p, (uint16_t)bucket);
+    coding_put_u64be(p + 2, key_tskey(ts, desc));
+    p = put_name(p + 10, host);
+    if (event.len)
+        memcpy(p, event.ptr, event.len);
+    return p + event.len;
+}
+
 /* Every row and index key is written on each ingested event: one reserve,
  * then plain stores. */
 void key_encode_row(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
                     struct slice event)
 {
     buf_reserve(out, 12 + host.len + event.len);
-    char *p = out->data + out->len;
-    coding_put_u16be(p, (uint16_t)bucket);
-    coding_put_u64be(p + 2, key_tskey(ts, desc));
-    p = put_name(p + 10, host);
-    p = put_name(p, event);
+    char *p = put_base(out->data + out->len, bucket, ts, desc, host, event);
+    *p++ = '\0';
     out->len = (size_t)(p - out->data);
 }
 
-/* Splits "host\0event\0" at p (len bytes); false unless exactly that shape. */
-static bool split_names(const char *p, size_t len, struct slice *host, struct slice *event)
+void key_encode_row_id(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
+                       struct slice host, struct slice event, struct slice id)
 {
-    const char *z1 = memchr(p, '\0', len);
-    if (!z1)
+    if (!id.len) {
+        key_encode_row(out, bucket, ts, desc, host, event);
+        return;
+    }
+    buf_reserve(out, 22 + host.len + event.len + id.len);
+    char *p = put_base(out->data + out->len, bucket, ts, desc, host, event);
+    *p++ = '\1';
+    p += coding_varint_enc(p, id.len);
+    memcpy(p, id.ptr, id.len);
+    out->len = (size_t)(p + id.len - out->data);
+}
+
+void key_encode_row_base(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
+                         struct slice host, struct slice event)
+{
+    buf_reserve(out, 11 + host.len + event.len);
+    out->len = (size_t)(put_base(out->data + out->len, bucket, ts, desc, host, event) - out->data);
+}
+
+/* The end of the host (its 0x00) and of the event (its 0x00 or 0x01) in a
+ * row key; false if there are none. */
+static bool row_marks(struct slice key, const char **hend, const char **eend)
+{
+    if (key.len < 12)
         return false;
-    size_t rest = len - (size_t)(z1 + 1 - p);
-    const char *z2 = memchr(z1 + 1, '\0', rest);
-    if (!z2 || z2 != p + len - 1)
+    const char *p = key.ptr + 10, *end = key.ptr + key.len;
+    const char *z = memchr(p, '\0', (size_t)(end - p));
+    if (!z)
         return false;
-    *host = slice_make(p, (size_t)(z1 - p));
-    *event = slice_make(z1 + 1, (size_t)(z2 - z1 - 1));
-    return host->len <= KEY_MAX_NAME && event->len <= KEY_MAX_NAME;
+    for (const char *e = z + 1; e < end; e++)
+        if ((unsigned char)*e < 2) {
+            *hend = z;
+            *eend = e;
+            return true;
+        }
+    return false;
+}
+
+size_t key_row_base_len(struct slice key)
+{
+    const char *h, *e;
+    return row_marks(key, &h, &e) ? (size_t)(e - key.ptr) : key.len;
 }
 
 int key_decode_row(struct slice key, bool desc, struct key_row *out)
 {
     struct key_row r;
-    if (key.len < 12 || !split_names(key.ptr + 10, key.len - 10, &r.host, &r.event))
+    const char *hend, *eend, *end = key.ptr + key.len;
+    if (!row_marks(key, &hend, &eend))
         return ERR_CORRUPT;
+    r.host = slice_make(key.ptr + 10, (size_t)(hend - (key.ptr + 10)));
+    r.event = slice_make(hend + 1, (size_t)(eend - hend - 1));
+    if (r.host.len > KEY_MAX_NAME || r.event.len > KEY_MAX_NAME)
+        return ERR_CORRUPT;
+    r.id = slice_make("", 0);
+    if (*eend == 0) {
+        if (eend + 1 != end)
+            return ERR_CORRUPT;
+    } else {
+        uint64_t n;
+        const char *p = coding_varint_dec(eend + 1, end, &n);
+        if (!p || n == 0 || n != (uint64_t)(end - p))
+            return ERR_CORRUPT;
+        r.id = slice_make(p, (size_t)n);
+    }
     r.bucket = coding_get_u16be(key.ptr);
     r.ts = key_ts_from_tskey(coding_get_u64be(key.ptr + 2), desc);
     *out = r;
     return ERR_OK;
+}
+
+int64_t key_row_ts(struct slice key, bool desc)
+{
+    if (key.len < 10)
+        return 0;
+    return key_ts_from_tskey(coding_get_u64be(key.ptr + 2), desc);
+}
+
+struct slice key_row_host(struct slice key)
+{
+    const char *h, *e;
+    if (!row_marks(key, &h, &e))
+        return slice_make("", 0);
+    return slice_make(key.ptr + 10, (size_t)(h - (key.ptr + 10)));
+}
+
+struct slice key_row_event(struct slice key)
+{
+    const char *h, *e;
+    if (!row_marks(key, &h, &e))
+        return slice_make("", 0);
+    return slice_make(h + 1, (size_t)(e - h - 1));
 }
 
 void key_encode_index(struct buf *out, struct slice host, struct slice event, int64_t ts,
@@ -109,7 +204,31 @@ int key_decode_index(struct slice key, bool desc, struct key_row *out)
     if (r.host.len > KEY_MAX_NAME || r.event.len > KEY_MAX_NAME)
         return ERR_CORRUPT;
     r.bucket = 0;
+    r.id = slice_make("", 0);
     r.ts = key_ts_from_tskey(coding_get_u64be(tk.ptr), desc);
     *out = r;
     return ERR_OK;
+}
+
+int64_t key_index_ts(struct slice key, bool desc)
+{
+    struct slice tk = key_index_tskey(key);
+    return tk.len == 8 ? key_ts_from_tskey(coding_get_u64be(tk.ptr), desc) : 0;
+}
+
+struct slice key_index_host(struct slice key)
+{
+    const char *z = memchr(key.ptr, '\0', key.len);
+    return z ? slice_make(key.ptr, (size_t)(z - key.ptr)) : slice_make("", 0);
+}
+
+struct slice key_index_event(struct slice key)
+{
+    struct slice tk = key_index_tskey(key);
+    if (tk.len != 8)
+        return slice_make("", 0);
+    const char *s = tk.ptr + 8, *end = key.ptr + key.len;
+    if (end - s < 1 || end[-1] != 0)
+        return slice_make("", 0);
+    return slice_make(s, (size_t)(end - 1 - s));
 }

@@ -1,12 +1,24 @@
 /* The keys of DESIGN.md section 1, in memcmp order.
  *
- * user key  = bucket:u16be | tskey:u64be | host | 0x00 | event | 0x00
+ * user key  = base | end                        (a row)
+ *   base    = bucket:u16be | tskey:u64be | host | 0x00 | event
+ *   end     = 0x00                              (no identity: one row per base)
+ *           | 0x01 | varint idlen | id          (idlen >= 1)
  *   tskey   = ts ^ (1<<63)                      (ASC databases)
  *           = ~(ts ^ (1<<63))                   (DESC databases)
  * index key = host | 0x00 | tskey:u64be | event | 0x00      (the host index)
  *
+ * The id is what makes a row unique among the rows of one (ts, host, event)
+ * (store/FORMAT.md, "Row identity"): the store keeps its bytes exactly, so
+ * two rows with different ids never share a key. Rows without an id (the
+ * first releases wrote only those) end with 0x00 and sort before every row
+ * with an id of the same base; all rows of one base lie in [base 0x00,
+ * base 0x02). Keys are prefix-free: host never contains 0x00, event never
+ * 0x00 or 0x01, and the id's length is written before it.
+ *
  * The bucket is a function of ts alone (key_bucket), so an index entry names
- * its row's bucket without a pointer. host and event never contain NUL. */
+ * its row's bucket without a pointer. One index entry stands for every row
+ * of its (host, ts, event). */
 #ifndef LB_KEY_H
 #define LB_KEY_H
 
@@ -48,9 +60,24 @@ static inline int64_t key_ts_from_tskey(uint64_t k, bool desc)
     return (int64_t)(k ^ (1ULL << 63));
 }
 
-/* Appends the user key to out. */
+/* Whether name can be an event of a key (0..KEY_MAX_NAME bytes, none of
+ * them 0x00 or 0x01; the ingest layer also refuses an empty one) or a host
+ * (0..KEY_MAX_NAME bytes, no 0x00). */
+bool key_event_ok(struct slice name);
+bool key_host_ok(struct slice name);
+
+/* Appends the user key of a row without an id to out. */
 void key_encode_row(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
                     struct slice event);
+/* Appends the user key of a row with id (an empty id: key_encode_row's). */
+void key_encode_row_id(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
+                       struct slice host, struct slice event, struct slice id);
+/* Appends the base (the key without its end): every row of (ts, host,
+ * event) has a key in [base 0x00, base 0x02). */
+void key_encode_row_base(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
+                         struct slice host, struct slice event);
+/* Bytes of the base of a row key (its whole length if malformed). */
+size_t key_row_base_len(struct slice key);
 /* Appends bucket | tskey only: the prefix of every row of that ts. */
 void key_encode_row_prefix(struct buf *out, uint32_t bucket, int64_t ts, bool desc);
 
@@ -59,9 +86,15 @@ struct key_row {
     int64_t ts;
     struct slice host;  /* borrowed from the key */
     struct slice event; /* borrowed from the key */
+    struct slice id;    /* borrowed from the key; empty for a row without */
 };
 /* ERR_OK or ERR_CORRUPT if the bytes are not a user key. */
 int key_decode_row(struct slice key, bool desc, struct key_row *out);
+
+/* Parts of a row key that may be malformed: 0 / empty slices then. */
+int64_t key_row_ts(struct slice key, bool desc);
+struct slice key_row_host(struct slice key);
+struct slice key_row_event(struct slice key);
 
 /* Appends the index key host | 0x00 | tskey | event | 0x00: one host's
  * entries are contiguous and in ts order, whatever their events. */
@@ -71,7 +104,10 @@ void key_encode_index(struct buf *out, struct slice host, struct slice event, in
 void key_encode_index_prefix(struct buf *out, struct slice host);
 /* Appends host | 0x00 | tskey(ts): where host's entries of ts begin. */
 void key_encode_index_at(struct buf *out, struct slice host, int64_t ts, bool desc);
-int key_decode_index(struct slice key, bool desc, struct key_row *out); /* bucket left 0 */
+int key_decode_index(struct slice key, bool desc, struct key_row *out); /* bucket 0, id empty */
+int64_t key_index_ts(struct slice key, bool desc); /* 0 if malformed */
+struct slice key_index_host(struct slice key);      /* empty if malformed */
+struct slice key_index_event(struct slice key);     /* empty if malformed */
 /* The 8 tskey bytes of an index key (an empty slice if malformed). */
 struct slice key_index_tskey(struct slice key);
 

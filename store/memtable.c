@@ -577,7 +577,7 @@ void mt_add(struct memtable *mt, struct slice ukey, uint64_t seq, int kind, stru
             skl_insert(&mt->main, g->node);
     }
     writer_add(&mt->count, 1);
-    if (kind != IKEY_PUT)
+    if (kind == IKEY_DEL)
         writer_add(&mt->deletes, 1);
 }
 

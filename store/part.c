@@ -81,11 +81,17 @@ int64_t part_window(int64_t ts)
 
 int64_t part_key_ts(const struct part *p, struct slice ukey)
 {
-    struct slice tk = p->is_index ? key_index_tskey(ukey)
-                    : slice_make(ukey.ptr + 2, ukey.len >= 10 ? 8 : 0);
-    if (tk.len != 8)
-        return 0;
-    return key_ts_from_tskey(coding_get_u64be(tk.ptr), p->db->desc);
+    return p->is_index ? key_index_ts(ukey, p->db->desc) : key_row_ts(ukey, p->db->desc);
+}
+
+struct slice part_key_host(const struct part *p, struct slice ukey)
+{
+    return p->is_index ? key_index_host(ukey) : key_row_host(ukey);
+}
+
+struct slice part_key_event(const struct part *p, struct slice ukey)
+{
+    return p->is_index ? key_index_event(ukey) : key_row_event(ukey);
 }
 
 void part_file_path(const struct part *p, uint64_t number, struct buf *out)

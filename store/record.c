@@ -4,6 +4,7 @@
  * bounds-checks every length against the borrowed input. */
 #include "store/record.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/err.h"
@@ -250,4 +251,116 @@ int rec_next_field(struct rec_reader *r, struct rec_field *out)
     r->left--;
     *out = f;
     return 1;
+}
+
+/* --- rows of two parts --- */
+
+static void reader_empty(struct rec_reader *r)
+{
+    memset(r, 0, sizeof *r);
+    r->section = 2;
+}
+
+int rec_row_init(struct rec_row_reader *rr, struct slice id, struct slice value)
+{
+    struct slice parts[2] = {id, value};
+    rr->tag_part = rr->field_part = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!parts[i].len) {
+            reader_empty(&rr->part[i]);
+            continue;
+        }
+        int rc = rec_reader_init(&rr->part[i], parts[i]);
+        if (rc)
+            return rc;
+    }
+    return ERR_OK;
+}
+
+int rec_row_next_tag(struct rec_row_reader *rr, struct rec_tag *out)
+{
+    for (; rr->tag_part < 2; rr->tag_part++) {
+        int rc = rec_next_tag(&rr->part[rr->tag_part], out);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int rec_row_next_field(struct rec_row_reader *rr, struct rec_field *out)
+{
+    for (; rr->field_part < 2; rr->field_part++) {
+        int rc = rec_next_field(&rr->part[rr->field_part], out);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* --- merging versions --- */
+
+struct rec_items {
+    struct rec_tag *tags;
+    struct rec_field *fields;
+    size_t ntags, nfields, cap_tags, cap_fields;
+};
+
+static bool has_tag(const struct rec_items *it, size_t n, struct slice key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (slice_eq(it->tags[i].key, key))
+            return true;
+    return false;
+}
+
+static bool has_field(const struct rec_items *it, size_t n, struct slice key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (slice_eq(it->fields[i].key, key))
+            return true;
+    return false;
+}
+
+/* Appends the items of value whose names the first n tags / m fields
+ * (those of a newer version) do not have. */
+static int gather(struct rec_items *it, struct slice value, size_t n, size_t m)
+{
+    struct rec_reader r;
+    struct rec_tag t;
+    struct rec_field f;
+    int rc;
+    if (!value.len)
+        return ERR_OK;
+    if ((rc = rec_reader_init(&r, value)))
+        return rc;
+    while ((rc = rec_next_tag(&r, &t)) == 1) {
+        if (has_tag(it, n, t.key))
+            continue;
+        if (it->ntags == it->cap_tags)
+            it->tags = xrealloc(it->tags, (it->cap_tags = 2 * it->cap_tags + 8) * sizeof t);
+        it->tags[it->ntags++] = t;
+    }
+    if (rc)
+        return rc;
+    while ((rc = rec_next_field(&r, &f)) == 1) {
+        if (has_field(it, m, f.key))
+            continue;
+        if (it->nfields == it->cap_fields)
+            it->fields = xrealloc(it->fields, (it->cap_fields = 2 * it->cap_fields + 8) * sizeof f);
+        it->fields[it->nfields++] = f;
+    }
+    return rc;
+}
+
+int rec_merge(struct buf *out, struct slice newer, struct slice older)
+{
+    struct rec_items it = {0};
+    int rc = gather(&it, newer, 0, 0);
+    if (!rc)
+        rc = gather(&it, older, it.ntags, it.nfields);
+    if (!rc)
+        rec_encode(out, it.tags, it.ntags, it.fields, it.nfields);
+    free(it.tags);
+    free(it.fields);
+    return rc;
 }

@@ -53,4 +53,25 @@ int rec_next_tag(struct rec_reader *r, struct rec_tag *out);
 /* Skips remaining tags if needed. 1 and *out set, 0 at the end, ERR_CORRUPT. */
 int rec_next_field(struct rec_reader *r, struct rec_field *out);
 
+/* A row's tags and fields are in two records: its id (in the key) and its
+ * value. The row's tags are the id's then the value's, its fields likewise;
+ * an empty slice is an empty record. */
+struct rec_row_reader {
+    struct rec_reader part[2];
+    int tag_part, field_part;
+};
+
+/* ERR_OK or ERR_CORRUPT. */
+int rec_row_init(struct rec_row_reader *rr, struct slice id, struct slice value);
+/* As rec_next_tag and rec_next_field over both parts. */
+int rec_row_next_tag(struct rec_row_reader *rr, struct rec_tag *out);
+int rec_row_next_field(struct rec_row_reader *rr, struct rec_field *out);
+
+/* Appends to out the merge of two versions of one row: every tag and field
+ * of newer, then those of older whose names newer does not have (InfluxDB's
+ * rule for a point written twice: the union, the new values winning).
+ * Either may be empty (an empty record). ERR_OK or ERR_CORRUPT (out is then
+ * unchanged in content but may have grown). */
+int rec_merge(struct buf *out, struct slice newer, struct slice older);
+
 #endif

@@ -19,7 +19,9 @@
 #include "store/slice.h"
 
 #define SST_MAGIC 0x6c6f676275636b31ULL /* "logbuck1" */
-#define SST_VERSION 1
+/* Version 2: the bloom filter holds sst_build_opts.bloom_key of each user
+ * key (a row table's key base); version 1 (still read) whole user keys. */
+#define SST_VERSION 2
 #define SST_FOOTER 80
 #define SST_BLOCK_SIZE (32u << 10)
 
@@ -36,6 +38,9 @@ struct sst_builder;
 
 struct sst_build_opts {
     bool no_bloom; /* no point reads on this table (the host index) */
+    /* The bytes of a user key that go into the bloom filter: its first
+     * bloom_key(ukey) bytes; NULL: the whole key. */
+    size_t (*bloom_key)(struct slice ukey);
     bool fast;     /* faster, weaker compression (flushes) */
 };
 
@@ -79,6 +84,13 @@ const struct sst_props *sst_get_props(const struct sst_table *t);
  * value appended to out, ERR_NOTFOUND, or ERR_CORRUPT. */
 int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
             struct buf *out);
+/* The format version of the file (1 or 2). */
+uint32_t sst_version(const struct sst_table *t);
+/* False if no key whose bloom key is bkey is in the table. */
+bool sst_may_contain(const struct sst_table *t, struct slice bkey);
+/* sst_get without the bloom probe (the caller made it), setting *seq too. */
+int sst_find_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
+                 struct buf *out, uint64_t *seq);
 /* sst_get that also sets *seq, the version's sequence. */
 int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
                 struct buf *out, uint64_t *seq);

@@ -114,6 +114,8 @@ static void add_hash(struct sst_builder *b, struct slice ukey)
 {
     if (b->opts.no_bloom)
         return;
+    if (b->opts.bloom_key)
+        ukey.len = b->opts.bloom_key(ukey);
     uint64_t h = bloom_hash(ukey);
     if (b->nhashes && h == b->last_hash)
         return; /* another version of the same key */

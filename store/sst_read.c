@@ -28,6 +28,7 @@ struct sst_table {
     struct blk index;
     struct buf bloom;
     struct sst_props props;
+    uint32_t version;
 };
 
 /* A decoded data block, owned by the cache or by one iterator. */
@@ -87,8 +88,9 @@ static int parse_footer(struct sst_table *t, const char *f, uint64_t h[4])
         return err_corrupt("%s: bad magic", t->path);
     if (crc32c_unmask(coding_get_u32le(f + 64)) != crc32c(f, 64))
         return err_corrupt("%s: footer checksum mismatch", t->path);
-    if (coding_get_u32le(f + 56) != SST_VERSION)
-        return err_corrupt("%s: unknown format version %u", t->path, coding_get_u32le(f + 56));
+    t->version = coding_get_u32le(f + 56);
+    if (t->version < 1 || t->version > SST_VERSION)
+        return err_corrupt("%s: unknown format version %u", t->path, t->version);
     for (int i = 0; i < 4; i++)
         h[i] = coding_get_u64le(f + 8 * i);
     t->props.entries = coding_get_u64le(f + 32);
@@ -235,11 +237,27 @@ int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
     return sst_get_seq(t, ukey, max_seq, kind, out, &seq);
 }
 
+uint32_t sst_version(const struct sst_table *t)
+{
+    return t->version;
+}
+
+bool sst_may_contain(const struct sst_table *t, struct slice bkey)
+{
+    return bloom_may_match(slice_make(t->bloom.data, t->bloom.len), bloom_hash(bkey));
+}
+
 int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
                 struct buf *out, uint64_t *seq)
 {
-    if (!bloom_may_match(slice_make(t->bloom.data, t->bloom.len), bloom_hash(ukey)))
+    if (!sst_may_contain(t, ukey))
         return ERR_NOTFOUND;
+    return sst_find_seq(t, ukey, max_seq, kind, out, seq);
+}
+
+int sst_find_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
+                 struct buf *out, uint64_t *seq)
+{
     struct buf target = BUF_INIT;
     ikey_append(&target, ukey, max_seq, 0);
     struct slice tk = slice_make(target.data, target.len);

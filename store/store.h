@@ -5,7 +5,8 @@
  * one partition (DATA/<db>/p<NN>/) with its own memtable, SSTables and
  * compaction, plus the host index partition (DATA/<db>/hidx/). One WAL per
  * database. The store knows nothing of HTTP, SQL or line protocol: rows are
- * (ts, host, event) keys with opaque values (store/record.h encodes them).
+ * (ts, host, event[, id]) keys with values that are opaque unless written
+ * as merges (store/record.h encodes them).
  *
  * Threading: every function here may be called from any thread. Writers to
  * one database are serialized inside store_write (group commit); readers take
@@ -159,11 +160,28 @@ void batch_clear(struct batch *b);
 void batch_reserve(struct batch *b, size_t bytes);
 size_t batch_count(const struct batch *b);
 size_t batch_bytes(const struct batch *b);
-/* Adds a row (a newer version replaces an older one with the same key).
- * REQUIRES: host.len, event.len <= KEY_MAX_NAME, no NUL inside them. */
+/* Adds a row without an id (a newer version replaces an older one with the
+ * same key). REQUIRES: key_host_ok(host), key_event_ok(event) (store/key.h:
+ * at most KEY_MAX_NAME bytes, no NUL, no 0x01 in the event). */
 void batch_put(struct batch *b, int64_t ts, struct slice host, struct slice event,
                struct slice value);
+/* Adds the row of (ts, host, event, id) (store/FORMAT.md, "Row identity"):
+ * rows of one (ts, host, event) with different ids are different rows. With
+ * merge false a newer version replaces an older one of the same key; with
+ * merge true its value is merged into the older versions: the value is a
+ * record (store/record.h) and the row reads as the union of the versions'
+ * tags and fields, the newest value of each name winning (InfluxDB's rule
+ * for a point written twice). Same REQUIRES as batch_put. */
+void batch_put_id(struct batch *b, int64_t ts, struct slice host, struct slice event,
+                  struct slice id, struct slice value, bool merge);
+/* Deletes the row without an id and its host index entry (one row per
+ * (ts, host, event), as the first releases stored). */
 void batch_delete(struct batch *b, int64_t ts, struct slice host, struct slice event);
+/* Deletes the row of (ts, host, event, id) only: the host index entry of
+ * (host, ts, event) stays, for the other rows it may stand for (a host
+ * query that finds no row there skips it). */
+void batch_delete_id(struct batch *b, int64_t ts, struct slice host, struct slice event,
+                     struct slice id);
 
 /* Applies the batch atomically: one WAL record, then the memtables of its
  * buckets and the host index. Returns once durable under wal_sync.
@@ -202,6 +220,18 @@ void store_snap_release(struct store_snap *snap);
 /* Point read within a snapshot (same contract as store_get). */
 int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
                    struct buf *out);
+/* The rows of (ts, host, event), whatever their ids, in key order: a
+ * cursor within the snapshot (which must outlive it). ERR_INVAL for bad
+ * names. store_rows_next gives 1 with the row's key (store/key.h,
+ * key_decode_row) and value, valid until the next call; 0 at the end; or
+ * an error (ERR_CORRUPT). Same rules as the iterators below: versions
+ * resolved, deleted rows and rows past the TTL hidden. */
+struct store_rows;
+int store_rows_open(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
+                    struct store_rows **out);
+int store_rows_next(struct store_rows *r, struct slice *key, struct slice *value);
+void store_rows_close(struct store_rows *r); /* NULL ok */
+
 /* Rows of one bucket in stored key order (key.h user keys; newest version
  * only; deleted rows hidden; rows past the TTL hidden). Supports seek, next
  * and prev. The iterator holds its own reference to the snapshot's data. */

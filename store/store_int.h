@@ -108,8 +108,6 @@ int64_t event_cuts_max(const struct event_cuts *c, int64_t base);
 int64_t event_cuts_min(const struct event_cuts *c, int64_t base);
 /* The event cut-offs of db at now. */
 void db_event_cuts(struct store_db *db, int64_t now, struct event_cuts *out);
-/* The event of a user key of this partition (empty if malformed). */
-struct slice part_key_event(const struct part *p, struct slice ukey);
 
 /* A range tombstone (tomb.c): rows of host (and event when has_event)
  * with lo <= ts <= hi and a sequence below seq are deleted. */
@@ -140,7 +138,6 @@ bool tomb_covers(const struct tomb_set *t, struct slice host, struct slice event
                  uint64_t row_seq, uint64_t snap_seq);
 /* Some tombstone's names and range match the key, whatever the sequences. */
 bool tomb_matches(const struct tomb_set *t, struct slice host, struct slice event, int64_t ts);
-struct slice part_key_host(const struct part *p, struct slice ukey);
 /* The current set, with a reference. */
 struct tomb_set *db_tombs(struct store_db *db);
 /* At open: reads DATA/<db>/TOMBSTONES (none is an empty set). */
@@ -223,8 +220,11 @@ void version_ref(struct version *v);
 void version_unref(struct version *v);
 void file_meta_unref(struct file_meta *f);
 int64_t part_window(int64_t ts);
-/* ts of a user key of this partition (0 if malformed). */
+/* ts, host and event of a user key of this partition, row or index key
+ * (store/key.h owns the layouts); 0 or empty if malformed. */
 int64_t part_key_ts(const struct part *p, struct slice ukey);
+struct slice part_key_host(const struct part *p, struct slice ukey);
+struct slice part_key_event(const struct part *p, struct slice ukey);
 int part_open(struct store_db *db, uint32_t id, struct part *p);
 void part_close(struct part *p);
 /* On failure *replaced says whether the new manifest may be on disk (the

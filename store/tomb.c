@@ -95,17 +95,6 @@ bool tomb_matches(const struct tomb_set *t, struct slice host, struct slice even
     return false;
 }
 
-struct slice part_key_host(const struct part *p, struct slice ukey)
-{
-    /* row: bucket | tskey | host 0 event 0; index: host 0 tskey event 0 */
-    size_t skip = p->is_index ? 0 : 10;
-    if (ukey.len < skip)
-        return slice_make("", 0);
-    const char *s = ukey.ptr + skip;
-    const char *nul = memchr(s, 0, ukey.len - skip);
-    return nul ? slice_make(s, (size_t)(nul - s)) : slice_make("", 0);
-}
-
 struct tomb_set *db_tombs(struct store_db *db)
 {
     pthread_mutex_lock(&db->ttl_mu);

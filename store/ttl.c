@@ -72,28 +72,6 @@ void db_event_cuts(struct store_db *db, int64_t now, struct event_cuts *out)
     pthread_mutex_unlock(&db->ttl_mu);
 }
 
-struct slice part_key_event(const struct part *p, struct slice ukey)
-{
-    /* row: bucket | tskey | host 0 event 0; index: host 0 tskey event 0 */
-    const char *s, *end = ukey.ptr + ukey.len;
-    if (p->is_index) {
-        struct slice tk = key_index_tskey(ukey);
-        if (tk.len != 8)
-            return slice_make("", 0);
-        s = tk.ptr + 8;
-    } else {
-        if (ukey.len < 10)
-            return slice_make("", 0);
-        const char *nul = memchr(ukey.ptr + 10, 0, ukey.len - 10);
-        if (!nul)
-            return slice_make("", 0);
-        s = nul + 1;
-    }
-    if (end - s < 1 || end[-1] != 0)
-        return slice_make("", 0);
-    return slice_make(s, (size_t)(end - 1 - s));
-}
-
 int store_db_set_event_ttl(struct store_db *db, struct slice event, int64_t ttl_ns)
 {
     if (ttl_ns < 0 || event.len > KEY_MAX_NAME || memchr(event.ptr, 0, event.len))

@@ -11,6 +11,7 @@
 #include "config/buf.h"
 #include "config/err.h"
 #include "ingest/ingest.h"
+#include "store/key.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,16 +21,17 @@ struct sink {
     int nwrites, fail_at;
 };
 
-static void sink_put(void *arg, int64_t ts, struct slice host, struct slice event,
-                     struct slice value)
+static void sink_put(void *arg, const struct ingest_row *row)
 {
     struct sink *s = arg;
-    FUZZ_CHECK(event.len >= 1 && event.len <= KEY_MAX_NAME && host.len <= KEY_MAX_NAME);
-    struct rec_reader r;
-    FUZZ_CHECK(rec_reader_init(&r, value) == 0);
+    int64_t ts = row->ts;
+    struct slice host = row->host, event = row->event;
+    FUZZ_CHECK(key_event_ok(event) && key_host_ok(host));
+    struct rec_row_reader r;
+    FUZZ_CHECK(rec_row_init(&r, row->id, row->value) == 0);
     struct rec_field f;
     int rc, n = 0;
-    while ((rc = rec_next_field(&r, &f)) == 1)
+    while ((rc = rec_row_next_field(&r, &f)) == 1)
         n++;
     FUZZ_CHECK(rc == 0 && n >= 1);
     buf_printf(&s->pending, "%lld|", (long long)ts);
@@ -37,7 +39,9 @@ static void sink_put(void *arg, int64_t ts, struct slice host, struct slice even
     buf_putc(&s->pending, '|');
     buf_append(&s->pending, event.ptr, event.len);
     buf_putc(&s->pending, '|');
-    buf_append(&s->pending, value.ptr, value.len);
+    buf_append(&s->pending, row->id.ptr, row->id.len);
+    buf_putc(&s->pending, '|');
+    buf_append(&s->pending, row->value.ptr, row->value.len);
     buf_putc(&s->pending, '\n');
 }
 

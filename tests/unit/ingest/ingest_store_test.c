@@ -16,6 +16,7 @@
 #include "config/err.h"
 #include "ingest/ingest.h"
 #include "store/record.h"
+#include "store/key.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
@@ -53,37 +54,47 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Reads (ts, host, event) back and renders "tags|fields". */
+/* Reads the rows of (ts, host, event) back and renders "tags|fields" of
+ * each, separated by " + ". */
 static void get_row(struct store_db *db, int64_t ts, const char *host, const char *event,
                     struct buf *out)
 {
-    struct buf v = BUF_INIT;
-    int rc = store_get(db, ts, slice_cstr(host), slice_cstr(event), &v);
-    if (rc) {
-        buf_printf(out, "%s", err_name(rc));
-        buf_destroy(&v);
-        return;
-    }
-    struct rec_reader r;
-    assert_int_equal(rec_reader_init(&r, slice_make(v.data, v.len)), ERR_OK);
-    struct rec_tag t;
-    while (rec_next_tag(&r, &t) == 1)
-        buf_printf(out, "%.*s=%.*s;", (int)t.key.len, t.key.ptr, (int)t.value.len, t.value.ptr);
-    buf_putc(out, '|');
-    struct rec_field fl;
-    int frc;
-    while ((frc = rec_next_field(&r, &fl)) == 1) {
-        buf_printf(out, "%.*s:", (int)fl.key.len, fl.key.ptr);
-        switch (fl.type) {
-        case REC_FLOAT: buf_printf(out, "F%g;", fl.v.f); break;
-        case REC_INT: buf_printf(out, "I%lld;", (long long)fl.v.i); break;
-        case REC_UINT: buf_printf(out, "U%llu;", (unsigned long long)fl.v.u); break;
-        case REC_BOOL: buf_printf(out, "B%d;", fl.v.b); break;
-        case REC_STRING: buf_printf(out, "S%.*s;", (int)fl.v.s.len, fl.v.s.ptr); break;
+    struct store_snap *snap = store_snapshot(db);
+    struct store_rows *rows;
+    assert_int_equal(store_rows_open(snap, ts, slice_cstr(host), slice_cstr(event), &rows), ERR_OK);
+    struct slice k, v;
+    int rc, n = 0;
+    while ((rc = store_rows_next(rows, &k, &v)) == 1) {
+        struct key_row kr;
+        assert_int_equal(key_decode_row(k, true, &kr), ERR_OK);
+        struct rec_row_reader r;
+        assert_int_equal(rec_row_init(&r, kr.id, v), ERR_OK);
+        if (n++)
+            buf_puts(out, " + ");
+        struct rec_tag t;
+        while (rec_row_next_tag(&r, &t) == 1)
+            buf_printf(out, "%.*s=%.*s;", (int)t.key.len, t.key.ptr, (int)t.value.len,
+                       t.value.ptr);
+        buf_putc(out, '|');
+        struct rec_field fl;
+        int frc;
+        while ((frc = rec_row_next_field(&r, &fl)) == 1) {
+            buf_printf(out, "%.*s:", (int)fl.key.len, fl.key.ptr);
+            switch (fl.type) {
+            case REC_FLOAT: buf_printf(out, "F%g;", fl.v.f); break;
+            case REC_INT: buf_printf(out, "I%lld;", (long long)fl.v.i); break;
+            case REC_UINT: buf_printf(out, "U%llu;", (unsigned long long)fl.v.u); break;
+            case REC_BOOL: buf_printf(out, "B%d;", fl.v.b); break;
+            case REC_STRING: buf_printf(out, "S%.*s;", (int)fl.v.s.len, fl.v.s.ptr); break;
+            }
         }
+        assert_int_equal(frc, 0);
     }
-    assert_int_equal(frc, 0);
-    buf_destroy(&v);
+    assert_int_equal(rc, 0);
+    if (!n)
+        buf_puts(out, "NOTFOUND");
+    store_rows_close(rows);
+    store_snap_release(snap);
 }
 
 static void expect_row(struct store_db *db, int64_t ts, const char *host, const char *event,

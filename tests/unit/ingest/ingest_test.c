@@ -28,18 +28,18 @@ struct fake {
     int fail_rc;
 };
 
-static void render_value(struct buf *b, struct slice v)
+static void render_value(struct buf *b, struct slice id, struct slice v)
 {
-    struct rec_reader r;
-    assert_int_equal(rec_reader_init(&r, v), ERR_OK);
+    struct rec_row_reader r;
+    assert_int_equal(rec_row_init(&r, id, v), ERR_OK);
     struct rec_tag t;
     int rc;
-    while ((rc = rec_next_tag(&r, &t)) == 1)
+    while ((rc = rec_row_next_tag(&r, &t)) == 1)
         buf_printf(b, "%.*s=%.*s;", (int)t.key.len, t.key.ptr, (int)t.value.len, t.value.ptr);
     assert_int_equal(rc, 0);
     buf_putc(b, '|');
     struct rec_field f;
-    while ((rc = rec_next_field(&r, &f)) == 1) {
+    while ((rc = rec_row_next_field(&r, &f)) == 1) {
         buf_printf(b, "%.*s:", (int)f.key.len, f.key.ptr);
         switch (f.type) {
         case REC_FLOAT: buf_printf(b, "F%g;", f.v.f); break;
@@ -52,13 +52,12 @@ static void render_value(struct buf *b, struct slice v)
     assert_int_equal(rc, 0);
 }
 
-static void fake_put(void *arg, int64_t ts, struct slice host, struct slice event,
-                     struct slice value)
+static void fake_put(void *arg, const struct ingest_row *r)
 {
     struct fake *f = arg;
-    buf_printf(&f->rows, "%lld|%.*s|%.*s|", (long long)ts, (int)host.len, host.ptr,
-               (int)event.len, event.ptr);
-    render_value(&f->rows, value);
+    buf_printf(&f->rows, "%lld|%.*s|%.*s|", (long long)r->ts, (int)r->host.len, r->host.ptr,
+               (int)r->event.len, r->event.ptr);
+    render_value(&f->rows, r->id, r->value);
     buf_putc(&f->rows, '\n');
 }
 

@@ -257,7 +257,7 @@ static void test_row(void **state)
     make_value(&v);
     struct enc_proj all = {true, NULL, 0};
     assert_int_equal(enc_row(&out, 1700000000000000000LL, slice_cstr("web-1"), slice_cstr("cpu"),
-                             slice_make(v.data, v.len), &all),
+                             slice_make("", 0), slice_make(v.data, v.len), &all),
                      0);
     assert_string_equal(buf_cstr(&out),
                         "{\"ts\":1700000000000000000,\"host\":\"web-1\",\"event\":\"cpu\","
@@ -267,14 +267,14 @@ static void test_row(void **state)
                              {SQL_COL_TAG, (char *)"nope"}};
     struct enc_proj some = {false, cols, 3};
     buf_reset(&out);
-    assert_int_equal(enc_row(&out, 5, slice_cstr("h"), slice_cstr("e"), slice_make(v.data, v.len),
-                             &some),
+    assert_int_equal(enc_row(&out, 5, slice_cstr("h"), slice_cstr("e"), slice_make("", 0),
+                             slice_make(v.data, v.len), &some),
                      0);
     assert_string_equal(buf_cstr(&out), "{\"ts\":5,\"fields\":{\"code\":200}}");
     /* a damaged value is reported, not encoded */
     buf_reset(&out);
-    assert_int_equal(enc_row(&out, 5, slice_cstr("h"), slice_cstr("e"), slice_make("\x05", 1),
-                             &all),
+    assert_int_equal(enc_row(&out, 5, slice_cstr("h"), slice_cstr("e"), slice_make("", 0),
+                             slice_make("\x05", 1), &all),
                      ERR_CORRUPT);
     buf_destroy(&v);
     buf_destroy(&out);
@@ -307,7 +307,7 @@ static void test_preds(void **state)
         if (sql_parse_where(preds[i].where, strlen(preds[i].where), 0, &w, &err))
             fail_msg("%s: %s", preds[i].where, buf_cstr(&err));
         int rc;
-        bool m = query_preds_match(&w, slice_make(v.data, v.len), &rc);
+        bool m = query_preds_match(&w, slice_make("", 0), slice_make(v.data, v.len), &rc);
         assert_int_equal(rc, 0);
         if (m != preds[i].match)
             fail_msg("%s: got %d", preds[i].where, m);

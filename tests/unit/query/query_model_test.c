@@ -335,7 +335,7 @@ static void expected_output(struct model *m, const struct qspec *q, struct buf *
     for (size_t i = 0; i < n; i++) {
         const struct ref_row *r = sel[i];
         assert_int_equal(enc_row(out, r->ts, slice_cstr(r->host), slice_cstr(r->event),
-                                 slice_make(r->val.data, r->val.len), &proj),
+                                 slice_make("", 0), slice_make(r->val.data, r->val.len), &proj),
                          0);
         buf_putc(out, '\n');
     }
