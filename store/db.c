@@ -760,9 +760,11 @@ static struct iter *base_iter(struct part *p, struct part_snap *ps, uint64_t seq
     size_t n = 1 + ps->nimm + ps->ver->n, k = 0;
     struct iter **kids = xcalloc(n, sizeof *kids);
     struct buf tmp = BUF_INIT;
-    kids[k++] = mt_iter(ps->mem);
+    if (mt_count(ps->mem))
+        kids[k++] = mt_iter(ps->mem);
     for (size_t i = 0; i < ps->nimm; i++)
-        kids[k++] = mt_iter(ps->imm[i]);
+        if (mt_count(ps->imm[i]))
+            kids[k++] = mt_iter(ps->imm[i]);
     for (size_t i = 0; i < ps->ver->n; i++)
         if (file_may_have(ps->ver->files[i], ts, base, &tmp))
             kids[k++] = sst_iter(ps->ver->files[i]->table);

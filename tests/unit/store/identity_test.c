@@ -385,6 +385,7 @@ static void test_rec_merge(void **state)
 
 int main(void)
 {
+    cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_rec_merge),
