@@ -44,68 +44,18 @@ struct exec {
     uint64_t scanned;
 };
 
-/* --- key ranges --- */
-
-static void tskey_bounds(const struct plan *p, int64_t lo, int64_t hi, uint64_t *kmin,
-                         uint64_t *kmax)
-{
-    uint64_t a = key_tskey(lo, p->db_desc), b = key_tskey(hi, p->db_desc);
-    *kmin = a < b ? a : b;
-    *kmax = a < b ? b : a;
-}
+/* --- ranges --- */
 
 static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, int64_t hi)
 {
-    uint64_t kmin, kmax;
-    tskey_bounds(e->p, lo, hi, &kmin, &kmax);
-    struct buf l = BUF_INIT, h = BUF_INIT;
-    /* bucket|tskey then two NULs: no row key continues a prefix with two
-     * NULs (the event is never empty), so this bound is equivalent to the
-     * bare prefix, and a seek to it never depends on how the store orders a
-     * prefix against longer keys (query/README.md, "Seek bounds"). */
-    query_put_row_prefix(&l, bucket, kmin);
-    buf_append(&l, "\0\0", 2);
-    if (kmax == UINT64_MAX) {
-        unsigned char b2[2] = {(unsigned char)((bucket + 1) >> 8), (unsigned char)(bucket + 1)};
-        buf_append(&h, b2, 2);
-    } else {
-        query_put_row_prefix(&h, bucket, kmax + 1);
-        buf_append(&h, "\0\0", 2);
-    }
-    struct iter *it = query_range_new(store_iter_bucket(e->snap, bucket), slice_make(l.data, l.len),
-                                      slice_make(h.data, h.len), true);
-    buf_destroy(&l);
-    buf_destroy(&h);
-    return it;
+    return store_iter_bucket_range(e->snap, bucket, lo, hi);
 }
 
-static void put_u64be(struct buf *out, uint64_t v)
-{
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (56 - 8 * i));
-    buf_append(out, b, 8);
-}
-
-/* The index range host\0[tskey min, max] (every event of host in the
- * plan's time range; the event filter applies while streaming). */
+/* The index range of host over the plan's time range (every event of host;
+ * the event filter applies while streaming). */
 static struct iter *index_child(struct exec *e, struct slice host)
 {
-    uint64_t kmin, kmax;
-    tskey_bounds(e->p, e->p->lo, e->p->hi, &kmin, &kmax);
-    struct buf l = BUF_INIT, h = BUF_INIT;
-    key_encode_index_prefix(&l, host);
-    buf_append(&h, l.data, l.len);
-    put_u64be(&l, kmin);
-    if (kmax == UINT64_MAX)
-        h.data[h.len - 1] = 1; /* host\1: just past every tskey */
-    else
-        put_u64be(&h, kmax + 1);
-    struct iter *it = query_range_new(store_iter_index_host(e->snap, host),
-                                      slice_make(l.data, l.len), slice_make(h.data, h.len), false);
-    buf_destroy(&l);
-    buf_destroy(&h);
-    return it;
+    return store_iter_host_range(e->snap, host, e->p->lo, e->p->hi);
 }
 
 struct kids {
@@ -165,7 +115,7 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, bool need_val
         query_exec_free(e);
         return rc;
     }
-    e->it = it_merge_new(k.v, k.n, p->kind == PLAN_INDEX ? query_cmp_index : query_cmp_row);
+    e->it = it_merge_new(k.v, k.n, p->kind == PLAN_INDEX ? key_cmp_index : key_cmp_row);
     free(k.v);
     *out = e;
     return ERR_OK;
@@ -195,13 +145,10 @@ uint64_t query_exec_scanned(const struct exec *e)
 
 /* --- the entry stream, in output order --- */
 
-static struct slice entry_tskey(const struct exec *e, struct slice k)
+/* The ts of an entry: a row key, or an index key for INDEX. */
+static int64_t entry_ts(const struct exec *e, struct slice k)
 {
-    if (e->p->kind == PLAN_INDEX) {
-        struct slice tk = key_index_tskey(k);
-        return tk.len == 8 ? tk : k;
-    }
-    return k.len >= 10 ? slice_make(k.ptr + 2, 8) : k;
+    return e->p->kind == PLAN_INDEX ? key_index_ts(k, e->p->db_desc) : key_row_ts(k, e->p->db_desc);
 }
 
 static int forward_entry(struct iter *it, bool *started, struct slice *k, struct slice *v)
@@ -232,17 +179,13 @@ static void group_push(struct exec *e, struct slice k, struct slice v)
     buf_append(&e->gdata, v.ptr, v.len);
 }
 
-/* Starts the forward re-read of the oversized group whose tskey is ts, and
- * moves the main iterator past that group. */
-static void group_overflow(struct exec *e, struct slice ts_key)
+/* Starts the forward re-read of the oversized group of ts, and moves the
+ * main iterator past that group. */
+static void group_overflow(struct exec *e, int64_t ts)
 {
-    uint64_t tk = 0;
-    for (int i = 0; i < 8; i++)
-        tk = (tk << 8) | (unsigned char)ts_key.ptr[i];
-    int64_t ts = key_ts_from_tskey(tk, e->p->db_desc);
     e->sub = bucket_child(e, key_bucket(ts, e->p->buckets), ts, ts);
     e->sub_started = false;
-    while (it_valid(e->it) && slice_eq(entry_tskey(e, it_key(e->it)), ts_key))
+    while (it_valid(e->it) && entry_ts(e, it_key(e->it)) == ts)
         it_prev(e->it);
     e->gn = e->gpos = 0;
     buf_reset(&e->gdata);
@@ -259,15 +202,10 @@ static int group_fill(struct exec *e)
     buf_reset(&e->gdata);
     if (!it_valid(e->it))
         return it_status(e->it);
-    uint8_t ts[8];
-    struct slice first = entry_tskey(e, it_key(e->it));
-    if (first.len != 8)
-        return ERR_CORRUPT;
-    memcpy(ts, first.ptr, 8);
-    struct slice tss = slice_make(ts, 8);
-    while (it_valid(e->it) && slice_eq(entry_tskey(e, it_key(e->it)), tss)) {
+    int64_t ts = entry_ts(e, it_key(e->it));
+    while (it_valid(e->it) && entry_ts(e, it_key(e->it)) == ts) {
         if (e->p->kind != PLAN_INDEX && e->gdata.len > group_cap) {
-            group_overflow(e, tss);
+            group_overflow(e, ts);
             return 1;
         }
         group_push(e, it_key(e->it), it_value(e->it));

@@ -1,5 +1,4 @@
-/* Private interfaces of query/: the bounded range iterator and the row
- * executor that query.c drives. Not for use outside query/ (and its tests). */
+/* Private interfaces of query/: the row executor that query.c drives. Not for use outside query/ (and its tests). */
 #ifndef LB_QUERY_INT_H
 #define LB_QUERY_INT_H
 
@@ -12,20 +11,6 @@
 #include "store/iter.h"
 #include "store/key.h"
 #include "store/store.h"
-
-/* An iterator over the keys of in within [lo, hi) (hi empty = unbounded).
- * Takes ownership of in. With fix_bucket, seek targets are row keys whose
- * 2-byte bucket prefix is replaced by lo's, so a merge of buckets can seek
- * every child to "the same" key. */
-struct iter *query_range_new(struct iter *in, struct slice lo, struct slice hi, bool fix_bucket);
-
-/* Comparators for it_merge_new: row keys ignoring the bucket prefix (ts,
- * host, event); index keys by tskey, then host and event. */
-int query_cmp_row(struct slice a, struct slice b);
-int query_cmp_index(struct slice a, struct slice b);
-
-/* Appends bucket:u16be | tskey:u64be. */
-void query_put_row_prefix(struct buf *out, uint32_t bucket, uint64_t tskey);
 
 struct exec;
 

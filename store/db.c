@@ -973,3 +973,29 @@ struct iter *store_iter_index_host(struct store_snap *snap, struct slice host)
 {
     return part_iter(snap, snap->db->buckets, &host);
 }
+
+struct iter *store_iter_bucket_range(struct store_snap *snap, uint32_t bucket, int64_t ts_lo,
+                                     int64_t ts_hi)
+{
+    if (bucket >= snap->db->buckets)
+        return it_new_error(ERR_INVAL);
+    struct buf lo = BUF_INIT, hi = BUF_INIT;
+    key_row_range(&lo, &hi, bucket, ts_lo, ts_hi, snap->db->desc);
+    struct iter *it = it_range_new(part_iter(snap, bucket, NULL), slice_make(lo.data, lo.len),
+                                   slice_make(hi.data, hi.len), true);
+    buf_destroy(&lo);
+    buf_destroy(&hi);
+    return it;
+}
+
+struct iter *store_iter_host_range(struct store_snap *snap, struct slice host, int64_t ts_lo,
+                                   int64_t ts_hi)
+{
+    struct buf lo = BUF_INIT, hi = BUF_INIT;
+    key_index_range(&lo, &hi, host, ts_lo, ts_hi, snap->db->desc);
+    struct iter *it = it_range_new(part_iter(snap, snap->db->buckets, &host),
+                                   slice_make(lo.data, lo.len), slice_make(hi.data, hi.len), false);
+    buf_destroy(&lo);
+    buf_destroy(&hi);
+    return it;
+}

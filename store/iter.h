@@ -76,4 +76,10 @@ struct iter *it_new_error(int code);
 struct iter *it_merge_new(struct iter **kids, size_t n,
                           int (*cmp)(struct slice a, struct slice b));
 
+/* An iterator over the keys of in within [lo, hi) (hi empty: unbounded),
+ * in memcmp order. Takes ownership of in. With fix_prefix, a seek target's
+ * first 2 bytes are replaced by lo's (a merge of buckets seeks every child
+ * to "the same" row key: its bucket prefix is the child's own). */
+struct iter *it_range_new(struct iter *in, struct slice lo, struct slice hi, bool fix_prefix);
+
 #endif

@@ -232,3 +232,97 @@ struct slice key_index_event(struct slice key)
         return slice_make("", 0);
     return slice_make(s, (size_t)(end - 1 - s));
 }
+
+static void tskey_bounds(int64_t lo, int64_t hi, bool desc, uint64_t *kmin, uint64_t *kmax)
+{
+    uint64_t a = key_tskey(lo, desc), b = key_tskey(hi, desc);
+    *kmin = a < b ? a : b;
+    *kmax = a < b ? b : a;
+}
+
+static void put_u16_u64(struct buf *out, uint32_t bucket, uint64_t tskey)
+{
+    buf_reserve(out, 10);
+    coding_put_u16be(out->data + out->len, (uint16_t)bucket);
+    coding_put_u64be(out->data + out->len + 2, tskey);
+    out->len += 10;
+}
+
+/* Row bounds are bucket|tskey followed by two NULs: no row key continues a
+ * bucket|tskey prefix with two NULs unless host and event are both empty,
+ * which the bound then includes, so it equals the bare prefix; and a seek
+ * to it never depends on how the store orders a prefix against longer
+ * keys. */
+void key_row_range(struct buf *lo, struct buf *hi, uint32_t bucket, int64_t ts_lo, int64_t ts_hi,
+                   bool desc)
+{
+    uint64_t kmin, kmax;
+    tskey_bounds(ts_lo, ts_hi, desc, &kmin, &kmax);
+    put_u16_u64(lo, bucket, kmin);
+    buf_append(lo, "\0\0", 2);
+    if (kmax == UINT64_MAX) {
+        buf_reserve(hi, 2);
+        coding_put_u16be(hi->data + hi->len, (uint16_t)(bucket + 1));
+        hi->len += 2;
+    } else {
+        put_u16_u64(hi, bucket, kmax + 1);
+        buf_append(hi, "\0\0", 2);
+    }
+}
+
+void key_index_range(struct buf *lo, struct buf *hi, struct slice host, int64_t ts_lo,
+                     int64_t ts_hi, bool desc)
+{
+    uint64_t kmin, kmax;
+    tskey_bounds(ts_lo, ts_hi, desc, &kmin, &kmax);
+    key_encode_index_prefix(lo, host);
+    key_encode_index_prefix(hi, host);
+    buf_reserve(lo, 8);
+    coding_put_u64be(lo->data + lo->len, kmin);
+    lo->len += 8;
+    if (kmax == UINT64_MAX) {
+        hi->data[hi->len - 1] = 1; /* host 0x01: just past every tskey */
+    } else {
+        buf_reserve(hi, 8);
+        coding_put_u64be(hi->data + hi->len, kmax + 1);
+        hi->len += 8;
+    }
+}
+
+/* Kept out of line: the fast path of key_cmp_row then needs no stack frame. */
+static __attribute__((noinline)) int cmp_row_slow(struct slice a, struct slice b)
+{
+    if (a.len >= 2 && b.len >= 2) {
+        int c = slice_cmp(slice_make(a.ptr + 2, a.len - 2), slice_make(b.ptr + 2, b.len - 2));
+        if (c)
+            return c;
+    }
+    return slice_cmp(a, b);
+}
+
+int key_cmp_row(struct slice a, struct slice b)
+{
+    if (a.len >= 10 && b.len >= 10) {
+        /* the tskey decides almost every comparison: one 8-byte compare */
+        uint64_t x = coding_get_u64be(a.ptr + 2), y = coding_get_u64be(b.ptr + 2);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return cmp_row_slow(a, b);
+}
+
+int key_cmp_index(struct slice a, struct slice b)
+{
+    struct slice ta = key_index_tskey(a), tb = key_index_tskey(b);
+    if (ta.len != 8 || tb.len != 8)
+        return slice_cmp(a, b);
+    int c = memcmp(ta.ptr, tb.ptr, 8);
+    if (c)
+        return c;
+    c = slice_cmp(slice_make(a.ptr, (size_t)(ta.ptr - a.ptr)),
+                  slice_make(b.ptr, (size_t)(tb.ptr - b.ptr)));
+    if (c)
+        return c;
+    return slice_cmp(slice_make(ta.ptr + 8, (size_t)(a.ptr + a.len - ta.ptr - 8)),
+                     slice_make(tb.ptr + 8, (size_t)(b.ptr + b.len - tb.ptr - 8)));
+}

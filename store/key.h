@@ -111,4 +111,18 @@ struct slice key_index_event(struct slice key);     /* empty if malformed */
 /* The 8 tskey bytes of an index key (an empty slice if malformed). */
 struct slice key_index_tskey(struct slice key);
 
+/* Bounds [lo, hi) (appended to the two bufs) of the row keys of bucket
+ * whose ts lies in [ts_lo, ts_hi], in either ts order. */
+void key_row_range(struct buf *lo, struct buf *hi, uint32_t bucket, int64_t ts_lo, int64_t ts_hi,
+                   bool desc);
+/* Bounds [lo, hi) of host's index keys whose ts lies in [ts_lo, ts_hi]. */
+void key_index_range(struct buf *lo, struct buf *hi, struct slice host, int64_t ts_lo,
+                     int64_t ts_hi, bool desc);
+
+/* Comparators for merging the streams of several buckets or hosts in output
+ * order: row keys by tskey, host, event and end, ignoring the bucket; index
+ * keys by tskey, then host and event. */
+int key_cmp_row(struct slice a, struct slice b);
+int key_cmp_index(struct slice a, struct slice b);
+
 #endif

@@ -245,6 +245,16 @@ struct iter *store_iter_index(struct store_snap *snap);
  * scan to the host's prefix. */
 struct iter *store_iter_index_host(struct store_snap *snap, struct slice host);
 
+/* The rows of bucket with ts_lo <= ts <= ts_hi, and the index entries of
+ * host with ts in that range: bounded iterators in stored key order whose
+ * seeks stay within the range (a row-key seek target's bucket is replaced
+ * by the bucket's, so that the streams of several buckets merged with
+ * key_cmp_row can all be seeked to one key). Keys are key.h's. */
+struct iter *store_iter_bucket_range(struct store_snap *snap, uint32_t bucket, int64_t ts_lo,
+                                     int64_t ts_hi);
+struct iter *store_iter_host_range(struct store_snap *snap, struct slice host, int64_t ts_lo,
+                                   int64_t ts_hi);
+
 /* --- maintenance --- */
 
 /* Flushes every memtable of the database and waits. */

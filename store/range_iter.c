@@ -1,18 +1,16 @@
-/* A bounded view [lo, hi) of a store iterator, and the merge comparators.
- * Each child of a bucket fan-out or of a host-index merge is one of these,
- * so the merge sees exactly the keys of the plan's ranges. */
+/* A bounded view [lo, hi) of an iterator (store/iter.h, it_range_new). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/query_int.h"
-#include "store/coding.h"
+#include "config/buf.h"
+#include "store/iter.h"
 
 struct range_iter {
     struct iter base;
     struct iter *in;
     struct buf lo, hi; /* hi.len == 0: unbounded */
     struct buf tmp;    /* translated seek target */
-    bool fix_bucket;
+    bool fix_prefix;
     bool valid; /* in stands within [lo, hi); set by every move */
 };
 
@@ -62,7 +60,7 @@ static void rg_seek_last(struct iter *it)
 static void rg_seek(struct iter *it, struct slice t)
 {
     struct range_iter *r = (struct range_iter *)it;
-    if (r->fix_bucket && t.len >= 2 && r->lo.len >= 2) {
+    if (r->fix_prefix && t.len >= 2 && r->lo.len >= 2) {
         buf_reset(&r->tmp);
         buf_append(&r->tmp, r->lo.data, 2);
         buf_append(&r->tmp, t.ptr + 2, t.len - 2);
@@ -118,61 +116,13 @@ static const struct it_ops range_ops = {
     rg_prev,  rg_key,        rg_value,     rg_status, rg_destroy,
 };
 
-struct iter *query_range_new(struct iter *in, struct slice lo, struct slice hi, bool fix_bucket)
+struct iter *it_range_new(struct iter *in, struct slice lo, struct slice hi, bool fix_prefix)
 {
     struct range_iter *r = xcalloc(1, sizeof(*r));
     it_init(&r->base, &range_ops);
     r->in = in;
     buf_append(&r->lo, lo.ptr, lo.len);
     buf_append(&r->hi, hi.ptr, hi.len);
-    r->fix_bucket = fix_bucket;
+    r->fix_prefix = fix_prefix;
     return &r->base;
-}
-
-/* Kept out of line: the fast path of query_cmp_row then needs no stack frame. */
-static __attribute__((noinline)) int cmp_row_slow(struct slice a, struct slice b)
-{
-    if (a.len >= 2 && b.len >= 2) {
-        int c = slice_cmp(slice_make(a.ptr + 2, a.len - 2), slice_make(b.ptr + 2, b.len - 2));
-        if (c)
-            return c;
-    }
-    return slice_cmp(a, b);
-}
-
-int query_cmp_row(struct slice a, struct slice b)
-{
-    if (a.len >= 10 && b.len >= 10) {
-        /* the tskey decides almost every comparison: one 8-byte compare */
-        uint64_t x = coding_get_u64be(a.ptr + 2), y = coding_get_u64be(b.ptr + 2);
-        if (x != y)
-            return x < y ? -1 : 1;
-    }
-    return cmp_row_slow(a, b);
-}
-
-int query_cmp_index(struct slice a, struct slice b)
-{
-    struct slice ta = key_index_tskey(a), tb = key_index_tskey(b);
-    if (ta.len != 8 || tb.len != 8)
-        return slice_cmp(a, b);
-    int c = memcmp(ta.ptr, tb.ptr, 8);
-    if (c)
-        return c;
-    c = slice_cmp(slice_make(a.ptr, (size_t)(ta.ptr - a.ptr)),
-                  slice_make(b.ptr, (size_t)(tb.ptr - b.ptr)));
-    if (c)
-        return c;
-    return slice_cmp(slice_make(ta.ptr + 8, (size_t)(a.ptr + a.len - ta.ptr - 8)),
-                     slice_make(tb.ptr + 8, (size_t)(b.ptr + b.len - tb.ptr - 8)));
-}
-
-void query_put_row_prefix(struct buf *out, uint32_t bucket, uint64_t tskey)
-{
-    unsigned char b[10];
-    b[0] = (unsigned char)(bucket >> 8);
-    b[1] = (unsigned char)bucket;
-    for (int i = 0; i < 8; i++)
-        b[2 + i] = (unsigned char)(tskey >> (56 - 8 * i));
-    buf_append(out, b, sizeof(b));
 }
