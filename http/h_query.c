@@ -56,9 +56,7 @@ static void opts_from_request(struct MHD_Connection *con, struct query_opts *o)
     query_opts_default(o);
     o->max_get_rows = cfg->max_get_rows;
     o->allow_full_scan = cfg->allow_full_scan;
-    o->default_buckets = cfg->default_buckets;
-    o->default_ts_desc = cfg->default_ts_desc;
-    o->default_ttl_ns = cfg->default_ttl_ns;
+    srv_db_defaults(&o->db_defaults);
     const char *fs = srv_arg(con, "full_scan");
     o->full_scan = fs && (strcmp(fs, "true") == 0 || strcmp(fs, "1") == 0);
     const char *fmt = srv_arg(con, "format");
@@ -245,48 +243,6 @@ enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const cha
 
 /* --- /query: CREATE DATABASE and SHOW DATABASES, as InfluxDB 1.x answers --- */
 
-static void iql_create(const struct iql_stmt *st, struct buf *out)
-{
-    const struct config *cfg = server.cfg;
-    struct db_opts o = {.buckets = (uint32_t)cfg->default_buckets,
-                        .ts_desc = cfg->default_ts_desc,
-                        .ttl_ns = st->has_ttl ? st->ttl_ns : cfg->default_ttl_ns};
-    /* an existing database is kept as it is, as InfluxDB does for a
-     * CREATE DATABASE that names it again */
-    int rc = store_db_create(server.store, st->db, &o);
-    if (rc == ERR_OK || rc == ERR_EXISTS)
-        return;
-    buf_puts(out, ",\"error\":\"");
-    if (rc == ERR_INVAL)
-        buf_puts(out, "bad database name (" STORE_DB_NAME_RULE ")");
-    else
-        buf_printf(out, "cannot create database: %s", err_name(rc));
-    buf_putc(out, '"');
-}
-
-static void iql_show(struct buf *out)
-{
-    char **names;
-    size_t n;
-    if (store_db_list(server.store, &names, &n) != ERR_OK) {
-        buf_puts(out, ",\"error\":\"cannot list databases\"");
-        return;
-    }
-    buf_puts(out, ",\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"]");
-    if (n) {
-        buf_puts(out, ",\"values\":[");
-        for (size_t i = 0; i < n; i++) {
-            buf_puts(out, i ? ",[\"" : "[\"");
-            reply_json_escape(out, names[i], strlen(names[i]));
-            buf_puts(out, "\"]");
-            free(names[i]);
-        }
-        buf_putc(out, ']');
-    }
-    free(names);
-    buf_puts(out, "}]");
-}
-
 static enum MHD_Result iql_run(struct MHD_Connection *con, struct srv_req *req, const char *q,
                                size_t len)
 {
@@ -305,16 +261,9 @@ static enum MHD_Result iql_run(struct MHD_Connection *con, struct srv_req *req, 
             return MHD_YES;
         }
     }
-    buf_puts(&out, "{\"results\":[");
-    for (size_t i = 0; i < s.n; i++) {
-        buf_printf(&out, "%s{\"statement_id\":%zu", i ? "," : "", i);
-        if (s.stmts[i].kind == IQL_CREATE_DB)
-            iql_create(&s.stmts[i], &out);
-        else
-            iql_show(&out);
-        buf_putc(&out, '}');
-    }
-    buf_puts(&out, "]}\n");
+    struct query_opts o;
+    opts_from_request(con, &o);
+    iql_exec(server.store, &s, &o, &out);
     enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", out.data, out.len);
     buf_destroy(&out);
     return r;

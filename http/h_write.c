@@ -137,9 +137,8 @@ static int open_db(const char *name, struct store_db **out)
     int rc = store_db_get(server.store, name, out);
     if (rc != ERR_NOTFOUND || !cfg->auto_create_databases)
         return rc;
-    struct db_opts o = {.buckets = (uint32_t)cfg->default_buckets,
-                        .ts_desc = cfg->default_ts_desc,
-                        .ttl_ns = cfg->default_ttl_ns};
+    struct db_opts o;
+    srv_db_defaults(&o);
     rc = store_db_create(server.store, name, &o);
     if (rc != ERR_OK && rc != ERR_EXISTS)
         return rc;

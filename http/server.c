@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config/err.h"
+#include "store/store.h"
 #include "config/log.h"
 #include "http/handlers.h"
 #include "http/reply.h"
@@ -319,4 +320,12 @@ void srv_stop(int64_t wait_ns)
         log_warn("stopping with %d requests still in flight", left);
     MHD_stop_daemon(server.mhd);
     server.mhd = NULL;
+}
+
+void srv_db_defaults(struct db_opts *out)
+{
+    const struct config *cfg = server.cfg;
+    *out = (struct db_opts){.buckets = (uint32_t)cfg->default_buckets,
+                            .ts_desc = cfg->default_ts_desc,
+                            .ttl_ns = cfg->default_ttl_ns};
 }

@@ -76,7 +76,11 @@ extern struct server server;
 
 /* Starts serving cfg->listen. The store is borrowed and must outlive the
  * server. ERR_OK or an ERR_* (the reason is logged). */
+struct db_opts;
 int srv_start(const struct config *cfg, struct store *store);
+/* The options of a database created without its own: default_buckets,
+ * default_ts_order, default_ttl of the config (the one place they are read). */
+void srv_db_defaults(struct db_opts *out);
 /* Stops accepting, waits up to wait_ns for in-flight requests, stops. */
 void srv_stop(int64_t wait_ns);
 

@@ -4,11 +4,14 @@
 #include "query/influxql.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config/config.h"
 #include "config/err.h"
+#include "query/encode.h"
+#include "store/store.h"
 
 struct lex {
     const char *p, *end;
@@ -191,4 +194,62 @@ int iql_parse(const char *q, size_t len, struct iql_script *out, struct buf *err
         return ERR_INVAL;
     }
     return ERR_OK;
+}
+
+/* --- execution --- */
+
+static void exec_create(struct store *s, const struct iql_stmt *st, const struct query_opts *o,
+                        struct buf *out)
+{
+    struct db_opts d = o->db_defaults;
+    if (st->has_ttl)
+        d.ttl_ns = st->ttl_ns;
+    int rc = store_db_create(s, st->db, &d);
+    if (rc == ERR_OK || rc == ERR_EXISTS)
+        return;
+    buf_puts(out, ",\"error\":\"");
+    if (rc == ERR_INVAL)
+        buf_puts(out, "bad database name (" STORE_DB_NAME_RULE ")");
+    else
+        buf_printf(out, "cannot create database: %s", err_name(rc));
+    buf_putc(out, '"');
+}
+
+static void exec_show(struct store *s, struct buf *out)
+{
+    char **names;
+    size_t n;
+    if (store_db_list(s, &names, &n) != ERR_OK) {
+        buf_puts(out, ",\"error\":\"cannot list databases\"");
+        return;
+    }
+    buf_puts(out, ",\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"]");
+    if (n) {
+        buf_puts(out, ",\"values\":[");
+        for (size_t i = 0; i < n; i++) {
+            buf_puts(out, i ? "," : "");
+            buf_putc(out, '[');
+            enc_json_str(out, names[i], strlen(names[i]));
+            buf_putc(out, ']');
+            free(names[i]);
+        }
+        buf_putc(out, ']');
+    }
+    free(names);
+    buf_puts(out, "}]");
+}
+
+void iql_exec(struct store *s, const struct iql_script *sc, const struct query_opts *o,
+              struct buf *out)
+{
+    buf_puts(out, "{\"results\":[");
+    for (size_t i = 0; i < sc->n; i++) {
+        buf_printf(out, "%s{\"statement_id\":%zu", i ? "," : "", i);
+        if (sc->stmts[i].kind == IQL_CREATE_DB)
+            exec_create(s, &sc->stmts[i], o, out);
+        else
+            exec_show(s, out);
+        buf_putc(out, '}');
+    }
+    buf_puts(out, "]}\n");
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "config/buf.h"
+#include "query/query.h"
 
 #define IQL_MAX_STMTS 16
 #define IQL_MAX_NAME 255
@@ -33,5 +34,14 @@ struct iql_script {
 /* Parses len bytes of ';'-separated statements (empty ones skipped) into
  * out. ERR_OK, or ERR_INVAL with the reason in err. */
 int iql_parse(const char *q, size_t len, struct iql_script *out, struct buf *err);
+
+struct store;
+/* Runs the statements against s and appends InfluxDB 1.x's reply,
+ * {"results":[{"statement_id":0,...},...]} and a newline, to out: CREATE
+ * DATABASE creates with o's db_defaults (WITH DURATION as the TTL) and
+ * keeps an existing database as it is, as InfluxDB does; a failed
+ * statement carries its "error". */
+void iql_exec(struct store *s, const struct iql_script *sc, const struct query_opts *o,
+              struct buf *out);
 
 #endif

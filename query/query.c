@@ -54,8 +54,7 @@ void query_opts_default(struct query_opts *o)
     memset(o, 0, sizeof(*o));
     o->max_get_rows = 2000;
     o->format = QUERY_NDJSON;
-    o->default_buckets = 16;
-    o->default_ts_desc = true;
+    o->db_defaults = (struct db_opts){.buckets = 16, .ts_desc = true, .ttl_ns = 0};
 }
 
 static int64_t mono_ns(void)
@@ -184,10 +183,9 @@ static int run_exec_open(struct run *r, bool need_value, struct buf *err)
 static int do_create(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
 {
     struct db_opts o = {
-        (uint32_t)(st->has_buckets ? st->buckets
-                                   : (c->o.default_buckets > 0 ? c->o.default_buckets : 16)),
-        st->has_ts_order ? st->ts_desc : c->o.default_ts_desc,
-        st->has_ttl ? st->ttl_ns : c->o.default_ttl_ns,
+        st->has_buckets ? (uint32_t)st->buckets : c->o.db_defaults.buckets,
+        st->has_ts_order ? st->ts_desc : c->o.db_defaults.ts_desc,
+        st->has_ttl ? st->ttl_ns : c->o.db_defaults.ttl_ns,
     };
     int rc = store_db_create(c->s, st->db, &o);
     if (rc == ERR_OK && st->has_max_disk && st->max_disk_bytes) {

@@ -52,9 +52,8 @@ struct query_opts {
     bool full_scan;         /* the request said full_scan=true */
     int64_t now_ns;         /* 0: the wall clock */
     enum query_format format;
-    int64_t default_buckets; /* CREATE DATABASE without buckets= (<= 0: 16) */
-    bool default_ts_desc;    /* ... without ts_order= */
-    int64_t default_ttl_ns;  /* ... without ttl= */
+    struct db_opts db_defaults; /* of CREATE DATABASE without buckets=,
+                                 * ts_order=, ttl= (and InfluxQL's) */
 };
 
 /* Defaults: max_get_rows 2000, no full scans, NDJSON, 16 buckets, DESC, ttl 0. */
