@@ -15,55 +15,9 @@
 #include <unistd.h>
 
 #include "config/err.h"
-#include "store/store.h"
 #include "config/log.h"
 #include "http/handlers.h"
 #include "http/reply.h"
-
-struct server server;
-
-static const unsigned status_codes[SRV_STATUS_SLOTS] = {200, 204, 400, 401, 403, 404,
-                                                        405, 413, 500, 503, 507, 0};
-
-int srv_status_slot(unsigned status)
-{
-    for (int i = 0; i < SRV_STATUS_SLOTS - 1; i++)
-        if (status_codes[i] == status)
-            return i;
-    return SRV_STATUS_SLOTS - 1; /* "other" */
-}
-
-unsigned srv_status_code(int slot)
-{
-    return status_codes[slot];
-}
-
-const char *srv_route_name(enum route_id r)
-{
-    static const char *names[ROUTE_COUNT] = {"ping",  "health", "metrics", "write",
-                                             "v2_write", "ingest", "query", "sql",
-                                             "influxql", "not_found", "bad_method"};
-    return names[r];
-}
-
-int64_t srv_now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-int64_t srv_now_real(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-const char *srv_arg(struct MHD_Connection *con, const char *name)
-{
-    return MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, name);
-}
 
 static void req_free(struct srv_req *req)
 {
@@ -322,10 +276,3 @@ void srv_stop(int64_t wait_ns)
     server.mhd = NULL;
 }
 
-void srv_db_defaults(struct db_opts *out)
-{
-    const struct config *cfg = server.cfg;
-    *out = (struct db_opts){.buckets = (uint32_t)cfg->default_buckets,
-                            .ts_desc = cfg->default_ts_desc,
-                            .ttl_ns = cfg->default_ttl_ns};
-}

@@ -201,7 +201,7 @@ static int write_memtable(struct memtable *mt, struct outputs *o,
     return rc ? rc : outputs_finish(o);
 }
 
-int compact_flush(struct part *p)
+int compact_flush(struct part *p, bool *fatal)
 {
     pthread_mutex_lock(&p->mu);
     struct memtable *mt = p->nimm ? p->imm[0] : NULL;
@@ -212,7 +212,7 @@ int compact_flush(struct part *p)
         pop_imm(p, mt);
         return ERR_OK;
     }
-    int64_t t0 = store_mono_ns();
+    int64_t t0 = clock_mono_ns();
     struct outputs o = {.p = p, .fast_from = INT64_MIN};
     uint64_t max_seq = p->last_seq;
     struct version *v = current(p), *nv = NULL;
@@ -227,10 +227,10 @@ int compact_flush(struct part *p)
          * the memtable and WAL too, and stop writing */
         part_install(p, nv);
         nv = NULL;
-        store_bg_set_error(p->db, rc);
+        *fatal = true;
         outputs_free(&o, false);
         version_unref(v);
-        return ERR_OK;
+        return rc;
     }
     if (!rc) {
         part_install(p, nv);
@@ -238,7 +238,7 @@ int compact_flush(struct part *p)
         pop_imm(p, mt);
         struct db_metrics *m = &p->db->m;
         atomic_fetch_add(&m->flushes, 1);
-        atomic_fetch_add(&m->flush_ns, (unsigned long long)(store_mono_ns() - t0));
+        atomic_fetch_add(&m->flush_ns, (unsigned long long)(clock_mono_ns() - t0));
         atomic_fetch_add(&m->bytes_flushed, o.bytes);
     }
     outputs_free(&o, rc != ERR_OK);
@@ -619,11 +619,11 @@ static size_t window_pick(const struct part *p, struct version *v, const size_t 
     return cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n);
 }
 
-int compact_run(struct part *p, bool force)
+int compact_run(struct part *p, bool force, bool *fatal)
 {
     struct store_db *db = p->db;
     int64_t ttl = atomic_load(&db->ttl_ns);
-    int64_t now = store_now(db->store);
+    int64_t now = db_now(db);
     int64_t cutoff = ttl > 0 ? now - ttl : INT64_MIN;
     if (atomic_load(&db->floor_ts) > cutoff)
         cutoff = atomic_load(&db->floor_ts);
@@ -632,7 +632,7 @@ int compact_run(struct part *p, bool force)
     int64_t pick_cutoff = event_cuts_max(&cuts, cutoff); /* a window with rows to drop */
     struct tomb_set *tombs = db_tombs(db);
     uint64_t tomb_seq = tomb_set_max_seq(tombs);
-    int64_t t0 = store_mono_ns();
+    int64_t t0 = clock_mono_ns();
     struct version *v = current(p), *nv = NULL;
     bool *drop = xcalloc(v->n + 1, sizeof *drop);
     /* windows still being written will be merged again: compress them for
@@ -691,7 +691,7 @@ int compact_run(struct part *p, bool force)
             /* keep every file (old and new): either manifest may be live */
             part_install(p, nv);
             nv = NULL;
-            store_bg_set_error(db, rc);
+            *fatal = true;
             outputs_free(&o, false);
             version_unref(v);
             free(drop);
@@ -706,7 +706,7 @@ int compact_run(struct part *p, bool force)
             part_install(p, nv);
             nv = NULL;
             atomic_fetch_add(&db->m.compactions, 1);
-            atomic_fetch_add(&db->m.compact_ns, (unsigned long long)(store_mono_ns() - t0));
+            atomic_fetch_add(&db->m.compact_ns, (unsigned long long)(clock_mono_ns() - t0));
             atomic_fetch_add(&db->m.bytes_compacted, o.bytes);
             atomic_fetch_add(&db->m.blocks_copied, o.copied);
             atomic_fetch_add(&db->m.ttl_files_dropped, dropped_whole);
@@ -725,7 +725,7 @@ int compact_run(struct part *p, bool force)
     return rc;
 }
 
-int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes)
+int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes, bool *fatal)
 {
     struct version *v = current(p);
     bool *drop = xcalloc(v->n + 1, sizeof *drop);
@@ -750,7 +750,7 @@ int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes)
             part_install(p, nv);
             nv = NULL;
             if (rc)
-                store_bg_set_error(p->db, rc);
+                *fatal = true;
             else
                 *bytes += sum;
         }

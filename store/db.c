@@ -1,6 +1,7 @@
-/* One database: its metadata file, partitions, WAL, the write path (one WAL
- * record per batch, then the memtables of the rows and of the host index),
- * memtable freezing with WAL segment rolls, snapshots and reads. */
+/* One database: opening (its settings through settings.c, partitions, WAL
+ * replay), the write path (one WAL record per batch, then the memtables of
+ * the rows and of the host index), memtable freezing with WAL segment rolls,
+ * snapshots and reads. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,114 +15,6 @@
 #include "store/key.h"
 #include "store/store_int.h"
 
-#define META_MAGIC 0x42444c4cu /* "LLDB" */
-#define META_V1 1 /* fixed 28 bytes, no event TTLs */
-#define META_V2 2 /* + event TTL rules */
-#define META_V1_SIZE 28
-#define META_V2_HEAD 36
-#define META_MAX (META_V2_HEAD + STORE_MAX_EVENT_TTLS * (10 + KEY_MAX_NAME) + 4)
-
-/* --- metadata file (FORMAT.md "Database metadata") --- */
-
-int db_write_meta(struct store_db *db)
-{
-    struct buf b = BUF_INIT;
-    pthread_mutex_lock(&db->ttl_mu);
-    /* version 1 while it suffices: older binaries read it */
-    bool v2 = db->nettl > 0 || atomic_load(&db->max_disk_bytes) > 0;
-    buf_reserve(&b, META_V2_HEAD + 4);
-    memset(b.data, 0, META_V2_HEAD);
-    coding_put_u32le(b.data, META_MAGIC);
-    coding_put_u32le(b.data + 4, v2 ? META_V2 : META_V1);
-    coding_put_u32le(b.data + 8, db->buckets);
-    b.data[12] = db->desc ? 1 : 0;
-    coding_put_u64le(b.data + 16, (uint64_t)atomic_load(&db->ttl_ns));
-    b.len = 24;
-    if (v2) {
-        coding_put_u32le(b.data + 24, (uint32_t)db->nettl);
-        coding_put_u64le(b.data + 28, (uint64_t)atomic_load(&db->max_disk_bytes));
-        b.len = META_V2_HEAD;
-        for (size_t i = 0; i < db->nettl; i++) {
-            char h[8];
-            coding_put_u32le(h, (uint32_t)db->ettl[i].len);
-            buf_append(&b, h, 2);
-            buf_append(&b, db->ettl[i].event, db->ettl[i].len);
-            coding_put_u64le(h, (uint64_t)db->ettl[i].cutoff);
-            buf_append(&b, h, 8);
-        }
-    }
-    pthread_mutex_unlock(&db->ttl_mu);
-    char c[4];
-    coding_put_u32le(c, crc32c_mask(crc32c(b.data, b.len)));
-    buf_append(&b, c, 4);
-    int rc = env_write_atomic(db->store->env, db->dir, "META", b.data, b.len, NULL);
-    buf_destroy(&b);
-    return rc;
-}
-
-static int write_meta(struct store_db *db)
-{
-    return db_write_meta(db);
-}
-
-/* Event TTL rules of a version 2 file: d[0..len) after the fixed head. */
-static int read_rules(struct store_db *db, const char *path, const char *d, size_t len)
-{
-    uint32_t n = coding_get_u32le(d + 24);
-    size_t off = META_V2_HEAD;
-    if (n > STORE_MAX_EVENT_TTLS)
-        return err_corrupt("database metadata %s: %u event TTLs", path, n);
-    db->ettl = xcalloc(n ? n : 1, sizeof *db->ettl);
-    for (uint32_t i = 0; i < n; i++) {
-        if (len - off < 10)
-            return err_corrupt("database metadata %s: event TTL %u truncated", path, i);
-        size_t el = (size_t)(unsigned char)d[off] | (size_t)(unsigned char)d[off + 1] << 8;
-        if (el > KEY_MAX_NAME || len - off - 10 < el)
-            return err_corrupt("database metadata %s: event TTL %u truncated", path, i);
-        struct event_cut *r = &db->ettl[db->nettl++];
-        r->len = el;
-        r->event = xmalloc(el + 1);
-        memcpy(r->event, d + off + 2, el);
-        r->event[el] = 0;
-        r->cutoff = (int64_t)coding_get_u64le(d + off + 2 + el);
-        off += 10 + el;
-    }
-    if (off != len)
-        return err_corrupt("database metadata %s: %zu stray bytes", path, len - off);
-    return ERR_OK;
-}
-
-static int read_meta(struct store_db *db)
-{
-    struct buf path = BUF_INIT;
-    char *m = NULL;
-    size_t len;
-    buf_printf(&path, "%s/META", db->dir);
-    int rc = env_read_all(db->store->env, path.data, META_MAX, &m, &len);
-    uint32_t version = 0;
-    if (rc == ERR_OK) {
-        version = len >= 8 ? coding_get_u32le(m + 4) : 0;
-        bool size_ok = version == META_V1 ? len == META_V1_SIZE : len >= META_V2_HEAD + 4;
-        if (len < 8 || coding_get_u32le(m) != META_MAGIC || !size_ok ||
-            crc32c_unmask(coding_get_u32le(m + len - 4)) != crc32c(m, len - 4) ||
-            (version != META_V1 && version != META_V2))
-            rc = err_corrupt("database metadata %s is damaged", path.data);
-    }
-    if (rc == ERR_OK) {
-        db->buckets = coding_get_u32le(m + 8);
-        db->desc = m[12] != 0;
-        atomic_init(&db->ttl_ns, (long long)coding_get_u64le(m + 16));
-        if (db->buckets < 1 || db->buckets > 1024)
-            rc = err_corrupt("database metadata %s: %u buckets", path.data, db->buckets);
-    }
-    if (rc == ERR_OK && version == META_V2) {
-        atomic_init(&db->max_disk_bytes, (unsigned long long)coding_get_u64le(m + 28));
-        rc = read_rules(db, path.data, m, len - 4);
-    }
-    free(m);
-    buf_destroy(&path);
-    return rc;
-}
 
 /* --- applying batches --- */
 
@@ -320,9 +213,12 @@ static int discard_partial_index(struct store_db *db)
 static int flush_now(struct store_db *db)
 {
     int rc = db_freeze_locked(db);
+    bool fatal = false;
     for (uint32_t i = 0; i < db->nparts && !rc; i++)
         while (!rc && db->parts[i].nimm)
-            rc = compact_flush(&db->parts[i]);
+            rc = compact_flush(&db->parts[i], &fatal);
+    if (fatal)
+        db_fail(db, rc);
     return rc;
 }
 
@@ -395,11 +291,11 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
         atomic_init(&db->ttl_ns, create->ttl_ns);
         rc = env_mkdir(env, db->dir);
         if (!rc)
-            rc = write_meta(db);
+            rc = db_write_meta(db);
         if (!rc)
             rc = env_sync_dir(env, s->dir);
     } else {
-        rc = read_meta(db);
+        rc = db_read_meta(db);
     }
     if (!rc)
         rc = discard_partial_index(db);
@@ -446,6 +342,15 @@ void db_close(struct store_db *db)
     free(db);
 }
 
+void db_fail(struct store_db *db, int rc)
+{
+    int zero = 0;
+    if (atomic_compare_exchange_strong(&db->bg_error, &zero, rc))
+        log_error("database %s: background error %s; the database is now read-only",
+                  db->name, err_name(rc));
+    store_wake(db->store);
+}
+
 void db_ref(struct store_db *db)
 {
     atomic_fetch_add(&db->refs, 1);
@@ -467,35 +372,6 @@ void store_db_opts(const struct store_db *db, struct db_opts *out)
     out->buckets = db->buckets;
     out->ts_desc = db->desc;
     out->ttl_ns = atomic_load(&((struct store_db *)db)->ttl_ns);
-}
-
-uint64_t store_db_max_disk_bytes(struct store_db *db)
-{
-    return atomic_load(&db->max_disk_bytes);
-}
-
-int store_db_set_max_disk_bytes(struct store_db *db, uint64_t bytes)
-{
-    pthread_mutex_lock(&db->write_mu);
-    unsigned long long old = atomic_exchange(&db->max_disk_bytes, bytes);
-    int rc = write_meta(db);
-    if (rc)
-        atomic_store(&db->max_disk_bytes, old);
-    pthread_mutex_unlock(&db->write_mu);
-    return rc;
-}
-
-int store_db_set_ttl(struct store_db *db, int64_t ttl_ns)
-{
-    if (ttl_ns < 0)
-        return ERR_INVAL;
-    pthread_mutex_lock(&db->write_mu);
-    int64_t old = atomic_exchange(&db->ttl_ns, ttl_ns);
-    int rc = write_meta(db);
-    if (rc)
-        atomic_store(&db->ttl_ns, old);
-    pthread_mutex_unlock(&db->write_mu);
-    return rc;
 }
 
 /* --- writes --- */
@@ -525,7 +401,7 @@ int db_freeze_locked(struct store_db *db)
     }
     db->gen = gen;
     atomic_store(&db->visible_seq, db->last_seq);
-    store_bg_signal(s);
+    store_wake(s);
     return ERR_OK;
 }
 
@@ -643,7 +519,7 @@ int store_write(struct store_db *db, struct batch *b)
     uint64_t durable;
     rc = wal_sync_to(db->wal, end, &durable);
     if (rc) {
-        store_bg_set_error(db, rc);
+        db_fail(db, rc);
         return rc;
     }
     raise_visible(db, durable > seq ? durable : seq);
@@ -703,7 +579,7 @@ static int64_t ttl_cutoff(struct store_db *db)
     int64_t floor = atomic_load(&db->floor_ts);
     if (ttl <= 0)
         return floor;
-    int64_t now = store_now(db->store);
+    int64_t now = db_now(db);
     return now - ttl > floor ? now - ttl : floor;
 }
 
@@ -714,7 +590,7 @@ struct store_snap *store_snapshot(struct store_db *db)
     s->db = db;
     s->seq = atomic_load(&db->visible_seq);
     s->cutoff = ttl_cutoff(db);
-    db_event_cuts(db, store_now(db->store), &s->cuts);
+    db_event_cuts(db, db_now(db), &s->cuts);
     s->tombs = db_tombs(db);
     s->ps = xcalloc(db->nparts, sizeof *s->ps);
     for (uint32_t i = 0; i < db->nparts; i++)
@@ -851,7 +727,7 @@ int store_get(struct store_db *db, int64_t ts, struct slice host, struct slice e
               struct buf *out)
 {
     struct event_cuts cuts;
-    db_event_cuts(db, store_now(db->store), &cuts);
+    db_event_cuts(db, db_now(db), &cuts);
     struct tomb_set *tombs = db_tombs(db);
     int rc = snap_get(db, NULL, atomic_load(&db->visible_seq), ttl_cutoff(db), &cuts, tombs, ts,
                       host, event, out);

@@ -28,38 +28,14 @@ void store_opts_default(struct store_opts *o)
     o->env = NULL;
 }
 
-int64_t store_now(const struct store *s)
-{
-    if (s->opts.clock)
-        return s->opts.clock(s->opts.clock_arg);
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-int64_t store_mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
 /* --- background work --- */
 
-void store_bg_signal(struct store *s)
+/* store_wake: new work for the background threads. */
+static void bg_wake(struct store *s)
 {
     pthread_mutex_lock(&s->bg_mu);
     pthread_cond_broadcast(&s->bg_cond);
     pthread_mutex_unlock(&s->bg_mu);
-}
-
-void store_bg_set_error(struct store_db *db, int rc)
-{
-    int zero = 0;
-    if (atomic_compare_exchange_strong(&db->bg_error, &zero, rc))
-        log_error("database %s: background error %s; the database is now read-only",
-                  db->name, err_name(rc));
-    store_bg_signal(db->store);
 }
 
 struct job {
@@ -88,7 +64,7 @@ static bool compaction_slot_free(const struct store *s)
 static bool pick_job(struct store *s, struct job *j)
 {
     bool found = false;
-    int64_t now = store_mono_ns();
+    int64_t now = clock_mono_ns();
     pthread_mutex_lock(&s->mu);
     for (int pass = 0; pass < 2 && !found; pass++)
         for (size_t d = 0; d < s->ndbs && !found; d++) {
@@ -122,7 +98,12 @@ static bool pick_job(struct store *s, struct job *j)
 static void run_job(struct store *s, struct job *j)
 {
     if (j->flush) {
-        int rc = compact_flush(j->p);
+        bool fatal = false;
+        int rc = compact_flush(j->p, &fatal);
+        if (fatal) {
+            db_fail(j->db, rc);
+            return;
+        }
         if (rc == ERR_NOSPC || rc == ERR_IO) {
             /* The frozen memtable and its WAL segment stay; writers get
              * ERR_BUSY once memory fills. Retry in a second. */
@@ -130,12 +111,12 @@ static void run_job(struct store *s, struct job *j)
             atomic_fetch_add(&j->db->m.flush_errors, 1);
             atomic_store(&j->db->m.last_flush_error, rc);
             pthread_mutex_lock(&s->bg_mu);
-            j->p->retry_at_ns = store_mono_ns() + 1000000000LL;
+            j->p->retry_at_ns = clock_mono_ns() + 1000000000LL;
             pthread_mutex_unlock(&s->bg_mu);
             return;
         }
         if (rc) {
-            store_bg_set_error(j->db, rc);
+            db_fail(j->db, rc);
             return;
         }
         compact_delete_old_wal(j->db);
@@ -145,7 +126,11 @@ static void run_job(struct store *s, struct job *j)
             pthread_mutex_unlock(&s->bg_mu);
         }
     } else {
-        if (compact_run(j->p, false) == ERR_OK && store_db_range_tombstones(j->db))
+        bool fatal = false;
+        int rc = compact_run(j->p, false, &fatal);
+        if (fatal)
+            db_fail(j->db, rc);
+        else if (rc == ERR_OK && store_db_range_tombstones(j->db))
             db_purge_tombs(j->db);
     }
 }
@@ -239,10 +224,10 @@ static void *ticker_main(void *arg)
     int64_t ret_every = s->opts.retention_check_interval_ns > 0
                             ? s->opts.retention_check_interval_ns
                             : 60LL * 1000000000LL;
-    int64_t next_sync = store_mono_ns() + sync_every, next_ret = store_mono_ns() + ret_every;
+    int64_t next_sync = clock_mono_ns() + sync_every, next_ret = clock_mono_ns() + ret_every;
     pthread_mutex_lock(&s->bg_mu);
     while (!s->stop) {
-        int64_t now = store_mono_ns();
+        int64_t now = clock_mono_ns();
         bool do_sync = interval && now >= next_sync, do_ret = now >= next_ret;
         if (do_sync || do_ret) {
             pthread_mutex_unlock(&s->bg_mu);
@@ -371,6 +356,7 @@ int store_open(const struct store_opts *opts, struct store **out)
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->bg_mu, NULL);
     atomic_init(&s->mem_total, 0);
+    s->wake = bg_wake;
     arena_pool_init(&s->pool, s->opts.memtable_bytes / 2);
     s->cache = cache_new(opts->block_cache_bytes);
     struct buf lock = BUF_INIT;
@@ -479,7 +465,7 @@ int store_db_drop(struct store *s, const char *name)
          * readers still hold the old database; they are deleted with it */
         struct buf to = BUF_INIT;
         buf_printf(&to, "%s/.dropped-%s-%llu", s->dir, name,
-                   (unsigned long long)store_mono_ns());
+                   (unsigned long long)clock_mono_ns());
         if (env_rename(s->env, db->dir, to.data) == ERR_OK) {
             env_sync_dir(s->env, s->dir);
             db->drop_dir = buf_steal(&to, NULL);
@@ -625,7 +611,10 @@ static int enforce_disk_limit(struct store_db *db)
         uint64_t dropped = 0;
         for (uint32_t i = 0; i < db->nparts && !rc; i++) {
             part_claim(s, &db->parts[i]);
-            rc = compact_drop_before(&db->parts[i], floor, &dropped);
+            bool fatal = false;
+            rc = compact_drop_before(&db->parts[i], floor, &dropped, &fatal);
+            if (fatal)
+                db_fail(db, rc);
             part_release(s, &db->parts[i]);
         }
         atomic_fetch_add(&db->m.guard_windows_dropped, 1);
@@ -645,7 +634,10 @@ int store_db_compact(struct store_db *db)
     for (uint32_t i = 0; i < db->nparts; i++) {
         struct part *p = &db->parts[i];
         part_claim(s, p);
-        int prc = compact_run(p, true);
+        bool fatal = false;
+        int prc = compact_run(p, true, &fatal);
+        if (fatal)
+            db_fail(db, prc);
         if (prc && !rc)
             rc = prc;
         part_release(s, p);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/clock.h"
 #include "config/buf.h"
 #include "store/arena.h"
 #include "store/batch.h"
@@ -133,17 +134,13 @@ struct tomb_set *tomb_set_new(size_t n);
 void tomb_set_ref(struct tomb_set *t);   /* NULL ok */
 void tomb_set_unref(struct tomb_set *t); /* NULL ok */
 uint64_t tomb_set_max_seq(const struct tomb_set *t);
+/* Copies src (and its names) into dst, a slot of a new set. */
+void tomb_copy(struct range_tomb *dst, const struct range_tomb *src);
 /* A tombstone visible at snap_seq covers this row version. */
 bool tomb_covers(const struct tomb_set *t, struct slice host, struct slice event, int64_t ts,
                  uint64_t row_seq, uint64_t snap_seq);
 /* Some tombstone's names and range match the key, whatever the sequences. */
 bool tomb_matches(const struct tomb_set *t, struct slice host, struct slice event, int64_t ts);
-/* The current set, with a reference. */
-struct tomb_set *db_tombs(struct store_db *db);
-/* At open: reads DATA/<db>/TOMBSTONES (none is an empty set). */
-int db_read_tombs(struct store_db *db);
-/* Drops tombstones no file or memtable can need any more. */
-void db_purge_tombs(struct store_db *db);
 
 struct db_metrics {
     atomic_ullong flushes, flush_ns, compactions, compact_ns;
@@ -209,10 +206,26 @@ struct store {
     pthread_t ticker;
     bool has_ticker;
     int64_t next_retention_ns;
+    void (*wake)(struct store *s); /* store_wake */
 };
 
-int64_t store_now(const struct store *s);
-int64_t store_mono_ns(void);
+/* The scheduler's wake-up, installed by store_open: new work (a frozen
+ * memtable, a tombstone to purge) or a database failed. */
+static inline void store_wake(struct store *s)
+{
+    s->wake(s);
+}
+
+/* The wall clock of the store's databases (store_opts.clock for tests). */
+static inline int64_t db_now(const struct store_db *db)
+{
+    const struct store_opts *o = &db->store->opts;
+    return o->clock ? o->clock(o->clock_arg) : clock_real_ns();
+}
+
+/* Makes the database read-only with rc as its sticky error (the first one
+ * wins; logged) and wakes the scheduler. The owner of bg_error. */
+void db_fail(struct store_db *db, int rc);
 
 /* versions and files (part.c) */
 struct version *version_new(struct file_meta **files, size_t n);
@@ -245,15 +258,19 @@ struct iter *window_iter_new(const struct part *p, struct version *v);
  * window in key order; keys of other hosts never show. */
 struct iter *window_iter_host(const struct part *p, struct version *v, struct slice host);
 
-/* flush and compaction (compact.c), run by one job per partition */
-int compact_flush(struct part *p);
-int compact_run(struct part *p, bool force);
+/* flush and compaction (compact.c), run by one job per partition. They
+ * return their status and never touch the database's sticky error: *fatal
+ * (left alone otherwise) says that a manifest was replaced but its write
+ * failed, so the partition's state on disk is uncertain and the caller must
+ * stop the database's writes (db_fail). */
+int compact_flush(struct part *p, bool *fatal);
+int compact_run(struct part *p, bool force, bool *fatal);
 void compact_delete_old_wal(struct store_db *db);
 /* Whether a compaction of p would find work (a full or cold window). */
 bool compact_wanted(struct part *p);
 /* Deletes the files of p whose rows are all older than floor (disk guard);
  * adds their bytes to *bytes. REQUIRES: p's job slot (busy). */
-int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes);
+int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes, bool *fatal);
 
 /* databases (db.c) */
 int db_open(struct store *s, const char *name, const struct db_opts *create,
@@ -261,12 +278,22 @@ int db_open(struct store *s, const char *name, const struct db_opts *create,
 void db_close(struct store_db *db);
 void db_ref(struct store_db *db);
 int db_freeze_locked(struct store_db *db);
+
+/* Bytes of the database's WAL segments on disk (stats.c). */
+uint64_t db_wal_bytes(struct store_db *db);
+
+/* durable settings (settings.c) */
 /* Persists META (options and event TTLs). REQUIRES: write_mu. */
 int db_write_meta(struct store_db *db);
+/* At open: reads META into db (ERR_CORRUPT naming the file if damaged). */
+int db_read_meta(struct store_db *db);
+/* The current tombstone set, with a reference. */
+struct tomb_set *db_tombs(struct store_db *db);
+/* At open: reads DATA/<db>/TOMBSTONES (none is an empty set). */
+int db_read_tombs(struct store_db *db);
+/* Drops tombstones no file or memtable can need any more. */
+void db_purge_tombs(struct store_db *db);
 
-/* background work (store.c) */
-void store_bg_signal(struct store *s);
-void store_bg_set_error(struct store_db *db, int rc);
 /* The open databases, each with a reference; release with store_put_dbs. */
 struct store_db **store_all_dbs(struct store *s, size_t *n);
 void store_put_dbs(struct store_db **v, size_t n);
