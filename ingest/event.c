@@ -3,6 +3,7 @@
  * gathering for lines that straddle pieces) and the arrival stamp. */
 #include "ingest/event.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -297,4 +298,48 @@ int64_t event_stamp_next(struct event_stamp *st)
                                                   memory_order_relaxed))
             return ts;
     }
+}
+
+/* --- the driver of a line-oriented parser --- */
+
+void event_feed_init(struct event_feed *f, size_t max_line, event_line_fn parse, void *parser)
+{
+    event_lines_init(&f->lines, max_line);
+    f->parse = parse;
+    f->parser = parser;
+    f->reason[0] = '\0';
+}
+
+void event_feed_destroy(struct event_feed *f)
+{
+    event_lines_destroy(&f->lines);
+}
+
+size_t event_feed_next(struct event_feed *f, const char *data, size_t len,
+                       struct event_result *out)
+{
+    enum event_line_kind k;
+    struct slice line;
+    size_t n = event_lines_next(&f->lines, data, len, &k, &line);
+    out->kind = EVENT_NONE;
+    out->line_no = f->lines.line_no;
+    if (k == EVENT_LINE_TOOLONG) {
+        snprintf(f->reason, sizeof f->reason, "line too long (max %zu)", f->lines.max_line);
+        out->kind = EVENT_BAD;
+        out->reason = f->reason;
+    } else if (k == EVENT_LINE_OK) {
+        out->kind = f->parse(f->parser, line.ptr, line.len, &out->ev, &out->reason);
+    }
+    return n;
+}
+
+bool event_feed_finish(struct event_feed *f, struct event_result *out)
+{
+    struct slice line;
+    out->kind = EVENT_NONE;
+    if (event_lines_finish(&f->lines, &line) != EVENT_LINE_OK)
+        return false;
+    out->line_no = f->lines.line_no;
+    out->kind = f->parse(f->parser, line.ptr, line.len, &out->ev, &out->reason);
+    return out->kind != EVENT_NONE;
 }

@@ -112,6 +112,36 @@ size_t event_lines_next(struct event_lines *s, const char *data, size_t len,
  * (EVENT_LINE_NONE if there is none). */
 enum event_line_kind event_lines_finish(struct event_lines *s, struct slice *line);
 
+/* --- the driver of a line-oriented parser ------------------------------- */
+
+/* Parses one whole line (without "\n" and a trailing "\r"): EVENT_OK with
+ * *ev set, EVENT_BAD with *reason set, or EVENT_NONE (a blank or comment
+ * line). Results borrow the line and the parser until its next call. */
+typedef enum event_kind (*event_line_fn)(void *parser, const char *line, size_t len,
+                                         struct event *ev, const char **reason);
+
+/* Every line-oriented parser (line protocol, raw lines, JSON lines) is fed
+ * through one of these: the splitter above hands each line to parse, and a
+ * line longer than max_line is reported once as "line too long (max N)". */
+struct event_feed {
+    struct event_lines lines;
+    event_line_fn parse;
+    void *parser;
+    char reason[48];
+};
+
+void event_feed_init(struct event_feed *f, size_t max_line, event_line_fn parse, void *parser);
+void event_feed_destroy(struct event_feed *f);
+/* Consumes bytes of data (returns how many; > 0 unless len is 0) and fills
+ * *out with at most one line's result. Call again with the rest until
+ * everything is consumed; a line cut at the end of data is kept (bounded
+ * by max_line) and completed by the next call. */
+size_t event_feed_next(struct event_feed *f, const char *data, size_t len,
+                       struct event_result *out);
+/* At the end of the body: parses an unterminated last line. Returns true
+ * when *out holds a result. */
+bool event_feed_finish(struct event_feed *f, struct event_result *out);
+
 /* --- arrival stamps ----------------------------------------------------- */
 
 /* A strictly increasing nanosecond clock shared by every request of the

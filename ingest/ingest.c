@@ -22,10 +22,12 @@ struct ingest {
     struct event_limits lim;
     struct ingest_sink sink;
 
-    void *parser;
-    size_t (*feed)(void *p, const char *data, size_t len, struct event_result *out);
-    bool (*finish)(void *p, struct event_result *out);
-    void (*free)(void *p);
+    /* the request's parser (one of the three, by prm.format) and the
+     * feed that drives it */
+    struct lp_parser *lp;
+    struct raw_parser *raw;
+    struct jsonl_parser *jsonl;
+    struct event_feed *feed;
 
     z_stream z;
     bool is_z_init;
@@ -44,45 +46,6 @@ struct ingest {
     size_t sorted_cap;
     int status;       /* sticky */
 };
-
-/* --- parser adapters ---------------------------------------------------- */
-
-static size_t lp_feed_v(void *p, const char *d, size_t n, struct event_result *r)
-{
-    return lp_feed(p, d, n, r);
-}
-static bool lp_finish_v(void *p, struct event_result *r)
-{
-    return lp_finish(p, r);
-}
-static void lp_free_v(void *p)
-{
-    lp_free(p);
-}
-static size_t raw_feed_v(void *p, const char *d, size_t n, struct event_result *r)
-{
-    return raw_feed(p, d, n, r);
-}
-static bool raw_finish_v(void *p, struct event_result *r)
-{
-    return raw_finish(p, r);
-}
-static void raw_free_v(void *p)
-{
-    raw_free(p);
-}
-static size_t jsonl_feed_v(void *p, const char *d, size_t n, struct event_result *r)
-{
-    return jsonl_feed(p, d, n, r);
-}
-static bool jsonl_finish_v(void *p, struct event_result *r)
-{
-    return jsonl_finish(p, r);
-}
-static void jsonl_free_v(void *p)
-{
-    jsonl_free(p);
-}
 
 /* --- setup -------------------------------------------------------------- */
 
@@ -149,10 +112,8 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
     const char *why = NULL;
     switch (params->format) {
     case INGEST_LINEPROTO:
-        in->parser = lp_new(lim, params->ns_per_unit ? params->ns_per_unit : 1);
-        in->feed = lp_feed_v;
-        in->finish = lp_finish_v;
-        in->free = lp_free_v;
+        in->lp = lp_new(lim, params->ns_per_unit ? params->ns_per_unit : 1);
+        in->feed = lp_event_feed(in->lp);
         break;
     case INGEST_RAW: {
         struct raw_parser *rp = NULL;
@@ -161,17 +122,13 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
             ingest_free(in);
             return ERR_INVAL;
         }
-        in->parser = rp;
-        in->feed = raw_feed_v;
-        in->finish = raw_finish_v;
-        in->free = raw_free_v;
+        in->raw = rp;
+        in->feed = raw_event_feed(rp);
         break;
     }
     case INGEST_JSONL:
-        in->parser = jsonl_new(lim, params->stamp, params->host, params->event);
-        in->feed = jsonl_feed_v;
-        in->finish = jsonl_finish_v;
-        in->free = jsonl_free_v;
+        in->jsonl = jsonl_new(lim, params->stamp, params->host, params->event);
+        in->feed = jsonl_event_feed(in->jsonl);
         break;
     }
     if (params->is_gzip) {
@@ -192,8 +149,9 @@ void ingest_free(struct ingest *in)
 {
     if (!in)
         return;
-    if (in->parser)
-        in->free(in->parser);
+    lp_free(in->lp);
+    raw_free(in->raw);
+    jsonl_free(in->jsonl);
     if (in->is_z_init)
         inflateEnd(&in->z);
     free(in->zout);
@@ -298,7 +256,7 @@ static void parse_bytes(struct ingest *in, const char *data, size_t len)
 {
     struct event_result r;
     while (len && !in->status) {
-        size_t n = in->feed(in->parser, data, len, &r);
+        size_t n = event_feed_next(in->feed, data, len, &r);
         handle(in, &r);
         data += n;
         len -= n;
@@ -385,7 +343,7 @@ int ingest_finish(struct ingest *in)
         return in->status;
     }
     struct event_result r;
-    if (in->finish(in->parser, &r))
+    if (event_feed_finish(in->feed, &r))
         handle(in, &r);
     flush(in);
     return in->status;

@@ -20,7 +20,7 @@ struct jsonl_parser {
     struct event_stamp *stamp; /* borrowed */
     char *host;                /* host of lines without one (request's, else lim's) */
     char *event;               /* default event (NULL: "event" required) */
-    struct event_lines lines;
+    struct event_feed feed;
     json_t *root;              /* document of the current line */
 
     struct rec_field *fields;
@@ -34,6 +34,12 @@ struct jsonl_parser {
     char reason[200];
 };
 
+static enum event_kind jsonl_line(void *p, const char *line, size_t len, struct event *ev,
+                                  const char **reason)
+{
+    return jsonl_parse_line(p, line, len, ev, reason);
+}
+
 struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stamp *stamp,
                                const char *host, const char *event)
 {
@@ -42,7 +48,7 @@ struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stam
     p->stamp = stamp;
     p->host = xstrdup(host ? host : lim->default_host ? lim->default_host : "");
     p->event = event ? xstrdup(event) : NULL;
-    event_lines_init(&p->lines, lim->max_line_bytes);
+    event_feed_init(&p->feed, lim->max_line_bytes, jsonl_line, p);
     buf_init(&p->path);
     buf_init(&p->keys);
     buf_init(&p->strs);
@@ -57,7 +63,7 @@ void jsonl_free(struct jsonl_parser *p)
     json_decref(p->root);
     free(p->host);
     free(p->event);
-    event_lines_destroy(&p->lines);
+    event_feed_destroy(&p->feed);
     free(p->fields);
     free(p->kofs);
     free(p->sofs);
@@ -359,28 +365,15 @@ enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_
 size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len,
                   struct event_result *out)
 {
-    enum event_line_kind k;
-    struct slice line;
-    size_t n = event_lines_next(&p->lines, data, len, &k, &line);
-    out->kind = EVENT_NONE;
-    out->line_no = p->lines.line_no;
-    if (k == EVENT_LINE_TOOLONG) {
-        snprintf(p->reason, sizeof p->reason, "line too long (max %zu)", p->lines.max_line);
-        out->kind = EVENT_BAD;
-        out->reason = p->reason;
-    } else if (k == EVENT_LINE_OK) {
-        out->kind = jsonl_parse_line(p, line.ptr, line.len, &out->ev, &out->reason);
-    }
-    return n;
+    return event_feed_next(&p->feed, data, len, out);
 }
 
 bool jsonl_finish(struct jsonl_parser *p, struct event_result *out)
 {
-    struct slice line;
-    out->kind = EVENT_NONE;
-    if (event_lines_finish(&p->lines, &line) != EVENT_LINE_OK)
-        return false;
-    out->line_no = p->lines.line_no;
-    out->kind = jsonl_parse_line(p, line.ptr, line.len, &out->ev, &out->reason);
-    return out->kind != EVENT_NONE;
+    return event_feed_finish(&p->feed, out);
+}
+
+struct event_feed *jsonl_event_feed(struct jsonl_parser *p)
+{
+    return &p->feed;
 }

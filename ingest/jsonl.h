@@ -39,6 +39,8 @@ enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_
 size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len,
                   struct event_result *out);
 bool jsonl_finish(struct jsonl_parser *p, struct event_result *out);
+/* The feed jsonl_feed and jsonl_finish drive. */
+struct event_feed *jsonl_event_feed(struct jsonl_parser *p);
 
 /* Parses an RFC 3339 date-time into ns since the epoch. ERR_OK, or
  * ERR_INVAL for bad syntax, an impossible date or a value out of range. */

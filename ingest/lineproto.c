@@ -57,7 +57,7 @@ struct lp_parser {
     char *sp;             /* next free byte of scratch */
     struct buf numbuf;    /* NUL-terminated copy of a float for strtod */
     struct buf dupbuf;    /* duplicate-key check */
-    struct event_lines lines;
+    struct event_feed feed;
     char reason[192];
 };
 
@@ -89,6 +89,9 @@ int lp_precision_parse(const char *name, int64_t *ns_per_unit)
     return ERR_INVAL;
 }
 
+static enum event_kind lp_line(void *p, const char *line, size_t len, struct event *ev,
+                               const char **reason);
+
 struct lp_parser *lp_new(const struct event_limits *lim, int64_t ns_per_unit)
 {
     struct lp_parser *p = xcalloc(1, sizeof *p);
@@ -104,7 +107,7 @@ struct lp_parser *lp_new(const struct event_limits *lim, int64_t ns_per_unit)
     buf_init(&p->scratch);
     buf_init(&p->numbuf);
     buf_init(&p->dupbuf);
-    event_lines_init(&p->lines, lim->max_line_bytes);
+    event_feed_init(&p->feed, lim->max_line_bytes, lp_line, p);
     return p;
 }
 
@@ -117,7 +120,7 @@ void lp_free(struct lp_parser *p)
     buf_destroy(&p->scratch);
     buf_destroy(&p->numbuf);
     buf_destroy(&p->dupbuf);
-    event_lines_destroy(&p->lines);
+    event_feed_destroy(&p->feed);
     free(p);
 }
 
@@ -754,6 +757,13 @@ static enum event_kind parse_stripped(struct lp_parser *p, const char *line, con
     return EVENT_OK;
 }
 
+/* The line function of the feed: the splitter has stripped the "\r". */
+static enum event_kind lp_line(void *p, const char *line, size_t len, struct event *ev,
+                               const char **reason)
+{
+    return parse_stripped(p, line, line + len, ev, reason);
+}
+
 enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len,
                               struct event *ev, const char **reason)
 {
@@ -764,27 +774,15 @@ enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len,
 
 size_t lp_feed(struct lp_parser *p, const char *data, size_t len, struct event_result *out)
 {
-    enum event_line_kind k;
-    struct slice line;
-    size_t n = event_lines_next(&p->lines, data, len, &k, &line);
-    out->kind = EVENT_NONE;
-    out->line_no = p->lines.line_no;
-    if (k == EVENT_LINE_TOOLONG) {
-        out->kind = EVENT_BAD;
-        out->reason = why_num(p, "line too long", p->lim.max_line_bytes);
-    } else if (k == EVENT_LINE_OK) {
-        out->kind = parse_stripped(p, line.ptr, line.ptr + line.len, &out->ev, &out->reason);
-    }
-    return n;
+    return event_feed_next(&p->feed, data, len, out);
 }
 
 bool lp_finish(struct lp_parser *p, struct event_result *out)
 {
-    struct slice line;
-    out->kind = EVENT_NONE;
-    if (event_lines_finish(&p->lines, &line) != EVENT_LINE_OK)
-        return false;
-    out->line_no = p->lines.line_no;
-    out->kind = parse_stripped(p, line.ptr, line.ptr + line.len, &out->ev, &out->reason);
-    return out->kind != EVENT_NONE;
+    return event_feed_finish(&p->feed, out);
+}
+
+struct event_feed *lp_event_feed(struct lp_parser *p)
+{
+    return &p->feed;
 }

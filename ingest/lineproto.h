@@ -53,5 +53,7 @@ size_t lp_feed(struct lp_parser *p, const char *data, size_t len, struct event_r
 /* At the end of the body: parses an unterminated last line. Returns true
  * when *out holds a result. */
 bool lp_finish(struct lp_parser *p, struct event_result *out);
+/* The feed lp_feed and lp_finish drive (to drive it directly). */
+struct event_feed *lp_event_feed(struct lp_parser *p);
 
 #endif

@@ -10,14 +10,16 @@
 #include "config/err.h"
 
 struct raw_parser {
-    struct event_lines lines;
+    struct event_feed feed;
     struct event_stamp *stamp; /* borrowed */
     char *host;
     char *event;
     struct rec_field msg;
     struct buf repaired; /* the current line, if it needed repair */
-    char reason[64];
 };
+
+static enum event_kind raw_line(void *arg, const char *text, size_t len, struct event *ev,
+                                const char **reason);
 
 int raw_new(const struct event_limits *lim, const char *host, const char *event,
             struct event_stamp *stamp, struct raw_parser **out, const char **why)
@@ -32,7 +34,7 @@ int raw_new(const struct event_limits *lim, const char *host, const char *event,
         return ERR_INVAL;
     }
     struct raw_parser *p = xcalloc(1, sizeof *p);
-    event_lines_init(&p->lines, lim->max_line_bytes);
+    event_feed_init(&p->feed, lim->max_line_bytes, raw_line, p);
     p->stamp = stamp;
     p->host = xstrdup(host);
     p->event = xstrdup(event);
@@ -47,24 +49,23 @@ void raw_free(struct raw_parser *p)
 {
     if (!p)
         return;
-    event_lines_destroy(&p->lines);
+    event_feed_destroy(&p->feed);
     free(p->host);
     free(p->event);
     buf_destroy(&p->repaired);
     free(p);
 }
 
-static void one_line(struct raw_parser *p, struct slice line, struct event_result *out)
+static enum event_kind raw_line(void *arg, const char *text, size_t len, struct event *ev,
+                                const char **reason)
 {
-    out->line_no = p->lines.line_no;
-    if (line.len == 0) {
-        out->kind = EVENT_NONE;
-        return;
-    }
+    struct raw_parser *p = arg;
+    struct slice line = slice_make(text, len);
+    if (line.len == 0)
+        return EVENT_NONE;
     if (memchr(line.ptr, 0, line.len)) {
-        out->kind = EVENT_BAD;
-        out->reason = "NUL byte in line";
-        return;
+        *reason = "NUL byte in line";
+        return EVENT_BAD;
     }
     if (!event_utf8_valid(line.ptr, line.len)) {
         /* a log file in another encoding, or a stray byte: keep the line,
@@ -73,7 +74,6 @@ static void one_line(struct raw_parser *p, struct slice line, struct event_resul
         event_utf8_repair(line.ptr, line.len, &p->repaired);
         line = slice_make(p->repaired.data, p->repaired.len);
     }
-    struct event *ev = &out->ev;
     ev->has_ts = p->stamp != NULL;
     ev->ts = p->stamp ? event_stamp_next(p->stamp) : 0;
     ev->host = slice_cstr(p->host);
@@ -83,32 +83,20 @@ static void one_line(struct raw_parser *p, struct slice line, struct event_resul
     p->msg.v.s = line;
     ev->fields = &p->msg;
     ev->nfields = 1;
-    out->kind = EVENT_OK;
+    return EVENT_OK;
 }
 
 size_t raw_feed(struct raw_parser *p, const char *data, size_t len, struct event_result *out)
 {
-    enum event_line_kind k;
-    struct slice line;
-    size_t n = event_lines_next(&p->lines, data, len, &k, &line);
-    out->kind = EVENT_NONE;
-    out->line_no = p->lines.line_no;
-    if (k == EVENT_LINE_TOOLONG) {
-        snprintf(p->reason, sizeof p->reason, "line too long (max %zu)", p->lines.max_line);
-        out->kind = EVENT_BAD;
-        out->reason = p->reason;
-    } else if (k == EVENT_LINE_OK) {
-        one_line(p, line, out);
-    }
-    return n;
+    return event_feed_next(&p->feed, data, len, out);
 }
 
 bool raw_finish(struct raw_parser *p, struct event_result *out)
 {
-    struct slice line;
-    out->kind = EVENT_NONE;
-    if (event_lines_finish(&p->lines, &line) != EVENT_LINE_OK)
-        return false;
-    one_line(p, line, out);
-    return out->kind != EVENT_NONE;
+    return event_feed_finish(&p->feed, out);
+}
+
+struct event_feed *raw_event_feed(struct raw_parser *p)
+{
+    return &p->feed;
 }

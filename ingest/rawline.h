@@ -27,5 +27,7 @@ void raw_free(struct raw_parser *p); /* NULL ok */
 /* Same contract as lp_feed / lp_finish (ingest/lineproto.h). */
 size_t raw_feed(struct raw_parser *p, const char *data, size_t len, struct event_result *out);
 bool raw_finish(struct raw_parser *p, struct event_result *out);
+/* The feed raw_feed and raw_finish drive. */
+struct event_feed *raw_event_feed(struct raw_parser *p);
 
 #endif
