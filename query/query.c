@@ -19,7 +19,6 @@
 #include "query/sql.h"
 
 #define DELETE_BATCH 1000     /* tombstones per store_write */
-#define DELETE_BUSY_TRIES 2500 /* x 2 ms: how long DELETE waits out back-pressure */
 
 struct run {
     const struct sql_stmt *st;
@@ -319,13 +318,8 @@ static int delete_flush(struct run *r, struct batch *b, struct buf *err)
 {
     if (batch_count(b) == 0)
         return ERR_OK;
-    int rc;
-    /* back-pressure: wait for flushing a little before giving up (503) */
-    for (int tries = 0; (rc = store_write(r->db, b)) == ERR_BUSY && tries < DELETE_BUSY_TRIES;
-         tries++) {
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
-    }
+    /* back-pressure is the store's: it stalls the write, then says BUSY (503) */
+    int rc = store_write(r->db, b);
     if (rc)
         buf_printf(err, "delete failed after %lld rows: %s", (long long)r->emitted,
                    err_name(rc));
@@ -356,16 +350,9 @@ static int delete_range(struct run *r, struct buf *err)
     }
     struct slice ev = w->event.is_set ? slice_make(w->event.v[0], w->event.len[0])
                                       : slice_make("", 0);
-    for (int tries = 0;; tries++) {
-        rc = store_db_delete_range(r->db, slice_make(w->host.v[0], w->host.len[0]),
-                                   w->event.is_set ? &ev : NULL,
-                                   w->has_lo ? w->ts_lo : INT64_MIN,
-                                   w->has_hi ? w->ts_hi : INT64_MAX);
-        if (rc != ERR_BUSY || tries >= DELETE_BUSY_TRIES)
-            break;
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
-    }
+    rc = store_db_delete_range(r->db, slice_make(w->host.v[0], w->host.len[0]),
+                               w->event.is_set ? &ev : NULL, w->has_lo ? w->ts_lo : INT64_MIN,
+                               w->has_hi ? w->ts_hi : INT64_MAX);
     if (rc)
         buf_printf(err, "delete failed: %s", err_name(rc));
     return rc;

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config/err.h"
 #include "config/log.h"
@@ -353,12 +354,27 @@ int db_read_tombs(struct store_db *db)
     return rc;
 }
 
+/* With STORE_MAX_TOMBSTONES outstanding, waits as a write waits for memory
+ * (up to write_stall_ns) for compactions to purge some. */
+static void wait_for_tomb_room(struct store_db *db)
+{
+    const int64_t step_ns = 2000000; /* 2 ms */
+    for (int64_t waited = 0; waited < db->store->opts.write_stall_ns; waited += step_ns) {
+        if (store_db_range_tombstones(db) < STORE_MAX_TOMBSTONES)
+            return;
+        store_wake(db->store);
+        struct timespec ts = {0, step_ns};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int store_db_delete_range(struct store_db *db, struct slice host, const struct slice *event,
                           int64_t lo, int64_t hi)
 {
     if (host.len > KEY_MAX_NAME || memchr(host.ptr, 0, host.len) ||
         (event && (event->len > KEY_MAX_NAME || memchr(event->ptr, 0, event->len))) || lo > hi)
         return ERR_INVAL;
+    wait_for_tomb_room(db);
     pthread_mutex_lock(&db->write_mu);
     int rc = atomic_load(&db->bg_error);
     struct tomb_set *cur = db_tombs(db), *nt = NULL;

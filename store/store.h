@@ -201,7 +201,8 @@ int store_write(struct store_db *db, struct batch *b);
  * (DATA/<db>/TOMBSTONES, fsynced) when this returns. Compaction drops the
  * covered rows and then the tombstone. Rows written afterwards are not
  * affected. ERR_INVAL for bad names or lo > hi; ERR_BUSY with 4096
- * tombstones outstanding; ERR_NOSPC on a full disk. */
+ * tombstones outstanding after waiting write_stall_ns for compactions to
+ * purge some; ERR_NOSPC on a full disk. */
 int store_db_delete_range(struct store_db *db, struct slice host, const struct slice *event,
                           int64_t lo, int64_t hi);
 /* Range tombstones outstanding. */
