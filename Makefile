@@ -3,20 +3,41 @@
 #   make run        install missing packages, build, start the daemon on its defaults
 #   make test       install missing packages, build, run every test under prove
 #   make SAN=1 ...  the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-san/
+#   make TSAN=1 ... the same with ThreadSanitizer in build-tsan/
 #   make bench      build the benchmarks (run them by hand, see benchmarks/README.md)
 #   make fuzz       build the libFuzzer targets with clang (needs clang)
-#   make check-deps fail if a lower layer includes a higher one
+#   make check-deps fail on an upward include, store internals above the store, a file cycle
 
 SAN ?= 0
+TSAN ?= 0
 CC ?= gcc
 ifeq ($(CC),cc)
 CC := gcc
 endif
 
+# SANITIZED: a sanitizer build (no jemalloc, no ./logbucketd copy, no
+# benchmarks, LB_SAN=1 so that the long tests run less).
+SANITIZED := 0
+SANENV :=
 ifeq ($(SAN),1)
 BUILD := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 OPT := -O1 -g
+SANITIZED := 1
+else ifeq ($(TSAN),1)
+# ThreadSanitizer: make test TSAN=1 runs every test, the end-to-end and
+# crash scripts too (the daemon's HTTP, flush and compaction threads are
+# what it is for; libmicrohttpd's own threads gave no report, and the
+# suite takes about a minute and a half longer than the release one).
+# A report fails the test (exit status 66); tests/tsan.supp lists what is
+# suppressed and why.
+BUILD := build-tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+# gcc 12 with -fsanitize=thread sees a false maybe-uninitialized (in
+# block_iter of the SSTable reader) that the other builds do not: a warning here.
+OPT := -O1 -g -Wno-error=maybe-uninitialized
+SANITIZED := 1
+SANENV := TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1 history_size=4"
 else
 BUILD := build
 SANFLAGS :=
@@ -31,8 +52,8 @@ CFLAGS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread \
           $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS := $(SANFLAGS) -pthread
 # jemalloc is the allocator of the daemon. Sanitizers bring their own
-# allocator, so the SAN build leaves jemalloc out (LB_NO_JEMALLOC).
-ifeq ($(SAN),1)
+# allocator, so the SAN and TSAN builds leave jemalloc out (LB_NO_JEMALLOC).
+ifeq ($(SANITIZED),1)
 CPPFLAGS += -DLB_NO_JEMALLOC
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 else
@@ -40,15 +61,18 @@ LIBS := $(shell pkg-config --libs $(PKGS) jemalloc 2>/dev/null) -lm
 endif
 TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
-# Layers, bottom first. A layer's unit tests link only it and the layers below.
-LAYERS := config store ingest query http
-config_DEPS :=
-store_DEPS := config
-ingest_DEPS := store config
-query_DEPS := store config
-http_DEPS := ingest query store config
+# Layers, bottom first (DESIGN.md section 2). A layer's unit tests link only
+# it and the layers below.
+LAYERS := base config model store ingest query http
+base_DEPS :=
+config_DEPS := base
+model_DEPS := config base
+store_DEPS := model config base
+ingest_DEPS := store model config base
+query_DEPS := store model config base
+http_DEPS := ingest query store model config base
 
-layer_srcs = $(filter-out http/main.c,$(wildcard $(1)/*.c))
+layer_srcs = $(filter-out http/main.c,$(wildcard $(1)/*.c $(1)/*/*.c))
 layer_objs = $(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(1)))
 layer_lib = $(BUILD)/lib$(1).a
 
@@ -56,7 +80,7 @@ SUPPORT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/support/*.c))
 SUPPORT_LIB := $(BUILD)/libtestsupport.a
 
 DAEMON := $(BUILD)/logbucketd
-ALL_LIBS := $(foreach l,http ingest query store config,$(call layer_lib,$(l)))
+ALL_LIBS := $(foreach l,http ingest query store model config base,$(call layer_lib,$(l)))
 
 UNIT_TESTS := $(foreach l,$(LAYERS),\
     $(patsubst tests/unit/$(l)/%_test.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/$(l)/*_test.c)))
@@ -67,7 +91,7 @@ BENCHES := $(patsubst benchmarks/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 .PHONY: all run test unit e2e bench fuzz clean deps check-deps format
 # keep the objects of test and benchmark binaries: a second make rebuilds nothing
 .SECONDARY:
-all: $(DAEMON) $(if $(filter 0,$(SAN)),logbucketd)
+all: $(DAEMON) $(if $(filter 0,$(SANITIZED)),logbucketd)
 
 logbucketd: $(DAEMON)
 	cp $< $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
@@ -114,9 +138,9 @@ unit: $(UNIT_TESTS)
 PROVE ?= prove
 PROVE_FLAGS ?= -j2
 test: deps
-	@./scripts/check-deps.sh
-	$(MAKE) all unit $(if $(filter 1,$(SAN)),,bench)
-	LOGBUCKETD=$(abspath $(DAEMON)) LB_BUILD=$(abspath $(BUILD)) LB_SAN=$(SAN) \
+	$(MAKE) all unit $(if $(filter 1,$(SANITIZED)),,bench)
+	@./scripts/check-deps.sh $(BUILD)
+	LOGBUCKETD=$(abspath $(DAEMON)) LB_BUILD=$(abspath $(BUILD)) LB_SAN=$(SANITIZED) $(SANENV) \
 	    $(PROVE) $(PROVE_FLAGS) --exec '' -r $(BUILD)/tests \
 	    $(wildcard tests/e2e/*.t) $(wildcard tests/crash/*.t)
 
@@ -126,23 +150,23 @@ FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzz.c)
 fuzz:
 	@command -v clang >/dev/null || { echo "fuzz: clang is required"; exit 1; }
 	$(MAKE) CC=clang BUILD=build-fuzz SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined" \
-	    OPT="-O1 -g" build-fuzz/libingest.a build-fuzz/libquery.a build-fuzz/libstore.a build-fuzz/libconfig.a
+	    OPT="-O1 -g" build-fuzz/libingest.a build-fuzz/libquery.a build-fuzz/libstore.a build-fuzz/libmodel.a build-fuzz/libconfig.a build-fuzz/libbase.a
 	@mkdir -p build-fuzz/fuzz
 	for f in $(FUZZ_SRCS); do \
 	    n=$$(basename $$f .c); \
 	    clang -std=c11 -O1 -g -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
 	        $(shell pkg-config --cflags $(PKGS)) -o build-fuzz/fuzz/$$n $$f \
-	        build-fuzz/libingest.a build-fuzz/libquery.a build-fuzz/libstore.a build-fuzz/libconfig.a \
+	        build-fuzz/libingest.a build-fuzz/libquery.a build-fuzz/libstore.a build-fuzz/libmodel.a build-fuzz/libconfig.a build-fuzz/libbase.a \
 	        $(shell pkg-config --libs $(PKGS)) -lm -pthread || exit 1; \
 	done
 
 check-deps:
-	@./scripts/check-deps.sh
+	@./scripts/check-deps.sh $(BUILD)
 
 format:
-	clang-format -i $(wildcard */*.c */*.h tests/*/*.c tests/*/*/*.c)
+	clang-format -i $(wildcard */*.c */*.h */*/*.c */*/*.h tests/*/*.c tests/*/*/*.c)
 
 clean:
-	rm -rf build build-san build-fuzz logbucketd
+	rm -rf build build-san build-tsan build-fuzz logbucketd
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -35,7 +35,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "ingest/ingest.h"
 #include "ingest/jsonl.h"
 #include "ingest/lineproto.h"

@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "query/query.h"
-#include "store/record.h"
+#include "model/record.h"
 #include "store/store.h"
 
 #define HOSTS 1000

@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
-#include "store/key.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "model/key.h"
 #include "store/store.h"
 
 #define HOSTS 1000

@@ -15,8 +15,8 @@
 #include <strings.h>
 
 #include "config/config_int.h"
-#include "config/err.h"
-#include "config/log.h"
+#include "base/err.h"
+#include "base/log.h"
 
 enum opt_type { OPT_STRING, OPT_BOOL, OPT_INT, OPT_SIZE, OPT_DURATION, OPT_ENUM, OPT_LISTEN, OPT_TOKEN };
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 
 enum cfg_wal_sync { CFG_WAL_ALWAYS, CFG_WAL_INTERVAL, CFG_WAL_NONE };
 

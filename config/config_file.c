@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "config/config_int.h"
-#include "config/err.h"
+#include "base/err.h"
 
 #define MAX_ERRORS 20
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 

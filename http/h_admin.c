@@ -54,8 +54,11 @@ static void metrics_process(struct buf *out)
         double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
         buf_printf(out,
+                   "# HELP logbucket_process_cpu_seconds_total User and system CPU time of the "
+                   "daemon.\n"
                    "# TYPE logbucket_process_cpu_seconds_total counter\n"
                    "logbucket_process_cpu_seconds_total %.3f\n"
+                   "# HELP logbucket_process_max_rss_bytes Peak resident set size of the daemon.\n"
                    "# TYPE logbucket_process_max_rss_bytes gauge\n"
                    "logbucket_process_max_rss_bytes %lld\n",
                    cpu, (long long)ru.ru_maxrss * 1024);
@@ -82,6 +85,7 @@ static void metrics_http(struct buf *out)
         }
     }
     buf_printf(out,
+               "# HELP logbucket_http_requests_in_flight HTTP requests being served.\n"
                "# TYPE logbucket_http_requests_in_flight gauge\n"
                "logbucket_http_requests_in_flight %d\n",
                atomic_load(&server.in_flight));

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 #include "query/influxql.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 #include "ingest/ingest.h"
@@ -331,16 +331,20 @@ void h_write_metrics(struct buf *out)
                            "logbucket_write_requests_total{endpoint=\"%s\",outcome=\"%s\"} %llu\n",
                            ep_names[e], outcome_names[o], (unsigned long long)n);
         }
-    buf_puts(out, "# TYPE logbucket_write_lines_total counter\n"
-                  "# TYPE logbucket_write_body_bytes_total counter\n");
+    buf_puts(out, "# HELP logbucket_write_lines_total Lines of write requests, written or dropped.\n"
+                  "# TYPE logbucket_write_lines_total counter\n");
     for (int e = 0; e < EP_COUNT; e++) {
         buf_printf(out, "logbucket_write_lines_total{endpoint=\"%s\",result=\"written\"} %llu\n",
                    ep_names[e], (unsigned long long)atomic_load(&wm.lines_written[e]));
         buf_printf(out, "logbucket_write_lines_total{endpoint=\"%s\",result=\"dropped\"} %llu\n",
                    ep_names[e], (unsigned long long)atomic_load(&wm.lines_dropped[e]));
+    }
+    buf_puts(out, "# HELP logbucket_write_body_bytes_total Bytes of write request bodies as received "
+                  "(before gzip decoding).\n"
+                  "# TYPE logbucket_write_body_bytes_total counter\n");
+    for (int e = 0; e < EP_COUNT; e++)
         buf_printf(out, "logbucket_write_body_bytes_total{endpoint=\"%s\"} %llu\n", ep_names[e],
                    (unsigned long long)atomic_load(&wm.body_bytes[e]));
-    }
     buf_puts(out, "# HELP logbucket_write_duration_seconds Write request latency.\n"
                   "# TYPE logbucket_write_duration_seconds histogram\n");
     uint64_t cum = 0;

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "config/config.h"
-#include "config/err.h"
-#include "config/log.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "http/server.h"
 #include "store/store.h"
 

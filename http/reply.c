@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-#include "config/err.h"
-#include "config/log.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "http/server.h"
 
 unsigned reply_status_for(int err)

@@ -7,7 +7,7 @@
 #include <microhttpd.h>
 #include <stddef.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 
 struct srv_req;
 

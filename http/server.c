@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/err.h"
-#include "config/log.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 

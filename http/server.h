@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "config/config.h"
 #include "ingest/event.h"
 

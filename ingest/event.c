@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/key.h"
+#include "model/key.h"
 
 void event_limits_default(struct event_limits *l)
 {

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
-#include "store/record.h"
-#include "store/slice.h"
+#include "base/buf.h"
+#include "model/record.h"
+#include "base/slice.h"
 
 struct event {
     int64_t ts;              /* ns since the epoch; meaningful only if has_ts */

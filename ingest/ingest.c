@@ -9,11 +9,11 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "ingest/jsonl.h"
 #include "ingest/lineproto.h"
 #include "ingest/rawline.h"
-#include "store/record.h"
+#include "model/record.h"
 
 #define ZOUT_BYTES (64 * 1024)
 

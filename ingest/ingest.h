@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #include "ingest/event.h"
-#include "store/slice.h"
+#include "base/slice.h"
 
 struct store_db;
 struct ingest;

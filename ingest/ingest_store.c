@@ -3,8 +3,8 @@
  * and ingest tests link without the store. */
 #include <stdlib.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "ingest/ingest.h"
 #include "store/store.h"
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
-#include "store/key.h"
+#include "base/err.h"
+#include "model/key.h"
 
 #define NO_OFS ((size_t)-1)
 

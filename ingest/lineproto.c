@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
-#include "store/key.h"
+#include "base/err.h"
+#include "model/key.h"
 
 /* Byte classes: which bytes end (or need a look at) a token. */
 enum {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
+#include "base/err.h"
 
 struct raw_parser {
     struct event_feed feed;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
+#include "base/err.h"
 
 /* Inline appends: the row encoder's hot path (buf_append's capacity check
  * is a call into another file). */

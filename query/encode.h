@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "query/sql.h"
-#include "store/record.h"
-#include "store/slice.h"
+#include "model/record.h"
+#include "base/slice.h"
 
 /* Appends "..." with JSON escapes. */
 void enc_json_str(struct buf *out, const char *s, size_t n);

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/query_int.h"
-#include "store/record.h"
+#include "model/record.h"
 
 #define EXEC_GROUP_CAP (4u << 20)  /* bytes of one buffered ts group */
 #define EXEC_MAX_INDEX_RANGES 1024 /* host children of one INDEX */

@@ -6,9 +6,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/query_int.h"
-#include "store/record.h"
+#include "model/record.h"
 
 #define PRED_MAX 64 /* predicates of one query (a bit each) */
 

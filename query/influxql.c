@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "config/config.h"
-#include "config/err.h"
+#include "base/err.h"
 #include "query/encode.h"
 #include "store/store.h"
 

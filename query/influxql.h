@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "query/query.h"
 
 #define IQL_MAX_STMTS 16

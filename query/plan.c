@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/encode.h"
-#include "store/key.h"
+#include "model/key.h"
 
 #define PLAN_DEFAULT_MAX_GET 2000
 #define PLAN_MAX_POINT_RANGES 1024 /* ts IN points read as one range each */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "query/sql.h"
 #include "store/store.h"
 

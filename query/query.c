@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "config/err.h"
+#include "base/err.h"
 #include "query/encode.h"
 #include "query/plan.h"
 #include "query/query_int.h"

@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/store.h"
 
 enum query_format { QUERY_NDJSON, QUERY_JSON };

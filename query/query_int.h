@@ -5,11 +5,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "query/plan.h"
 #include "query/sql.h"
 #include "store/iter.h"
-#include "store/key.h"
+#include "model/key.h"
 #include "store/store.h"
 
 struct exec;

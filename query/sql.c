@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "config/err.h"
+#include "base/err.h"
 
 #define SQL_MAX_LIST 100000 /* items of one IN list */
 #define SQL_MAX_PREDS 64    /* field/tag conditions (query/filter.c uses a bit each) */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "config/err.h"
+#include "base/err.h"
 #include "query/sql.h"
 
 #define NS_PER_S 1000000000LL

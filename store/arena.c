@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 
 #define ARENA_BLOCK (256u << 10) /* the full block size */
 

@@ -6,10 +6,10 @@
 
 #include <stdlib.h>
 
-#include "config/err.h"
-#include "store/coding.h"
+#include "base/err.h"
+#include "base/coding.h"
 #include "store/ikey.h"
-#include "store/key.h"
+#include "model/key.h"
 #include "store/store.h"
 
 struct batch *batch_new(void)

@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/buf.h"
-#include "store/slice.h"
+#include "base/buf.h"
+#include "base/slice.h"
 
 #define BATCH_FRAME 12  /* room for the WAL frame header */
 #define BATCH_HEADER 12 /* seq + count */

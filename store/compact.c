@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config/err.h"
-#include "config/log.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "store/ikey.h"
-#include "store/key.h"
-#include "store/record.h"
+#include "model/key.h"
+#include "model/record.h"
 #include "store/store_int.h"
 
 /* Output files being written, one or more per window. */

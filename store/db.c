@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config/err.h"
-#include "config/log.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
 #include "store/db_iter.h"
 #include "store/ikey.h"
-#include "store/key.h"
+#include "model/key.h"
 #include "store/store_int.h"
 
 

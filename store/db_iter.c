@@ -8,10 +8,10 @@
 
 #include <stdlib.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "store/ikey.h"
-#include "store/record.h"
+#include "model/record.h"
 #include "store/store_int.h"
 
 struct db_it {

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
 
 struct posix_file {
     struct env_file base;

@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/buf.h"
-#include "store/coding.h"
-#include "store/slice.h"
+#include "base/buf.h"
+#include "base/coding.h"
+#include "base/slice.h"
 
 /* A MERGE is a put whose fields are merged into the older versions of its
  * key (store/rowmerge.h) instead of replacing them. */

@@ -4,8 +4,8 @@
 
 #include <stdlib.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 struct it_cleanup {
     void (*fn)(void *, void *);

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "store/slice.h"
+#include "base/slice.h"
 
 struct iter;
 

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/arena.h"
-#include "store/bloom.h"
+#include "store/table/bloom.h"
 #include "store/ikey.h"
 
 #define SKL_MAX_HEIGHT 12

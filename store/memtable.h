@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "store/iter.h"
-#include "store/slice.h"
+#include "base/slice.h"
 
 struct memtable;
 

@@ -7,8 +7,8 @@
  * through the vtable. */
 #include <stdlib.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "store/iter.h"
 
 struct merge_kid {

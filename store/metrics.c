@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "store/ikey.h"
 #include "store/store_int.h"
 

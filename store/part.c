@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config/err.h"
-#include "config/log.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
-#include "store/key.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
+#include "model/key.h"
 #include "store/store_int.h"
 
 #define MF_MAGIC 0x464d424cu /* "LBMF" */

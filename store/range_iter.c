@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/iter.h"
 
 struct range_iter {

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "config/err.h"
-#include "config/log.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
-#include "store/key.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
+#include "model/key.h"
 #include "store/store_int.h"
 
 #define META_MAGIC 0x42444c4cu /* "LLDB" */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "store/ikey.h"
 #include "store/store_int.h"
 

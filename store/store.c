@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "config/err.h"
-#include "config/log.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "store/store_int.h"
 
 void store_opts_default(struct store_opts *o)

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/iter.h"
-#include "store/slice.h"
+#include "base/slice.h"
 
 enum store_wal_sync {
     STORE_SYNC_ALWAYS,   /* store_write returns after the record is fsynced */

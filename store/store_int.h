@@ -12,13 +12,13 @@
 #include <stdint.h>
 
 #include "base/clock.h"
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/arena.h"
 #include "store/batch.h"
-#include "store/cache.h"
+#include "store/table/cache.h"
 #include "store/env.h"
 #include "store/memtable.h"
-#include "store/sst.h"
+#include "store/table/sst.h"
 #include "store/store.h"
 #include "store/wal.h"
 

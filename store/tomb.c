@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
-#include "config/log.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
-#include "store/key.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
+#include "model/key.h"
 #include "store/store_int.h"
 
 struct tomb_set *tomb_set_new(size_t n)

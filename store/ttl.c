@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
-#include "store/key.h"
+#include "base/err.h"
+#include "model/key.h"
 #include "store/store_int.h"
 
 void event_cuts_destroy(struct event_cuts *c)

@@ -7,10 +7,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "config/err.h"
-#include "config/log.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
 
 struct wal {
     struct env *env;

@@ -14,9 +14,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/env.h"
-#include "store/slice.h"
+#include "base/slice.h"
 
 #define WAL_HEADER 12
 #define WAL_MAX_RECORD (1u << 30)

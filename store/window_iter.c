@@ -11,10 +11,10 @@
  * way. */
 #include <stdlib.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "store/coding.h"
-#include "store/key.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/coding.h"
+#include "model/key.h"
 #include "store/store_int.h"
 
 struct win_it {

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "ingest/event.h"
-#include "store/key.h"
-#include "store/record.h"
+#include "model/key.h"
+#include "model/record.h"
 
 static inline uint64_t fuzz_rng(uint64_t *s)
 {

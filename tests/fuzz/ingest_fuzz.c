@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <zlib.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "ingest/ingest.h"
-#include "store/key.h"
+#include "model/key.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

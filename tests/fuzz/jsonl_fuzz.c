@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "ingest/jsonl.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/unit/ingest/render.h"

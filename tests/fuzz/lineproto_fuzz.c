@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
-#include "config/log.h"
+#include "base/buf.h"
+#include "base/log.h"
 #include "ingest/lineproto.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "tests/unit/ingest/render.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "query/sql.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

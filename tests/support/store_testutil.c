@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 char *tu_mkdtemp(const char *tag)
 {

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "config/config.h"
-#include "config/err.h"
-#include "config/log.h"
+#include "base/err.h"
+#include "base/log.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define KI 1024ULL

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 

@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "ingest/ingest.h"
-#include "store/record.h"
-#include "store/key.h"
+#include "model/record.h"
+#include "model/key.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 

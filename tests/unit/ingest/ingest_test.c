@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "ingest/ingest.h"
 #include "ingest/lineproto.h"
-#include "store/record.h"
+#include "model/record.h"
 
 /* --- the fake sink ------------------------------------------------------ */
 

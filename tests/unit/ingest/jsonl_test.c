@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "ingest/jsonl.h"
 #include "render.h"
 

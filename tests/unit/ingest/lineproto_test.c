@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "ingest/lineproto.h"
 #include "render.h"
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "ingest/rawline.h"
 #include "render.h"
 

@@ -8,7 +8,7 @@
 
 #include <inttypes.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "ingest/event.h"
 
 static void render_slice(struct buf *b, struct slice s)

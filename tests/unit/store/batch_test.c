@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "store/batch.h"
-#include "store/coding.h"
+#include "base/coding.h"
 #include "store/ikey.h"
 #include "store/store.h"
 

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 

@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 

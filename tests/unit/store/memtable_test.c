@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "store/ikey.h"
 #include "store/iter.h"
 #include "store/memtable.h"

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "store/iter.h"
 
 #define MAX_KIDS 20

@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
-#include "store/key.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "model/key.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 

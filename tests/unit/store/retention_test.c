@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "store/key.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "model/key.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 

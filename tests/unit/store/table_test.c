@@ -11,15 +11,15 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
-#include "store/block.h"
-#include "store/bloom.h"
-#include "store/cache.h"
-#include "store/codec.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "store/table/block.h"
+#include "store/table/bloom.h"
+#include "store/table/cache.h"
+#include "store/table/codec.h"
 #include "store/ikey.h"
-#include "store/sst.h"
+#include "store/table/sst.h"
 #include "tests/support/store_testutil.h"
 
 static void key_of(int i, char *k, size_t n)

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
-#include "store/crc32c.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/crc32c.h"
 #include "store/wal.h"
 #include "tests/support/store_testutil.h"
 

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
-#include "store/key.h"
+#include "base/err.h"
+#include "model/key.h"
 
 static void test_bytes(void **state)
 {

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
-#include "config/log.h"
-#include "store/record.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "model/record.h"
 
 #define S(x) {x, sizeof(x) - 1}
 

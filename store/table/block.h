@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/iter.h"
-#include "store/slice.h"
+#include "base/slice.h"
 
 #define BLK_RESTART_EVERY 16
 

@@ -1,5 +1,5 @@
 /* Growable byte buffer and aborting allocators. */
-#include "config/buf.h"
+#include "base/buf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* One line per event on stderr: "2026-11-22T03:50:00.123Z INFO message".
  * The line is formatted into one buffer and written with one write(2), so
  * lines of concurrent threads never interleave. */
-#include "config/log.h"
+#include "base/log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/buf.h"
-#include "store/slice.h"
+#include "base/buf.h"
+#include "base/slice.h"
 
 uint64_t bloom_hash(struct slice key);
 /* Appends a filter for the n key hashes to out. */

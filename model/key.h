@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/buf.h"
-#include "store/slice.h"
+#include "base/buf.h"
+#include "base/slice.h"
 
 #define KEY_MAX_NAME 1024 /* bytes of host or event */
 

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/buf.h"
-#include "store/slice.h"
+#include "base/buf.h"
+#include "base/slice.h"
 
 enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1 };
 

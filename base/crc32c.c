@@ -4,7 +4,7 @@
  * run three streams over three adjacent stripes at once, and the CRCs of
  * the first two are moved past the stripes after them with a precomputed
  * linear operator ("append STRIPE zero bytes", as tables). */
-#include "store/crc32c.h"
+#include "base/crc32c.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,14 +1,14 @@
 /* LRU block cache: a chained hash table plus a doubly linked LRU list of
  * the unpinned entries. An entry leaves the table when evicted or replaced
  * and is freed when its last pin goes. */
-#include "store/cache.h"
+#include "store/table/cache.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "config/buf.h"
-#include "store/key.h"
+#include "base/buf.h"
+#include "model/key.h"
 
 struct cache_handle {
     uint64_t id, off;

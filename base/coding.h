@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 
 static inline void coding_put_u32le(char *p, uint32_t v)
 {

@@ -1,12 +1,12 @@
 /* Block builder and block iterator. The iterator keeps the current entry's
  * offset and whole key; prev re-scans from the restart point before it. */
-#include "store/block.h"
+#include "store/table/block.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
-#include "store/coding.h"
+#include "base/err.h"
+#include "base/coding.h"
 
 void blk_builder_init(struct blk_builder *b)
 {

@@ -13,10 +13,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/buf.h"
+#include "base/buf.h"
 #include "store/env.h"
 #include "store/iter.h"
-#include "store/slice.h"
+#include "base/slice.h"
 
 #define SST_MAGIC 0x6c6f676275636b31ULL /* "logbuck1" */
 /* Version 2: the bloom filter holds sst_build_opts.bloom_key of each user

@@ -2,12 +2,12 @@
  * Encoding writes straight into the reserved tail of the buf (one size pass,
  * one reserve, no per-item growth checks). Decoding never allocates and
  * bounds-checks every length against the borrowed input. */
-#include "store/record.h"
+#include "model/record.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/err.h"
+#include "base/err.h"
 
 #define VARINT_MAX 10
 

@@ -1,10 +1,10 @@
 /* Encoding and decoding of the row and index keys of key.h. */
-#include "store/key.h"
+#include "model/key.h"
 
 #include <string.h>
 
-#include "config/err.h"
-#include "store/coding.h"
+#include "base/err.h"
+#include "base/coding.h"
 
 void key_encode_row_prefix(struct buf *out, uint32_t bucket, int64_t ts, bool desc)
 {

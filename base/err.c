@@ -1,11 +1,11 @@
 /* Error names and the corruption report. */
-#include "config/err.h"
+#include "base/err.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "config/log.h"
+#include "base/log.h"
 
 const char *err_name(int code)
 {

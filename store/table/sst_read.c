@@ -3,17 +3,17 @@
  * table iterator is two-level: index entries name blocks, a block
  * iterator walks each. A damaged block stops the iterator with
  * ERR_CORRUPT rather than skipping rows. */
-#include "store/sst.h"
+#include "store/table/sst.h"
 
 #include <stdlib.h>
 
-#include "config/err.h"
-#include "store/block.h"
-#include "store/bloom.h"
-#include "store/cache.h"
-#include "store/codec.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
+#include "base/err.h"
+#include "store/table/block.h"
+#include "store/table/bloom.h"
+#include "store/table/cache.h"
+#include "store/table/codec.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
 #include "store/ikey.h"
 
 struct sst_table {

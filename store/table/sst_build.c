@@ -1,16 +1,16 @@
 /* SSTable writer: fills a block builder, compresses each full block with
  * its checksum trailer, collects index entries and key hashes for the
  * bloom filter, and writes the footer last. */
-#include "store/sst.h"
+#include "store/table/sst.h"
 
 #include <stdlib.h>
 
-#include "config/err.h"
-#include "store/block.h"
-#include "store/bloom.h"
-#include "store/codec.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
+#include "base/err.h"
+#include "store/table/block.h"
+#include "store/table/bloom.h"
+#include "store/table/codec.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
 #include "store/ikey.h"
 
 struct sst_builder {

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/buf.h"
-#include "store/slice.h"
+#include "base/buf.h"
+#include "base/slice.h"
 
 enum rec_type { REC_FLOAT = 1, REC_INT = 2, REC_UINT = 3, REC_BOOL = 4, REC_STRING = 5 };
 

@@ -1,10 +1,10 @@
 /* Bloom filter: a 64-bit hash of the key, split into two 32-bit halves for
  * double hashing (Kirsch-Mitzenmacher). */
-#include "store/bloom.h"
+#include "store/table/bloom.h"
 
 #include <string.h>
 
-#include "store/key.h"
+#include "model/key.h"
 
 #define BLOOM_BITS_PER_KEY 10
 #define BLOOM_PROBES 7

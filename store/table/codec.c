@@ -1,13 +1,13 @@
 /* LZ4 (de)compression of SST blocks with their checksum trailer; every
  * length taken from disk is bounded before use. */
-#include "store/codec.h"
+#include "store/table/codec.h"
 
 #include <lz4.h>
 #include <lz4hc.h>
 
-#include "config/err.h"
-#include "store/coding.h"
-#include "store/crc32c.h"
+#include "base/err.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
 
 static void put_trailer(struct buf *out, size_t start, int type)
 {
