@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/encode.h"
 #include "query/query_int.h"
 #include "query/sql.h"
-#include "store/record.h"
+#include "model/record.h"
 
 static void check_double(double d, const char *want)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/influxql.h"
 
 #define DAY (86400LL * 1000000000LL)

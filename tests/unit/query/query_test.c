@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/query.h"
-#include "store/record.h"
+#include "model/record.h"
 #include "store/store.h"
 
 #define NOW 1700000000000000000LL

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/query.h"
-#include "store/record.h"
+#include "model/record.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/plan.h"
 #include "query/sql.h"
 
