@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "http/server.h"
 
@@ -23,72 +24,9 @@ unsigned reply_status_for(int err)
     }
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t left)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n > left)
-        return 0;
-    unsigned cp = c & (0x3f >> (n - 1));
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
 void reply_json_escape(struct buf *out, const char *s, size_t len)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = p[i];
-        if (c == '"' || c == '\\') {
-            buf_putc(out, '\\');
-            buf_putc(out, (char)c);
-            i++;
-        } else if (c == '\n') {
-            buf_puts(out, "\\n");
-            i++;
-        } else if (c == '\t') {
-            buf_puts(out, "\\t");
-            i++;
-        } else if (c == '\r') {
-            buf_puts(out, "\\r");
-            i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            buf_printf(out, "\\u%04x", c);
-            i++;
-        } else {
-            size_t n = utf8_len(p + i, len - i);
-            if (n == 0) {
-                buf_puts(out, "\\ufffd");
-                i++;
-            } else {
-                buf_append(out, p + i, n);
-                i += n;
-            }
-        }
-    }
+    json_escape(out, s, len);
 }
 
 void reply_add_common_headers(struct MHD_Response *resp, struct srv_req *req)

@@ -44,12 +44,6 @@ struct event_limits {
 /* Fills l with the defaults above. */
 void event_limits_default(struct event_limits *l);
 
-/* True if s is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
-bool event_utf8_valid(const char *s, size_t n);
-/* Appends s to out with each byte that does not begin a well-formed
- * sequence replaced by U+FFFD. */
-void event_utf8_repair(const char *s, size_t n, struct buf *out);
-
 /* Checks that host (may be empty) and name (not empty) can be a row key:
  * length within the limits and KEY_MAX_NAME, no NUL or other control
  * character, valid UTF-8. Returns NULL or a static reason ("empty event

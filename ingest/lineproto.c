@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "base/err.h"
 #include "model/key.h"
 
@@ -512,7 +513,7 @@ static const char *parse_value(struct lp_parser *p, const char **pp, const char 
         why = scan(p, &q, end, C_STR, E_STR, &f->v.s, &high);
         if (why || q == end)
             return why_key(p, "unbalanced quotes in the value of field", f->key);
-        if (high && !event_utf8_valid(f->v.s.ptr, f->v.s.len))
+        if (high && !utf8_valid(f->v.s.ptr, f->v.s.len))
             return why_key(p, "invalid UTF-8 in the value of field", f->key);
         f->type = REC_STRING;
         q++;
@@ -593,7 +594,7 @@ scan_key(struct lp_parser *p, const char **pq, const char *end, const struct key
         return why;
     if (key->len == 0)
         return m->empty;
-    if (high && !event_utf8_valid(key->ptr, key->len))
+    if (high && !utf8_valid(key->ptr, key->len))
         return m->bad_utf8;
     if (key->len > p->lim.max_key_bytes)
         return why_num(p, m->too_long, p->lim.max_key_bytes);
@@ -618,7 +619,7 @@ static const char *parse_tags(struct lp_parser *p, const char **pp, const char *
             return why;
         if (val.len == 0)
             return why_key(p, "empty value for tag", key);
-        if (high && !event_utf8_valid(val.ptr, val.len))
+        if (high && !utf8_valid(val.ptr, val.len))
             return why_key(p, "invalid UTF-8 in the value of tag", key);
         if (q < end && *q == '=')
             return why_key(p, "unescaped '=' in the value of tag", key);
@@ -705,7 +706,7 @@ static const char *parse_line(struct lp_parser *p, const char *q, const char *en
         return why;
     if (ev->name.len == 0)
         return "empty measurement";
-    if (high && !event_utf8_valid(ev->name.ptr, ev->name.len))
+    if (high && !utf8_valid(ev->name.ptr, ev->name.len))
         return "invalid UTF-8 in the measurement";
     if (ev->name.len > p->max_name)
         return why_num(p, "measurement too long", p->max_name);

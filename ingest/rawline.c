@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "base/err.h"
 
 struct raw_parser {
@@ -67,11 +68,11 @@ static enum event_kind raw_line(void *arg, const char *text, size_t len, struct 
         *reason = "NUL byte in line";
         return EVENT_BAD;
     }
-    if (!event_utf8_valid(line.ptr, line.len)) {
+    if (!utf8_valid(line.ptr, line.len)) {
         /* a log file in another encoding, or a stray byte: keep the line,
          * each bad byte shown as U+FFFD (query results are JSON) */
         buf_reset(&p->repaired);
-        event_utf8_repair(line.ptr, line.len, &p->repaired);
+        utf8_repair(line.ptr, line.len, &p->repaired);
         line = slice_make(p->repaired.data, p->repaired.len);
     }
     ev->has_ts = p->stamp != NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/json.h"
 
 /* Inline appends: the row encoder's hot path (buf_append's capacity check
  * is a call into another file). */
@@ -40,127 +41,9 @@ static inline void putch(struct buf *b, char c)
         buf_putc(b, c);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if malformed. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned min;
-    unsigned cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2, cp = c & 0x1f, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, cp = c & 0x0f, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, cp = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
-static void put_escape(struct buf *out, unsigned char c)
-{
-    switch (c) {
-    case '"': put(out, "\\\"", 2); break;
-    case '\\': put(out, "\\\\", 2); break;
-    case '\n': put(out, "\\n", 2); break;
-    case '\r': put(out, "\\r", 2); break;
-    case '\t': put(out, "\\t", 2); break;
-    case '\b': put(out, "\\b", 2); break;
-    case '\f': put(out, "\\f", 2); break;
-    default: buf_printf(out, "\\u%04x", c); break;
-    }
-}
-
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-
-/* Whether any of the 8 bytes needs care: < 0x20, >= 0x80, '"' or '\\'. */
-static inline bool word_special(uint64_t w)
-{
-    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-    uint64_t lt20 = (w - ONES * 0x20) & ~w;
-    uint64_t zq = (q - ONES) & ~q, zb = (b - ONES) & ~b;
-    return ((lt20 | zq | zb | w) & HIGHS) != 0;
-}
-
-/* Whether every byte of s can be copied as is. Strings of 8 bytes or more
- * are read in words, the last one overlapping its predecessor. */
-static bool is_plain(const unsigned char *p, size_t n)
-{
-    uint64_t w;
-    if (n >= 8) {
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&w, p + i, 8);
-            if (word_special(w))
-                return false;
-        }
-        memcpy(&w, p + n - 8, 8);
-        return !word_special(w);
-    }
-    w = ONES * ' '; /* padding that needs no escape */
-    for (size_t j = n; j-- > 0;)
-        w = w << 8 | p[j];
-    return !word_special(w);
-}
-
-/* enc_json_str for a string with something to escape or repair. */
-static void json_str_escaped(struct buf *out, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    putch(out, '"');
-    size_t run = 0; /* start of the pending run of plain bytes */
-    size_t i = 0;
-    while (i < n) {
-        uint64_t w;
-        if (i + 8 <= n && (memcpy(&w, p + i, 8), !word_special(w))) {
-            i += 8;
-            continue;
-        }
-        unsigned char c = p[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        size_t len = c >= 0x80 ? utf8_seq(p + i, n - i) : 1;
-        if (len > 1) {
-            i += len;
-            continue;
-        }
-        put(out, s + run, i - run);
-        if (len == 0)
-            put(out, "\\ufffd", 6);
-        else
-            put_escape(out, c);
-        run = ++i;
-    }
-    put(out, s + run, n - run);
-    putch(out, '"');
-}
-
 void enc_json_str(struct buf *out, const char *s, size_t n)
 {
-    if (!is_plain((const unsigned char *)s, n)) {
-        json_str_escaped(out, s, n);
-        return;
-    }
-    room(out, n + 2);
-    char *d = out->data + out->len;
-    d[0] = '"';
-    memcpy(d + 1, s, n);
-    d[n + 1] = '"';
-    out->len += n + 2;
+    json_str(out, s, n);
 }
 
 /* "00" .. "99": two digits per division */

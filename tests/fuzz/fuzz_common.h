@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "ingest/event.h"
 #include "model/key.h"
 #include "model/record.h"
@@ -48,8 +49,8 @@ static inline void fuzz_check_event(const struct event *ev, struct buf *scratch)
     FUZZ_CHECK(ev->host.len <= KEY_MAX_NAME);
     FUZZ_CHECK(!memchr(ev->name.ptr, 0, ev->name.len));
     FUZZ_CHECK(ev->host.len == 0 || !memchr(ev->host.ptr, 0, ev->host.len));
-    FUZZ_CHECK(event_utf8_valid(ev->name.ptr, ev->name.len));
-    FUZZ_CHECK(event_utf8_valid(ev->host.ptr, ev->host.len));
+    FUZZ_CHECK(utf8_valid(ev->name.ptr, ev->name.len));
+    FUZZ_CHECK(utf8_valid(ev->host.ptr, ev->host.len));
     FUZZ_CHECK(ev->nfields >= 1);
     for (size_t i = 0; i < ev->name.len; i++)
         FUZZ_CHECK((unsigned char)ev->name.ptr[i] >= 0x20 && ev->name.ptr[i] != 0x7f);

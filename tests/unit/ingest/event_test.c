@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "base/utf8.h"
 #include "ingest/event.h"
 
 #define U(s, ok) {s, sizeof(s) - 1, ok}
@@ -50,7 +51,7 @@ static void test_utf8(void **state)
         U("abcdefgh\xe2\x28\xa1", false),
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
-        if (event_utf8_valid(tab[i].s, tab[i].n) != tab[i].ok) {
+        if (utf8_valid(tab[i].s, tab[i].n) != tab[i].ok) {
             print_error("case %zu\n", i);
             fail();
         }
@@ -82,10 +83,10 @@ static void test_utf8_repair(void **state)
     struct buf out = BUF_INIT;
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
         buf_reset(&out);
-        event_utf8_repair(tab[i].s, tab[i].n, &out);
+        utf8_repair(tab[i].s, tab[i].n, &out);
         const char *got = buf_cstr(&out); /* never NULL, even when empty */
         if (out.len != strlen(tab[i].want) || memcmp(got, tab[i].want, out.len) != 0 ||
-            !event_utf8_valid(got, out.len)) {
+            !utf8_valid(got, out.len)) {
             print_error("case %zu\n", i);
             fail();
         }

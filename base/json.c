@@ -1,0 +1,139 @@
+/* JSON strings: every byte that must be escaped is, and every byte that
+ * does not begin a well-formed UTF-8 sequence becomes U+FFFD, so the output
+ * is valid JSON whatever bytes came in. Plain strings (the common case) are
+ * recognised 8 bytes at a time and copied whole. */
+#include "base/json.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/utf8.h"
+
+static inline void put(struct buf *b, const void *p, size_t n)
+{
+    if (b->len + n < b->cap) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+    } else {
+        buf_append(b, p, n);
+    }
+}
+
+static inline void room(struct buf *b, size_t n)
+{
+    if (b->len + n >= b->cap)
+        buf_reserve(b, n);
+}
+
+static inline void putch(struct buf *b, char c)
+{
+    if (b->len + 1 < b->cap)
+        b->data[b->len++] = c;
+    else
+        buf_putc(b, c);
+}
+
+
+static void put_escape(struct buf *out, unsigned char c)
+{
+    switch (c) {
+    case '"': put(out, "\\\"", 2); break;
+    case '\\': put(out, "\\\\", 2); break;
+    case '\n': put(out, "\\n", 2); break;
+    case '\r': put(out, "\\r", 2); break;
+    case '\t': put(out, "\\t", 2); break;
+    case '\b': put(out, "\\b", 2); break;
+    case '\f': put(out, "\\f", 2); break;
+    default: buf_printf(out, "\\u%04x", c); break;
+    }
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether any of the 8 bytes needs care: < 0x20, >= 0x80, '"' or '\\'. */
+static inline bool word_special(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+    uint64_t lt20 = (w - ONES * 0x20) & ~w;
+    uint64_t zq = (q - ONES) & ~q, zb = (b - ONES) & ~b;
+    return ((lt20 | zq | zb | w) & HIGHS) != 0;
+}
+
+/* Whether every byte of s can be copied as is. Strings of 8 bytes or more
+ * are read in words, the last one overlapping its predecessor. */
+static bool is_plain(const unsigned char *p, size_t n)
+{
+    uint64_t w;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, p + i, 8);
+            if (word_special(w))
+                return false;
+        }
+        memcpy(&w, p + n - 8, 8);
+        return !word_special(w);
+    }
+    w = ONES * ' '; /* padding that needs no escape */
+    for (size_t j = n; j-- > 0;)
+        w = w << 8 | p[j];
+    return !word_special(w);
+}
+
+/* json_escape of a string with something to escape or repair. */
+static void escape_slow(struct buf *out, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t run = 0; /* start of the pending run of plain bytes */
+    size_t i = 0;
+    while (i < n) {
+        uint64_t w;
+        if (i + 8 <= n && (memcpy(&w, p + i, 8), !word_special(w))) {
+            i += 8;
+            continue;
+        }
+        unsigned char c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        size_t len = c >= 0x80 ? utf8_seq_len(p + i, n - i) : 1;
+        if (len > 1) {
+            i += len;
+            continue;
+        }
+        put(out, s + run, i - run);
+        if (len == 0)
+            put(out, "\\ufffd", 6);
+        else
+            put_escape(out, c);
+        run = ++i;
+    }
+    put(out, s + run, n - run);
+}
+
+void json_escape(struct buf *out, const char *s, size_t n)
+{
+    if (is_plain((const unsigned char *)s, n))
+        put(out, s, n);
+    else
+        escape_slow(out, s, n);
+}
+
+void json_str(struct buf *out, const char *s, size_t n)
+{
+    if (!is_plain((const unsigned char *)s, n)) {
+        putch(out, '"');
+        escape_slow(out, s, n);
+        putch(out, '"');
+        return;
+    }
+    room(out, n + 2);
+    char *d = out->data + out->len;
+    d[0] = '"';
+    memcpy(d + 1, s, n);
+    d[n + 1] = '"';
+    out->len += n + 2;
+}

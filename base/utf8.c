@@ -1,0 +1,88 @@
+/* UTF-8: the one decoder of the daemon (ingest checks names and repairs
+ * lines with it, JSON encoding escapes what it rejects). */
+#include "base/utf8.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Length of the well-formed UTF-8 sequence at s[0..n) (n > 0), or 0 if s[0]
+ * does not start one. */
+size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned min;
+    uint32_t cp;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        cp = c & 0x1f;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        cp = c & 0x0f;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        cp = c & 0x07;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t k = 1; k < len; k++) {
+        unsigned cc = s[k];
+        if ((cc & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (cc & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* Bytes from i on that are ASCII, skipped 8 at a time. */
+static size_t skip_ascii(const unsigned char *s, size_t i, size_t n)
+{
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ULL)
+            break;
+        i += 8;
+    }
+    while (i < n && s[i] < 0x80)
+        i++;
+    return i;
+}
+
+bool utf8_valid(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    for (size_t i = skip_ascii(s, 0, n); i < n; i = skip_ascii(s, i, n)) {
+        size_t len = utf8_seq_len(s + i, n - i);
+        if (!len)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+void utf8_repair(const char *str, size_t n, struct buf *out)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = skip_ascii(s, i, n), len;
+        while (j < n && (len = utf8_seq_len(s + j, n - j)) != 0)
+            j = skip_ascii(s, j + len, n);
+        buf_append(out, str + i, j - i);
+        if (j < n) {
+            buf_append(out, "\xef\xbf\xbd", 3);
+            j++;
+        }
+        i = j;
+    }
+}
