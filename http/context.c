@@ -34,16 +34,6 @@ const char *srv_route_name(enum route_id r)
     return names[r];
 }
 
-int64_t srv_now_mono(void)
-{
-    return clock_mono_ns();
-}
-
-int64_t srv_now_real(void)
-{
-    return clock_real_ns();
-}
-
 const char *srv_arg(struct MHD_Connection *con, const char *name)
 {
     return MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, name);

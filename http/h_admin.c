@@ -9,6 +9,7 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
+#include "base/clock.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 #include "query/query.h"
@@ -35,7 +36,7 @@ enum MHD_Result h_health(struct MHD_Connection *con, struct srv_req *req, const 
     (void)upload;
     (void)upload_size;
     char body[256];
-    int64_t up = (srv_now_real() - server.started_ns) / 1000000000LL;
+    int64_t up = (clock_real_ns() - server.started_ns) / 1000000000LL;
     int n = snprintf(body, sizeof body,
                      "{\"name\":\"logbucket\",\"message\":\"ready for queries and writes\","
                      "\"status\":\"pass\",\"checks\":[],\"version\":\"%s\",\"uptime_s\":%lld}\n",
@@ -45,7 +46,7 @@ enum MHD_Result h_health(struct MHD_Connection *con, struct srv_req *req, const 
 
 static void metrics_process(struct buf *out)
 {
-    double up = (double)(srv_now_real() - server.started_ns) / 1e9;
+    double up = (double)(clock_real_ns() - server.started_ns) / 1e9;
     buf_printf(out, "# HELP logbucket_uptime_seconds Seconds since the daemon started.\n"
                     "# TYPE logbucket_uptime_seconds gauge\nlogbucket_uptime_seconds %.3f\n",
                up);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
@@ -82,7 +83,7 @@ static void count(struct write_ctx *c, struct srv_req *req, enum write_outcome o
         atomic_fetch_add(&wm.lines_written[c->ep], ingest_written(c->in));
         atomic_fetch_add(&wm.lines_dropped[c->ep], ingest_dropped(c->in));
     }
-    double s = (double)(srv_now_mono() - req->start_ns) / 1e9;
+    double s = (double)(clock_mono_ns() - req->start_ns) / 1e9;
     size_t i = 0;
     while (i < LAT_N && s > lat_bounds[i])
         i++;
@@ -164,7 +165,7 @@ static const char *params_from_request(struct MHD_Connection *con, enum write_ep
     const struct config *cfg = server.cfg;
     ingest_params_default(p);
     p->max_body_bytes = (size_t)cfg->max_body_bytes;
-    p->arrival_ns = srv_now_real();
+    p->arrival_ns = clock_real_ns();
     p->reject_older_than_ns = cfg->reject_older_than_ns;
     p->reject_newer_than_ns = cfg->reject_newer_than_ns;
     p->stamp = &server.stamp;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "http/handlers.h"
@@ -35,7 +36,7 @@ static struct srv_req *req_new(const struct route *route)
     snprintf(req->id, sizeof req->id, "%08x%08x", (unsigned)(server.started_ns / 1000000000LL),
              (unsigned)seq);
     req->route = route->id;
-    req->start_ns = srv_now_mono();
+    req->start_ns = clock_mono_ns();
     return req;
 }
 
@@ -208,7 +209,7 @@ int srv_start(const struct config *cfg, struct store *store)
     }
     server.cfg = cfg;
     server.store = store;
-    server.started_ns = srv_now_real();
+    server.started_ns = clock_real_ns();
     event_stamp_init(&server.stamp, NULL, NULL);
     atomic_store(&server.stopping, false);
 
@@ -264,8 +265,8 @@ void srv_stop(int64_t wait_ns)
     MHD_socket fd = MHD_quiesce_daemon(server.mhd);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
-    int64_t deadline = srv_now_mono() + wait_ns;
-    while (atomic_load(&server.in_flight) > 0 && srv_now_mono() < deadline) {
+    int64_t deadline = clock_mono_ns() + wait_ns;
+    while (atomic_load(&server.in_flight) > 0 && clock_mono_ns() < deadline) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }

@@ -89,9 +89,6 @@ int srv_status_slot(unsigned status);
 unsigned srv_status_code(int slot);
 const char *srv_route_name(enum route_id r);
 
-/* Monotonic and wall clocks in ns. */
-int64_t srv_now_mono(void);
-int64_t srv_now_real(void);
 
 /* The value of a URL query argument or NULL. */
 const char *srv_arg(struct MHD_Connection *con, const char *name);

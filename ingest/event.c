@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/utf8.h"
 #include "model/key.h"
 
@@ -194,13 +195,6 @@ enum event_line_kind event_lines_finish(struct event_lines *s, struct slice *lin
 
 /* --- arrival stamps ----------------------------------------------------- */
 
-int64_t event_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 void event_stamp_init(struct event_stamp *st, int64_t (*now)(void *arg), void *arg)
 {
     atomic_init(&st->last, INT64_MIN);
@@ -210,7 +204,7 @@ void event_stamp_init(struct event_stamp *st, int64_t (*now)(void *arg), void *a
 
 int64_t event_stamp_next(struct event_stamp *st)
 {
-    int64_t now = st->now ? st->now(st->arg) : event_now_ns();
+    int64_t now = st->now ? st->now(st->arg) : clock_real_ns();
     int64_t last = atomic_load_explicit(&st->last, memory_order_relaxed);
     for (;;) {
         int64_t ts = now > last ? now : last + 1;

@@ -148,7 +148,5 @@ struct event_stamp {
 
 void event_stamp_init(struct event_stamp *st, int64_t (*now)(void *arg), void *arg);
 int64_t event_stamp_next(struct event_stamp *st);
-/* CLOCK_REALTIME in ns since the epoch. */
-int64_t event_now_ns(void);
 
 #endif

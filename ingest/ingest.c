@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "ingest/jsonl.h"
 #include "ingest/lineproto.h"
@@ -94,7 +95,7 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
     in->lim = *lim;
     in->sink = *sink;
     if (!in->prm.arrival_ns)
-        in->prm.arrival_ns = event_now_ns();
+        in->prm.arrival_ns = clock_real_ns();
     if (!in->prm.batch_rows)
         in->prm.batch_rows = INGEST_BATCH_ROWS;
     if (!in->prm.batch_bytes)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "config/config.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "query/encode.h"
 #include "query/plan.h"
@@ -54,20 +55,6 @@ void query_opts_default(struct query_opts *o)
     o->max_get_rows = 2000;
     o->format = QUERY_NDJSON;
     o->db_defaults = (struct db_opts){.buckets = 16, .ts_desc = true, .ttl_ns = 0};
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int64_t wall_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 /* --- output framing --- */
@@ -132,7 +119,7 @@ static void run_finish(struct run *r, int outcome)
 {
     uint64_t scanned = r->ex ? query_exec_scanned(r->ex) : 0;
     query_metrics_record(metric_plan(r), outcome, scanned, (uint64_t)r->emitted,
-                         mono_ns() - r->t0);
+                         clock_mono_ns() - r->t0);
     run_release(r);
 }
 
@@ -503,7 +490,7 @@ static int stmt_start(struct query_cursor *c, struct buf *err)
     struct run *r = &c->run;
     memset(r, 0, sizeof(*r));
     r->st = st;
-    r->t0 = mono_ns();
+    r->t0 = clock_mono_ns();
     int rc;
     if (st->kind == SQL_SELECT)
         rc = select_start(c, r, err);
@@ -514,7 +501,7 @@ static int stmt_start(struct query_cursor *c, struct buf *err)
     if (rc || !c->running) {
         bool admin = st->kind != SQL_SELECT && st->kind != SQL_DELETE;
         if (admin)
-            query_metrics_record(QM_ADMIN, stmt_outcome(rc), 0, 0, mono_ns() - r->t0);
+            query_metrics_record(QM_ADMIN, stmt_outcome(rc), 0, 0, clock_mono_ns() - r->t0);
         else
             run_finish(r, stmt_outcome(rc));
     }
@@ -618,7 +605,7 @@ static struct query_cursor *cursor_new(struct store *s, const struct query_opts 
     c->s = s;
     c->o = *o;
     if (c->o.now_ns == 0)
-        c->o.now_ns = wall_ns();
+        c->o.now_ns = clock_real_ns();
     return c;
 }
 
