@@ -12,6 +12,7 @@
 
 #include "base/err.h"
 #include "model/key.h"
+#include "model/time.h"
 
 #define NO_OFS ((size_t)-1)
 
@@ -72,84 +73,6 @@ void jsonl_free(struct jsonl_parser *p)
     buf_destroy(&p->strs);
     buf_destroy(&p->dupbuf);
     free(p);
-}
-
-/* --- RFC 3339 ----------------------------------------------------------- */
-
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static bool digits(const char *s, size_t n, unsigned *out)
-{
-    unsigned v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (unsigned)(s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-int jsonl_parse_rfc3339(const char *s, size_t n, int64_t *out)
-{
-    static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    unsigned y, mo, d, h, mi, sec;
-    if (n < 20 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
-        !digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
-        !digits(s + 17, 2, &sec))
-        return ERR_INVAL;
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 60)
-        return ERR_INVAL;
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (mo == 2 && d == 29 && !leap)
-        return ERR_INVAL;
-    size_t i = 19;
-    int64_t frac = 0;
-    if (i < n && s[i] == '.') {
-        size_t nd = 0;
-        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, nd++)
-            if (nd < 9)
-                frac = frac * 10 + (s[i] - '0');
-        if (nd == 0)
-            return ERR_INVAL;
-        for (; nd < 9; nd++)
-            frac *= 10;
-    }
-    int64_t off = 0;
-    if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
-        i++;
-    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
-        unsigned oh, om;
-        if (!digits(s + i + 1, 2, &oh) || !digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
-            return ERR_INVAL;
-        off = (int64_t)(oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
-        i += 6;
-    } else {
-        return ERR_INVAL;
-    }
-    if (i != n)
-        return ERR_INVAL;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
-    int64_t ns;
-    if (secs < 0 && frac > 0) {
-        /* keep the product in range down to INT64_MIN */
-        secs++;
-        frac -= 1000000000;
-    }
-    if (__builtin_mul_overflow(secs, (int64_t)1000000000, &ns) ||
-        __builtin_add_overflow(ns, frac, &ns))
-        return ERR_INVAL;
-    *out = ns;
-    return ERR_OK;
 }
 
 /* --- fields ------------------------------------------------------------- */
@@ -266,7 +189,7 @@ static const char *header_keys(struct jsonl_parser *p, json_t *root, struct even
         ev->ts = (int64_t)json_integer_value(ts);
         ev->has_ts = true;
     } else if (json_is_string(ts)) {
-        if (jsonl_parse_rfc3339(json_string_value(ts), json_string_length(ts), &ev->ts))
+        if (time_parse_rfc3339(json_string_value(ts), json_string_length(ts), &ev->ts))
             return why(p, "bad \"ts\" (want RFC 3339, e.g. 2024-05-01T10:00:00Z): ",
                        json_string_value(ts), json_string_length(ts));
         ev->has_ts = true;

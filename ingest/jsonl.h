@@ -42,8 +42,5 @@ bool jsonl_finish(struct jsonl_parser *p, struct event_result *out);
 /* The feed jsonl_feed and jsonl_finish drive. */
 struct event_feed *jsonl_event_feed(struct jsonl_parser *p);
 
-/* Parses an RFC 3339 date-time into ns since the epoch. ERR_OK, or
- * ERR_INVAL for bad syntax, an impossible date or a value out of range. */
-int jsonl_parse_rfc3339(const char *s, size_t n, int64_t *out);
 
 #endif

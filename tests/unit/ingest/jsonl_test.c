@@ -156,42 +156,6 @@ static void test_body_splits(void **state)
     buf_destroy(&got);
 }
 
-static void test_rfc3339(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *s;
-        int rc;
-        int64_t ns;
-    } tab[] = {
-        {"1970-01-01T00:00:00Z", ERR_OK, 0},
-        {"2000-02-29T12:34:56.789Z", ERR_OK, 951827696789000000LL},
-        {"2262-04-11T23:47:16.854775807Z", ERR_OK, INT64_MAX},
-        {"2262-04-11T23:47:16.854775808Z", ERR_INVAL, 0},
-        {"1677-09-21T00:12:43.145224192Z", ERR_OK, INT64_MIN},
-        {"1677-09-21T00:12:43.145224191Z", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00.1234567891Z", ERR_OK, 1714557600123456789LL},
-        {"2024-05-01T10:00:00+23:59", ERR_OK, 1714557600000000000LL - 86340000000000LL},
-        {"2001-02-29T00:00:00Z", ERR_INVAL, 0},
-        {"2024-13-01T00:00:00Z", ERR_INVAL, 0},
-        {"2024-05-01T24:00:00Z", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00.Z", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00+0200", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00Zjunk", ERR_INVAL, 0},
-        {"2024-5-01T10:00:00Z", ERR_INVAL, 0},
-        {"", ERR_INVAL, 0},
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
-        int64_t ns = 0;
-        int rc = jsonl_parse_rfc3339(tab[i].s, strlen(tab[i].s), &ns);
-        if (rc != tab[i].rc || (rc == ERR_OK && ns != tab[i].ns)) {
-            print_error("%s: rc %d ns %lld\n", tab[i].s, rc, (long long)ns);
-            fail();
-        }
-    }
-}
-
 /* The request's host= and event= are the defaults of lines without them;
  * a line's own keys win. */
 static void test_url_defaults(void **state)
@@ -260,7 +224,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_line),
         cmocka_unit_test(test_body_splits),
-        cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_url_defaults),
     };

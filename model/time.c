@@ -1,0 +1,99 @@
+/* RFC 3339 timestamps (model/time.h). */
+#include "model/time.h"
+
+#include <stdbool.h>
+
+#include "base/err.h"
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static bool digits(const char *s, size_t n, unsigned *out)
+{
+    unsigned v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (unsigned)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static bool valid_date(unsigned y, unsigned mo, unsigned d)
+{
+    static const unsigned mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1])
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return !(mo == 2 && d == 29 && !leap);
+}
+
+/* The fraction at s[*i] (after its '.'), as ns; false if it has no digit. */
+static bool fraction(const char *s, size_t n, size_t *i, int64_t *frac)
+{
+    size_t nd = 0;
+    *frac = 0;
+    for (; *i < n && s[*i] >= '0' && s[*i] <= '9'; (*i)++, nd++)
+        if (nd < 9)
+            *frac = *frac * 10 + (s[*i] - '0');
+    if (nd == 0)
+        return false;
+    for (; nd < 9; nd++)
+        *frac *= 10;
+    return true;
+}
+
+/* The zone at s[i..n) to its end: Z, or +HH:MM / -HH:MM as seconds east. */
+static bool zone(const char *s, size_t n, size_t i, int64_t *off)
+{
+    *off = 0;
+    if (i + 1 == n && (s[i] == 'Z' || s[i] == 'z'))
+        return true;
+    unsigned oh, om;
+    if (i + 6 != n || (s[i] != '+' && s[i] != '-') || s[i + 3] != ':' ||
+        !digits(s + i + 1, 2, &oh) || !digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
+        return false;
+    *off = (int64_t)(oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+    return true;
+}
+
+int time_parse_rfc3339(const char *s, size_t n, int64_t *out)
+{
+    unsigned y, mo, d, h = 0, mi = 0, sec = 0;
+    if (n < 10 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
+        !digits(s + 8, 2, &d) || !valid_date(y, mo, d))
+        return ERR_INVAL;
+    int64_t frac = 0, off = 0;
+    if (n > 10) {
+        if (n < 20 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s + 11, 2, &h) ||
+            s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' || !digits(s + 17, 2, &sec) ||
+            h > 23 || mi > 59 || sec > 60)
+            return ERR_INVAL;
+        size_t i = 19;
+        if (s[i] == '.' && (++i, !fraction(s, n, &i, &frac)))
+            return ERR_INVAL;
+        if (i >= n || !zone(s, n, i, &off))
+            return ERR_INVAL;
+    }
+    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+    int64_t ns;
+    if (secs < 0 && frac > 0) {
+        /* keep the product in range down to INT64_MIN */
+        secs++;
+        frac -= 1000000000;
+    }
+    if (__builtin_mul_overflow(secs, (int64_t)1000000000, &ns) ||
+        __builtin_add_overflow(ns, frac, &ns))
+        return ERR_INVAL;
+    *out = ns;
+    return ERR_OK;
+}
