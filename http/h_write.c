@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "base/clock.h"
+#include "base/histogram.h"
 #include "base/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
@@ -36,19 +37,13 @@ static const char *outcome_names[OUT_COUNT] = {
     "ok",        "partial",  "unparsable", "bad_request", "unauthorized",
     "not_found", "too_big",  "busy",       "disk_full",   "error"};
 
-/* Latency histogram bounds, seconds. */
-static const double lat_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                    0.05,   0.1,   0.25,   0.5,   1,    2.5, 5, 10};
-#define LAT_N (sizeof lat_bounds / sizeof lat_bounds[0])
 
 static struct {
     atomic_uint_fast64_t requests[EP_COUNT][OUT_COUNT];
     atomic_uint_fast64_t lines_written[EP_COUNT];
     atomic_uint_fast64_t lines_dropped[EP_COUNT];
     atomic_uint_fast64_t body_bytes[EP_COUNT];
-    atomic_uint_fast64_t lat_buckets[LAT_N + 1];
-    atomic_uint_fast64_t lat_count;
-    atomic_uint_fast64_t lat_sum_us;
+    struct histogram latency;
 } wm;
 
 struct write_ctx {
@@ -83,13 +78,7 @@ static void count(struct write_ctx *c, struct srv_req *req, enum write_outcome o
         atomic_fetch_add(&wm.lines_written[c->ep], ingest_written(c->in));
         atomic_fetch_add(&wm.lines_dropped[c->ep], ingest_dropped(c->in));
     }
-    double s = (double)(clock_mono_ns() - req->start_ns) / 1e9;
-    size_t i = 0;
-    while (i < LAT_N && s > lat_bounds[i])
-        i++;
-    atomic_fetch_add(&wm.lat_buckets[i], 1);
-    atomic_fetch_add(&wm.lat_count, 1);
-    atomic_fetch_add(&wm.lat_sum_us, (uint64_t)(s * 1e6));
+    histogram_record(&wm.latency, clock_mono_ns() - req->start_ns);
 }
 
 static enum MHD_Result fail(struct MHD_Connection *con, struct srv_req *req,
@@ -346,19 +335,6 @@ void h_write_metrics(struct buf *out)
     for (int e = 0; e < EP_COUNT; e++)
         buf_printf(out, "logbucket_write_body_bytes_total{endpoint=\"%s\"} %llu\n", ep_names[e],
                    (unsigned long long)atomic_load(&wm.body_bytes[e]));
-    buf_puts(out, "# HELP logbucket_write_duration_seconds Write request latency.\n"
-                  "# TYPE logbucket_write_duration_seconds histogram\n");
-    uint64_t cum = 0;
-    for (size_t i = 0; i < LAT_N; i++) {
-        cum += atomic_load(&wm.lat_buckets[i]);
-        buf_printf(out, "logbucket_write_duration_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
-                   (unsigned long long)cum);
-    }
-    cum += atomic_load(&wm.lat_buckets[LAT_N]);
-    buf_printf(out,
-               "logbucket_write_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-               "logbucket_write_duration_seconds_sum %.6f\n"
-               "logbucket_write_duration_seconds_count %llu\n",
-               (unsigned long long)cum, (double)atomic_load(&wm.lat_sum_us) / 1e6,
-               (unsigned long long)atomic_load(&wm.lat_count));
+    histogram_write(&wm.latency, "logbucket_write_duration_seconds", "Write request latency.",
+                    out);
 }
