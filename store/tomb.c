@@ -16,7 +16,7 @@
 #include "base/coding.h"
 #include "base/crc32c.h"
 #include "model/key.h"
-#include "store/store_int.h"
+#include "store/tomb.h"
 
 struct tomb_set *tomb_set_new(size_t n)
 {

@@ -8,7 +8,7 @@
 
 #include "base/err.h"
 #include "model/key.h"
-#include "store/store_int.h"
+#include "store/ttl.h"
 
 void event_cuts_destroy(struct event_cuts *c)
 {
