@@ -619,71 +619,119 @@ static size_t window_pick(const struct part *p, struct version *v, const size_t 
     return cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n);
 }
 
-int compact_run(struct part *p, bool force, bool *fatal)
+/* A compaction as its picker decides it, before any file is read: what the
+ * executor does, and all it needs to do it. */
+struct compaction {
+    struct version *v;       /* a reference: the files it was picked from */
+    int64_t cutoff;          /* rows older go (database TTL, disk guard) */
+    struct event_cuts cuts;  /* per-event cut-offs at the pick */
+    struct tomb_set *tombs;  /* a reference */
+    int64_t fast_from;       /* windows from here on are compressed for speed */
+    bool *drop_whole;        /* v->n: files wholly past the cutoff */
+    size_t ndrop_whole;
+    uint64_t reclaimed, expired_whole;
+    /* merges: for each, k file indexes of v in idx[off..off+k), and full
+     * when they are every file of their window */
+    struct merge_pick {
+        size_t off, k;
+        bool full;
+        int64_t window;
+    } *merges;
+    size_t nmerges;
+    size_t *idx;
+};
+
+static void compaction_free(struct compaction *c)
+{
+    version_unref(c->v);
+    event_cuts_destroy(&c->cuts);
+    tomb_set_unref(c->tombs);
+    free(c->drop_whole);
+    free(c->merges);
+    free(c->idx);
+}
+
+/* The picker: whole files past the cutoff, and per window the files
+ * window_pick chooses (force: everything worth merging). */
+static void compact_pick(struct part *p, bool force, struct compaction *c)
 {
     struct store_db *db = p->db;
+    memset(c, 0, sizeof *c);
     int64_t ttl = atomic_load(&db->ttl_ns);
     int64_t now = db_now(db);
-    int64_t cutoff = ttl > 0 ? now - ttl : INT64_MIN;
-    if (atomic_load(&db->floor_ts) > cutoff)
-        cutoff = atomic_load(&db->floor_ts);
-    struct event_cuts cuts;
-    db_event_cuts(db, now, &cuts);
-    int64_t pick_cutoff = event_cuts_max(&cuts, cutoff); /* a window with rows to drop */
-    struct tomb_set *tombs = db_tombs(db);
-    uint64_t tomb_seq = tomb_set_max_seq(tombs);
-    int64_t t0 = clock_mono_ns();
-    struct version *v = current(p), *nv = NULL;
-    bool *drop = xcalloc(v->n + 1, sizeof *drop);
+    c->cutoff = ttl > 0 ? now - ttl : INT64_MIN;
+    if (atomic_load(&db->floor_ts) > c->cutoff)
+        c->cutoff = atomic_load(&db->floor_ts);
+    db_event_cuts(db, now, &c->cuts);
+    int64_t pick_cutoff = event_cuts_max(&c->cuts, c->cutoff); /* a window with rows to drop */
+    c->tombs = db_tombs(db);
+    struct version *v = c->v = current(p);
+    c->drop_whole = xcalloc(v->n + 1, sizeof *c->drop_whole);
+    c->idx = xcalloc(v->n + 1, sizeof *c->idx);
+    c->merges = xcalloc(v->n + 1, sizeof *c->merges);
+    for (size_t i = 0; i < v->n; i++)
+        if (v->files[i]->props.max_ts < c->cutoff) {
+            c->drop_whole[i] = true;
+            c->ndrop_whole++;
+            c->reclaimed += v->files[i]->props.size;
+            if (!p->is_index)
+                c->expired_whole += v->files[i]->props.entries - v->files[i]->props.deletes;
+        }
+    int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
     /* windows still being written will be merged again: compress them for
      * speed; a forced compaction wants the smallest files */
-    struct outputs o = {.p = p, .fast_from = INT64_MAX};
-    size_t dropped_whole = 0, merged = 0;
-    uint64_t reclaimed = 0, expired = 0;
-    int rc = ERR_OK;
-    for (size_t i = 0; i < v->n; i++)
-        if (v->files[i]->props.max_ts < cutoff) {
-            drop[i] = true;
-            dropped_whole++;
-            reclaimed += v->files[i]->props.size;
-            if (!p->is_index)
-                expired += v->files[i]->props.entries - v->files[i]->props.deletes;
-        }
-    size_t *idx = xcalloc(v->n + 1, sizeof *idx);
-    int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
-    if (!force)
-        o.fast_from = newest - 1;
-    for (size_t i = 0, j; i < v->n && !rc; i = j) {
-        size_t n = 0;
+    c->fast_from = force ? INT64_MAX : newest - 1;
+    size_t used = 0;
+    for (size_t i = 0, j; i < v->n; i = j) {
+        size_t n = 0, *idx = c->idx + used;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
-            if (!drop[j])
+            if (!c->drop_whole[j])
                 idx[n++] = j;
         bool cold = v->files[i]->window < newest - 1;
-        size_t k = window_pick(p, v, idx, n, force, cold, pick_cutoff, &cuts, tombs);
+        size_t k = window_pick(p, v, idx, n, force, cold, pick_cutoff, &c->cuts, c->tombs);
         if (k == 0)
             continue;
+        c->merges[c->nmerges++] = (struct merge_pick){used, k, k == n, v->files[i]->window};
+        used += k;
+    }
+}
+
+/* The executor: runs the merges of c, then installs the new version (one
+ * manifest write) with the merged and whole-dropped files gone. */
+static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
+{
+    struct store_db *db = p->db;
+    struct version *v = c->v, *nv = NULL;
+    uint64_t tomb_seq = tomb_set_max_seq(c->tombs), expired = c->expired_whole;
+    int64_t t0 = clock_mono_ns();
+    bool *drop = xcalloc(v->n + 1, sizeof *drop);
+    memcpy(drop, c->drop_whole, v->n * sizeof *drop);
+    struct outputs o = {.p = p, .fast_from = c->fast_from};
+    int rc = ERR_OK;
+    for (size_t m = 0; m < c->nmerges && !rc; m++) {
+        const struct merge_pick *mp = &c->merges[m];
+        const size_t *idx = c->idx + mp->off;
         size_t first_out = o.ndone;
-        rc = merge_window(p, v, idx, k, k == n, cutoff, &cuts, tombs, &o, &expired);
+        rc = merge_window(p, v, idx, mp->k, mp->full, c->cutoff, &c->cuts, c->tombs, &o,
+                          &expired);
         /* the window's builder stays open until outputs_finish: finish it
          * now so its files can carry the cut */
         for (size_t b = 0; !rc && b < o.nopen; b++)
-            if (o.open[b].b && o.open[b].window == v->files[i]->window)
+            if (o.open[b].b && o.open[b].window == mp->window)
                 rc = finish_one(&o, &o.open[b]);
-        for (size_t m = first_out; !rc && m < o.ndone; m++) {
-            o.done[m]->tomb_seq = tomb_seq; /* every input row checked */
-            if (k == n) {
-                o.done[m]->cut_at = event_cuts_min(&cuts, cutoff);
-                o.done[m]->cut_gen = cuts.gen;
+        for (size_t d = first_out; !rc && d < o.ndone; d++) {
+            o.done[d]->tomb_seq = tomb_seq; /* every input row checked */
+            if (mp->full) {
+                o.done[d]->cut_at = event_cuts_min(&c->cuts, c->cutoff);
+                o.done[d]->cut_gen = c->cuts.gen;
             }
         }
-        for (size_t m = 0; m < k; m++)
-            drop[idx[m]] = true;
-        merged += k;
+        for (size_t f = 0; f < mp->k; f++)
+            drop[idx[f]] = true;
     }
-    free(idx);
     if (!rc)
         rc = outputs_finish(&o);
-    if (!rc && (dropped_whole || merged)) {
+    if (!rc && (c->ndrop_whole || c->nmerges)) {
         nv = edit(v, drop, o.done, o.ndone);
         bool replaced = false;
         rc = part_write_manifest(p, nv, p->flushed_gen, p->last_seq, &replaced);
@@ -693,10 +741,7 @@ int compact_run(struct part *p, bool force, bool *fatal)
             nv = NULL;
             *fatal = true;
             outputs_free(&o, false);
-            version_unref(v);
             free(drop);
-            event_cuts_destroy(&cuts);
-            tomb_set_unref(tombs);
             return rc;
         }
         if (!rc) {
@@ -709,8 +754,8 @@ int compact_run(struct part *p, bool force, bool *fatal)
             atomic_fetch_add(&db->m.compact_ns, (unsigned long long)(clock_mono_ns() - t0));
             atomic_fetch_add(&db->m.bytes_compacted, o.bytes);
             atomic_fetch_add(&db->m.blocks_copied, o.copied);
-            atomic_fetch_add(&db->m.ttl_files_dropped, dropped_whole);
-            atomic_fetch_add(&db->m.ttl_bytes_reclaimed, reclaimed);
+            atomic_fetch_add(&db->m.ttl_files_dropped, c->ndrop_whole);
+            atomic_fetch_add(&db->m.ttl_bytes_reclaimed, c->reclaimed);
             atomic_fetch_add(&db->m.ttl_rows_expired, expired);
         }
     }
@@ -718,10 +763,16 @@ int compact_run(struct part *p, bool force, bool *fatal)
         log_error("%s: compaction failed: %s", p->dir, err_name(rc));
     outputs_free(&o, rc != ERR_OK);
     version_unref(nv);
-    version_unref(v);
     free(drop);
-    event_cuts_destroy(&cuts);
-    tomb_set_unref(tombs);
+    return rc;
+}
+
+int compact_run(struct part *p, bool force, bool *fatal)
+{
+    struct compaction c;
+    compact_pick(p, force, &c);
+    int rc = compact_execute(p, &c, fatal);
+    compaction_free(&c);
     return rc;
 }
 
