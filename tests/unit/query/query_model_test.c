@@ -16,11 +16,11 @@
 
 #include <cmocka.h>
 
-#include "config/err.h"
+#include "base/err.h"
 #include "query/encode.h"
 #include "query/query.h"
 #include "query/query_int.h"
-#include "store/record.h"
+#include "model/record.h"
 #include "store/store.h"
 
 #define NOW 1700000000000000000LL

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "config/buf.h"
-#include "config/err.h"
-#include "config/log.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
