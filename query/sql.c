@@ -58,7 +58,12 @@ struct parser {
     int64_t now;
     struct buf *err;
     int rc;
+    int depth; /* parentheses open in the condition */
 };
+
+/* Parentheses a condition may nest: the parser recurses on each, so a
+ * hostile statement must not run the stack out. */
+#define SQL_MAX_DEPTH 64
 
 /* --- errors --- */
 
@@ -798,9 +803,13 @@ static int parse_conds(struct parser *ps, struct sql_where *w);
 
 static int parse_cond(struct parser *ps, struct sql_where *w)
 {
+    if (ps->t.type == T_LP && ps->depth >= SQL_MAX_DEPTH)
+        return fail_at(ps, ps->t.off, "parentheses nested deeper than %d", SQL_MAX_DEPTH);
     if (accept(ps, T_LP)) {
+        ps->depth++;
         if (parse_conds(ps, w))
             return ps->rc;
+        ps->depth--;
         return expect(ps, T_RP, "')'");
     }
     struct lhs l;

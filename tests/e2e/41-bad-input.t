@@ -70,6 +70,18 @@ test_expect_success 'binary garbage as SQL is 400 with a position' '
     grep -q "position" body
 '
 
+test_expect_success 'deeply nested parentheses are 400 with a position, the daemon lives' '
+    awk "BEGIN { printf \"SELECT * FROM keep WHERE \"; for (i = 0; i < 45000; i++) printf \"(\";
+                 printf \"ts > 0\"; for (i = 0; i < 45000; i++) printf \")\" }" >deep.sql &&
+    test "$(lb_req POST "/api/v1/sql" --data-binary @deep.sql)" = 400 &&
+    grep -q "error at position 90: parentheses nested deeper than 64" body &&
+    test "$(lb_req GET "/ping")" = 204 &&
+    awk "BEGIN { printf \"SELECT COUNT(*) FROM keep WHERE \"; for (i = 0; i < 60; i++) printf \"(\";
+                 printf \"ts > 0\"; for (i = 0; i < 60; i++) printf \")\" }" >nested.sql &&
+    test "$(lb_req POST "/api/v1/sql" --data-binary @nested.sql)" = 200 &&
+    grep -q "^{\"count\":[0-9]*}$" body
+'
+
 test_expect_success 'bad query parameters are 400 and say what is allowed' '
     test "$(lb_req GET "/api/v1/query?db=keep&host=a&start=yesterday")" = 400 &&
     grep -q "RFC 3339" body &&
