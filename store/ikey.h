@@ -12,7 +12,7 @@
 #include "base/slice.h"
 
 /* A MERGE is a put whose fields are merged into the older versions of its
- * key (store/rowmerge.h) instead of replacing them. */
+ * key (rec_merge, model/record.h) instead of replacing them. */
 enum ikey_kind { IKEY_DEL = 0, IKEY_PUT = 1, IKEY_MERGE = 2 };
 
 #define IKEY_TRAILER 9

@@ -1,35 +1,83 @@
 #!/bin/sh
-test_description='kill -9 during writes: every acknowledged write is there after a restart'
+test_description='kill -9 during writes: every acknowledged write is there exactly once after a restart'
 . "$(dirname "$0")/../e2e/lib.sh"
 
-# writer N: posts batches of 20 lines (host wN, ts = batch*1000 + line) until
-# killed or 400 batches; appends the batch number to acked.N after each 204.
+# Every batch b of writer N is one second, T0 + b, of host wN, and holds 20
+# rows of one (ts, host, event) that only their identity tells apart (store/
+# FORMAT.md, "Row identity"):
+#   odd b:  JSON lines (event log, RFC 3339 second timestamps) that differ by
+#           msg, plus an exact duplicate of the first line (the same row);
+#   even b: line protocol at precision=s (event crash), 20 points that
+#           differ by the cpu tag.
+# msg is "batch b line i" in both. After each 204 the batch number goes to
+# acked.N; every third acknowledged batch is posted again, as a client
+# retrying it would (the same rows: duplicates of the log entries, merges of
+# the points), until the writer is killed or has written 400 batches.
+T0=1700000000
+
 writer() {
     b=1
     while [ $b -le 400 ]; do
-        awk -v w="$1" -v b=$b 'BEGIN { for (i = 0; i < 20; i++)
-            printf "crash,host=w%s seq=%di,msg=\"batch %d line %d\" %d\n", w, b, b, i, b * 1000 + i }' >batch.$1
+        if [ $((b % 2)) = 1 ]; then
+            ts=$(date -u -d @$((T0 + b)) +%Y-%m-%dT%H:%M:%SZ)
+            awk -v w="$1" -v b=$b -v ts="$ts" 'BEGIN { for (i = 0; i <= 20; i++)
+                printf "{\"ts\":\"%s\",\"host\":\"w%s\",\"event\":\"log\",\"msg\":\"batch %d line %d\"}\n",
+                    ts, w, b, i % 20 }' >batch.$1
+            url="$LB_URL/api/v1/ingest?db=crash&format=jsonl"
+        else
+            awk -v w="$1" -v b=$b -v ts=$((T0 + b)) 'BEGIN { for (i = 0; i < 20; i++)
+                printf "crash,host=w%s,cpu=cpu%d seq=%di,msg=\"batch %d line %d\" %s\n",
+                    w, i, i, b, i, ts }' >batch.$1
+            url="$LB_URL/write?db=crash&precision=s"
+        fi
         code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 \
-            --data-binary @batch.$1 "$LB_URL/write?db=crash") || return 0
-        [ "$code" = 204 ] && echo $b >>acked.$1
+            --data-binary @batch.$1 "$url") || return 0
+        if [ "$code" = 204 ]; then
+            echo $b >>acked.$1
+            if [ $((b % 3)) = 0 ]; then
+                curl -s -o /dev/null --max-time 10 --data-binary @batch.$1 "$url" || return 0
+            fi
+        fi
         b=$((b + 1))
     done
 }
 
-# verify N: every acknowledged batch of writer N has its 20 rows.
+# verify N: every row of writer N is whole seconds with the msg of its
+# batch, no row is there twice, every second present holds exactly 20 rows
+# (no batch is half there, no duplicate became a row) and every
+# acknowledged batch is present.
 verify() {
+    curl -s --max-time 30 "$LB_URL/api/v1/query?db=crash&host=w$1&order=asc" >rows.$1 || return 1
+    # "second msg" per row
+    sed -n 's/^{"ts":\([0-9]*\)000000000,.*"msg":"\([^"]*\)".*/\1 \2/p' rows.$1 >have.$1
+    if [ "$(wc -l <have.$1)" != "$(wc -l <rows.$1)" ]; then
+        echo "writer $1: rows that are not whole seconds with a msg:" >&2
+        grep -v '^{"ts":[0-9]*000000000,.*"msg":"' rows.$1 | head -5 >&2
+        return 1
+    fi
+    if [ -n "$(sort have.$1 | uniq -d)" ]; then
+        echo "writer $1: rows stored twice:" >&2
+        sort have.$1 | uniq -d | head -5 >&2
+        return 1
+    fi
+    if ! awk -v t0=$T0 '{ if ($3 != $1 - t0) { print; bad = 1 } } END { exit bad }' have.$1 >wrong.$1; then
+        echo "writer $1: rows with the msg of another batch:" >&2
+        head -5 wrong.$1 >&2
+        return 1
+    fi
+    cut -d' ' -f1 have.$1 | uniq -c >count.$1
+    if ! awk '$1 != 20 { print; bad = 1 } END { exit bad }' count.$1 >half.$1; then
+        echo "writer $1: seconds without exactly 20 rows (count, second):" >&2
+        head -5 half.$1 >&2
+        return 1
+    fi
     [ -s acked.$1 ] || return 0
-    curl -s --max-time 30 "$LB_URL/api/v1/query?db=crash&host=w$1&order=asc" |
-        sed -n 's/.*"ts":\([0-9]*\),.*/\1/p' >have.$1
     while read -r b; do
-        n=$(awk -v b=$b '$1 >= b * 1000 && $1 < b * 1000 + 20' have.$1 | wc -l)
-        if [ "$n" != 20 ]; then
-            echo "writer $1 batch $b acknowledged but $n of 20 rows found" >&2
+        if ! grep -q " $((T0 + b))\$" count.$1; then
+            echo "writer $1 batch $b acknowledged but not found" >&2
             return 1
         fi
     done <acked.$1
-    # No batch is ever half there.
-    awk '{ print int($1 / 1000) }' have.$1 | sort -n | uniq -c | awk '$1 != 20 { bad = 1 } END { exit bad }'
 }
 
 test_expect_success 'start' '
@@ -46,13 +94,14 @@ for round in 1 2 3 4 5 6; do
         wait $wpid;
         lb_start --set wal_sync=always &&
         verify 1 && verify 2 && verify 3 &&
-        cat acked.1 acked.2 acked.3 2>/dev/null | wc -l >>rounds.log
+        cat acked.1 acked.2 acked.3 2>/dev/null | wc -l >>rounds.log &&
+        cat have.1 have.2 have.3 | wc -l >>rows.log
     '
 done
 
 test_expect_success 'at least some writes were acknowledged across the rounds' '
     total=$(awk "{ s += \$1 } END { print s + 0 }" rounds.log) &&
-    echo "acknowledged batches: $total" &&
+    echo "acknowledged batches: $total; rows after the last round: $(tail -n 1 rows.log)" &&
     test "$total" -gt 10
 '
 
