@@ -80,6 +80,7 @@ static int plan_get(struct plan *p, const struct sql_where *w, const struct plan
                    w->nts, w->host.n, w->event.n, (long long)max);
         return ERR_TOOBIG;
     }
+    p->max_rows = max;
     p->keys = xcalloc(n ? n : 1, sizeof(*p->keys));
     for (size_t t = 0; t < w->nts; t++) {
         if (w->ts[t] < p->lo || w->ts[t] > p->hi)

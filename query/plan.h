@@ -42,6 +42,7 @@ struct plan {
     size_t nranges;
     struct plan_key *keys;   /* GET, owned, sorted in output order */
     size_t nkeys;
+    int64_t max_rows;        /* GET: rows it may return (max_get_rows) */
     const struct sql_where *where; /* borrowed from the statement */
 };
 

@@ -316,6 +316,19 @@ static int delete_flush(struct run *r, struct batch *b, struct buf *err)
     return rc;
 }
 
+/* The message of an error of the executor (query_exec_next). */
+static void exec_error(const struct run *r, int rc, struct buf *err)
+{
+    if (rc == ERR_TOOBIG)
+        buf_printf(err,
+                   "too many rows: the GET keys hold more than max_get_rows = %lld rows; "
+                   "narrow the keys or the condition, or use a ts range",
+                   (long long)r->plan.max_rows);
+    else
+        buf_printf(err, "%s failed while reading: %s",
+                   r->st->kind == SQL_DELETE ? "delete" : "query", err_name(rc));
+}
+
 /* WHERE host = 'x' [AND event = 'y'] [AND ts range]: one range tombstone. */
 static bool delete_is_range(const struct sql_where *w)
 {
@@ -332,7 +345,7 @@ static int delete_range(struct run *r, struct buf *err)
     while ((rc = query_exec_next(r->ex)) == 1)
         r->emitted++;
     if (rc < 0) {
-        buf_printf(err, "delete failed: %s", err_name(rc));
+        exec_error(r, rc, err);
         return rc;
     }
     struct slice ev = w->event.is_set ? slice_make(w->event.v[0], w->event.len[0])
@@ -369,7 +382,7 @@ static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
             break;
     }
     if (rc < 0 && err->len == 0)
-        buf_printf(err, "delete failed: %s", err_name(rc));
+        exec_error(r, rc, err);
     if (rc == 0)
         rc = delete_flush(r, b, err);
     batch_free(b);
@@ -449,7 +462,7 @@ static int select_step(struct query_cursor *c, size_t want, struct buf *err)
         }
         int rc = query_exec_next(r->ex);
         if (rc < 0) {
-            buf_printf(err, "query failed while reading: %s", err_name(rc));
+            exec_error(r, rc, err);
             return rc;
         }
         if (rc == 0) {

@@ -159,4 +159,16 @@ test_expect_success 'rows survive a restart' '
     grep -q "{\"count\":50}" body
 '
 
+test_expect_success 'max_get_rows also bounds the rows a GET returns (several series per key)' '
+    lb_stop && lb_start --set max_get_rows=10 &&
+    awk "BEGIN { for (t = 1; t <= 3; t++) for (c = 0; c < 4; c++)
+            printf \"g,host=gh,cpu=c%d v=%d %d000000000\\n\", c, c, t }" >g.lp &&
+    test "$(lb_req POST "/write?db=gq" --data-binary @g.lp)" = 204 &&
+    test "$(sql "SELECT * FROM gq WHERE ts IN (1000000000, 2000000000) AND host = '"'"'gh'"'"' AND event = '"'"'g'"'"'")" = 200 &&
+    test $(wc -l <body) = 8 &&
+    test "$(sql "SELECT * FROM gq WHERE ts IN (1000000000, 2000000000, 3000000000) AND host = '"'"'gh'"'"' AND event = '"'"'g'"'"'")" = 200 &&
+    test $(grep -c "\"ts\"" body) = 10 &&
+    tail -n 1 body | grep -q "{\"error\":\"too many rows: the GET keys hold more than max_get_rows = 10 rows"
+'
+
 test_done
