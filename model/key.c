@@ -28,14 +28,27 @@ bool key_host_ok(struct slice name)
     return name.len <= KEY_MAX_NAME && (!name.len || !memchr(name.ptr, 0, name.len));
 }
 
+/* The first byte below 0x02 (a NUL or a 0x01) in [p, end), or end: 8 bytes
+ * at a time (names are checked and keys parsed on every ingested event). */
+static const char *find_below2(const char *p, const char *end)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if ((w - 2 * ones) & ~w & highs) /* some byte < 2 (or a false alarm >= 0x82) */
+            break;
+        p += 8;
+    }
+    while (p < end && (unsigned char)*p >= 2)
+        p++;
+    return p;
+}
+
 bool key_event_ok(struct slice name)
 {
-    if (name.len > KEY_MAX_NAME)
-        return false;
-    for (size_t i = 0; i < name.len; i++)
-        if ((unsigned char)name.ptr[i] < 2)
-            return false;
-    return true;
+    return name.len <= KEY_MAX_NAME && find_below2(name.ptr, name.ptr + name.len) ==
+                                           name.ptr + name.len;
 }
 
 /* Writes bucket | tskey | host 0 event at p; returns the byte after. */
@@ -93,13 +106,12 @@ static bool row_marks(struct slice key, const char **hend, const char **eend)
     const char *z = memchr(p, '\0', (size_t)(end - p));
     if (!z)
         return false;
-    for (const char *e = z + 1; e < end; e++)
-        if ((unsigned char)*e < 2) {
-            *hend = z;
-            *eend = e;
-            return true;
-        }
-    return false;
+    const char *e = find_below2(z + 1, end);
+    if (e == end)
+        return false;
+    *hend = z;
+    *eend = e;
+    return true;
 }
 
 size_t key_row_base_len(struct slice key)
