@@ -23,13 +23,6 @@ static inline void put(struct buf *b, const void *p, size_t n)
     }
 }
 
-/* buf_reserve without the call when there is room. */
-static inline void room(struct buf *b, size_t n)
-{
-    if (b->len + n >= b->cap)
-        buf_reserve(b, n);
-}
-
 /* Appends a string literal without measuring it. */
 #define PUT_LIT(b, lit) put((b), (lit), sizeof(lit) - 1)
 

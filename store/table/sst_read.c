@@ -212,7 +212,7 @@ static struct iter *block_iter(struct sst_table *t, struct slice handle)
     if (rc)
         return it_new_error(corrupt(t, rc));
     struct cache_handle *ch = t->cache ? cache_lookup(t->cache, t->cache_id, off) : NULL;
-    struct sst_block *b;
+    struct sst_block *b = NULL;
     if (!ch) {
         rc = load_block(t, off, size, &b);
         if (rc)
