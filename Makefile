@@ -143,6 +143,7 @@ PROVE_FLAGS ?= -j2
 test: deps
 	$(MAKE) all unit $(if $(filter 1,$(SANITIZED)),,bench)
 	@./scripts/check-deps.sh $(BUILD)
+	@$(MAKE) -s format-check
 	$(if $(TSAN_REPORTS),rm -f $(TSAN_REPORTS).*)
 	LOGBUCKETD=$(abspath $(DAEMON)) LB_BUILD=$(abspath $(BUILD)) LB_SAN=$(SANITIZED) $(SANENV) \
 	    $(PROVE) $(PROVE_FLAGS) --exec '' -r $(BUILD)/tests \

@@ -15,11 +15,13 @@ struct buf {
     size_t cap;
 };
 
+/* clang-format off */ /* (it would spread the braces over four lines) */
 #define BUF_INIT {NULL, 0, 0}
+/* clang-format on */
 
 void buf_init(struct buf *b);
-void buf_destroy(struct buf *b);           /* frees data; b may be reused after buf_init */
-void buf_reset(struct buf *b);             /* len = 0, keeps the memory */
+void buf_destroy(struct buf *b); /* frees data; b may be reused after buf_init */
+void buf_reset(struct buf *b);   /* len = 0, keeps the memory */
 /* Grows b to hold need bytes (rounded up to a power of two). */
 void buf_grow(struct buf *b, size_t need);
 
@@ -51,7 +53,7 @@ static inline void buf_putc(struct buf *b, char c)
 void buf_puts(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-const char *buf_cstr(struct buf *b);       /* NUL-terminates and returns data ("" if empty) */
+const char *buf_cstr(struct buf *b);         /* NUL-terminates and returns data ("" if empty) */
 char *buf_steal(struct buf *b, size_t *len); /* hands data to the caller; b is left empty */
 
 /* Allocation helpers that abort on failure. */

@@ -29,8 +29,7 @@ static void crc_init(void)
     }
     for (uint32_t i = 0; i < 256; i++)
         for (int t = 1; t < 8; t++)
-            crc_table[t][i] =
-                (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
     /* The raw register update over zero bytes is linear: tabulate it per
      * byte of the register from its 32 basis vectors. */
     uint32_t basis[32];
@@ -80,7 +79,7 @@ static uint32_t shift_stripe(uint32_t c)
 }
 
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
-                                                          size_t n)
+                                                         size_t n)
 {
     uint64_t c = crc;
     while (n >= 3 * STRIPE) {

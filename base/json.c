@@ -35,7 +35,6 @@ static inline void putch(struct buf *b, char c)
         buf_putc(b, c);
 }
 
-
 static void put_escape(struct buf *out, unsigned char c)
 {
     switch (c) {

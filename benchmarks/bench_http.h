@@ -300,8 +300,8 @@ static inline int bh_read_response(struct bh_conn *c, struct bh_resp *r, bool he
         else if (strcasecmp(v, "keep-alive") == 0)
             close_after = false;
     }
-    bool chunked = bh_header(h, hend, "Transfer-Encoding", v, sizeof(v)) &&
-                   strcasestr(v, "chunked") != NULL;
+    bool chunked =
+        bh_header(h, hend, "Transfer-Encoding", v, sizeof(v)) && strcasestr(v, "chunked") != NULL;
     long long clen = -1;
     if (bh_header(h, hend, "Content-Length", v, sizeof(v)))
         clen = atoll(v);
@@ -309,7 +309,8 @@ static inline int bh_read_response(struct bh_conn *c, struct bh_resp *r, bool he
     r->body_bytes = 0;
     if (r->status == 100) /* interim: read the real one */
         return bh_read_response(c, r, head_only);
-    if (head_only || r->status == 204 || r->status == 304 || (r->status >= 100 && r->status < 200)) {
+    if (head_only || r->status == 204 || r->status == 304 ||
+        (r->status >= 100 && r->status < 200)) {
         /* no body */
     } else if (chunked) {
         if (bh_read_chunked(c, r) != 0)

@@ -30,16 +30,16 @@
 #include <time.h>
 
 static const char *const NAMES[] = {
-    "nginx_access", "nginx_error", "sshd_auth",   "kernel_oom", "app_login",
-    "app_logout",   "app_error",   "db_slow",     "db_conn",    "cache_miss",
-    "cache_evict",  "queue_push",  "queue_pop",   "cron_run",   "dns_lookup",
-    "tls_handshake", "disk_io",    "gc_pause",    "http_5xx",   "deploy",
+    "nginx_access",  "nginx_error", "sshd_auth", "kernel_oom", "app_login",
+    "app_logout",    "app_error",   "db_slow",   "db_conn",    "cache_miss",
+    "cache_evict",   "queue_push",  "queue_pop", "cron_run",   "dns_lookup",
+    "tls_handshake", "disk_io",     "gc_pause",  "http_5xx",   "deploy",
 };
 #define NNAMES (sizeof(NAMES) / sizeof(NAMES[0]))
 
 static const char *const METHODS[] = {"GET", "GET", "GET", "POST", "PUT", "DELETE"};
-static const char *const PATHS[] = {"/api/v1/items", "/api/v1/users", "/api/v2/orders",
-                                    "/static/app.js", "/login", "/healthz"};
+static const char *const PATHS[] = {"/api/v1/items",  "/api/v1/users", "/api/v2/orders",
+                                    "/static/app.js", "/login",        "/healthz"};
 static const char *const AGENTS[] = {"curl/8.5.0", "Mozilla/5.0", "python-requests/2.31",
                                      "Go-http-client/1.1"};
 static const int CODES[] = {200, 200, 200, 200, 200, 201, 204, 301, 304, 400, 404, 500, 503};

@@ -18,8 +18,8 @@
  * compressed once up front (at most 64 distinct ones, then reused). A 503
  * (back-pressure) is retried after 20 ms and counted; latency includes it. */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -79,9 +79,10 @@ struct body {
     size_t lines;
 };
 
-static const char *words[] = {"GET", "POST", "/api/v1/items", "/static/app.js", "200", "404",
-                              "500", "upstream", "timeout", "user=alice", "user=bob",
-                              "cache=hit", "cache=miss", "bytes=5123", "rt=0.031", "ok"};
+static const char *words[] = {"GET",        "POST",       "/api/v1/items", "/static/app.js",
+                              "200",        "404",        "500",           "upstream",
+                              "timeout",    "user=alice", "user=bob",      "cache=hit",
+                              "cache=miss", "bytes=5123", "rt=0.031",      "ok"};
 
 static void make_body(struct body *b, size_t lines, uint64_t seed)
 {
@@ -298,16 +299,15 @@ static int run_parse(const struct opts *o)
     printf("%-28s %12s %10s %10s\n", "stage", "lines/s", "ns/line", "MB/s");
     printf("%-28s %12.0f %10.1f %10.1f\n", "lp_feed (parse only)", (double)lines / (t1 - t0),
            (t1 - t0) * 1e9 / (double)lines, (double)lines * avg / (t1 - t0) / 1e6);
-    printf("%-28s %12.0f %10.1f %10.1f\n", "ingest (parse+encode+batch)",
-           (double)lines / (t3 - t2), (t3 - t2) * 1e9 / (double)lines,
-           (double)lines * avg / (t3 - t2) / 1e6);
+    printf("%-28s %12.0f %10.1f %10.1f\n", "ingest (parse+encode+batch)", (double)lines / (t3 - t2),
+           (t3 - t2) * 1e9 / (double)lines, (double)lines * avg / (t3 - t2) / 1e6);
     printf("%-28s %12.0f %10.1f %10.1f\n", "raw_feed", (double)lines / t_raw,
            t_raw * 1e9 / (double)lines, (double)b.text.len * (double)rounds / t_raw / 1e6);
     printf("%-28s %12.0f %10.1f %10.1f\n", "jsonl_feed (jansson)", (double)ok_js / t_js,
            t_js * 1e9 / (double)ok_js, (double)js.len * (double)js_rounds / t_js / 1e6);
     buf_destroy(&js);
-    printf("lines %" PRIu64 ", %.1f bytes/line, %.2f fields/line, %zu value bytes\n", lines,
-           avg, (double)fields / (double)ok, bytes);
+    printf("lines %" PRIu64 ", %.1f bytes/line, %.2f fields/line, %zu value bytes\n", lines, avg,
+           (double)fields / (double)ok, bytes);
     buf_destroy(&b.text);
     free(b.ts_off);
     return 0;
@@ -322,9 +322,9 @@ struct shared {
     _Atomic uint64_t wire_bytes;
     _Atomic uint64_t events_ok;
     _Atomic uint64_t requests_bad;
-    _Atomic uint64_t retries;      /* 503 answers retried */
+    _Atomic uint64_t retries; /* 503 answers retried */
     double deadline;
-    struct buf *gz;              /* pre-compressed bodies (--gzip) */
+    struct buf *gz; /* pre-compressed bodies (--gzip) */
     size_t ngz;
 };
 
@@ -410,7 +410,8 @@ static int read_response(int fd, struct buf *rb, bool *is_close)
             break;
         if (!strncasecmp(l, "content-length:", 15))
             clen = strtoul(l + 15, NULL, 10);
-        if (!strncasecmp(l, "connection:", 11) && strcasestr(l, "close") && strcasestr(l, "close") < nl)
+        if (!strncasecmp(l, "connection:", 11) && strcasestr(l, "close") &&
+            strcasestr(l, "close") < nl)
             *is_close = true;
         l = nl + 2;
     }
@@ -525,8 +526,7 @@ struct thread_cpu {
     unsigned long long ticks;
 };
 
-static void add_ticks(struct thread_cpu *t, size_t *n, const char *name,
-                      unsigned long long ticks)
+static void add_ticks(struct thread_cpu *t, size_t *n, const char *name, unsigned long long ticks)
 {
     for (size_t i = 0; i < *n; i++)
         if (!strcmp(t[i].name, name)) {
@@ -553,8 +553,7 @@ static unsigned long long stat_ticks(const char *path)
      * utime and stime are fields 14 and 15 */
     const char *q = strrchr(line, ')');
     unsigned long long ut = 0, st = 0;
-    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                     &st) != 2)
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return 0;
     return ut + st;
 }
@@ -704,15 +703,13 @@ static int run_http(const struct opts *o)
     qsort(all, nlat, sizeof *all, cmp_double);
     double p50 = nlat ? all[nlat / 2] : 0, p99 = nlat ? all[(nlat * 99) / 100] : 0;
     uint64_t ev = atomic_load(&sh.events_ok);
-    printf("%-8s %6s %5s %6s %10s %7s %8s %8s %8s %7s %7s %5s\n", "mode", "batch", "conns",
-           "secs", "events/s", "MB/s", "wireMB/s", "p50 ms", "p99 ms", "client%", "retries",
-           "bad");
+    printf("%-8s %6s %5s %6s %10s %7s %8s %8s %8s %7s %7s %5s\n", "mode", "batch", "conns", "secs",
+           "events/s", "MB/s", "wireMB/s", "p50 ms", "p99 ms", "client%", "retries", "bad");
     printf("%-8s %6zu %5d %6.1f %10.0f %7.1f %8.1f %8.2f %8.2f %7.1f %7" PRIu64 " %5" PRIu64 "\n",
            o->is_gzip ? "lp+gzip" : "lp", o->batch, o->conns, el, (double)ev / el,
            (double)atomic_load(&sh.body_bytes) / el / 1e6,
-           (double)atomic_load(&sh.wire_bytes) / el / 1e6, p50 * 1e3, p99 * 1e3,
-           100.0 * cpu / el, (uint64_t)atomic_load(&sh.retries),
-           (uint64_t)atomic_load(&sh.requests_bad));
+           (double)atomic_load(&sh.wire_bytes) / el / 1e6, p50 * 1e3, p99 * 1e3, 100.0 * cpu / el,
+           (uint64_t)atomic_load(&sh.retries), (uint64_t)atomic_load(&sh.requests_bad));
     if (o->server_pid > 0) {
         print_server_cpu(srv0, nsrv0, srv1, nsrv1, ev);
         /* what the burst left to the background counts too */

@@ -303,7 +303,8 @@ int main(int argc, char **argv)
         gz_bytes += b[i].gzlen;
     }
     printf("lines=%zu acked_lines=%zu batches=%zu bytes=%zu wire_bytes=%zu seconds=%.3f "
-           "events_per_s=%.0f mb_per_s=%.2f errors=%zu retries=%zu req_p50_ms=%.2f req_p99_ms=%.2f\n",
+           "events_per_s=%.0f mb_per_s=%.2f errors=%zu retries=%zu req_p50_ms=%.2f "
+           "req_p99_ms=%.2f\n",
            total_lines, done, nb, sent_bytes, o.gzip ? gz_bytes : sent_bytes, secs,
            (double)done / secs, (double)sent_bytes / secs / 1e6, errors, atomic_load(&s.retries),
            pct(s.lat, nlat, 0.50) * 1e3, pct(s.lat, nlat, 0.99) * 1e3);

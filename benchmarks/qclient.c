@@ -106,14 +106,15 @@ static int parse_line(const struct opts *o, char *line, struct req *r)
     bh_buf_puts(&h, " ");
     bh_buf_puts(&h, url.d);
     char tmp[256];
-    snprintf(tmp, sizeof(tmp), " HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUser-Agent: qclient\r\n"
-                               "Accept: */*\r\n", o->port);
+    snprintf(tmp, sizeof(tmp),
+             " HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUser-Agent: qclient\r\n"
+             "Accept: */*\r\n",
+             o->port);
     bh_buf_puts(&h, tmp);
     if (o->extra_headers.len)
         bh_buf_add(&h, o->extra_headers.d, o->extra_headers.len);
     if (has_body || strcmp(method, "GET") != 0) {
-        snprintf(tmp, sizeof(tmp), "Content-Type: text/plain\r\nContent-Length: %zu\r\n",
-                 body.len);
+        snprintf(tmp, sizeof(tmp), "Content-Type: text/plain\r\nContent-Length: %zu\r\n", body.len);
         bh_buf_puts(&h, tmp);
     }
     bh_buf_puts(&h, "\r\n");

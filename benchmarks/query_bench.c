@@ -16,8 +16,8 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "query/query.h"
 #include "model/record.h"
+#include "query/query.h"
 #include "store/store.h"
 
 #define HOSTS 1000
@@ -177,8 +177,7 @@ static int64_t rand_hour(struct bench *b)
 static void gen_event_hour(struct bench *b, char *sql, size_t n)
 {
     int64_t t = rand_hour(b);
-    snprintf(sql, n,
-             "SELECT * FROM bench WHERE ts >= %lld AND ts < %lld AND event = 'ev-%02d'",
+    snprintf(sql, n, "SELECT * FROM bench WHERE ts >= %lld AND ts < %lld AND event = 'ev-%02d'",
              (long long)t, (long long)(t + HOUR_NS), (int)(rnd(b) % EVENTS));
 }
 
@@ -261,7 +260,8 @@ static void run_all(struct bench *b, const char *only)
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
         if (only && strcmp(only, shapes[i].key) != 0)
             continue;
-        measure(b, shapes[i].label, shapes[i].gen, only ? b->queries : b->queries / shapes[i].div + 1);
+        measure(b, shapes[i].label, shapes[i].gen,
+                only ? b->queries : b->queries / shapes[i].div + 1);
     }
 }
 

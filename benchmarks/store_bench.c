@@ -23,11 +23,11 @@
 #define BATCH 5000
 #define T0 (1700000000LL * 1000000000LL)
 
-static const char *event_names[EVENTS] = {
-    "cpu",        "mem",         "disk",      "net",       "nginx.access", "nginx.error",
-    "app.login",  "app.logout",  "db.query",  "db.slow",   "cache.hit",    "cache.miss",
-    "gc.pause",   "http.req",    "http.resp", "queue.len", "job.start",    "job.end",
-    "auth.fail",  "disk.io"};
+static const char *event_names[EVENTS] = {"cpu",          "mem",         "disk",      "net",
+                                          "nginx.access", "nginx.error", "app.login", "app.logout",
+                                          "db.query",     "db.slow",     "cache.hit", "cache.miss",
+                                          "gc.pause",     "http.req",    "http.resp", "queue.len",
+                                          "job.start",    "job.end",     "auth.fail", "disk.io"};
 
 static double now_s(void)
 {
@@ -49,13 +49,12 @@ static uint64_t rnd(void)
  * record.h encodes them (varint lengths, type bytes, an 8-byte float); the
  * store sees opaque bytes. Also returns the length of the same event as a
  * line-protocol line. */
-static size_t make_value(uint64_t i, char *out, size_t *lp_len, const char *host,
-                         const char *event)
+static size_t make_value(uint64_t i, char *out, size_t *lp_len, const char *host, const char *event)
 {
     static const char *regions[] = {"eu-west-1", "us-east-1", "ap-south-1"};
-    static const char *msgs[] = {"GET /index.html HTTP/1.1", "POST /api/v1/login HTTP/1.1",
+    static const char *msgs[] = {"GET /index.html HTTP/1.1",  "POST /api/v1/login HTTP/1.1",
                                  "GET /static/app.js HTTP/2", "DELETE /api/v1/item/42 HTTP/1.1",
-                                 "GET /healthz HTTP/1.1", "PUT /api/v1/user/7 HTTP/2"};
+                                 "GET /healthz HTTP/1.1",     "PUT /api/v1/user/7 HTTP/2"};
     static const char *agents[] = {"curl/8.4.0", "Mozilla/5.0 (X11; Linux x86_64)",
                                    "python-requests/2.31", "Go-http-client/1.1"};
     const char *region = regions[i % 3], *msg = msgs[rnd() % 6], *agent = agents[rnd() % 4];
@@ -74,8 +73,8 @@ static size_t make_value(uint64_t i, char *out, size_t *lp_len, const char *host
     int l = snprintf(lp, sizeof lp,
                      "%s,host=%s,region=%s,dc=dc-%u,rack=r%02u,agent=%s value=%.2f,code=%ui,"
                      "msg=\"%s\" %" PRId64 "\n",
-                     event, host, region, (unsigned)(i % 4), (unsigned)(i % 40), agent, value,
-                     code, msg, (int64_t)(T0 + (int64_t)i * 1000000));
+                     event, host, region, (unsigned)(i % 4), (unsigned)(i % 40), agent, value, code,
+                     msg, (int64_t)(T0 + (int64_t)i * 1000000));
     for (const char *c = agent; *c; c++)
         if (*c == ' ' || *c == ',')
             l++; /* tag values escape spaces and commas */
@@ -199,9 +198,11 @@ static int open_db(const char *dir, enum store_wal_sync sync, struct store **s,
     store_opts_default(&o);
     o.dir = dir;
     o.wal_sync = sync;
-    o.memtable_bytes = getenv("LB_BENCH_MEM") ? strtoull(getenv("LB_BENCH_MEM"), NULL, 10) << 20 : 64u << 20;
+    o.memtable_bytes =
+        getenv("LB_BENCH_MEM") ? strtoull(getenv("LB_BENCH_MEM"), NULL, 10) << 20 : 64u << 20;
     o.block_cache_bytes = 64u << 20;
-    o.background_threads = getenv("LB_BENCH_THREADS") ? (unsigned)atoi(getenv("LB_BENCH_THREADS")) : 2;
+    o.background_threads =
+        getenv("LB_BENCH_THREADS") ? (unsigned)atoi(getenv("LB_BENCH_THREADS")) : 2;
     int rc = store_open(&o, s);
     if (rc)
         return rc;
@@ -311,8 +312,7 @@ int main(int argc, char **argv)
     printf("%-44s %14s\n", "metric", "value");
     printf("%-44s %14.0f\n", "write events/s (wal_sync=none)", (double)n / none.secs);
     printf("%-44s %14.0f\n", "  per CPU-second of the writer thread", (double)n / none.cpu);
-    printf("%-44s %14.0f\n", "write events/s (wal_sync=always)",
-           (double)n_always / always.secs);
+    printf("%-44s %14.0f\n", "write events/s (wal_sync=always)", (double)n_always / always.secs);
     printf("%-44s %14" PRIu64 "\n", "  fsyncs in the always run", syncs);
     printf("%-44s %14ld\n", "  ERR_BUSY retries (none run)", none.busy);
     printf("%-44s %14.1f\n", "avg value bytes per event", (double)none.value_bytes / n);

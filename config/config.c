@@ -14,11 +14,20 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/config_int.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "config/config_int.h"
 
-enum opt_type { OPT_STRING, OPT_BOOL, OPT_INT, OPT_SIZE, OPT_DURATION, OPT_ENUM, OPT_LISTEN, OPT_TOKEN };
+enum opt_type {
+    OPT_STRING,
+    OPT_BOOL,
+    OPT_INT,
+    OPT_SIZE,
+    OPT_DURATION,
+    OPT_ENUM,
+    OPT_LISTEN,
+    OPT_TOKEN
+};
 
 /* Row flags. */
 enum {
@@ -45,11 +54,16 @@ struct option {
     const char *help;
 };
 
-static const struct enum_name wal_sync_names[] = {
-    {"always", CFG_WAL_ALWAYS}, {"interval", CFG_WAL_INTERVAL}, {"none", CFG_WAL_NONE}, {NULL, 0}};
+static const struct enum_name wal_sync_names[] = {{"always", CFG_WAL_ALWAYS},
+                                                  {"interval", CFG_WAL_INTERVAL},
+                                                  {"none", CFG_WAL_NONE},
+                                                  {NULL, 0}};
 static const struct enum_name ts_order_names[] = {{"desc", 1}, {"asc", 0}, {NULL, 0}};
-static const struct enum_name log_level_names[] = {
-    {"debug", LOG_DEBUG}, {"info", LOG_INFO}, {"warn", LOG_WARN}, {"error", LOG_ERROR}, {NULL, 0}};
+static const struct enum_name log_level_names[] = {{"debug", LOG_DEBUG},
+                                                   {"info", LOG_INFO},
+                                                   {"warn", LOG_WARN},
+                                                   {"error", LOG_ERROR},
+                                                   {NULL, 0}};
 
 /* inih reads lines of at most 197 bytes; with these limits every printed
  * line ("default_host = \"...\"", "token = ...") fits, so print -> load
@@ -94,9 +108,9 @@ static const struct option options[] = {
     {"wal_sync", OPT_ENUM, FIELD(wal_sync), "always", 0, 0, 0, wal_sync_names,
      "When the WAL is fsynced: always (a write is acknowledged once on disk), interval "
      "(every wal_sync_interval) or none."},
-    {"wal_sync_interval", OPT_DURATION, FIELD(wal_sync_interval_ns), "100ms", MS, 60 * SEC, 0,
-     NULL, "Time between WAL fsyncs when wal_sync = interval. Durations take ns, us, ms, s, m, "
-           "h, d, w."},
+    {"wal_sync_interval", OPT_DURATION, FIELD(wal_sync_interval_ns), "100ms", MS, 60 * SEC, 0, NULL,
+     "Time between WAL fsyncs when wal_sync = interval. Durations take ns, us, ms, s, m, "
+     "h, d, w."},
     {"memtable_bytes", OPT_SIZE, FIELD(memtable_bytes), "128MiB", MIB, TIB, 0, NULL,
      "Memory budget of all memtables; writers wait (503) when flushing falls behind. A "
      "database's memtables are flushed at half of it, one table per bucket: a smaller "
@@ -115,8 +129,8 @@ static const struct option options[] = {
      "Disk budget of each database (SSTables and WAL); over it the oldest hour windows are "
      "dropped first, at each retention check. 0 turns it off. A database's own budget (set "
      "with CREATE or ALTER DATABASE) wins."},
-    {"retention_check_interval", OPT_DURATION, FIELD(retention_check_interval_ns), "1m", MS, DAY,
-     0, NULL, "How often expired data is looked for and dropped."},
+    {"retention_check_interval", OPT_DURATION, FIELD(retention_check_interval_ns), "1m", MS, DAY, 0,
+     NULL, "How often expired data is looked for and dropped."},
     {"reject_older_than", OPT_DURATION, FIELD(reject_older_than_ns), "0", 0, INT64_MAX, 0, NULL,
      "Refuse points older than now minus this; 0 accepts any time."},
     {"reject_newer_than", OPT_DURATION, FIELD(reject_newer_than_ns), "0", 0, INT64_MAX, 0, NULL,
@@ -129,8 +143,7 @@ static const struct option options[] = {
     {"allow_full_scan", OPT_BOOL, FIELD(allow_full_scan), "false", 0, 0, 0, NULL,
      "Run full scans without the /*+ full_scan */ hint or full_scan=true."},
     {"host_tag", OPT_STRING, FIELD(host_tag), "host", 0, MAX_STRING, CFG_NONEMPTY | CFG_TAGKEY,
-     NULL,
-     "Line-protocol tag that names the host of a point."},
+     NULL, "Line-protocol tag that names the host of a point."},
     {"default_host", OPT_STRING, FIELD(default_host), "", 0, MAX_STRING, 0, NULL,
      "Host of a point that has no host tag."},
     {"log_level", OPT_ENUM, FIELD(log_level), "info", 0, 0, 0, log_level_names,
@@ -219,12 +232,11 @@ static void show_value(struct buf *out, const struct option *o, const char *valu
     buf_puts(out, value + skip);
 }
 
-static int set_fail(struct buf *err, const char *origin, const struct option *o,
-                    const char *value, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+static int set_fail(struct buf *err, const char *origin, const struct option *o, const char *value,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static int set_fail(struct buf *err, const char *origin, const struct option *o,
-                    const char *value, const char *fmt, ...)
+static int set_fail(struct buf *err, const char *origin, const struct option *o, const char *value,
+                    const char *fmt, ...)
 {
     if (err) {
         buf_printf(err, "%s: %s = \"", origin, o->name);
@@ -360,8 +372,7 @@ static int check_range(const struct option *o, int64_t v, const char *what, cons
     return range_fail(o, what, origin, value, err);
 }
 
-static int check_string(const struct option *o, const char *s, const char *origin,
-                        struct buf *err)
+static int check_string(const struct option *o, const char *s, const char *origin, struct buf *err)
 {
     size_t len = strlen(s);
     if ((o->flags & CFG_NONEMPTY) && len == 0)
@@ -376,8 +387,7 @@ static int check_string(const struct option *o, const char *s, const char *origi
         if (ch == ';' && i > 0 && isspace((unsigned char)s[i - 1]))
             return set_fail(err, origin, o, s, "a ';' after a blank starts a comment");
         if ((o->flags & CFG_TAGKEY) && (ch == ' ' || ch == ',' || ch == '=' || ch == '"'))
-            return set_fail(err, origin, o, s,
-                            "a tag key cannot contain blanks, ',', '=' or '\"'");
+            return set_fail(err, origin, o, s, "a tag key cannot contain blanks, ',', '=' or '\"'");
     }
     return ERR_OK;
 }
@@ -440,8 +450,8 @@ static bool split3(const char *v, const char *w[3], size_t n[3])
     return *p == '\0';
 }
 
-static int parse_token(const struct option *o, const char *v, const char *origin,
-                       struct buf *err, struct cfg_token *out)
+static int parse_token(const struct option *o, const char *v, const char *origin, struct buf *err,
+                       struct cfg_token *out)
 {
     struct cfg_token t;
     memset(&t, 0, sizeof t);
@@ -484,8 +494,8 @@ static int parse_token(const struct option *o, const char *v, const char *origin
     return ERR_OK;
 }
 
-static int set_parsed(struct config *c, const struct option *o, const char *v,
-                      const char *origin, struct buf *err)
+static int set_parsed(struct config *c, const struct option *o, const char *v, const char *origin,
+                      struct buf *err)
 {
     switch (o->type) {
     case OPT_STRING: {
@@ -680,8 +690,10 @@ static int validate_tokens(const struct config *c, struct buf *err)
         }
         for (size_t j = 0; j < i; j++) {
             if (c->tokens[j].secret && strcmp(c->tokens[j].secret, t->secret) == 0) {
-                buf_printf(err, "token %zu: same secret as token %zu; each secret may "
-                                "appear once\n", i + 1, j + 1);
+                buf_printf(err,
+                           "token %zu: same secret as token %zu; each secret may "
+                           "appear once\n",
+                           i + 1, j + 1);
                 rc = ERR_INVAL;
             }
         }
@@ -706,8 +718,7 @@ static int validate_values(const struct config *c, struct buf *err)
                 snprintf(text, sizeof text, "%lld", (long long)v);
             if (o->type == OPT_SIZE && v < 0) /* a uint64_t beyond INT64_MAX */
                 v = INT64_MAX;
-            r = check_range(o, v, o->type == OPT_INT ? "an integer" : "a value", origin, text,
-                            err);
+            r = check_range(o, v, o->type == OPT_INT ? "an integer" : "a value", origin, text, err);
         } else if (o->type == OPT_ENUM) {
             int v = load_enum(c, o);
             const struct enum_name *n = o->names;
@@ -796,9 +807,7 @@ static void format_value(const struct config *c, const struct option *o, struct 
         buf_puts(out, b ? "true" : "false");
         return;
     }
-    case OPT_INT:
-        buf_printf(out, "%lld", (long long)load_i64(c, o));
-        return;
+    case OPT_INT: buf_printf(out, "%lld", (long long)load_i64(c, o)); return;
     case OPT_SIZE:
         cfg_format_size((uint64_t)load_i64(c, o), tmp, sizeof tmp);
         buf_puts(out, tmp);
@@ -818,8 +827,7 @@ static void format_value(const struct config *c, const struct option *o, struct 
         buf_printf(out, "%d", v);
         return;
     }
-    case OPT_TOKEN:
-        return;
+    case OPT_TOKEN: return;
     }
 }
 

@@ -162,8 +162,7 @@ bool cfg_addr_is_loopback(const struct cfg_addr *a);
  * stops after reading the flags (no file, no validation). A bad flag or a
  * positional argument gives ERR_INVAL with a message and the usage in err;
  * the file and validation give their own errors. cli is always filled. */
-int cfg_from_args(struct config *c, int argc, char **argv, struct cfg_cli *cli,
-                  struct buf *err);
+int cfg_from_args(struct config *c, int argc, char **argv, struct cfg_cli *cli, struct buf *err);
 /* Appends the usage text of the command line. */
 void cfg_usage(struct buf *out);
 

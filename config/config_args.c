@@ -80,8 +80,7 @@ static int usage_fail(struct buf *err, const char *fmt, ...)
 }
 
 /* Reads argv into cli and a; ERR_INVAL with a message on a bad flag. */
-static int scan(int argc, char **argv, struct cfg_cli *cli, struct args *a,
-                struct buf *err)
+static int scan(int argc, char **argv, struct cfg_cli *cli, struct args *a, struct buf *err)
 {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -134,8 +133,7 @@ static int scan(int argc, char **argv, struct cfg_cli *cli, struct args *a,
         } else {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v)
-                return usage_fail(err, "--set %s: expected KEY=VALUE, e.g. --set wal_sync=none",
-                                  v);
+                return usage_fail(err, "--set %s: expected KEY=VALUE, e.g. --set wal_sync=none", v);
             size_t klen = (size_t)(eq - v);
             while (klen > 0 && (v[klen - 1] == ' ' || v[klen - 1] == '\t'))
                 klen--;
@@ -145,8 +143,7 @@ static int scan(int argc, char **argv, struct cfg_cli *cli, struct args *a,
     return ERR_OK;
 }
 
-int cfg_from_args(struct config *c, int argc, char **argv, struct cfg_cli *cli,
-                  struct buf *err)
+int cfg_from_args(struct config *c, int argc, char **argv, struct cfg_cli *cli, struct buf *err)
 {
     struct args a = {NULL, 0};
     memset(cli, 0, sizeof *cli);

@@ -6,15 +6,15 @@
 #include "config/config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <ini.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "config/config_int.h"
 #include "base/err.h"
+#include "config/config_int.h"
 
 #define MAX_ERRORS 20
 
@@ -47,8 +47,8 @@ static void load_error(struct load *ld, const char *fmt, ...)
 
 static size_t rstrip_len(const char *s, size_t len)
 {
-    while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r' || s[len - 1] == ' ' ||
-                       s[len - 1] == '\t'))
+    while (len > 0 &&
+           (s[len - 1] == '\n' || s[len - 1] == '\r' || s[len - 1] == ' ' || s[len - 1] == '\t'))
         len--;
     return len;
 }

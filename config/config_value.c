@@ -27,18 +27,18 @@ static const struct unit size_units[] = {
     {"k", KI},
     {"kib", KI},
     {"kb", KD},
-    {"m", KI * KI},
-    {"mib", KI * KI},
-    {"mb", KD * KD},
-    {"g", KI * KI * KI},
-    {"gib", KI * KI * KI},
-    {"gb", KD * KD * KD},
-    {"t", KI * KI * KI * KI},
-    {"tib", KI * KI * KI * KI},
-    {"tb", KD * KD * KD * KD},
-    {"p", KI * KI * KI * KI * KI},
-    {"pib", KI * KI * KI * KI * KI},
-    {"pb", KD * KD * KD * KD * KD},
+    {"m", KI *KI},
+    {"mib", KI *KI},
+    {"mb", KD *KD},
+    {"g", KI *KI *KI},
+    {"gib", KI *KI *KI},
+    {"gb", KD *KD *KD},
+    {"t", KI *KI *KI *KI},
+    {"tib", KI *KI *KI *KI},
+    {"tb", KD *KD *KD *KD},
+    {"p", KI *KI *KI *KI *KI},
+    {"pib", KI *KI *KI *KI *KI},
+    {"pb", KD *KD *KD *KD *KD},
 };
 
 /* Reads decimal digits at *p into *v; false if none or on overflow. */
@@ -83,11 +83,16 @@ int cfg_parse_size(const char *s, uint64_t *out)
 void cfg_format_size(uint64_t v, char *out, size_t n)
 {
     static const struct unit units[] = {
-        {"PiB", KI * KI * KI * KI * KI}, {"PB", KD * KD * KD * KD * KD},
-        {"TiB", KI * KI * KI * KI},      {"TB", KD * KD * KD * KD},
-        {"GiB", KI * KI * KI},           {"GB", KD * KD * KD},
-        {"MiB", KI * KI},                {"MB", KD * KD},
-        {"KiB", KI},                     {"KB", KD},
+        {"PiB", KI * KI * KI * KI * KI},
+        {"PB", KD * KD * KD * KD * KD},
+        {"TiB", KI * KI * KI * KI},
+        {"TB", KD * KD * KD * KD},
+        {"GiB", KI * KI * KI},
+        {"GB", KD * KD * KD},
+        {"MiB", KI * KI},
+        {"MB", KD * KD},
+        {"KiB", KI},
+        {"KB", KD},
     };
     /* The unit giving the smallest exact number; binary wins ties. */
     const struct unit *best = NULL;
@@ -112,8 +117,8 @@ void cfg_format_size(uint64_t v, char *out, size_t n)
 
 /* Longest names first so that "ms" is not read as "m" + "s". */
 static const struct unit dur_units[] = {
-    {"ns", 1},        {"us", NS_US}, {"\xc2\xb5s", NS_US}, {"ms", NS_MS}, {"s", NS_S},
-    {"m", NS_M},      {"h", NS_H},   {"d", NS_D},          {"w", NS_W},
+    {"ns", 1},   {"us", NS_US}, {"\xc2\xb5s", NS_US}, {"ms", NS_MS}, {"s", NS_S},
+    {"m", NS_M}, {"h", NS_H},   {"d", NS_D},          {"w", NS_W},
 };
 
 static const struct unit *match_dur_unit(const char *p)
@@ -163,8 +168,7 @@ void cfg_format_duration(int64_t ns, char *out, size_t n)
 {
     /* Days are the largest unit printed: a TTL set as 7d reads back as 7d. */
     static const struct unit units[] = {
-        {"d", NS_D}, {"h", NS_H},   {"m", NS_M},
-        {"s", NS_S}, {"ms", NS_MS}, {"us", NS_US}, {"ns", 1},
+        {"d", NS_D}, {"h", NS_H}, {"m", NS_M}, {"s", NS_S}, {"ms", NS_MS}, {"us", NS_US}, {"ns", 1},
     };
     if (ns == 0) {
         snprintf(out, n, "0");

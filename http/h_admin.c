@@ -47,8 +47,9 @@ enum MHD_Result h_health(struct MHD_Connection *con, struct srv_req *req, const 
 static void metrics_process(struct buf *out)
 {
     double up = (double)(clock_real_ns() - server.started_ns) / 1e9;
-    buf_printf(out, "# HELP logbucket_uptime_seconds Seconds since the daemon started.\n"
-                    "# TYPE logbucket_uptime_seconds gauge\nlogbucket_uptime_seconds %.3f\n",
+    buf_printf(out,
+               "# HELP logbucket_uptime_seconds Seconds since the daemon started.\n"
+               "# TYPE logbucket_uptime_seconds gauge\nlogbucket_uptime_seconds %.3f\n",
                up);
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) {

@@ -80,15 +80,14 @@ static enum MHD_Result respond(struct MHD_Connection *con, struct srv_req *req, 
             status = MHD_HTTP_BAD_REQUEST; /* too many GET keys: the query, not a body */
         return reply_error(con, req, status, err->len ? buf_cstr(err) : err_name(rc));
     }
-    struct MHD_Response *resp = MHD_create_response_from_callback(
-        MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, cur, stream_free);
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+                                                                  stream_read, cur, stream_free);
     if (!resp) {
         query_cursor_free(cur);
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            o->format == QUERY_JSON ? "application/json"
-                                                    : "application/x-ndjson");
+                            o->format == QUERY_JSON ? "application/json" : "application/x-ndjson");
     return reply_queue(con, req, MHD_HTTP_OK, resp);
 }
 
@@ -201,8 +200,8 @@ static enum MHD_Result with_statement(struct MHD_Connection *con, struct srv_req
         c = xcalloc(1, sizeof *c);
         req->ctx = c;
         req->ctx_free = sql_ctx_free;
-        const char *cl = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *cl =
+            MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > SQL_MAX_BODY)
             return reply_error(con, req, MHD_HTTP_CONTENT_TOO_LARGE,
                                "statement body too large: at most 1 MiB");

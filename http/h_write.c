@@ -9,8 +9,8 @@
 #include <strings.h>
 
 #include "base/clock.h"
-#include "base/histogram.h"
 #include "base/err.h"
+#include "base/histogram.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 #include "ingest/ingest.h"
@@ -33,10 +33,10 @@ enum write_outcome {
     OUT_ERROR,
     OUT_COUNT
 };
-static const char *outcome_names[OUT_COUNT] = {
-    "ok",        "partial",  "unparsable", "bad_request", "unauthorized",
-    "not_found", "too_big",  "busy",       "disk_full",   "error"};
-
+static const char *outcome_names[OUT_COUNT] = {"ok",          "partial",      "unparsable",
+                                               "bad_request", "unauthorized", "not_found",
+                                               "too_big",     "busy",         "disk_full",
+                                               "error"};
 
 static struct {
     atomic_uint_fast64_t requests[EP_COUNT][OUT_COUNT];
@@ -50,7 +50,7 @@ struct write_ctx {
     enum write_ep ep;
     struct store_db *db;
     struct ingest *in;
-    int error;          /* sticky error of feeding */
+    int error; /* sticky error of feeding */
     uint64_t body_bytes;
 };
 
@@ -81,9 +81,8 @@ static void count(struct write_ctx *c, struct srv_req *req, enum write_outcome o
     histogram_record(&wm.latency, clock_mono_ns() - req->start_ns);
 }
 
-static enum MHD_Result fail(struct MHD_Connection *con, struct srv_req *req,
-                            struct write_ctx *c, enum write_outcome o, unsigned status,
-                            const char *msg)
+static enum MHD_Result fail(struct MHD_Connection *con, struct srv_req *req, struct write_ctx *c,
+                            enum write_outcome o, unsigned status, const char *msg)
 {
     count(c, req, o);
     return reply_error(con, req, status, msg);
@@ -225,8 +224,10 @@ static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *r
     if (rc != ERR_OK) {
         char msg[400];
         if (rc == ERR_NOTFOUND)
-            snprintf(msg, sizeof msg, "database not found: %s (create it, or set "
-                     "auto_create_databases = true)", db);
+            snprintf(msg, sizeof msg,
+                     "database not found: %s (create it, or set "
+                     "auto_create_databases = true)",
+                     db);
         else if (rc == ERR_INVAL)
             snprintf(msg, sizeof msg, "invalid database name: %s (" STORE_DB_NAME_RULE ")", db);
         else
@@ -259,9 +260,7 @@ static enum MHD_Result write_error(struct MHD_Connection *con, struct srv_req *r
     case ERR_INVAL:
         snprintf(msg, sizeof msg, "bad request body: %s", *text ? text : "invalid encoding");
         break;
-    default:
-        snprintf(msg, sizeof msg, "write failed: %s", err_name(rc));
-        break;
+    default: snprintf(msg, sizeof msg, "write failed: %s", err_name(rc)); break;
     }
     return fail(con, req, c, outcome_of(rc), reply_status_for(rc), msg);
 }
@@ -321,20 +320,21 @@ void h_write_metrics(struct buf *out)
                            "logbucket_write_requests_total{endpoint=\"%s\",outcome=\"%s\"} %llu\n",
                            ep_names[e], outcome_names[o], (unsigned long long)n);
         }
-    buf_puts(out, "# HELP logbucket_write_lines_total Lines of write requests, written or dropped.\n"
-                  "# TYPE logbucket_write_lines_total counter\n");
+    buf_puts(out,
+             "# HELP logbucket_write_lines_total Lines of write requests, written or dropped.\n"
+             "# TYPE logbucket_write_lines_total counter\n");
     for (int e = 0; e < EP_COUNT; e++) {
         buf_printf(out, "logbucket_write_lines_total{endpoint=\"%s\",result=\"written\"} %llu\n",
                    ep_names[e], (unsigned long long)atomic_load(&wm.lines_written[e]));
         buf_printf(out, "logbucket_write_lines_total{endpoint=\"%s\",result=\"dropped\"} %llu\n",
                    ep_names[e], (unsigned long long)atomic_load(&wm.lines_dropped[e]));
     }
-    buf_puts(out, "# HELP logbucket_write_body_bytes_total Bytes of write request bodies as received "
-                  "(before gzip decoding).\n"
-                  "# TYPE logbucket_write_body_bytes_total counter\n");
+    buf_puts(out,
+             "# HELP logbucket_write_body_bytes_total Bytes of write request bodies as received "
+             "(before gzip decoding).\n"
+             "# TYPE logbucket_write_body_bytes_total counter\n");
     for (int e = 0; e < EP_COUNT; e++)
         buf_printf(out, "logbucket_write_body_bytes_total{endpoint=\"%s\"} %llu\n", ep_names[e],
                    (unsigned long long)atomic_load(&wm.body_bytes[e]));
-    histogram_write(&wm.latency, "logbucket_write_duration_seconds", "Write request latency.",
-                    out);
+    histogram_write(&wm.latency, "logbucket_write_duration_seconds", "Write request latency.", out);
 }

@@ -47,8 +47,7 @@ int auth_check(const struct config *cfg, const struct cfg_token *token, bool has
                unsigned right, const char *db, struct buf *msg);
 /* auth_check for the request; on refusal queues 401 (no or unknown token)
  * or 403 (token without the right) and returns false. */
-bool auth_require(struct MHD_Connection *con, struct srv_req *req, unsigned right,
-                  const char *db);
+bool auth_require(struct MHD_Connection *con, struct srv_req *req, unsigned right, const char *db);
 /* True if the request carried any credentials at all. */
 bool auth_has_credentials(struct MHD_Connection *con);
 

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "config/config.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "config/config.h"
 #include "http/server.h"
 #include "store/store.h"
 

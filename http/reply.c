@@ -108,8 +108,7 @@ enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, uns
     return reply_queue(con, req, status, resp);
 }
 
-enum MHD_Result reply_err(struct MHD_Connection *con, struct srv_req *req, int err,
-                          const char *msg)
+enum MHD_Result reply_err(struct MHD_Connection *con, struct srv_req *req, int err, const char *msg)
 {
     return reply_error(con, req, reply_status_for(err), msg);
 }

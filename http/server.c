@@ -104,9 +104,8 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)cls;
     (void)version;
@@ -175,7 +174,8 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *ss, sockl
         return rc;
     char port[8];
     snprintf(port, sizeof port, "%u", (unsigned)a.port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     if (getaddrinfo(a.host, port, &hints, &res) != 0 || !res)
@@ -217,29 +217,29 @@ int srv_start(const struct config *cfg, struct store *store)
      * arrives with the last bytes of an unfinished body, and such a
      * connection lingers (CLOSE-WAIT, a request "in flight") until the
      * connection timeout, which also delays a graceful stop. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     /* A write blocks its thread until the WAL fsync: in a shared pool the
      * other connections of that thread wait with it. */
     if (cfg->http_threads == 0)
         flags |= MHD_USE_THREAD_PER_CONNECTION;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    struct MHD_OptionItem pool[] = {
-        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->http_threads, NULL},
-        {MHD_OPTION_END, 0, NULL}};
+    struct MHD_OptionItem pool[] = {{MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->http_threads,
+                                     NULL},
+                                    {MHD_OPTION_END, 0, NULL}};
     if (cfg->http_threads == 0)
         pool[0].option = MHD_OPTION_END;
     unsigned timeout_s = (unsigned)(cfg->request_timeout_ns / 1000000000LL);
     if (timeout_s == 0)
         timeout_s = 1;
-    server.mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_ARRAY, pool,
-        MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_END);
+    server.mhd =
+        MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+                         mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                         MHD_OPTION_ARRAY, pool, MHD_OPTION_CONNECTION_LIMIT,
+                         (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (!server.mhd) {
         log_error("cannot listen on %s (address in use, or not allowed?)", cfg->listen);
         return ERR_IO;
@@ -276,4 +276,3 @@ void srv_stop(int64_t wait_ns)
     MHD_stop_daemon(server.mhd);
     server.mhd = NULL;
 }
-

@@ -46,11 +46,11 @@ enum route_id {
  * `ctx_free`. */
 struct srv_req {
     enum route_id route;
-    char id[24];                /* Request-Id */
-    int64_t start_ns;           /* monotonic */
+    char id[24];      /* Request-Id */
+    int64_t start_ns; /* monotonic */
     bool responded;
-    bool body_done;             /* the handler has seen the end of the body */
-    unsigned status;            /* queued status, for metrics */
+    bool body_done;  /* the handler has seen the end of the body */
+    unsigned status; /* queued status, for metrics */
     void *ctx;
     void (*ctx_free)(void *ctx);
     const struct cfg_token *token; /* authenticated token, NULL if none */
@@ -60,14 +60,14 @@ struct srv_req {
 #define SRV_STATUS_SLOTS 12
 
 struct server {
-    const struct config *cfg;   /* read-only after start */
+    const struct config *cfg; /* read-only after start */
     struct store *store;
     struct MHD_Daemon *mhd;
-    int64_t started_ns;         /* realtime, for uptime */
+    int64_t started_ns; /* realtime, for uptime */
     atomic_uint_fast64_t req_seq;
-    atomic_int in_flight;       /* requests started and not completed */
+    atomic_int in_flight; /* requests started and not completed */
     atomic_bool stopping;
-    struct event_stamp stamp;   /* strictly increasing arrival stamps of raw/JSON lines */
+    struct event_stamp stamp; /* strictly increasing arrival stamps of raw/JSON lines */
     /* requests by route and status slot */
     atomic_uint_fast64_t requests[ROUTE_COUNT][SRV_STATUS_SLOTS];
 };
@@ -88,7 +88,6 @@ void srv_stop(int64_t wait_ns);
 int srv_status_slot(unsigned status);
 unsigned srv_status_code(int slot);
 const char *srv_route_name(enum route_id r);
-
 
 /* The value of a URL query argument or NULL. */
 const char *srv_arg(struct MHD_Connection *con, const char *name);

@@ -22,7 +22,6 @@ void event_limits_default(struct event_limits *l)
     l->default_host = "";
 }
 
-
 static bool has_ctrl(struct slice s)
 {
     for (size_t i = 0; i < s.len; i++) {
@@ -33,8 +32,7 @@ static bool has_ctrl(struct slice s)
     return false;
 }
 
-const char *event_check_names(const struct event_limits *lim, struct slice host,
-                              struct slice name)
+const char *event_check_names(const struct event_limits *lim, struct slice host, struct slice name)
 {
     size_t max = lim->max_key_bytes < KEY_MAX_NAME ? lim->max_key_bytes : KEY_MAX_NAME;
     if (name.len == 0)
@@ -229,8 +227,7 @@ void event_feed_destroy(struct event_feed *f)
     event_lines_destroy(&f->lines);
 }
 
-size_t event_feed_next(struct event_feed *f, const char *data, size_t len,
-                       struct event_result *out)
+size_t event_feed_next(struct event_feed *f, const char *data, size_t len, struct event_result *out)
 {
     enum event_line_kind k;
     struct slice line;

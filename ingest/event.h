@@ -13,14 +13,14 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "model/record.h"
 #include "base/slice.h"
+#include "model/record.h"
 
 struct event {
-    int64_t ts;              /* ns since the epoch; meaningful only if has_ts */
-    bool has_ts;             /* false: the line gave no timestamp */
-    struct slice host;       /* 0..KEY_MAX_NAME bytes, no NUL, UTF-8 */
-    struct slice name;       /* the event (measurement): 1..KEY_MAX_NAME bytes */
+    int64_t ts;                 /* ns since the epoch; meaningful only if has_ts */
+    bool has_ts;                /* false: the line gave no timestamp */
+    struct slice host;          /* 0..KEY_MAX_NAME bytes, no NUL, UTF-8 */
+    struct slice name;          /* the event (measurement): 1..KEY_MAX_NAME bytes */
     const struct rec_tag *tags; /* the other tags, in line order */
     size_t ntags;
     const struct rec_field *fields; /* at least one, keys unique */
@@ -48,8 +48,7 @@ void event_limits_default(struct event_limits *l);
  * length within the limits and KEY_MAX_NAME, no NUL or other control
  * character, valid UTF-8. Returns NULL or a static reason ("empty event
  * name", ...). */
-const char *event_check_names(const struct event_limits *lim, struct slice host,
-                              struct slice name);
+const char *event_check_names(const struct event_limits *lim, struct slice host, struct slice name);
 
 /* Index of a field whose key appears more than once, or -1. Up to 16 keys
  * are compared pairwise; more are sorted as copies in scratch (reused
@@ -84,8 +83,8 @@ struct event_result {
 struct event_lines {
     struct buf partial; /* bytes of the current straddling line */
     size_t max_line;
-    uint64_t line_no;   /* number of the line most recently returned */
-    bool is_skipping;   /* inside an over-long line, dropping to its '\n' */
+    uint64_t line_no;    /* number of the line most recently returned */
+    bool is_skipping;    /* inside an over-long line, dropping to its '\n' */
     bool is_partial_out; /* partial was handed out as a line; reset on next call */
 };
 

@@ -32,20 +32,20 @@ struct ingest {
 
     z_stream z;
     bool is_z_init;
-    bool is_z_end;    /* the current gzip member is complete */
+    bool is_z_end; /* the current gzip member is complete */
     char *zout;
 
     uint64_t body_bytes;
     uint64_t inflated_bytes;
-    int64_t lo, hi;   /* accepted ts window */
+    int64_t lo, hi; /* accepted ts window */
     size_t pend_rows, pend_bytes;
     uint64_t written, dropped;
     struct buf errors;
-    size_t nerrors;   /* lines in errors */
-    struct buf id, value; /* encoding of the current row */
+    size_t nerrors;         /* lines in errors */
+    struct buf id, value;   /* encoding of the current row */
     struct rec_tag *sorted; /* the current point's tags, sorted by key */
     size_t sorted_cap;
-    int status;       /* sticky */
+    int status; /* sticky */
 };
 
 /* --- setup -------------------------------------------------------------- */
@@ -100,12 +100,12 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
         in->prm.batch_rows = INGEST_BATCH_ROWS;
     if (!in->prm.batch_bytes)
         in->prm.batch_bytes = INGEST_BATCH_BYTES;
-    in->lo = params->reject_older_than_ns ? sat_add(in->prm.arrival_ns,
-                                                    -params->reject_older_than_ns)
-                                          : INT64_MIN;
-    in->hi = params->reject_newer_than_ns ? sat_add(in->prm.arrival_ns,
-                                                    params->reject_newer_than_ns)
-                                          : INT64_MAX;
+    in->lo = params->reject_older_than_ns
+                 ? sat_add(in->prm.arrival_ns, -params->reject_older_than_ns)
+                 : INT64_MIN;
+    in->hi = params->reject_newer_than_ns
+                 ? sat_add(in->prm.arrival_ns, params->reject_newer_than_ns)
+                 : INT64_MAX;
     buf_init(&in->errors);
     buf_init(&in->id);
     buf_init(&in->value);
@@ -172,8 +172,8 @@ static void drop(struct ingest *in, uint64_t line_no, const char *reason)
     in->dropped++;
     if (in->nerrors >= INGEST_MAX_ERRORS)
         return;
-    buf_printf(&in->errors, "%sline %llu: %s", in->nerrors ? "\n" : "",
-               (unsigned long long)line_no, reason);
+    buf_printf(&in->errors, "%sline %llu: %s", in->nerrors ? "\n" : "", (unsigned long long)line_no,
+               reason);
     in->nerrors++;
 }
 

@@ -40,8 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ingest/event.h"
 #include "base/slice.h"
+#include "ingest/event.h"
 
 struct store_db;
 struct ingest;

@@ -22,13 +22,13 @@ struct jsonl_parser {
     char *host;                /* host of lines without one (request's, else lim's) */
     char *event;               /* default event (NULL: "event" required) */
     struct event_feed feed;
-    json_t *root;              /* document of the current line */
+    json_t *root; /* document of the current line */
 
     struct rec_field *fields;
-    size_t *kofs;              /* key offset in keys */
-    size_t *sofs;              /* string offset in strs, or NO_OFS */
+    size_t *kofs; /* key offset in keys */
+    size_t *sofs; /* string offset in strs, or NO_OFS */
     size_t nfields, cap;
-    struct buf path;           /* the key being built */
+    struct buf path; /* the key being built */
     struct buf keys;
     struct buf strs;
     struct buf dupbuf;
@@ -77,8 +77,7 @@ void jsonl_free(struct jsonl_parser *p)
 
 /* --- fields ------------------------------------------------------------- */
 
-static const char *why(struct jsonl_parser *p, const char *what, const char *detail,
-                       size_t dlen)
+static const char *why(struct jsonl_parser *p, const char *what, const char *detail, size_t dlen)
 {
     char d[80];
     size_t n = dlen < 64 ? dlen : 64;
@@ -115,8 +114,7 @@ static struct rec_field *new_field(struct jsonl_parser *p)
 static const char *flatten(struct jsonl_parser *p, json_t *v)
 {
     if (p->path.len > p->lim.max_key_bytes) {
-        snprintf(p->reason, sizeof p->reason, "field key too long (max %zu)",
-                 p->lim.max_key_bytes);
+        snprintf(p->reason, sizeof p->reason, "field key too long (max %zu)", p->lim.max_key_bytes);
         return p->reason;
     }
     if (json_is_null(v))
@@ -172,8 +170,7 @@ static const char *flatten(struct jsonl_parser *p, json_t *v)
         f->v.s.len = n;
         break;
     }
-    default:
-        return "unsupported JSON value";
+    default: return "unsupported JSON value";
     }
     return NULL;
 }
@@ -213,8 +210,7 @@ static const char *header_keys(struct jsonl_parser *p, json_t *root, struct even
     return event_check_names(&p->lim, ev->host, ev->name);
 }
 
-static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len,
-                             struct event *ev)
+static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len, struct event *ev)
 {
     json_error_t jerr;
     json_decref(p->root);
@@ -285,8 +281,7 @@ enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_
     return EVENT_OK;
 }
 
-size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len,
-                  struct event_result *out)
+size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len, struct event_result *out)
 {
     return event_feed_next(&p->feed, data, len, out);
 }

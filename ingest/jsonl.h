@@ -8,11 +8,11 @@
  * stamp (so lines of one request never overwrite each other). "host" is a
  * string (absent or null: the request's host=, else the default host);
  * "event" is a non-empty string, required unless the request gave event=
- * (log shippers that cannot add the key). Every other key is a field: a JSON integer is INT, any other number
- * FLOAT, true/false BOOL, a string STRING; null is skipped; an object is
- * flattened with dots ({"a":{"b":1}} gives field "a.b"); an array is stored
- * as a STRING holding its compact JSON text. Duplicate keys (also after
- * flattening) and a line without fields are errors. Blank lines are skipped.
+ * (log shippers that cannot add the key). Every other key is a field: a JSON integer is INT, any
+ * other number FLOAT, true/false BOOL, a string STRING; null is skipped; an object is flattened
+ * with dots ({"a":{"b":1}} gives field "a.b"); an array is stored as a STRING holding its compact
+ * JSON text. Duplicate keys (also after flattening) and a line without fields are errors. Blank
+ * lines are skipped.
  *
  * Threading: one parser per request. */
 #ifndef LB_JSONL_H
@@ -36,11 +36,9 @@ void jsonl_free(struct jsonl_parser *p); /* NULL ok */
 enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_t len,
                                  struct event *ev, const char **reason);
 /* Same contract as lp_feed / lp_finish (ingest/lineproto.h). */
-size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len,
-                  struct event_result *out);
+size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len, struct event_result *out);
 bool jsonl_finish(struct jsonl_parser *p, struct event_result *out);
 /* The feed jsonl_feed and jsonl_finish drive. */
 struct event_feed *jsonl_event_feed(struct jsonl_parser *p);
-
 
 #endif

@@ -13,21 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "base/err.h"
+#include "base/utf8.h"
 #include "model/key.h"
 
 /* Byte classes: which bytes end (or need a look at) a token. */
 enum {
-    C_MEAS = 1,    /* stops a measurement: ',' ' ' '\\' */
-    C_KEY = 2,     /* stops a tag key, tag value or field key: ',' '=' ' ' '\\' */
-    C_STR = 4,     /* stops a string value: '"' '\\' */
-    C_HIGH = 8,    /* byte >= 0x80: UTF-8 must be checked */
-    E_MEAS = 16,   /* escapable in a measurement: ',' ' ' '\\' */
-    E_KEY = 32,    /* escapable in keys and tag values: ',' '=' ' ' '\\' */
-    E_STR = 64,    /* escapable in a string value: '"' '\\' */
+    C_MEAS = 1,      /* stops a measurement: ',' ' ' '\\' */
+    C_KEY = 2,       /* stops a tag key, tag value or field key: ',' '=' ' ' '\\' */
+    C_STR = 4,       /* stops a string value: '"' '\\' */
+    C_HIGH = 8,      /* byte >= 0x80: UTF-8 must be checked */
+    E_MEAS = 16,     /* escapable in a measurement: ',' ' ' '\\' */
+    E_KEY = 32,      /* escapable in keys and tag values: ',' '=' ' ' '\\' */
+    E_STR = 64,      /* escapable in a string value: '"' '\\' */
     C_STOPNUM = 128, /* ends a field value token: ',' ' ' */
-    C_CTRL = 256,  /* 0x00-0x1f and 0x7f: not allowed in names */
+    C_CTRL = 256,    /* 0x00-0x1f and 0x7f: not allowed in names */
 };
 
 #define K_SEP (C_MEAS | C_KEY | E_MEAS | E_KEY | C_STOPNUM)
@@ -54,10 +54,10 @@ struct lp_parser {
     struct rec_field *fields;
     size_t fields_cap;
 
-    struct buf scratch;   /* unescaped tokens of the current line */
-    char *sp;             /* next free byte of scratch */
-    struct buf numbuf;    /* NUL-terminated copy of a float for strtod */
-    struct buf dupbuf;    /* duplicate-key check */
+    struct buf scratch; /* unescaped tokens of the current line */
+    char *sp;           /* next free byte of scratch */
+    struct buf numbuf;  /* NUL-terminated copy of a float for strtod */
+    struct buf dupbuf;  /* duplicate-key check */
     struct event_feed feed;
     char reason[192];
 };
@@ -199,8 +199,8 @@ static const char *skip_str(const char *q, const char *end)
  * >= 0x80; for a number (stop C_STOPNUM) only ',' or ' '. The last 15 bytes
  * are scanned one at a time. Tokens are short: one load usually finds the
  * end. */
-static inline __attribute__((always_inline)) const char *
-skip_tok(const char *q, const char *end, unsigned stop)
+static inline __attribute__((always_inline)) const char *skip_tok(const char *q, const char *end,
+                                                                  unsigned stop)
 {
 #ifdef __SSE2__
     const __m128i comma = _mm_set1_epi8(','), space = _mm_set1_epi8(' ');
@@ -232,9 +232,10 @@ skip_tok(const char *q, const char *end, unsigned stop)
  * if a byte >= 0x80 was seen. Returns NULL, or the reason when a backslash
  * ends the line. Always inlined: stop and escapable are constants at each
  * call, which folds the class tests (20% fewer instructions per line). */
-static inline __attribute__((always_inline)) const char *
-scan(struct lp_parser *p, const char **pp, const char *end, unsigned stop, unsigned escapable,
-     struct slice *out, bool *high)
+static inline __attribute__((always_inline)) const char *scan(struct lp_parser *p, const char **pp,
+                                                              const char *end, unsigned stop,
+                                                              unsigned escapable, struct slice *out,
+                                                              bool *high)
 {
     const char *s = *pp, *q = s;
     bool has_esc = false;
@@ -527,15 +528,26 @@ static const char *parse_value(struct lp_parser *p, const char **pp, const char 
     size_t n = (size_t)(q - s);
     int rc;
     switch (*s) {
-    case 't': case 'T': case 'f': case 'F':
+    case 't':
+    case 'T':
+    case 'f':
+    case 'F':
         if (!parse_bool(s, n, &f->v.b))
             return why_key(p, "invalid boolean value for field", f->key);
         f->type = REC_BOOL;
         return NULL;
-    case '-': case '.':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
-        break;
+    case '-':
+    case '.':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9': break;
     default:
         return why_key(p, "invalid value (not a number, boolean or quoted string) for field",
                        f->key);
@@ -579,14 +591,14 @@ struct key_msgs {
 static const struct key_msgs tag_key_msgs = {"empty tag key", "invalid UTF-8 in a tag key",
                                              "tag key too long", "missing '=' after tag key"};
 static const struct key_msgs field_key_msgs = {"empty field key", "invalid UTF-8 in a field key",
-                                               "field key too long",
-                                               "missing '=' after field key"};
+                                               "field key too long", "missing '=' after field key"};
 
 /* Scans a tag or field key and the '=' after it. Inlined: four calls a
  * line on typical data, each as short as the call itself. */
-static inline __attribute__((always_inline)) const char *
-scan_key(struct lp_parser *p, const char **pq, const char *end, const struct key_msgs *m,
-         struct slice *key)
+static inline __attribute__((always_inline)) const char *scan_key(struct lp_parser *p,
+                                                                  const char **pq, const char *end,
+                                                                  const struct key_msgs *m,
+                                                                  struct slice *key)
 {
     bool high;
     const char *why = scan(p, pq, end, C_KEY, E_KEY, key, &high);
@@ -668,8 +680,7 @@ static const char *parse_fields(struct lp_parser *p, const char **pp, const char
     return NULL;
 }
 
-static const char *parse_ts(struct lp_parser *p, const char *q, const char *end,
-                            struct event *ev)
+static const char *parse_ts(struct lp_parser *p, const char *q, const char *end, struct event *ev)
 {
     int64_t v;
     /* the timestamp usually ends the line: parse it whole first */
@@ -691,8 +702,7 @@ static const char *parse_ts(struct lp_parser *p, const char *q, const char *end,
     return NULL;
 }
 
-static const char *parse_line(struct lp_parser *p, const char *q, const char *end,
-                              struct event *ev)
+static const char *parse_line(struct lp_parser *p, const char *q, const char *end, struct event *ev)
 {
     const char *why;
     bool high;
@@ -765,8 +775,8 @@ static enum event_kind lp_line(void *p, const char *line, size_t len, struct eve
     return parse_stripped(p, line, line + len, ev, reason);
 }
 
-enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len,
-                              struct event *ev, const char **reason)
+enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len, struct event *ev,
+                              const char **reason)
 {
     if (len && line[len - 1] == '\r')
         len--;

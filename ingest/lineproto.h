@@ -42,8 +42,8 @@ void lp_free(struct lp_parser *p); /* NULL ok */
  * Returns EVENT_OK with *ev set, EVENT_BAD with *reason set, or EVENT_NONE
  * for a blank or comment line. Results borrow line and the parser's scratch
  * until the next call. */
-enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len,
-                              struct event *ev, const char **reason);
+enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len, struct event *ev,
+                              const char **reason);
 
 /* Streaming: consumes bytes of data (returns how many; > 0 unless len is 0)
  * and fills *out with at most one line's result. Call again with the rest

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "base/err.h"
+#include "base/utf8.h"
 
 struct raw_parser {
     struct event_feed feed;

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "base/err.h"
 #include "base/coding.h"
+#include "base/err.h"
 
 void key_encode_row_prefix(struct buf *out, uint32_t bucket, int64_t ts, bool desc)
 {
@@ -47,8 +47,8 @@ static const char *find_below2(const char *p, const char *end)
 
 bool key_event_ok(struct slice name)
 {
-    return name.len <= KEY_MAX_NAME && find_below2(name.ptr, name.ptr + name.len) ==
-                                           name.ptr + name.len;
+    return name.len <= KEY_MAX_NAME &&
+           find_below2(name.ptr, name.ptr + name.len) == name.ptr + name.len;
 }
 
 /* Writes bucket | tskey | host 0 event at p; returns the byte after. */
@@ -74,8 +74,8 @@ void key_encode_row(struct buf *out, uint32_t bucket, int64_t ts, bool desc, str
     out->len = (size_t)(p - out->data);
 }
 
-void key_encode_row_id(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
-                       struct slice host, struct slice event, struct slice id)
+void key_encode_row_id(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
+                       struct slice event, struct slice id)
 {
     if (!id.len) {
         key_encode_row(out, bucket, ts, desc, host, event);
@@ -89,8 +89,8 @@ void key_encode_row_id(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
     out->len = (size_t)(p + id.len - out->data);
 }
 
-void key_encode_row_base(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
-                         struct slice host, struct slice event)
+void key_encode_row_base(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
+                         struct slice event)
 {
     buf_reserve(out, 11 + host.len + event.len);
     out->len = (size_t)(put_base(out->data + out->len, bucket, ts, desc, host, event) - out->data);
@@ -170,8 +170,7 @@ struct slice key_row_event(struct slice key)
     return slice_make(h + 1, (size_t)(e - h - 1));
 }
 
-void key_encode_index(struct buf *out, struct slice host, struct slice event, int64_t ts,
-                      bool desc)
+void key_encode_index(struct buf *out, struct slice host, struct slice event, int64_t ts, bool desc)
 {
     buf_reserve(out, 10 + host.len + event.len);
     char *p = put_name(out->data + out->len, host);

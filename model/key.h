@@ -70,12 +70,12 @@ bool key_host_ok(struct slice name);
 void key_encode_row(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
                     struct slice event);
 /* Appends the user key of a row with id (an empty id: key_encode_row's). */
-void key_encode_row_id(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
-                       struct slice host, struct slice event, struct slice id);
+void key_encode_row_id(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
+                       struct slice event, struct slice id);
 /* Appends the base (the key without its end): every row of (ts, host,
  * event) has a key in [base 0x00, base 0x02). */
-void key_encode_row_base(struct buf *out, uint32_t bucket, int64_t ts, bool desc,
-                         struct slice host, struct slice event);
+void key_encode_row_base(struct buf *out, uint32_t bucket, int64_t ts, bool desc, struct slice host,
+                         struct slice event);
 /* Bytes of the base of a row key (its whole length if malformed). */
 size_t key_row_base_len(struct slice key);
 /* Appends bucket | tskey only: the prefix of every row of that ts. */
@@ -105,9 +105,9 @@ void key_encode_index_prefix(struct buf *out, struct slice host);
 /* Appends host | 0x00 | tskey(ts): where host's entries of ts begin. */
 void key_encode_index_at(struct buf *out, struct slice host, int64_t ts, bool desc);
 int key_decode_index(struct slice key, bool desc, struct key_row *out); /* bucket 0, id empty */
-int64_t key_index_ts(struct slice key, bool desc); /* 0 if malformed */
-struct slice key_index_host(struct slice key);      /* empty if malformed */
-struct slice key_index_event(struct slice key);     /* empty if malformed */
+int64_t key_index_ts(struct slice key, bool desc);                      /* 0 if malformed */
+struct slice key_index_host(struct slice key);                          /* empty if malformed */
+struct slice key_index_event(struct slice key);                         /* empty if malformed */
 /* The 8 tskey bytes of an index key (an empty slice if malformed). */
 struct slice key_index_tskey(struct slice key);
 

@@ -239,8 +239,7 @@ int rec_next_field(struct rec_reader *r, struct rec_field *out)
     if (r->left == 0) {
         r->section = 2;
         if (r->pos != r->in.len)
-            return err_corrupt("record: %zu trailing bytes after the fields",
-                               r->in.len - r->pos);
+            return err_corrupt("record: %zu trailing bytes after the fields", r->in.len - r->pos);
         return 0;
     }
     struct rec_field f;

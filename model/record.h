@@ -40,10 +40,10 @@ void rec_encode(struct buf *out, const struct rec_tag *tags, size_t ntags,
                 const struct rec_field *fields, size_t nfields);
 
 struct rec_reader {
-    struct slice in;   /* the value, borrowed */
+    struct slice in; /* the value, borrowed */
     size_t pos;
-    uint64_t left;     /* items left in the current section */
-    int section;       /* 0 tags, 1 fields, 2 done */
+    uint64_t left; /* items left in the current section */
+    int section;   /* 0 tags, 1 fields, 2 done */
 };
 
 /* Starts reading value. ERR_OK or ERR_CORRUPT. */

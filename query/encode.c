@@ -365,7 +365,8 @@ static void sep(struct buf *out, bool *first)
     *first = false;
 }
 
-static int enc_tags(struct buf *out, struct rec_row_reader *r, const struct enc_proj *p, bool *first)
+static int enc_tags(struct buf *out, struct rec_row_reader *r, const struct enc_proj *p,
+                    bool *first)
 {
     struct rec_tag t;
     bool want = proj_wants_kind(p, SQL_COL_TAG), open = false;
@@ -430,8 +431,8 @@ static int enc_fields(struct buf *out, struct rec_row_reader *r, const struct en
     return ERR_OK;
 }
 
-int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
-            struct slice id, struct slice value, const struct enc_proj *proj)
+int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event, struct slice id,
+            struct slice value, const struct enc_proj *proj)
 {
     bool first = true;
     putch(out, '{');

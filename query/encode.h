@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "query/sql.h"
-#include "model/record.h"
 #include "base/slice.h"
+#include "model/record.h"
+#include "query/sql.h"
 
 /* Appends "..." with JSON escapes. */
 void enc_json_str(struct buf *out, const char *s, size_t n);
@@ -40,7 +40,7 @@ struct enc_proj {
  * the records id and value (store/record.h, rec_row_init). ERR_OK, or
  * ERR_CORRUPT if one is not a valid record (out may then hold a partial
  * row: callers roll back). */
-int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event,
-            struct slice id, struct slice value, const struct enc_proj *proj);
+int enc_row(struct buf *out, int64_t ts, struct slice host, struct slice event, struct slice id,
+            struct slice value, const struct enc_proj *proj);
 
 #endif

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "query/query_int.h"
 #include "model/record.h"
+#include "query/query_int.h"
 
 #define EXEC_GROUP_CAP (4u << 20)  /* bytes of one buffered ts group */
 #define EXEC_MAX_INDEX_RANGES 1024 /* host children of one INDEX */
@@ -108,8 +108,7 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, bool need_val
         rc = open_index(e, &k, err);
     } else {
         for (size_t i = 0; i < p->nranges; i++)
-            kids_push(&k, bucket_child(e, p->ranges[i].bucket, p->ranges[i].lo,
-                                       p->ranges[i].hi));
+            kids_push(&k, bucket_child(e, p->ranges[i].bucket, p->ranges[i].lo, p->ranges[i].hi));
     }
     if (rc) {
         kids_free(&k);

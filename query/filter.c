@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "query/query_int.h"
 #include "model/record.h"
+#include "query/query_int.h"
 
 #define PRED_MAX 64 /* predicates of one query (a bit each) */
 

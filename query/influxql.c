@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/config.h"
 #include "base/err.h"
+#include "config/config.h"
 #include "query/encode.h"
 #include "store/store.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "query/encode.h"
 #include "model/key.h"
+#include "query/encode.h"
 
 #define PLAN_DEFAULT_MAX_GET 2000
 #define PLAN_MAX_POINT_RANGES 1024 /* ts IN points read as one range each */
@@ -136,8 +136,8 @@ static void plan_ranges(struct plan *p, const struct sql_where *w)
         p->ranges[p->nranges++] = (struct plan_range){b, p->lo, p->hi};
 }
 
-int plan_build(const struct sql_select *sel, const struct db_opts *dbo,
-               const struct plan_opts *o, struct plan *out, struct buf *err)
+int plan_build(const struct sql_select *sel, const struct db_opts *dbo, const struct plan_opts *o,
+               struct plan *out, struct buf *err)
 {
     const struct sql_where *w = &sel->where;
     struct plan p;
@@ -203,8 +203,8 @@ static void explain_buckets(const struct plan *p, struct buf *out)
         for (uint32_t b = 0; b < p->buckets; b++) {
             bool used = false;
             for (size_t i = 0; i < w->nts && !used; i++)
-                used = w->ts[i] >= p->lo && w->ts[i] <= p->hi &&
-                       key_bucket(w->ts[i], p->buckets) == b;
+                used =
+                    w->ts[i] >= p->lo && w->ts[i] <= p->hi && key_bucket(w->ts[i], p->buckets) == b;
             if (used) {
                 buf_printf(out, "%s%u", first ? "" : ",", b);
                 first = false;

@@ -32,33 +32,33 @@ struct plan_key {
 
 struct plan {
     enum plan_kind kind;
-    bool is_empty;           /* the conditions contradict: no row can match */
-    uint32_t buckets;        /* of the database */
-    bool db_desc;            /* stored ts order of the database */
-    bool out_desc;           /* requested (or stored) output ts order */
-    bool reverse;            /* out_desc != db_desc: read against stored order */
-    int64_t lo, hi;          /* effective inclusive ts bounds (TTL folded in) */
+    bool is_empty;             /* the conditions contradict: no row can match */
+    uint32_t buckets;          /* of the database */
+    bool db_desc;              /* stored ts order of the database */
+    bool out_desc;             /* requested (or stored) output ts order */
+    bool reverse;              /* out_desc != db_desc: read against stored order */
+    int64_t lo, hi;            /* effective inclusive ts bounds (TTL folded in) */
     struct plan_range *ranges; /* SCAN/FULL, owned */
     size_t nranges;
-    struct plan_key *keys;   /* GET, owned, sorted in output order */
+    struct plan_key *keys; /* GET, owned, sorted in output order */
     size_t nkeys;
-    int64_t max_rows;        /* GET: rows it may return (max_get_rows) */
+    int64_t max_rows;              /* GET: rows it may return (max_get_rows) */
     const struct sql_where *where; /* borrowed from the statement */
 };
 
 struct plan_opts {
-    int64_t max_get_rows;  /* GET key limit; <= 0 means 2000 */
-    bool allow_full_scan;  /* config: FULL allowed without a hint */
-    bool full_scan;        /* the request asked for a full scan */
-    int64_t now_ns;        /* for the TTL cut-off */
+    int64_t max_get_rows; /* GET key limit; <= 0 means 2000 */
+    bool allow_full_scan; /* config: FULL allowed without a hint */
+    bool full_scan;       /* the request asked for a full scan */
+    int64_t now_ns;       /* for the TTL cut-off */
 };
 
 /* Plans sel against a database with options dbo. Returns ERR_OK, ERR_INVAL
  * for a refused full scan, or ERR_TOOBIG for too many GET keys; err then
  * says how to narrow the query. *out written only on success; sel must
  * outlive it. */
-int plan_build(const struct sql_select *sel, const struct db_opts *dbo,
-               const struct plan_opts *o, struct plan *out, struct buf *err);
+int plan_build(const struct sql_select *sel, const struct db_opts *dbo, const struct plan_opts *o,
+               struct plan *out, struct buf *err);
 void plan_destroy(struct plan *p);
 
 const char *plan_kind_name(enum plan_kind k);

@@ -7,19 +7,19 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
-#include "config/config.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "config/config.h"
 #include "query/encode.h"
 #include "query/plan.h"
 #include "query/query_int.h"
 #include "query/sql.h"
 
-#define DELETE_BATCH 1000     /* tombstones per store_write */
+#define DELETE_BATCH 1000 /* tombstones per store_write */
 
 struct run {
     const struct sql_stmt *st;
@@ -37,14 +37,14 @@ struct query_cursor {
     struct store *s;
     struct query_opts o;
     struct sql_script sc;
-    size_t next;           /* next statement to start */
-    bool running;          /* a SELECT is streaming in run */
+    size_t next;  /* next statement to start */
+    bool running; /* a SELECT is streaming in run */
     struct run run;
-    struct buf out;        /* pending output from out_pos */
+    struct buf out; /* pending output from out_pos */
     size_t out_pos;
-    bool json_first;       /* no row yet in the open {"results":[ */
+    bool json_first; /* no row yet in the open {"results":[ */
     bool done;
-    int err;               /* sticky mid-stream error */
+    int err; /* sticky mid-stream error */
     bool err_reported;
     struct buf errmsg;
 };
@@ -123,8 +123,7 @@ static void run_finish(struct run *r, int outcome)
     run_release(r);
 }
 
-static int open_db(struct query_cursor *c, const char *name, struct store_db **db,
-                   struct buf *err)
+static int open_db(struct query_cursor *c, const char *name, struct store_db **db, struct buf *err)
 {
     int rc = store_db_get(c->s, name, db);
     if (rc == ERR_NOTFOUND)
@@ -211,11 +210,13 @@ static int do_alter(struct query_cursor *c, const struct sql_stmt *st, struct bu
     } else if (st->event) {
         rc = store_db_set_event_ttl(db, slice_make(st->event, st->event_len), st->ttl_ns);
         if (rc == ERR_TOOBIG)
-            buf_printf(err, "too many event TTLs on '%s' (at most 256): remove some with "
-                            "SET ttl='0' FOR EVENT '...'", st->db);
+            buf_printf(err,
+                       "too many event TTLs on '%s' (at most 256): remove some with "
+                       "SET ttl='0' FOR EVENT '...'",
+                       st->db);
         else if (rc)
-            buf_printf(err, "cannot change the ttl of event '%s' in '%s': %s", st->event,
-                       st->db, err_name(rc));
+            buf_printf(err, "cannot change the ttl of event '%s' in '%s': %s", st->event, st->db,
+                       err_name(rc));
     } else {
         rc = store_db_set_ttl(db, st->ttl_ns);
         if (rc)
@@ -308,8 +309,7 @@ static int delete_flush(struct run *r, struct batch *b, struct buf *err)
     /* back-pressure is the store's: it stalls the write, then says BUSY (503) */
     int rc = store_write(r->db, b);
     if (rc)
-        buf_printf(err, "delete failed after %lld rows: %s", (long long)r->emitted,
-                   err_name(rc));
+        buf_printf(err, "delete failed after %lld rows: %s", (long long)r->emitted, err_name(rc));
     else
         r->emitted += (int64_t)batch_count(b);
     batch_clear(b);
@@ -348,8 +348,8 @@ static int delete_range(struct run *r, struct buf *err)
         exec_error(r, rc, err);
         return rc;
     }
-    struct slice ev = w->event.is_set ? slice_make(w->event.v[0], w->event.len[0])
-                                      : slice_make("", 0);
+    struct slice ev =
+        w->event.is_set ? slice_make(w->event.v[0], w->event.len[0]) : slice_make("", 0);
     rc = store_db_delete_range(r->db, slice_make(w->host.v[0], w->host.len[0]),
                                w->event.is_set ? &ev : NULL, w->has_lo ? w->ts_lo : INT64_MIN,
                                w->has_hi ? w->ts_hi : INT64_MAX);
@@ -652,8 +652,10 @@ static int param_time(const char *name, const char *v, int64_t now, int64_t *t, 
 {
     if (sql_parse_time(v, strlen(v), now, t) == ERR_OK)
         return ERR_OK;
-    buf_printf(err, "bad %s '%s': use integer ns, RFC 3339 (2024-01-01T00:00:00Z), now, or "
-                    "relative like -1h", name, v);
+    buf_printf(err,
+               "bad %s '%s': use integer ns, RFC 3339 (2024-01-01T00:00:00Z), now, or "
+               "relative like -1h",
+               name, v);
     return ERR_INVAL;
 }
 
@@ -738,9 +740,8 @@ static bool param_true(const char *v)
     return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
-int query_params_open(struct store *s, const char *(*get)(void *arg, const char *name),
-                      void *arg, const struct query_opts *o, struct query_cursor **out,
-                      struct buf *err)
+int query_params_open(struct store *s, const char *(*get)(void *arg, const char *name), void *arg,
+                      const struct query_opts *o, struct query_cursor **out, struct buf *err)
 {
     const char *db = get(arg, "db");
     if (!db || !*db) {

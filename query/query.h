@@ -47,10 +47,10 @@
 enum query_format { QUERY_NDJSON, QUERY_JSON };
 
 struct query_opts {
-    int64_t max_get_rows;   /* GET key limit (config max_get_rows; <= 0: 2000) */
-    bool allow_full_scan;   /* config: FULL plans allowed without a hint */
-    bool full_scan;         /* the request said full_scan=true */
-    int64_t now_ns;         /* 0: the wall clock */
+    int64_t max_get_rows; /* GET key limit (config max_get_rows; <= 0: 2000) */
+    bool allow_full_scan; /* config: FULL plans allowed without a hint */
+    bool full_scan;       /* the request said full_scan=true */
+    int64_t now_ns;       /* 0: the wall clock */
     enum query_format format;
     struct db_opts db_defaults; /* of CREATE DATABASE without buckets=,
                                  * ts_order=, ttl= (and InfluxQL's) */
@@ -83,9 +83,8 @@ int query_sql_open(struct store *s, const char *sql, size_t len, const struct qu
  * integer ns, RFC 3339, "now", or relative to now ("-1h"). where= is a SQL
  * condition list ("fields.code >= 500 AND tags.region = 'eu'"). Same
  * errors and ownership as query_sql_open. */
-int query_params_open(struct store *s, const char *(*get)(void *arg, const char *name),
-                      void *arg, const struct query_opts *o, struct query_cursor **out,
-                      struct buf *err);
+int query_params_open(struct store *s, const char *(*get)(void *arg, const char *name), void *arg,
+                      const struct query_opts *o, struct query_cursor **out, struct buf *err);
 
 /* Fills buf with up to max bytes of output. Returns the byte count, 0 at
  * the end, or a negative ERR_* after a mid-stream error (whose text was

@@ -1,4 +1,5 @@
-/* Private interfaces of query/: the row executor that query.c drives. Not for use outside query/ (and its tests). */
+/* Private interfaces of query/: the row executor that query.c drives. Not for use outside query/
+ * (and its tests). */
 #ifndef LB_QUERY_INT_H
 #define LB_QUERY_INT_H
 
@@ -6,10 +7,10 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "model/key.h"
 #include "query/plan.h"
 #include "query/sql.h"
 #include "store/iter.h"
-#include "model/key.h"
 #include "store/store.h"
 
 struct exec;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
 #include "base/err.h"
+#include "config/config.h"
 
 #define SQL_MAX_LIST 100000 /* items of one IN list */
 #define SQL_MAX_PREDS 64    /* field/tag conditions (query/filter.c uses a bit each) */
@@ -525,8 +525,7 @@ static int parse_time(struct parser *ps, int64_t *out)
         int rc = sql_parse_time(s, n, ps->now, out);
         free(s);
         if (rc)
-            return fail_at(ps, ps->t.off,
-                           "bad time %.*s (use integer ns, RFC 3339 or now() - 1h)",
+            return fail_at(ps, ps->t.off, "bad time %.*s (use integer ns, RFC 3339 or now() - 1h)",
                            (int)ps->t.n, ps->t.p);
         lex(ps);
         return ERR_OK;
@@ -947,8 +946,8 @@ static int parse_ttl_value(struct parser *ps, int64_t *out)
         int rc = sql_parse_duration(s, n, out);
         free(s);
         if (rc)
-            return fail_at(ps, off, "bad ttl %.*s (a duration such as '30d', or '0')",
-                           (int)ps->t.n, ps->t.p);
+            return fail_at(ps, off, "bad ttl %.*s (a duration such as '30d', or '0')", (int)ps->t.n,
+                           ps->t.p);
         lex(ps);
         return ERR_OK;
     }
@@ -1127,8 +1126,7 @@ void sql_script_destroy(struct sql_script *s)
     s->n = 0;
 }
 
-static void parser_init(struct parser *ps, const char *s, size_t len, int64_t now,
-                        struct buf *err)
+static void parser_init(struct parser *ps, const char *s, size_t len, int64_t now, struct buf *err)
 {
     memset(ps, 0, sizeof(*ps));
     ps->s = s;
@@ -1138,8 +1136,7 @@ static void parser_init(struct parser *ps, const char *s, size_t len, int64_t no
     lex(ps);
 }
 
-int sql_parse(const char *sql, size_t len, int64_t now_ns, struct sql_script *out,
-              struct buf *err)
+int sql_parse(const char *sql, size_t len, int64_t now_ns, struct sql_script *out, struct buf *err)
 {
     struct parser ps;
     struct sql_script sc = {NULL, 0};
@@ -1154,7 +1151,7 @@ int sql_parse(const char *sql, size_t len, int64_t now_ns, struct sql_script *ou
             break;
         if (ps.t.type != T_EOF && ps.t.type != T_SEMI)
             expected(&ps, sc.stmts[sc.n - 1].kind == SQL_SELECT ? "';' or end of statement"
-                                                               : "';' or end of input");
+                                                                : "';' or end of input");
     }
     if (!ps.rc && sc.n == 0)
         expected(&ps, "a statement");

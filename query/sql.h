@@ -85,15 +85,15 @@ struct sql_select {
 
 struct sql_stmt {
     enum sql_kind kind;
-    size_t pos; /* 1-based position of the statement in the text */
-    char *db;   /* owned; NULL for SHOW DATABASES */
+    size_t pos;            /* 1-based position of the statement in the text */
+    char *db;              /* owned; NULL for SHOW DATABASES */
     struct sql_select sel; /* SELECT, and the WHERE of DELETE */
     /* CREATE DATABASE ... WITH (...) and ALTER DATABASE ... SET ttl=... */
     bool has_buckets, has_ts_order, has_ttl, if_not_exists, if_exists;
     int64_t buckets;
     bool ts_desc;
     int64_t ttl_ns;
-    bool has_max_disk;        /* max_disk_bytes='10GiB' (CREATE and ALTER) */
+    bool has_max_disk; /* max_disk_bytes='10GiB' (CREATE and ALTER) */
     uint64_t max_disk_bytes;
     /* ALTER DATABASE ... SET ttl=... FOR EVENT 'e': the override's event */
     char *event; /* owned; NULL without FOR EVENT */
@@ -110,8 +110,7 @@ struct sql_script {
  * "syntax error at position N: expected X, found 'Y'" (positions are 1-based
  * byte offsets). *out is written only on success; free it with
  * sql_script_destroy. */
-int sql_parse(const char *sql, size_t len, int64_t now_ns, struct sql_script *out,
-              struct buf *err);
+int sql_parse(const char *sql, size_t len, int64_t now_ns, struct sql_script *out, struct buf *err);
 void sql_script_destroy(struct sql_script *s);
 
 /* Parses a bare condition list ("ts > 5 AND host = 'a'"), as in where=. */

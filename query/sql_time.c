@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "config/config.h"
 #include "base/err.h"
+#include "config/config.h"
 #include "model/time.h"
 #include "query/sql.h"
 

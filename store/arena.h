@@ -27,12 +27,12 @@ struct arena {
     struct arena_block *blocks; /* newest first */
     char *ptr;                  /* free space in the newest block */
     size_t left;
-    size_t next_block;          /* size of the next block (grows to 1 MiB) */
-    atomic_size_t bytes;        /* total bytes of all blocks */
+    size_t next_block;   /* size of the next block (grows to 1 MiB) */
+    atomic_size_t bytes; /* total bytes of all blocks */
     /* counters that every new block is added to (NULL: none); the first is
      * decreased again when the arena is destroyed */
     atomic_size_t *acct[2];
-    struct arena_pool *pool;    /* NULL: none; must outlive the arena */
+    struct arena_pool *pool; /* NULL: none; must outlive the arena */
 };
 
 void arena_init(struct arena *a);

@@ -6,10 +6,10 @@
 
 #include <stdlib.h>
 
-#include "base/err.h"
 #include "base/coding.h"
-#include "store/ikey.h"
+#include "base/err.h"
 #include "model/key.h"
+#include "store/ikey.h"
 #include "store/store.h"
 
 struct batch *batch_new(void)
@@ -33,11 +33,11 @@ void batch_free(struct batch *b)
 #define ENTRY_COMPACT 0x80
 #define ENTRY_HOST_REF 0x02
 #define ENTRY_EVENT_REF 0x04
-#define ENTRY_ID 0x08        /* varint idlen | id follow the event */
-#define ENTRY_MERGE 0x10     /* a put of kind IKEY_MERGE */
-#define ENTRY_ROW_ONLY 0x20  /* a delete that leaves the host index entry */
-#define ENTRY_FLAGS (ENTRY_COMPACT | ENTRY_HOST_REF | ENTRY_EVENT_REF | ENTRY_ID | ENTRY_MERGE | \
-                     ENTRY_ROW_ONLY | 1)
+#define ENTRY_ID 0x08       /* varint idlen | id follow the event */
+#define ENTRY_MERGE 0x10    /* a put of kind IKEY_MERGE */
+#define ENTRY_ROW_ONLY 0x20 /* a delete that leaves the host index entry */
+#define ENTRY_FLAGS                                                                                \
+    (ENTRY_COMPACT | ENTRY_HOST_REF | ENTRY_EVENT_REF | ENTRY_ID | ENTRY_MERGE | ENTRY_ROW_ONLY | 1)
 
 static void names_clear(struct batch *b)
 {
@@ -140,8 +140,8 @@ static bool put_name(struct batch *b, struct slice name, char **pp)
     char *p = *pp;
     p += coding_varint_enc(p, name.len);
     memcpy(p, name.ptr, name.len);
-    b->names[j] = (struct batch_name){h, (uint32_t)(p - b->rep.data), (uint32_t)name.len,
-                                      b->nnames++};
+    b->names[j] =
+        (struct batch_name){h, (uint32_t)(p - b->rep.data), (uint32_t)name.len, b->nnames++};
     *pp = p + name.len;
     return false;
 }
@@ -217,8 +217,7 @@ void batch_set_seq(struct batch *b, uint64_t seq)
     coding_put_u64le(b->rep.data + BATCH_FRAME, seq);
 }
 
-int batch_reader_init(struct batch_reader *r, struct slice payload, uint64_t *seq,
-                      uint32_t *count)
+int batch_reader_init(struct batch_reader *r, struct slice payload, uint64_t *seq, uint32_t *count)
 {
     memset(r, 0, sizeof *r);
     if (payload.len < BATCH_HEADER)
@@ -248,8 +247,7 @@ static const char *get_name(const char *p, const char *end, struct slice *out)
 }
 
 /* A name of the compact form: a reference to an earlier one, or in full. */
-static const char *get_name_ref(struct batch_reader *r, const char *p, bool ref,
-                                struct slice *out)
+static const char *get_name_ref(struct batch_reader *r, const char *p, bool ref, struct slice *out)
 {
     if (ref) {
         uint64_t id;
@@ -284,8 +282,7 @@ static const char *get_head(struct batch_reader *r, const char *p, struct batch_
         p = get_name(p + 8, r->end, &e->host);
         return p ? get_name(p, r->end, &e->event) : NULL;
     }
-    if ((f & ~ENTRY_FLAGS) || ((f & ENTRY_MERGE) && !(f & 1)) ||
-        ((f & ENTRY_ROW_ONLY) && (f & 1)))
+    if ((f & ~ENTRY_FLAGS) || ((f & ENTRY_MERGE) && !(f & 1)) || ((f & ENTRY_ROW_ONLY) && (f & 1)))
         return NULL;
     e->kind = f & ENTRY_MERGE ? IKEY_MERGE : f & 1;
     e->keep_index = f & ENTRY_ROW_ONLY;

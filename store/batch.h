@@ -37,12 +37,12 @@ struct batch {
     size_t count;
     bool bad; /* a row broke a REQUIRES of batch_put; store_write says INVAL */
     int64_t last_ts;
-    struct batch_name *names; /* open addressing, len UINT32_MAX: free */
+    struct batch_name *names;   /* open addressing, len UINT32_MAX: free */
     uint32_t names_cap, nnames; /* cap: 0 or a power of 2 */
 };
 
 struct batch_entry {
-    int kind; /* IKEY_PUT, IKEY_MERGE or IKEY_DEL */
+    int kind;        /* IKEY_PUT, IKEY_MERGE or IKEY_DEL */
     bool keep_index; /* a delete of the row only */
     int64_t ts;
     struct slice host, event, id, value;
@@ -62,8 +62,7 @@ struct batch_reader {
 
 /* Parses a payload's header. ERR_OK or ERR_CORRUPT; either way release the
  * reader with batch_reader_done. */
-int batch_reader_init(struct batch_reader *r, struct slice payload, uint64_t *seq,
-                      uint32_t *count);
+int batch_reader_init(struct batch_reader *r, struct slice payload, uint64_t *seq, uint32_t *count);
 /* 1 with *e set, 0 at the end, or ERR_CORRUPT. */
 int batch_reader_next(struct batch_reader *r, struct batch_entry *e);
 void batch_reader_done(struct batch_reader *r);

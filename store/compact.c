@@ -10,9 +10,9 @@
 
 #include "base/err.h"
 #include "base/log.h"
-#include "store/ikey.h"
 #include "model/key.h"
 #include "model/record.h"
+#include "store/ikey.h"
 #include "store/store_int.h"
 
 /* Output files being written, one or more per window. */
@@ -25,7 +25,7 @@ struct outputs {
         int64_t window;
         uint64_t number;
         struct sst_builder *b;
-    } *open;
+    } * open;
     size_t nopen, capopen;
     struct file_meta **done;
     size_t ndone, capdone;
@@ -66,8 +66,7 @@ static int new_builder(struct outputs *o, int64_t window, const char *path,
 /* The builder of a window. A full file is finished only between user keys
  * (may_split): versions of one key never straddle two files, so the file
  * numbers of a window keep telling newer from older. */
-static int builder_for(struct outputs *o, int64_t window, bool may_split,
-                       struct win_builder **out)
+static int builder_for(struct outputs *o, int64_t window, bool may_split, struct win_builder **out)
 {
     for (size_t i = 0; i < o->nopen; i++)
         if (o->open[i].window == window) {
@@ -178,8 +177,7 @@ static void pop_imm(struct part *p, struct memtable *mt)
     mt_unref(mt); /* the partition's reference */
 }
 
-static int write_memtable(struct memtable *mt, struct outputs *o,
-                          uint64_t *max_seq)
+static int write_memtable(struct memtable *mt, struct outputs *o, uint64_t *max_seq)
 {
     struct iter *it = mt_iter_pass(mt);
     struct buf last = BUF_INIT;
@@ -255,7 +253,7 @@ struct merge_in {
     struct sst_scan *s;
     bool may_copy; /* its blocks may go to the output as they are stored */
     int64_t window;
-    size_t order;  /* newer files first among equal keys */
+    size_t order; /* newer files first among equal keys */
 };
 
 struct merge_heap {
@@ -406,8 +404,7 @@ static int put_row(const struct merge_rules *r, struct slice ik, int kind, struc
 }
 
 static int merge_row(struct part *p, const struct merge_rules *r, struct slice ik,
-                     struct slice value, struct outputs *o, struct buf *zero,
-                     struct pending *pend)
+                     struct slice value, struct outputs *o, struct buf *zero, struct pending *pend)
 {
     bool tombed;
     if (version_dropped(p, r, ik, &tombed))
@@ -472,9 +469,9 @@ static int pending_flush(const struct merge_rules *r, struct pending *pend, stru
  * Older versions of a key are dropped, except under a MERGE: folded into
  * it, or, when the MERGE went out in a copied block, copied as they are
  * up to the first PUT (readers merge them). */
-static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n,
-                        bool full, int64_t cutoff, const struct event_cuts *cuts,
-                        const struct tomb_set *tombs, struct outputs *o, uint64_t *expired)
+static int merge_window(struct part *p, struct version *v, const size_t *idx, size_t n, bool full,
+                        int64_t cutoff, const struct event_cuts *cuts, const struct tomb_set *tombs,
+                        struct outputs *o, uint64_t *expired)
 {
     struct merge_rules r = {full, cutoff, cuts, tombs, expired};
     struct merge_heap h = {xcalloc(n + 1, sizeof *h.v), 0};
@@ -622,12 +619,12 @@ static size_t window_pick(const struct part *p, struct version *v, const size_t 
 /* A compaction as its picker decides it, before any file is read: what the
  * executor does, and all it needs to do it. */
 struct compaction {
-    struct version *v;       /* a reference: the files it was picked from */
-    int64_t cutoff;          /* rows older go (database TTL, disk guard) */
-    struct event_cuts cuts;  /* per-event cut-offs at the pick */
-    struct tomb_set *tombs;  /* a reference */
-    int64_t fast_from;       /* windows from here on are compressed for speed */
-    bool *drop_whole;        /* v->n: files wholly past the cutoff */
+    struct version *v;      /* a reference: the files it was picked from */
+    int64_t cutoff;         /* rows older go (database TTL, disk guard) */
+    struct event_cuts cuts; /* per-event cut-offs at the pick */
+    struct tomb_set *tombs; /* a reference */
+    int64_t fast_from;      /* windows from here on are compressed for speed */
+    bool *drop_whole;       /* v->n: files wholly past the cutoff */
     size_t ndrop_whole;
     uint64_t reclaimed, expired_whole;
     /* merges: for each, k file indexes of v in idx[off..off+k), and full
@@ -636,7 +633,7 @@ struct compaction {
         size_t off, k;
         bool full;
         int64_t window;
-    } *merges;
+    } * merges;
     size_t nmerges;
     size_t *idx;
 };
@@ -712,8 +709,7 @@ static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
         const struct merge_pick *mp = &c->merges[m];
         const size_t *idx = c->idx + mp->off;
         size_t first_out = o.ndone;
-        rc = merge_window(p, v, idx, mp->k, mp->full, c->cutoff, &c->cuts, c->tombs, &o,
-                          &expired);
+        rc = merge_window(p, v, idx, mp->k, mp->full, c->cutoff, &c->cuts, c->tombs, &o, &expired);
         /* the window's builder stays open until outputs_finish: finish it
          * now so its files can carry the cut */
         for (size_t b = 0; !rc && b < o.nopen; b++)

@@ -6,20 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "base/err.h"
-#include "base/log.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "model/key.h"
 #include "store/db_iter.h"
 #include "store/ikey.h"
-#include "model/key.h"
 #include "store/store_int.h"
-
 
 /* --- applying batches --- */
 
-static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t seq,
-                    uint64_t seg)
+static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t seq, uint64_t seg)
 {
     uint32_t bucket = key_bucket(e->ts, db->buckets);
     struct part *p = &db->parts[bucket];
@@ -46,8 +44,7 @@ static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t s
 /* Applies a batch payload with sequences seq, seq+1, ...; seg > 0 during
  * recovery (partitions that flushed that segment skip it). REQUIRES:
  * write_mu (or the single-threaded open). */
-static int apply_batch(struct store_db *db, struct slice payload, uint64_t seg,
-                       uint64_t *last)
+static int apply_batch(struct store_db *db, struct slice payload, uint64_t seg, uint64_t *last)
 {
     struct batch_reader r;
     struct batch_entry e;
@@ -262,7 +259,8 @@ static int rebuild_old_index(struct store_db *db)
         return ERR_OK;
     }
     log_info("database %s: rebuilding the host index from the rows (the layout changed from "
-             "host, event, ts to host, ts, event)", db->name);
+             "host, event, ts to host, ts, event)",
+             db->name);
     size_t flush_at = db->store->opts.memtable_bytes / 2;
     int rc = ERR_OK;
     for (uint32_t b = 0; b < db->buckets && !rc; b++)
@@ -279,8 +277,7 @@ static int rebuild_old_index(struct store_db *db)
     return rc;
 }
 
-int db_open(struct store *s, const char *name, const struct db_opts *create,
-            struct store_db **out)
+int db_open(struct store *s, const char *name, const struct db_opts *create, struct store_db **out)
 {
     struct store_db *db = db_alloc(s, name);
     struct env *env = s->env;
@@ -346,8 +343,8 @@ void db_fail(struct store_db *db, int rc)
 {
     int zero = 0;
     if (atomic_compare_exchange_strong(&db->bg_error, &zero, rc))
-        log_error("database %s: background error %s; the database is now read-only",
-                  db->name, err_name(rc));
+        log_error("database %s: background error %s; the database is now read-only", db->name,
+                  err_name(rc));
     store_wake(db->store);
 }
 
@@ -614,8 +611,7 @@ void store_snap_release(struct store_snap *snap)
 /* Whether file f may hold rows of the key base (store/key.h): its window
  * and ts range hold ts, and its bloom filter admits the base (version 1
  * files filtered whole keys, all of them base 0x00). */
-static bool file_may_have(const struct file_meta *f, int64_t ts, struct slice base,
-                          struct buf *tmp)
+static bool file_may_have(const struct file_meta *f, int64_t ts, struct slice base, struct buf *tmp)
 {
     if (f->window != part_window(ts) || ts < f->props.min_ts || ts > f->props.max_ts)
         return false;
@@ -629,9 +625,9 @@ static bool file_may_have(const struct file_meta *f, int64_t ts, struct slice ba
 
 /* The versions of the rows of base in a partition's snapshot, resolved:
  * its memtables and the files that may hold them. */
-static struct iter *base_iter(struct part *p, struct part_snap *ps, uint64_t seq,
-                              int64_t cutoff, const struct event_cuts *cuts,
-                              struct tomb_set *tombs, int64_t ts, struct slice base)
+static struct iter *base_iter(struct part *p, struct part_snap *ps, uint64_t seq, int64_t cutoff,
+                              const struct event_cuts *cuts, struct tomb_set *tombs, int64_t ts,
+                              struct slice base)
 {
     size_t n = 1 + ps->nimm + ps->ver->n, k = 0;
     struct iter **kids = xcalloc(n, sizeof *kids);
@@ -653,8 +649,8 @@ static struct iter *base_iter(struct part *p, struct part_snap *ps, uint64_t seq
 /* Point read of ukey (a row key) in one partition's snapshot: the newest
  * version from the memtables or the files, newest first; a MERGE is
  * resolved with the older versions through base_iter. */
-static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct slice ukey,
-                  int64_t ts, const struct tomb_set *tombs, struct buf *out)
+static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct slice ukey, int64_t ts,
+                  const struct tomb_set *tombs, struct buf *out)
 {
     int kind;
     struct slice v;
@@ -678,16 +674,15 @@ static int get_in(struct part *p, struct part_snap *ps, uint64_t seq, struct sli
             return rc;
         v = slice_make(out->data + start, out->len - start);
     }
-    if (kind == IKEY_DEL ||
-        (check && tomb_covers(tombs, part_key_host(p, ukey), part_key_event(p, ukey), ts, vseq,
-                              seq))) {
+    if (kind == IKEY_DEL || (check && tomb_covers(tombs, part_key_host(p, ukey),
+                                                  part_key_event(p, ukey), ts, vseq, seq))) {
         out->len = start;
         return ERR_NOTFOUND;
     }
     if (kind == IKEY_MERGE) {
         out->len = start;
-        struct iter *it = base_iter(p, ps, seq, INT64_MIN, NULL, (struct tomb_set *)tombs, ts,
-                                    base);
+        struct iter *it =
+            base_iter(p, ps, seq, INT64_MIN, NULL, (struct tomb_set *)tombs, ts, base);
         it_seek(it, ukey);
         int rc = it_status(it) ? it_status(it) : ERR_NOTFOUND;
         if (it_valid(it) && slice_eq(it_key(it), ukey)) {
@@ -739,8 +734,8 @@ int store_get(struct store_db *db, int64_t ts, struct slice host, struct slice e
 int store_snap_get(struct store_snap *snap, int64_t ts, struct slice host, struct slice event,
                    struct buf *out)
 {
-    return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, &snap->cuts, snap->tombs, ts,
-                    host, event, out);
+    return snap_get(snap->db, snap->ps, snap->seq, snap->cutoff, &snap->cuts, snap->tombs, ts, host,
+                    event, out);
 }
 
 struct store_rows {

@@ -10,8 +10,8 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "store/ikey.h"
 #include "model/record.h"
+#include "store/ikey.h"
 #include "store/store_int.h"
 
 struct db_it {
@@ -61,8 +61,8 @@ static bool expired(const struct db_it *d, struct slice ukey, struct slice ik)
         return true;
     if (d->cuts.n && ts < event_cuts_get(&d->cuts, part_key_event(d->p, ukey), d->cutoff))
         return true;
-    return d->tombs && tomb_covers(d->tombs, part_key_host(d->p, ukey),
-                                   part_key_event(d->p, ukey), ts, ikey_seq(ik), d->seq);
+    return d->tombs && tomb_covers(d->tombs, part_key_host(d->p, ukey), part_key_event(d->p, ukey),
+                                   ts, ikey_seq(ik), d->seq);
 }
 
 /* Merges value, an older version, into saved_value; false on damage. */
@@ -295,8 +295,8 @@ static const struct it_ops db_it_ops = {
     .destroy = di_destroy,
 };
 
-struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
-                         int64_t cutoff, const struct event_cuts *cuts, struct tomb_set *tombs)
+struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq, int64_t cutoff,
+                         const struct event_cuts *cuts, struct tomb_set *tombs)
 {
     struct db_it *d = xcalloc(1, sizeof *d);
     it_init(&d->base, &db_it_ops);

@@ -18,7 +18,7 @@ struct tomb_set;
  * cuts (copied; NULL = none) are per-event cut-offs on top of cutoff.
  * tombs (NULL = none; the iterator takes its own reference) hide the row
  * versions they cover at seq. */
-struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq,
-                         int64_t cutoff, const struct event_cuts *cuts, struct tomb_set *tombs);
+struct iter *db_iter_new(struct iter *inner, const struct part *p, uint64_t seq, int64_t cutoff,
+                         const struct event_cuts *cuts, struct tomb_set *tombs);
 
 #endif

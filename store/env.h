@@ -70,12 +70,18 @@ static inline int env_pread(struct env_file *f, uint64_t off, void *p, size_t n,
 {
     return f->env->ops->pread(f, off, p, n, got);
 }
-static inline int env_sync(struct env_file *f) { return f->env->ops->sync(f); }
+static inline int env_sync(struct env_file *f)
+{
+    return f->env->ops->sync(f);
+}
 static inline int env_truncate(struct env_file *f, uint64_t size)
 {
     return f->env->ops->truncate(f, size);
 }
-static inline int env_size(struct env_file *f, uint64_t *out) { return f->env->ops->size(f, out); }
+static inline int env_size(struct env_file *f, uint64_t *out)
+{
+    return f->env->ops->size(f, out);
+}
 static inline void env_close(struct env_file *f)
 {
     if (f)
@@ -85,15 +91,30 @@ static inline int env_rename(struct env *e, const char *from, const char *to)
 {
     return e->ops->rename(e, from, to);
 }
-static inline int env_unlink(struct env *e, const char *path) { return e->ops->unlink(e, path); }
-static inline int env_mkdir(struct env *e, const char *path) { return e->ops->mkdir(e, path); }
-static inline int env_rmdir(struct env *e, const char *path) { return e->ops->rmdir(e, path); }
+static inline int env_unlink(struct env *e, const char *path)
+{
+    return e->ops->unlink(e, path);
+}
+static inline int env_mkdir(struct env *e, const char *path)
+{
+    return e->ops->mkdir(e, path);
+}
+static inline int env_rmdir(struct env *e, const char *path)
+{
+    return e->ops->rmdir(e, path);
+}
 static inline int env_list(struct env *e, const char *dir, char ***names, size_t *count)
 {
     return e->ops->list(e, dir, names, count);
 }
-static inline int env_sync_dir(struct env *e, const char *dir) { return e->ops->sync_dir(e, dir); }
-static inline bool env_exists(struct env *e, const char *path) { return e->ops->exists(e, path); }
+static inline int env_sync_dir(struct env *e, const char *dir)
+{
+    return e->ops->sync_dir(e, dir);
+}
+static inline bool env_exists(struct env *e, const char *path)
+{
+    return e->ops->exists(e, path);
+}
 
 /* Frees a list returned by env_list. */
 void env_free_list(char **names, size_t count);
@@ -103,8 +124,8 @@ int env_read_all(struct env *e, const char *path, size_t max, char **data, size_
 /* Writes data to dir/name durably: name.tmp, fsync, rename, fsync dir.
  * On failure *replaced (if not NULL) tells whether the rename happened, i.e.
  * whether the new contents may already be the file's. */
-int env_write_atomic(struct env *e, const char *dir, const char *name, const void *data,
-                     size_t len, bool *replaced);
+int env_write_atomic(struct env *e, const char *dir, const char *name, const void *data, size_t len,
+                     bool *replaced);
 /* Removes a directory and the files in it (one level of subdirectories). */
 int env_remove_tree(struct env *e, const char *dir);
 

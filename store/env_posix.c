@@ -311,8 +311,8 @@ fail:
     return rc;
 }
 
-int env_write_atomic(struct env *e, const char *dir, const char *name, const void *data,
-                     size_t len, bool *replaced)
+int env_write_atomic(struct env *e, const char *dir, const char *name, const void *data, size_t len,
+                     bool *replaced)
 {
     struct buf tmp = BUF_INIT, dst = BUF_INIT;
     struct env_file *f = NULL;

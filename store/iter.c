@@ -55,7 +55,10 @@ static bool ei_valid(const struct iter *it)
     (void)it;
     return false;
 }
-static void ei_noop(struct iter *it) { (void)it; }
+static void ei_noop(struct iter *it)
+{
+    (void)it;
+}
 static void ei_seek(struct iter *it, struct slice t)
 {
     (void)it;
@@ -66,8 +69,14 @@ static struct slice ei_key(const struct iter *it)
     (void)it;
     return slice_make("", 0);
 }
-static int ei_status(const struct iter *it) { return ((const struct err_iter *)it)->status; }
-static void ei_destroy(struct iter *it) { free(it); }
+static int ei_status(const struct iter *it)
+{
+    return ((const struct err_iter *)it)->status;
+}
+static void ei_destroy(struct iter *it)
+{
+    free(it);
+}
 
 static const struct it_ops err_ops = {
     .valid = ei_valid,

@@ -42,15 +42,42 @@ struct iter {
     struct it_cleanup *cleanups;
 };
 
-static inline bool it_valid(const struct iter *it) { return it->ops->valid(it); }
-static inline void it_seek_first(struct iter *it) { it->ops->seek_first(it); }
-static inline void it_seek_last(struct iter *it) { it->ops->seek_last(it); }
-static inline void it_seek(struct iter *it, struct slice t) { it->ops->seek(it, t); }
-static inline void it_next(struct iter *it) { it->ops->next(it); }
-static inline void it_prev(struct iter *it) { it->ops->prev(it); }
-static inline struct slice it_key(const struct iter *it) { return it->ops->key(it); }
-static inline struct slice it_value(const struct iter *it) { return it->ops->value(it); }
-static inline int it_status(const struct iter *it) { return it->ops->status(it); }
+static inline bool it_valid(const struct iter *it)
+{
+    return it->ops->valid(it);
+}
+static inline void it_seek_first(struct iter *it)
+{
+    it->ops->seek_first(it);
+}
+static inline void it_seek_last(struct iter *it)
+{
+    it->ops->seek_last(it);
+}
+static inline void it_seek(struct iter *it, struct slice t)
+{
+    it->ops->seek(it, t);
+}
+static inline void it_next(struct iter *it)
+{
+    it->ops->next(it);
+}
+static inline void it_prev(struct iter *it)
+{
+    it->ops->prev(it);
+}
+static inline struct slice it_key(const struct iter *it)
+{
+    return it->ops->key(it);
+}
+static inline struct slice it_value(const struct iter *it)
+{
+    return it->ops->value(it);
+}
+static inline int it_status(const struct iter *it)
+{
+    return it->ops->status(it);
+}
 
 /* Runs the cleanups, then ops->destroy. NULL is a no-op. */
 void it_destroy(struct iter *it);
@@ -73,8 +100,7 @@ struct iter *it_new_error(int code);
  * caller keeps it). cmp NULL means slice_cmp. n = 0 gives an empty iterator
  * and n = 1 the child itself. status() is the first error of any child.
  * Not thread-safe, like every iterator. */
-struct iter *it_merge_new(struct iter **kids, size_t n,
-                          int (*cmp)(struct slice a, struct slice b));
+struct iter *it_merge_new(struct iter **kids, size_t n, int (*cmp)(struct slice a, struct slice b));
 
 /* An iterator over the keys of in within [lo, hi) (hi empty: unbounded),
  * in memcmp order. Takes ownership of in. With fix_prefix, a seek target's

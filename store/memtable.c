@@ -20,8 +20,8 @@
 
 #include "base/buf.h"
 #include "store/arena.h"
-#include "store/table/bloom.h"
 #include "store/ikey.h"
+#include "store/table/bloom.h"
 
 #define SKL_MAX_HEIGHT 12
 
@@ -50,7 +50,7 @@ struct grp {
     struct skl_node *node; /* in the group list; its key is the group key */
     struct splice *splice; /* writer only; NULL until an insert misses the head */
     uint32_t klen;
-    char key[];            /* the group key, next to the group for lookups */
+    char key[]; /* the group key, next to the group for lookups */
 };
 
 /* A slot of the writer's group table: the hash beside the group, so a
@@ -88,10 +88,10 @@ struct memtable {
     atomic_int refs;
     struct arena arena;
     struct arena garena; /* groups and their list heads (grouped only) */
-    struct skl main; /* entries, or the groups when grouped */
+    struct skl main;     /* entries, or the groups when grouped */
     bool grouped;
     struct splice splice; /* writer only; into main when not grouped */
-    struct gslot *slots; /* writer only; a power of two, at most half full */
+    struct gslot *slots;  /* writer only; a power of two, at most half full */
     size_t nslots, ngroups;
     atomic_size_t count;
     atomic_size_t deletes; /* entries that are not puts (tombstones) */

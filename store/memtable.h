@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/iter.h"
 #include "base/slice.h"
+#include "store/iter.h"
 
 struct memtable;
 

@@ -214,8 +214,7 @@ static const struct it_ops merge_ops = {
     .destroy = mi_destroy,
 };
 
-struct iter *it_merge_new(struct iter **kids, size_t n,
-                          int (*cmp)(struct slice a, struct slice b))
+struct iter *it_merge_new(struct iter **kids, size_t n, int (*cmp)(struct slice a, struct slice b))
 {
     if (n == 0)
         return it_new_empty();

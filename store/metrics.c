@@ -10,12 +10,44 @@
 #include "store/store_int.h"
 
 enum fam {
-    F_BUCKET_ROWS, F_PART_FILES, F_PART_BYTES, F_PART_MEM, F_PART_BACKLOG, F_DISK, F_WAL_DISK,
-    F_ACTIVE, F_FLUSHES, F_FLUSH_SECS, F_FLUSH_BYTES, F_COMPACTIONS, F_COMPACT_SECS,
-    F_COMPACT_BYTES, F_COMPACT_COPIED, F_COMPACT_BACKLOG, F_FLUSH_ERRORS, F_WRITE_BYTES, F_CORRUPT, F_BUSY, F_STALL_SECS, F_NOSPC, F_TTL_FILES,
-    F_WAL_SYNCS, F_WAL_BYTES, F_WAL_RECORDS, F_DB_ROWS, F_OLDEST, F_NEWEST, F_RECLAIMED,
-    F_EXPIRED, F_DELETED, F_TOMBSTONES, F_RANGE_DELETES, F_RANGE_TOMBS, F_GUARD_WINDOWS,
-    F_GUARD_BYTES, F_COUNT
+    F_BUCKET_ROWS,
+    F_PART_FILES,
+    F_PART_BYTES,
+    F_PART_MEM,
+    F_PART_BACKLOG,
+    F_DISK,
+    F_WAL_DISK,
+    F_ACTIVE,
+    F_FLUSHES,
+    F_FLUSH_SECS,
+    F_FLUSH_BYTES,
+    F_COMPACTIONS,
+    F_COMPACT_SECS,
+    F_COMPACT_BYTES,
+    F_COMPACT_COPIED,
+    F_COMPACT_BACKLOG,
+    F_FLUSH_ERRORS,
+    F_WRITE_BYTES,
+    F_CORRUPT,
+    F_BUSY,
+    F_STALL_SECS,
+    F_NOSPC,
+    F_TTL_FILES,
+    F_WAL_SYNCS,
+    F_WAL_BYTES,
+    F_WAL_RECORDS,
+    F_DB_ROWS,
+    F_OLDEST,
+    F_NEWEST,
+    F_RECLAIMED,
+    F_EXPIRED,
+    F_DELETED,
+    F_TOMBSTONES,
+    F_RANGE_DELETES,
+    F_RANGE_TOMBS,
+    F_GUARD_WINDOWS,
+    F_GUARD_BYTES,
+    F_COUNT
 };
 
 static const char *const fam_info[F_COUNT][3] = {
@@ -41,7 +73,8 @@ static const char *const fam_info[F_COUNT][3] = {
     {"corruption_errors_total", "counter", "Damaged blocks or files found by readers."},
     {"write_busy_total", "counter", "Writes refused with ERR_BUSY (memtable budget full)."},
     {"write_stall_seconds_total", "counter",
-     "Time writes waited for flushes to bring the memtables under budget (raise memtable_bytes if it grows fast)."},
+     "Time writes waited for flushes to bring the memtables under budget (raise memtable_bytes if "
+     "it grows fast)."},
     {"write_nospc_total", "counter", "Writes refused with ERR_NOSPC."},
     {"ttl_files_dropped_total", "counter", "Whole SSTables deleted by the TTL."},
     {"wal_syncs_total", "counter", "WAL fsyncs."},
@@ -79,8 +112,8 @@ static void part_metrics(struct store_db *db, struct part *p, struct buf *fam, u
         snprintf(label, sizeof label, "index");
     else
         snprintf(label, sizeof label, "%u", p->id);
-#define PART_LINE(f, fmt, val)                                                                  \
-    buf_printf(&fam[f], "logbucket_%s{db=\"%s\",partition=\"%s\"} " fmt "\n", fam_info[f][0],  \
+#define PART_LINE(f, fmt, val)                                                                     \
+    buf_printf(&fam[f], "logbucket_%s{db=\"%s\",partition=\"%s\"} " fmt "\n", fam_info[f][0],      \
                db->name, label, val)
     PART_LINE(F_PART_FILES, "%zu", v->n);
     PART_LINE(F_PART_BYTES, "%" PRIu64, bytes);
@@ -106,8 +139,9 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     struct db_metrics *m = &db->m;
     uint64_t disk = 0;
     for (uint32_t b = 0; b < db->buckets; b++)
-        buf_printf(&fam[F_BUCKET_ROWS], "logbucket_bucket_rows_total{db=\"%s\",bucket=\"%u\"} %llu\n",
-                   db->name, b, (unsigned long long)atomic_load(&m->bucket_rows[b]));
+        buf_printf(&fam[F_BUCKET_ROWS],
+                   "logbucket_bucket_rows_total{db=\"%s\",bucket=\"%u\"} %llu\n", db->name, b,
+                   (unsigned long long)atomic_load(&m->bucket_rows[b]));
     for (uint32_t i = 0; i < db->nparts; i++)
         part_metrics(db, &db->parts[i], fam, &disk);
     uint64_t wal = db_wal_bytes(db);
@@ -142,10 +176,10 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     struct store_db_stats st;
     store_db_stats(db, &st);
     db_line(fam, F_DB_ROWS, db, st.rows);
-    buf_printf(&fam[F_OLDEST], "logbucket_%s{db=\"%s\"} %.9f\n", fam_info[F_OLDEST][0],
-               db->name, (double)st.oldest_ts / 1e9);
-    buf_printf(&fam[F_NEWEST], "logbucket_%s{db=\"%s\"} %.9f\n", fam_info[F_NEWEST][0],
-               db->name, (double)st.newest_ts / 1e9);
+    buf_printf(&fam[F_OLDEST], "logbucket_%s{db=\"%s\"} %.9f\n", fam_info[F_OLDEST][0], db->name,
+               (double)st.oldest_ts / 1e9);
+    buf_printf(&fam[F_NEWEST], "logbucket_%s{db=\"%s\"} %.9f\n", fam_info[F_NEWEST][0], db->name,
+               (double)st.newest_ts / 1e9);
     db_line(fam, F_RECLAIMED, db, st.bytes_reclaimed);
     db_line(fam, F_EXPIRED, db, st.rows_expired);
     db_line(fam, F_DELETED, db, st.rows_deleted);

@@ -6,15 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "base/err.h"
-#include "base/log.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "model/key.h"
 #include "store/store_int.h"
 
 #define MF_MAGIC 0x464d424cu /* "LBMF" */
-#define MF_VERSION 2   /* 1 is read too: its entries have no flags */
+#define MF_VERSION 2         /* 1 is read too: its entries have no flags */
 #define MF_HEADER 36
 #define MF_FILE_V1 56
 #define MF_FILE 64
@@ -160,8 +160,8 @@ static void encode_manifest(const struct version *v, uint64_t next_file, uint64_
     out->len = (size_t)(p - out->data) + 4;
 }
 
-int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen,
-                        uint64_t last_seq, bool *replaced)
+int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen, uint64_t last_seq,
+                        bool *replaced)
 {
     struct buf b = BUF_INIT;
     encode_manifest(v, p->next_file, flushed_gen, last_seq, &b);

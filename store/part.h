@@ -21,7 +21,7 @@ struct store_db;
  * two windows. One hour, as InfluxDB's default shard group for short
  * retention; a window older than the TTL is dropped as whole files. */
 #define STORE_WINDOW_NS (3600LL * 1000000000LL)
-#define STORE_COMPACT_TRIGGER 4         /* files in one window */
+#define STORE_COMPACT_TRIGGER 4 /* files in one window */
 
 /* One SSTable of a partition. Refcounted by the versions that list it; the
  * file is deleted when the last reference goes after it became obsolete. */
@@ -57,12 +57,12 @@ struct version {
 
 struct part {
     struct store_db *db;
-    uint32_t id;     /* bucket number; db->buckets for the host index */
+    uint32_t id; /* bucket number; db->buckets for the host index */
     bool is_index;
     char *dir;
-    pthread_mutex_t mu;     /* guards mem, imm, nimm, ver */
-    struct memtable *mem;   /* active; written under db->write_mu */
-    struct memtable **imm;  /* frozen, oldest first */
+    pthread_mutex_t mu;    /* guards mem, imm, nimm, ver */
+    struct memtable *mem;  /* active; written under db->write_mu */
+    struct memtable **imm; /* frozen, oldest first */
     size_t nimm, capimm;
     struct version *ver;
     /* owned by the partition's one background job (busy, under bg_mu) */
@@ -92,8 +92,8 @@ void part_close(struct part *p);
 /* On failure *replaced says whether the new manifest may be on disk (the
  * rename happened, the directory sync failed): the caller must then keep
  * the new files and stop the database (sticky error). */
-int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen,
-                        uint64_t last_seq, bool *replaced);
+int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen, uint64_t last_seq,
+                        bool *replaced);
 void part_install(struct part *p, struct version *v); /* takes ownership of v */
 void part_file_path(const struct part *p, uint64_t number, struct buf *out);
 uint64_t part_new_file_number(struct part *p);

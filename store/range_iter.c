@@ -112,7 +112,7 @@ static void rg_destroy(struct iter *it)
 }
 
 static const struct it_ops range_ops = {
-    rg_valid, rg_seek_first, rg_seek_last, rg_seek, rg_next,
+    rg_valid, rg_seek_first, rg_seek_last, rg_seek,   rg_next,
     rg_prev,  rg_key,        rg_value,     rg_status, rg_destroy,
 };
 

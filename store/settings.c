@@ -8,16 +8,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/err.h"
-#include "base/log.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "model/key.h"
 #include "store/store_int.h"
 
 #define META_MAGIC 0x42444c4cu /* "LLDB" */
-#define META_V1 1 /* fixed 28 bytes, no event TTLs */
-#define META_V2 2 /* + event TTL rules */
+#define META_V1 1              /* fixed 28 bytes, no event TTLs */
+#define META_V2 2              /* + event TTL rules */
 #define META_V1_SIZE 28
 #define META_V2_HEAD 36
 #define META_MAX (META_V2_HEAD + STORE_MAX_EVENT_TTLS * (10 + KEY_MAX_NAME) + 4)

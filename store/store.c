@@ -219,8 +219,8 @@ static void *ticker_main(void *arg)
 {
     struct store *s = arg;
     bool interval = s->opts.wal_sync == STORE_SYNC_INTERVAL;
-    int64_t sync_every = s->opts.wal_sync_interval_ns > 0 ? s->opts.wal_sync_interval_ns
-                                                          : 1000000000LL;
+    int64_t sync_every =
+        s->opts.wal_sync_interval_ns > 0 ? s->opts.wal_sync_interval_ns : 1000000000LL;
     int64_t ret_every = s->opts.retention_check_interval_ns > 0
                             ? s->opts.retention_check_interval_ns
                             : 60LL * 1000000000LL;
@@ -464,8 +464,7 @@ int store_db_drop(struct store *s, const char *name)
         /* move the files aside at once so the name can be reused while
          * readers still hold the old database; they are deleted with it */
         struct buf to = BUF_INIT;
-        buf_printf(&to, "%s/.dropped-%s-%llu", s->dir, name,
-                   (unsigned long long)clock_mono_ns());
+        buf_printf(&to, "%s/.dropped-%s-%llu", s->dir, name, (unsigned long long)clock_mono_ns());
         if (env_rename(s->env, db->dir, to.data) == ERR_OK) {
             env_sync_dir(s->env, s->dir);
             db->drop_dir = buf_steal(&to, NULL);

@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/iter.h"
 #include "base/slice.h"
+#include "store/iter.h"
 
 enum store_wal_sync {
     STORE_SYNC_ALWAYS,   /* store_write returns after the record is fsynced */
@@ -29,16 +29,16 @@ enum store_wal_sync {
 };
 
 struct store_opts {
-    const char *dir;               /* data directory, created if missing */
+    const char *dir; /* data directory, created if missing */
     enum store_wal_sync wal_sync;
-    int64_t wal_sync_interval_ns;  /* for STORE_SYNC_INTERVAL */
-    size_t memtable_bytes;         /* budget for all memtables of all databases */
+    int64_t wal_sync_interval_ns; /* for STORE_SYNC_INTERVAL */
+    size_t memtable_bytes;        /* budget for all memtables of all databases */
     /* Over the budget, a write waits up to this long for flushes to free
      * memory before it fails with ERR_BUSY (a stall costs the client less
      * than a refused batch it must send again). 0: fail at once. */
     int64_t write_stall_ns;
     size_t block_cache_bytes;
-    unsigned background_threads;   /* flush + compaction threads, >= 1 */
+    unsigned background_threads;         /* flush + compaction threads, >= 1 */
     int64_t retention_check_interval_ns; /* how often the TTL sweep runs */
     /* Disk budget of each database (SSTables + WAL), 0 = none. Over it, the
      * retention sweep (and store_db_compact) drops the oldest hour windows
@@ -127,22 +127,22 @@ void store_event_ttls_free(struct store_event_ttl *v, size_t n);
 
 /* Size and content of a database, gathered without blocking writers. */
 struct store_db_stats {
-    uint64_t rows;          /* ESTIMATED: entries of the bucket SSTables and
-                             * memtables minus their tombstones; shadowed
-                             * versions and expired rows not yet compacted
-                             * away are counted */
-    uint64_t bytes;         /* on disk: SSTables of every partition + WAL */
-    uint64_t sst_bytes;     /* SSTables only */
-    uint64_t wal_bytes;     /* WAL segments only */
-    int64_t oldest_ts;      /* min ts over files and memtables (0 if empty) */
-    int64_t newest_ts;      /* max ts, same sources; an upper/lower bound:
-                             * deleted or expired rows may still count */
-    bool is_empty;          /* no files and no memtable entries */
-    uint64_t bytes_reclaimed; /* since open: SSTable bytes deleted by the
-                               * TTL sweep (whole files) or the disk guard */
-    uint64_t rows_expired;  /* since open: rows dropped by compaction for TTL */
-    uint64_t rows_deleted;  /* since open: delete rows written (tombstones) */
-    uint64_t tombstones;    /* point tombstones still stored (files + memtables) */
+    uint64_t rows;             /* ESTIMATED: entries of the bucket SSTables and
+                                * memtables minus their tombstones; shadowed
+                                * versions and expired rows not yet compacted
+                                * away are counted */
+    uint64_t bytes;            /* on disk: SSTables of every partition + WAL */
+    uint64_t sst_bytes;        /* SSTables only */
+    uint64_t wal_bytes;        /* WAL segments only */
+    int64_t oldest_ts;         /* min ts over files and memtables (0 if empty) */
+    int64_t newest_ts;         /* max ts, same sources; an upper/lower bound:
+                                * deleted or expired rows may still count */
+    bool is_empty;             /* no files and no memtable entries */
+    uint64_t bytes_reclaimed;  /* since open: SSTable bytes deleted by the
+                                * TTL sweep (whole files) or the disk guard */
+    uint64_t rows_expired;     /* since open: rows dropped by compaction for TTL */
+    uint64_t rows_deleted;     /* since open: delete rows written (tombstones) */
+    uint64_t tombstones;       /* point tombstones still stored (files + memtables) */
     uint64_t range_tombstones; /* range tombstones outstanding */
 };
 
@@ -268,7 +268,8 @@ int store_db_compact(struct store_db *db);
  * database: logbucket_bucket_rows_total{db,bucket}, logbucket_disk_bytes{db},
  * logbucket_db_rows{db} (estimated), logbucket_db_oldest_ts_seconds{db},
  * logbucket_db_newest_ts_seconds{db}, logbucket_retention_bytes_reclaimed_total,
- * logbucket_rows_deleted_total, logbucket_tombstones{db}, memtable bytes, flushes, compactions, WAL syncs, cache hits, errors, ... */
+ * logbucket_rows_deleted_total, logbucket_tombstones{db}, memtable bytes, flushes, compactions, WAL
+ * syncs, cache hits, errors, ... */
 void store_metrics(struct store *s, struct buf *out);
 
 #endif

@@ -19,18 +19,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/clock.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "store/arena.h"
 #include "store/batch.h"
-#include "store/table/cache.h"
+#include "store/compact.h"
 #include "store/env.h"
 #include "store/memtable.h"
-#include "store/table/sst.h"
-#include "store/compact.h"
 #include "store/part.h"
 #include "store/settings.h"
 #include "store/store.h"
+#include "store/table/cache.h"
+#include "store/table/sst.h"
 #include "store/tomb.h"
 #include "store/ttl.h"
 #include "store/wal.h"
@@ -53,15 +53,15 @@ struct store_db {
     char *dir;
     char *wal_dir;
     atomic_int refs;
-    bool dropped;           /* store->mu */
-    char *drop_dir;         /* where a dropped database's files went */
+    bool dropped;   /* store->mu */
+    char *drop_dir; /* where a dropped database's files went */
     uint32_t buckets;
     bool desc;
     atomic_llong ttl_ns;
-    atomic_llong floor_ts;  /* rows below were dropped by the disk guard: hidden */
+    atomic_llong floor_ts;        /* rows below were dropped by the disk guard: hidden */
     atomic_ullong max_disk_bytes; /* 0: the store's default */
-    pthread_mutex_t ttl_mu; /* guards ettl, nettl (taken inside write_mu) */
-    struct event_cut *ettl; /* per-event TTL rules, cutoff = ttl ns */
+    pthread_mutex_t ttl_mu;       /* guards ettl, nettl (taken inside write_mu) */
+    struct event_cut *ettl;       /* per-event TTL rules, cutoff = ttl ns */
     size_t nettl;
     uint64_t ettl_gen;      /* ttl_mu: bumped when a rule is added or shortened */
     struct tomb_set *tombs; /* ttl_mu: range tombstones (replaced under write_mu too) */
@@ -71,10 +71,10 @@ struct store_db {
     uint64_t last_seq;
     atomic_ullong visible_seq;
     struct wal *wal;
-    uint64_t gen;           /* generation of the active memtables == WAL segment */
+    uint64_t gen; /* generation of the active memtables == WAL segment */
     atomic_size_t active_bytes;
-    atomic_int bg_error;    /* sticky: the database turned read-only */
-    struct buf scratch;     /* write_mu: key encoding */
+    atomic_int bg_error; /* sticky: the database turned read-only */
+    struct buf scratch;  /* write_mu: key encoding */
     struct db_metrics m;
 };
 
@@ -85,11 +85,11 @@ struct store {
     struct env_file *lock;
     struct cache *cache;
     atomic_size_t mem_total;
-    struct arena_pool pool;  /* free memtable blocks, at most memtable_bytes / 2 */
-    pthread_mutex_t mu;  /* guards dbs */
+    struct arena_pool pool; /* free memtable blocks, at most memtable_bytes / 2 */
+    pthread_mutex_t mu;     /* guards dbs */
     struct store_db **dbs;
     size_t ndbs;
-    pthread_mutex_t bg_mu; /* guards scheduling state and part.busy */
+    pthread_mutex_t bg_mu;    /* guards scheduling state and part.busy */
     pthread_cond_t bg_cond;   /* work to do */
     pthread_cond_t done_cond; /* a job finished */
     bool stop;
@@ -121,8 +121,7 @@ static inline int64_t db_now(const struct store_db *db)
 void db_fail(struct store_db *db, int rc);
 
 /* databases (db.c) */
-int db_open(struct store *s, const char *name, const struct db_opts *create,
-            struct store_db **out);
+int db_open(struct store *s, const char *name, const struct db_opts *create, struct store_db **out);
 void db_close(struct store_db *db);
 void db_ref(struct store_db *db);
 int db_freeze_locked(struct store_db *db);

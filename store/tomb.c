@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/err.h"
-#include "base/log.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "model/key.h"
 #include "store/tomb.h"
 
@@ -94,4 +94,3 @@ bool tomb_matches(const struct tomb_set *t, struct slice host, struct slice even
 /* --- the TOMBSTONES file --- */
 
 /* --- adding and purging --- */
-

@@ -55,4 +55,3 @@ int64_t event_cuts_min(const struct event_cuts *c, int64_t base)
             m = c->v[i].cutoff;
     return c->n && m > base ? m : base;
 }
-

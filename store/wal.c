@@ -7,10 +7,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "base/err.h"
-#include "base/log.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
 
 struct wal {
     struct env *env;
@@ -19,8 +19,8 @@ struct wal {
     pthread_cond_t cond;
     struct env_file *f;
     uint64_t seg;
-    uint64_t seg_base;  /* logical position of the segment's first byte */
-    uint64_t written;   /* logical end of data written */
+    uint64_t seg_base; /* logical position of the segment's first byte */
+    uint64_t written;  /* logical end of data written */
     uint64_t ready_pos, ready_seq;
     uint64_t synced_pos, synced_seq;
     bool syncing;

@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/env.h"
 #include "base/slice.h"
+#include "store/env.h"
 
 #define WAL_HEADER 12
 #define WAL_MAX_RECORD (1u << 30)

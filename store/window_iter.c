@@ -12,8 +12,8 @@
 #include <stdlib.h>
 
 #include "base/buf.h"
-#include "base/err.h"
 #include "base/coding.h"
+#include "base/err.h"
 #include "model/key.h"
 #include "store/store_int.h"
 
@@ -23,7 +23,7 @@ struct win_it {
     struct version *v;
     size_t *start; /* window i = files [start[i], start[i + 1]) of v, i by window asc */
     size_t nwin;
-    long cur;      /* key-order index of the open window; -1 none */
+    long cur; /* key-order index of the open window; -1 none */
     struct iter *it;
     int status;
     struct buf pre;     /* every key of this iterator starts with it */
@@ -223,8 +223,7 @@ static const struct it_ops win_ops = {
     .destroy = wi_destroy,
 };
 
-static struct iter *new_iter(const struct part *p, struct version *v, struct slice pre,
-                             bool whole)
+static struct iter *new_iter(const struct part *p, struct version *v, struct slice pre, bool whole)
 {
     struct win_it *w = xcalloc(1, sizeof *w);
     it_init(&w->base, &win_ops);

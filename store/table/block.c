@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/err.h"
 #include "base/coding.h"
+#include "base/err.h"
 
 void blk_builder_init(struct blk_builder *b)
 {
@@ -129,8 +129,8 @@ int blk_parse(struct slice data, struct blk *out)
 struct blk_it {
     struct iter base;
     struct blk b;
-    size_t cur;  /* offset of the current entry; restart_off when invalid */
-    size_t next; /* offset after it */
+    size_t cur;       /* offset of the current entry; restart_off when invalid */
+    size_t next;      /* offset after it */
     uint32_t restart; /* restart index at or before cur */
     struct buf key;
     struct slice value;

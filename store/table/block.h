@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/iter.h"
 #include "base/slice.h"
+#include "store/iter.h"
 
 #define BLK_RESTART_EVERY 16
 

@@ -15,9 +15,9 @@ struct cache_handle {
     void *value;
     void (*deleter)(void *);
     size_t charge;
-    int refs;       /* pins, plus 1 while in the table */
+    int refs; /* pins, plus 1 while in the table */
     bool in_table;
-    struct cache_handle *hnext;      /* hash chain */
+    struct cache_handle *hnext;       /* hash chain */
     struct cache_handle *prev, *next; /* LRU list, only while refs == 1 and in_table */
 };
 

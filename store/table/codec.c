@@ -5,9 +5,9 @@
 #include <lz4.h>
 #include <lz4hc.h>
 
-#include "base/err.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/err.h"
 
 static void put_trailer(struct buf *out, size_t start, int type)
 {
@@ -56,8 +56,7 @@ int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf
     size_t plen = stored.len - CODEC_TRAILER;
     uint32_t want = crc32c_unmask(coding_get_u32le(stored.ptr + plen + 1));
     if (crc32c(stored.ptr, plen + 1) != want)
-        return err_corrupt("%s: block at %llu: checksum mismatch", what,
-                           (unsigned long long)off);
+        return err_corrupt("%s: block at %llu: checksum mismatch", what, (unsigned long long)off);
     int type = (unsigned char)stored.ptr[plen];
     if (type == CODEC_RAW) {
         buf_reserve_exact(out, plen);
@@ -67,8 +66,7 @@ int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf
     uint64_t raw_len;
     const char *p = coding_varint_dec(stored.ptr, stored.ptr + plen, &raw_len);
     if (type != CODEC_LZ4 || !p || raw_len > CODEC_MAX_RAW)
-        return err_corrupt("%s: block at %llu: bad type or length", what,
-                           (unsigned long long)off);
+        return err_corrupt("%s: block at %llu: bad type or length", what, (unsigned long long)off);
     buf_reserve_exact(out, (size_t)raw_len);
     int n = LZ4_decompress_safe(p, out->data, (int)(stored.ptr + plen - p), (int)raw_len);
     if (n < 0 || (uint64_t)n != raw_len)

@@ -14,9 +14,9 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/slice.h"
 #include "store/env.h"
 #include "store/iter.h"
-#include "base/slice.h"
 
 #define SST_MAGIC 0x6c6f676275636b31ULL /* "logbuck1" */
 /* Version 2: the bloom filter holds sst_build_opts.bloom_key of each user
@@ -41,7 +41,7 @@ struct sst_build_opts {
     /* The bytes of a user key that go into the bloom filter: its first
      * bloom_key(ukey) bytes; NULL: the whole key. */
     size_t (*bloom_key)(struct slice ukey);
-    bool fast;     /* faster, weaker compression (flushes) */
+    bool fast; /* faster, weaker compression (flushes) */
 };
 
 /* Creates path (truncating). env must outlive the builder; opts NULL =
@@ -74,16 +74,15 @@ struct sst_table;
 
 /* cache and corrupt_count are borrowed and must outlive the table (cache may
  * be NULL). */
-int sst_open(struct env *env, const char *path, struct cache *cache,
-             atomic_ullong *corrupt_count, struct sst_table **out);
+int sst_open(struct env *env, const char *path, struct cache *cache, atomic_ullong *corrupt_count,
+             struct sst_table **out);
 void sst_ref(struct sst_table *t);
 void sst_unref(struct sst_table *t); /* NULL ok */
 const struct sst_props *sst_get_props(const struct sst_table *t);
 
 /* Newest version of ukey with seq <= max_seq: ERR_OK with *kind set and the
  * value appended to out, ERR_NOTFOUND, or ERR_CORRUPT. */
-int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
-            struct buf *out);
+int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind, struct buf *out);
 /* The format version of the file (1 or 2). */
 uint32_t sst_version(const struct sst_table *t);
 /* False if no key whose bloom key is bkey is in the table. */
@@ -105,7 +104,7 @@ struct iter *sst_iter(struct sst_table *t);
 struct sst_scan;
 
 struct sst_scan *sst_scan_new(struct sst_table *t); /* holds a reference to t */
-void sst_scan_free(struct sst_scan *s);              /* NULL ok */
+void sst_scan_free(struct sst_scan *s);             /* NULL ok */
 bool sst_scan_valid(const struct sst_scan *s);
 int sst_scan_status(const struct sst_scan *s);
 /* REQUIRES: valid, for the rest. Slices are valid until the scan moves. */

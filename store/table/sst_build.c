@@ -5,13 +5,13 @@
 
 #include <stdlib.h>
 
+#include "base/coding.h"
+#include "base/crc32c.h"
 #include "base/err.h"
+#include "store/ikey.h"
 #include "store/table/block.h"
 #include "store/table/bloom.h"
 #include "store/table/codec.h"
-#include "base/coding.h"
-#include "base/crc32c.h"
-#include "store/ikey.h"
 
 struct sst_builder {
     struct env *env;
@@ -19,7 +19,7 @@ struct sst_builder {
     struct env_file *f;
     uint64_t offset;
     struct blk_builder data, index;
-    struct buf out;       /* scratch for encoded blocks */
+    struct buf out; /* scratch for encoded blocks */
     uint64_t *hashes;
     size_t nhashes, hcap;
     uint64_t last_hash;

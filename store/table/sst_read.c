@@ -7,14 +7,14 @@
 
 #include <stdlib.h>
 
+#include "base/coding.h"
+#include "base/crc32c.h"
 #include "base/err.h"
+#include "store/ikey.h"
 #include "store/table/block.h"
 #include "store/table/bloom.h"
 #include "store/table/cache.h"
 #include "store/table/codec.h"
-#include "base/coding.h"
-#include "base/crc32c.h"
-#include "store/ikey.h"
 
 struct sst_table {
     atomic_int refs;
@@ -123,8 +123,8 @@ static int load_meta(struct sst_table *t)
     return rc;
 }
 
-int sst_open(struct env *env, const char *path, struct cache *cache,
-             atomic_ullong *corrupt_count, struct sst_table **out)
+int sst_open(struct env *env, const char *path, struct cache *cache, atomic_ullong *corrupt_count,
+             struct sst_table **out)
 {
     struct sst_table *t = xcalloc(1, sizeof *t);
     atomic_init(&t->refs, 1);
@@ -230,8 +230,7 @@ static struct iter *block_iter(struct sst_table *t, struct slice handle)
     return it;
 }
 
-int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind,
-            struct buf *out)
+int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind, struct buf *out)
 {
     uint64_t seq;
     return sst_get_seq(t, ukey, max_seq, kind, out, &seq);
@@ -495,8 +494,7 @@ static void scan_load(struct sst_scan *s)
         if (!rc)
             rc = read_stored_form(s->t, off, size, &s->stored);
         if (!rc)
-            rc = codec_decode(slice_make(s->stored.data, s->stored.len), s->t->path, off,
-                              &s->raw);
+            rc = codec_decode(slice_make(s->stored.data, s->stored.len), s->t->path, off, &s->raw);
         if (!rc)
             rc = blk_parse(slice_make(s->raw.data, s->raw.len), &s->blk);
         if (rc) {

@@ -23,10 +23,10 @@ static inline uint64_t fuzz_rng(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-#define FUZZ_CHECK(c)                                                                   \
-    do {                                                                                \
-        if (!(c))                                                                       \
-            abort();                                                                    \
+#define FUZZ_CHECK(c)                                                                              \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            abort();                                                                               \
     } while (0)
 
 static inline bool fuzz_field_eq(const struct rec_field *a, const struct rec_field *b)

@@ -109,9 +109,8 @@ static int run(uint64_t seed, const char *body, size_t len, bool is_split, struc
     FUZZ_CHECK(rc == ingest_status(in));
     FUZZ_CHECK(rc == ERR_OK || rc == ERR_TOOBIG || rc == ERR_INVAL || rc == ERR_BUSY);
     buf_append(out, s.written.data, s.written.len);
-    buf_printf(out, "written=%llu dropped=%llu rc=%d\n",
-               (unsigned long long)ingest_written(in), (unsigned long long)ingest_dropped(in),
-               rc);
+    buf_printf(out, "written=%llu dropped=%llu rc=%d\n", (unsigned long long)ingest_written(in),
+               (unsigned long long)ingest_dropped(in), rc);
     buf_puts(out, ingest_error_text(in));
     ingest_free(in);
     buf_destroy(&s.pending);

@@ -56,8 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     uint64_t seed;
     memcpy(&seed, data, 8);
-    static const int64_t precs[] = {1, 1000, 1000000, 1000000000, 60000000000LL,
-                                    3600000000000LL};
+    static const int64_t precs[] = {1, 1000, 1000000, 1000000000, 60000000000LL, 3600000000000LL};
     struct event_limits lim;
     event_limits_default(&lim);
     if (seed & 0x100)

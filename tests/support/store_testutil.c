@@ -211,20 +211,38 @@ static int fe_rename(struct env *e, const char *a, const char *b)
 {
     return env_rename(fe_of(e)->base, a, b);
 }
-static int fe_unlink(struct env *e, const char *p) { return env_unlink(fe_of(e)->base, p); }
-static int fe_mkdir(struct env *e, const char *p) { return env_mkdir(fe_of(e)->base, p); }
-static int fe_rmdir(struct env *e, const char *p) { return env_rmdir(fe_of(e)->base, p); }
+static int fe_unlink(struct env *e, const char *p)
+{
+    return env_unlink(fe_of(e)->base, p);
+}
+static int fe_mkdir(struct env *e, const char *p)
+{
+    return env_mkdir(fe_of(e)->base, p);
+}
+static int fe_rmdir(struct env *e, const char *p)
+{
+    return env_rmdir(fe_of(e)->base, p);
+}
 static int fe_list(struct env *e, const char *d, char ***n, size_t *c)
 {
     return env_list(fe_of(e)->base, d, n, c);
 }
-static int fe_sync_dir(struct env *e, const char *d) { return env_sync_dir(fe_of(e)->base, d); }
-static bool fe_exists(struct env *e, const char *p) { return env_exists(fe_of(e)->base, p); }
+static int fe_sync_dir(struct env *e, const char *d)
+{
+    return env_sync_dir(fe_of(e)->base, d);
+}
+static bool fe_exists(struct env *e, const char *p)
+{
+    return env_exists(fe_of(e)->base, p);
+}
 static int fe_lock(struct env *e, const char *p, struct env_file **out)
 {
     return fe_of(e)->base->ops->lock(fe_of(e)->base, p, out);
 }
-static void fe_unlock(struct env_file *f) { f->env->ops->unlock(f); }
+static void fe_unlock(struct env_file *f)
+{
+    f->env->ops->unlock(f);
+}
 
 static const struct env_ops fault_ops = {
     .open_append = fe_open_append,

@@ -27,13 +27,13 @@ size_t tu_list_suffix(const char *dir, const char *suffix, char ***out);
 /* The fault env. Counters are atomic so tests may flip them while the
  * store's threads run. */
 struct fault_env {
-    struct env env;          /* must be first: pass &fe->env to the store */
+    struct env env; /* must be first: pass &fe->env to the store */
     struct env *base;
-    atomic_bool nospc;       /* every append fails with ERR_NOSPC */
+    atomic_bool nospc;          /* every append fails with ERR_NOSPC */
     atomic_long fail_append_at; /* > 0: the Nth append from now fails (ERR_IO) */
     atomic_long fail_sync_at;   /* > 0: the Nth sync from now fails (ERR_IO) */
-    atomic_bool hold_sst;    /* appends to *.sst files wait while set */
-    atomic_bool nospc_sst;   /* appends to *.sst files fail with ERR_NOSPC */
+    atomic_bool hold_sst;       /* appends to *.sst files wait while set */
+    atomic_bool nospc_sst;      /* appends to *.sst files fail with ERR_NOSPC */
     atomic_long appends, syncs;
 };
 

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "config/config.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "config/config.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define KI 1024ULL
@@ -73,8 +73,8 @@ static void test_size_good(void **state)
         if (cfg_parse_size(cases[i].in, &v) != ERR_OK)
             fail_msg("cfg_parse_size(\"%s\") failed", cases[i].in);
         if (v != cases[i].want)
-            fail_msg("cfg_parse_size(\"%s\") = %llu, want %llu", cases[i].in,
-                     (unsigned long long)v, (unsigned long long)cases[i].want);
+            fail_msg("cfg_parse_size(\"%s\") = %llu, want %llu", cases[i].in, (unsigned long long)v,
+                     (unsigned long long)cases[i].want);
     }
 }
 
@@ -82,9 +82,24 @@ static void test_size_bad(void **state)
 {
     (void)state;
     static const char *cases[] = {
-        "",      "k",     "-1",   "1.5MiB", "1 2",  "1XB",   "1KiBB", "1 k b", " 1",
-        "1MiB ", "0x10",  "1e6",  "8192PiB", "9223372036854775808", "99999999999999999999",
-        "1kK",   "1 MiB x", "+1",
+        "",
+        "k",
+        "-1",
+        "1.5MiB",
+        "1 2",
+        "1XB",
+        "1KiBB",
+        "1 k b",
+        " 1",
+        "1MiB ",
+        "0x10",
+        "1e6",
+        "8192PiB",
+        "9223372036854775808",
+        "99999999999999999999",
+        "1kK",
+        "1 MiB x",
+        "+1",
     };
     for (size_t i = 0; i < N(cases); i++) {
         uint64_t v = 777;
@@ -124,9 +139,19 @@ static void test_size_format(void **state)
 static void test_size_round_trip(void **state)
 {
     (void)state;
-    static const uint64_t vals[] = {0,         1,          999,         1000,        1024,
-                                    4096,      1000000,    1048576,     3 * KI * KI, 5000000000ULL,
-                                    7 * KI * KI * KI * KI, 123456789, 9223372036854775807ULL};
+    static const uint64_t vals[] = {0,
+                                    1,
+                                    999,
+                                    1000,
+                                    1024,
+                                    4096,
+                                    1000000,
+                                    1048576,
+                                    3 * KI * KI,
+                                    5000000000ULL,
+                                    7 * KI * KI * KI * KI,
+                                    123456789,
+                                    9223372036854775807ULL};
     for (size_t i = 0; i < N(vals); i++) {
         char out[32];
         uint64_t back;
@@ -176,9 +201,29 @@ static void test_duration_bad(void **state)
 {
     (void)state;
     static const char *cases[] = {
-        "",     "10",   "s",      "-1s",  "1.5s", "10 s", " 10s", "10s ", "10S",  "5M",
-        "1y",   "1ms2", "1sec",   "1min", "00",   "1hh",  "+1s",  "10x",  "1d 1h",
-        "9223372036854775808ns", "106752d", "15251w", "9223372036854775807ns1ns",
+        "",
+        "10",
+        "s",
+        "-1s",
+        "1.5s",
+        "10 s",
+        " 10s",
+        "10s ",
+        "10S",
+        "5M",
+        "1y",
+        "1ms2",
+        "1sec",
+        "1min",
+        "00",
+        "1hh",
+        "+1s",
+        "10x",
+        "1d 1h",
+        "9223372036854775808ns",
+        "106752d",
+        "15251w",
+        "9223372036854775807ns1ns",
     };
     for (size_t i = 0; i < N(cases); i++) {
         int64_t v = 777;
@@ -222,9 +267,13 @@ static void test_duration_format(void **state)
 static void test_duration_round_trip(void **state)
 {
     (void)state;
-    static const int64_t vals[] = {0,         1,           999,         1000,      1000000,
-                                   NS_S,      61 * NS_S,   3600 * NS_S, 5400 * NS_S, 7 * 86400 * NS_S,
-                                   123456789, INT64_MAX - 1, INT64_MAX};
+    static const int64_t vals[] = {0,           1,
+                                   999,         1000,
+                                   1000000,     NS_S,
+                                   61 * NS_S,   3600 * NS_S,
+                                   5400 * NS_S, 7 * 86400 * NS_S,
+                                   123456789,   INT64_MAX - 1,
+                                   INT64_MAX};
     for (size_t i = 0; i < N(vals); i++) {
         char out[32];
         int64_t back;
@@ -432,20 +481,34 @@ static void test_set_values_land(void **state)
     struct buf err = BUF_INIT;
     cfg_init(&c);
     static const char *kv[][2] = {
-        {"listen", "[::1]:9000"},        {"data_dir", "/srv/lb"},
-        {"http_threads", "8"},           {"max_connections", "50"},
-        {"request_timeout", "5s"},       {"max_body_bytes", "8MiB"},
-        {"max_line_bytes", "64KB"},      {"max_key_bytes", "256"},
-        {"max_tags_per_line", "32"},     {"max_fields_per_line", "33"},
-        {"wal_sync", "interval"},        {"wal_sync_interval", "250ms"},
-        {"memtable_bytes", "32M"},       {"block_cache_bytes", "1G"},
-        {"background_threads", "3"},     {"default_buckets", "64"},
-        {"default_ts_order", "asc"},     {"default_ttl", "30d"},
-        {"retention_check_interval", "10s"}, {"reject_older_than", "1w"},
-        {"reject_newer_than", "1h"},     {"auto_create_databases", "no"},
-        {"max_get_rows", "100"},         {"allow_full_scan", "on"},
-        {"host_tag", "hostname"},        {"default_host", "unknown"},
-        {"log_level", "warn"},           {"insecure", "yes"},
+        {"listen", "[::1]:9000"},
+        {"data_dir", "/srv/lb"},
+        {"http_threads", "8"},
+        {"max_connections", "50"},
+        {"request_timeout", "5s"},
+        {"max_body_bytes", "8MiB"},
+        {"max_line_bytes", "64KB"},
+        {"max_key_bytes", "256"},
+        {"max_tags_per_line", "32"},
+        {"max_fields_per_line", "33"},
+        {"wal_sync", "interval"},
+        {"wal_sync_interval", "250ms"},
+        {"memtable_bytes", "32M"},
+        {"block_cache_bytes", "1G"},
+        {"background_threads", "3"},
+        {"default_buckets", "64"},
+        {"default_ts_order", "asc"},
+        {"default_ttl", "30d"},
+        {"retention_check_interval", "10s"},
+        {"reject_older_than", "1w"},
+        {"reject_newer_than", "1h"},
+        {"auto_create_databases", "no"},
+        {"max_get_rows", "100"},
+        {"allow_full_scan", "on"},
+        {"host_tag", "hostname"},
+        {"default_host", "unknown"},
+        {"log_level", "warn"},
+        {"insecure", "yes"},
     };
     for (size_t i = 0; i < N(kv); i++)
         ok_or_print(cfg_set(&c, kv[i][0], kv[i][1], "test", &err), &err);
@@ -807,7 +870,8 @@ static void test_args_bad(void **state)
         {{"--set", "wal_sync=sometimes"},
          "--set: wal_sync = \"sometimes\": expected one of always, interval, none",
          false},
-        {{"--set", "wal_synk=none"}, "--set: unknown key \"wal_synk\" (did you mean wal_sync?)",
+        {{"--set", "wal_synk=none"},
+         "--set: unknown key \"wal_synk\" (did you mean wal_sync?)",
          false},
         {{"--listen", "1.2.3.4:99999"}, "--listen: listen = \"1.2.3.4:99999\"", false},
         {{"--data-dir="}, "--data-dir: data_dir = \"\": must not be empty", false},
@@ -840,16 +904,11 @@ static void test_validate_listen(void **state)
         bool insecure;
         bool ok;
     } cases[] = {
-        {"127.0.0.1:8086", NULL, false, true},
-        {"127.9.9.9:8086", NULL, false, true},
-        {"localhost:8086", NULL, false, true},
-        {"[::1]:8086", NULL, false, true},
-        {"0.0.0.0:8086", NULL, false, false},
-        {"[::]:8086", NULL, false, false},
-        {"10.1.2.3:8086", NULL, false, false},
-        {"example.com:8086", NULL, false, false},
-        {"0.0.0.0:8086", NULL, true, true},
-        {"0.0.0.0:8086", "tok read *", false, true},
+        {"127.0.0.1:8086", NULL, false, true},     {"127.9.9.9:8086", NULL, false, true},
+        {"localhost:8086", NULL, false, true},     {"[::1]:8086", NULL, false, true},
+        {"0.0.0.0:8086", NULL, false, false},      {"[::]:8086", NULL, false, false},
+        {"10.1.2.3:8086", NULL, false, false},     {"example.com:8086", NULL, false, false},
+        {"0.0.0.0:8086", NULL, true, true},        {"0.0.0.0:8086", "tok read *", false, true},
         {"[::]:8086", "tok admin *", false, true},
     };
     for (size_t i = 0; i < N(cases); i++) {
@@ -909,15 +968,24 @@ static void fill_unusual(struct config *c)
 {
     struct buf err = BUF_INIT;
     static const char *kv[][2] = {
-        {"listen", "[::]:9100"},          {"data_dir", "/var/lib/log bucket"},
-        {"http_threads", "3"},            {"request_timeout", "1500ms"},
-        {"max_body_bytes", "5000000"},    {"max_line_bytes", "3000"},
-        {"wal_sync", "none"},             {"retention_check_interval", "1h30m"},
-        {"memtable_bytes", "3GiB"},       {"block_cache_bytes", "0"},
-        {"default_ts_order", "asc"},      {"default_ttl", "14d"},
-        {"reject_newer_than", "90s"},     {"auto_create_databases", "false"},
-        {"allow_full_scan", "true"},      {"default_host", "\" web #7 \""},
-        {"host_tag", "src"},              {"log_level", "error"},
+        {"listen", "[::]:9100"},
+        {"data_dir", "/var/lib/log bucket"},
+        {"http_threads", "3"},
+        {"request_timeout", "1500ms"},
+        {"max_body_bytes", "5000000"},
+        {"max_line_bytes", "3000"},
+        {"wal_sync", "none"},
+        {"retention_check_interval", "1h30m"},
+        {"memtable_bytes", "3GiB"},
+        {"block_cache_bytes", "0"},
+        {"default_ts_order", "asc"},
+        {"default_ttl", "14d"},
+        {"reject_newer_than", "90s"},
+        {"auto_create_databases", "false"},
+        {"allow_full_scan", "true"},
+        {"default_host", "\" web #7 \""},
+        {"host_tag", "src"},
+        {"log_level", "error"},
         {"token", "s3cr3t write,read logs,metrics"},
         {"token", "adm1n admin *"},
     };

@@ -19,9 +19,9 @@ static void test_status_mapping(void **state)
         int err;
         unsigned status;
     } cases[] = {
-        {ERR_OK, 200},       {ERR_INVAL, 400}, {ERR_PERM, 403},    {ERR_NOTFOUND, 404},
-        {ERR_TOOBIG, 413},   {ERR_BUSY, 503},  {ERR_NOSPC, 507},   {ERR_IO, 500},
-        {ERR_CORRUPT, 500},  {ERR_NOMEM, 500}, {ERR_EXISTS, 409},
+        {ERR_OK, 200},      {ERR_INVAL, 400}, {ERR_PERM, 403},   {ERR_NOTFOUND, 404},
+        {ERR_TOOBIG, 413},  {ERR_BUSY, 503},  {ERR_NOSPC, 507},  {ERR_IO, 500},
+        {ERR_CORRUPT, 500}, {ERR_NOMEM, 500}, {ERR_EXISTS, 409},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_int_equal(reply_status_for(cases[i].err), cases[i].status);
@@ -42,11 +42,11 @@ static void test_json_escape(void **state)
     check_escape("a\"b\\c", 5, "a\\\"b\\\\c");
     check_escape("l1\nl2\tx\r", 8, "l1\\nl2\\tx\\r");
     check_escape("\x01\x1f", 2, "\\u0001\\u001f");
-    check_escape("caf\xc3\xa9", 5, "caf\xc3\xa9");          /* valid UTF-8 kept */
-    check_escape("\xff", 1, "\\ufffd");                    /* invalid byte */
-    check_escape("\xc3", 1, "\\ufffd");                    /* truncated sequence */
+    check_escape("caf\xc3\xa9", 5, "caf\xc3\xa9");            /* valid UTF-8 kept */
+    check_escape("\xff", 1, "\\ufffd");                       /* invalid byte */
+    check_escape("\xc3", 1, "\\ufffd");                       /* truncated sequence */
     check_escape("\xed\xa0\x80", 3, "\\ufffd\\ufffd\\ufffd"); /* surrogate */
-    check_escape("\xc0\xaf", 2, "\\ufffd\\ufffd");         /* overlong */
+    check_escape("\xc0\xaf", 2, "\\ufffd\\ufffd");            /* overlong */
     check_escape("a\0b", 3, "a\\u0000b");
 }
 

@@ -14,7 +14,9 @@
 #include "base/utf8.h"
 #include "ingest/event.h"
 
+/* clang-format off */ /* (it would spread the braces over four lines) */
 #define U(s, ok) {s, sizeof(s) - 1, ok}
+/* clang-format on */
 
 static void test_utf8(void **state)
 {
@@ -26,28 +28,28 @@ static void test_utf8(void **state)
     } tab[] = {
         U("", true),
         U("plain ascii, longer than eight bytes", true),
-        U("\xc2\x80", true),            /* U+0080 */
-        U("\xdf\xbf", true),            /* U+07FF */
-        U("\xe0\xa0\x80", true),        /* U+0800 */
-        U("\xed\x9f\xbf", true),        /* U+D7FF */
-        U("\xee\x80\x80", true),        /* U+E000 */
-        U("\xef\xbf\xbf", true),        /* U+FFFF */
-        U("\xf0\x90\x80\x80", true),    /* U+10000 */
-        U("\xf4\x8f\xbf\xbf", true),    /* U+10FFFF */
-        U("abcdefg\xc3\xa9", true),     /* after the 8-byte fast path */
-        U("\x80", false),               /* lone continuation */
-        U("\xc0\x80", false),           /* overlong NUL */
-        U("\xc1\xbf", false),           /* overlong */
-        U("\xe0\x9f\xbf", false),       /* overlong 3-byte */
-        U("\xf0\x8f\xbf\xbf", false),   /* overlong 4-byte */
-        U("\xed\xa0\x80", false),       /* surrogate U+D800 */
-        U("\xed\xbf\xbf", false),       /* surrogate U+DFFF */
-        U("\xf4\x90\x80\x80", false),   /* U+110000 */
+        U("\xc2\x80", true),          /* U+0080 */
+        U("\xdf\xbf", true),          /* U+07FF */
+        U("\xe0\xa0\x80", true),      /* U+0800 */
+        U("\xed\x9f\xbf", true),      /* U+D7FF */
+        U("\xee\x80\x80", true),      /* U+E000 */
+        U("\xef\xbf\xbf", true),      /* U+FFFF */
+        U("\xf0\x90\x80\x80", true),  /* U+10000 */
+        U("\xf4\x8f\xbf\xbf", true),  /* U+10FFFF */
+        U("abcdefg\xc3\xa9", true),   /* after the 8-byte fast path */
+        U("\x80", false),             /* lone continuation */
+        U("\xc0\x80", false),         /* overlong NUL */
+        U("\xc1\xbf", false),         /* overlong */
+        U("\xe0\x9f\xbf", false),     /* overlong 3-byte */
+        U("\xf0\x8f\xbf\xbf", false), /* overlong 4-byte */
+        U("\xed\xa0\x80", false),     /* surrogate U+D800 */
+        U("\xed\xbf\xbf", false),     /* surrogate U+DFFF */
+        U("\xf4\x90\x80\x80", false), /* U+110000 */
         U("\xf5\x80\x80\x80", false),
         U("\xff", false),
-        U("\xc3", false),               /* cut */
-        U("\xe2\x82", false),           /* cut */
-        U("\xc3\x28", false),           /* bad continuation */
+        U("\xc3", false),     /* cut */
+        U("\xe2\x82", false), /* cut */
+        U("\xc3\x28", false), /* bad continuation */
         U("abcdefgh\xe2\x28\xa1", false),
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
@@ -58,7 +60,9 @@ static void test_utf8(void **state)
     }
 }
 
+/* clang-format off */ /* (it would spread the braces over four lines) */
 #define R(in, want) {in, sizeof(in) - 1, want}
+/* clang-format on */
 
 /* Repair keeps every valid sequence and replaces each byte that starts no
  * sequence by U+FFFD; the result is always valid. */
@@ -72,13 +76,16 @@ static void test_utf8_repair(void **state)
     } tab[] = {
         R("", ""),
         R("plain ascii, longer than eight bytes", "plain ascii, longer than eight bytes"),
-        R("caf\xe9 au lait", "caf\xef\xbf\xbd au lait"),           /* Latin-1 */
+        R("caf\xe9 au lait", "caf\xef\xbf\xbd au lait"), /* Latin-1 */
         R("ok \xc3\xa9 \xf0\x90\x80\x80", "ok \xc3\xa9 \xf0\x90\x80\x80"),
         R("\xc3\x28", "\xef\xbf\xbd("),
         R("\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"), /* surrogate */
-        R("\xc0\xaf/", "\xef\xbf\xbd\xef\xbf\xbd/"),           /* overlong */
+        R("\xc0\xaf/", "\xef\xbf\xbd\xef\xbf\xbd/"),               /* overlong */
         R("cut at the end \xe2\x82", "cut at the end \xef\xbf\xbd\xef\xbf\xbd"),
-        R("\xff\xfe" "12345678\xff", "\xef\xbf\xbd\xef\xbf\xbd" "12345678\xef\xbf\xbd"),
+        R("\xff\xfe"
+          "12345678\xff",
+          "\xef\xbf\xbd\xef\xbf\xbd"
+          "12345678\xef\xbf\xbd"),
     };
     struct buf out = BUF_INIT;
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
@@ -214,10 +221,8 @@ static void test_splitter_edges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_utf8),
-        cmocka_unit_test(test_utf8_repair),
-        cmocka_unit_test(test_dup_keys),
-        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_utf8),           cmocka_unit_test(test_utf8_repair),
+        cmocka_unit_test(test_dup_keys),       cmocka_unit_test(test_names),
         cmocka_unit_test(test_splitter_edges),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -15,8 +15,8 @@
 
 #include "base/err.h"
 #include "ingest/ingest.h"
-#include "model/record.h"
 #include "model/key.h"
+#include "model/record.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
@@ -73,8 +73,7 @@ static void get_row(struct store_db *db, int64_t ts, const char *host, const cha
             buf_puts(out, " + ");
         struct rec_tag t;
         while (rec_row_next_tag(&r, &t) == 1)
-            buf_printf(out, "%.*s=%.*s;", (int)t.key.len, t.key.ptr, (int)t.value.len,
-                       t.value.ptr);
+            buf_printf(out, "%.*s=%.*s;", (int)t.key.len, t.key.ptr, (int)t.value.len, t.value.ptr);
         buf_putc(out, '|');
         struct rec_field fl;
         int frc;

@@ -24,7 +24,7 @@ struct fake {
     struct buf rows;    /* pending rows, rendered */
     struct buf written; /* rows of successful writes, rendered, "--" between batches */
     int nwrites;
-    int fail_at;        /* write number (1-based) that fails, 0 = never */
+    int fail_at; /* write number (1-based) that fails, 0 = never */
     int fail_rc;
 };
 
@@ -132,9 +132,9 @@ static void test_rows_and_errors(void **state)
     assert_int_equal(f.nwrites, 0);
     assert_int_equal(ingest_finish(in), ERR_OK);
     assert_string_equal(buf_cstr(&f.written), "5|a|cpu|dc=eu;|v:F1;\n"
-                                               "1000|b|mem||used:I2;\n"
-                                               "7|c|net||up:B1;\n"
-                                               "--\n");
+                                              "1000|b|mem||used:I2;\n"
+                                              "7|c|net||up:B1;\n"
+                                              "--\n");
     assert_int_equal(ingest_written(in), 3);
     assert_int_equal(ingest_dropped(in), 2);
     assert_string_equal(ingest_error_text(in),
@@ -271,9 +271,9 @@ static void test_reject_window(void **state)
     assert_int_equal(ingest_feed(in, body, strlen(body)), ERR_OK);
     assert_int_equal(ingest_finish(in), ERR_OK);
     assert_string_equal(buf_cstr(&f.written), "999000||b||v:F1;\n"
-                                               "1000500||c||v:F1;\n"
-                                               "1000000||e||v:F1;\n"
-                                               "--\n");
+                                              "1000500||c||v:F1;\n"
+                                              "1000000||e||v:F1;\n"
+                                              "--\n");
     assert_string_equal(ingest_error_text(in),
                         "line 1: timestamp older than the reject_older_than window\n"
                         "line 4: timestamp newer than the reject_newer_than window\n"
@@ -506,9 +506,9 @@ static void test_raw_and_jsonl(void **state)
     assert_int_equal(ingest_feed(in, body + 10, strlen(body) - 10), ERR_OK);
     assert_int_equal(ingest_finish(in), ERR_OK);
     assert_string_equal(buf_cstr(&f.written), "5000|web-1|nginx||msg:SGET / 200;\n"
-                                               "5001|web-1|nginx||msg:SPOST /x 500;\n"
-                                               "5002|web-1|nginx||msg:Sno newline;\n"
-                                               "--\n");
+                                              "5001|web-1|nginx||msg:SPOST /x 500;\n"
+                                              "5002|web-1|nginx||msg:Sno newline;\n"
+                                              "--\n");
     ingest_free(in);
     fake_destroy(&f);
 
@@ -523,10 +523,10 @@ static void test_raw_and_jsonl(void **state)
     assert_int_equal(ingest_feed(in, body, strlen(body)), ERR_OK);
     assert_int_equal(ingest_finish(in), ERR_OK);
     assert_string_equal(buf_cstr(&f.written), "7|h|e||n:I1;\n"
-                                               "5003||e||a.b:B1;\n"
-                                               "--\n");
-    assert_string_equal(ingest_error_text(in),
-                        "line 2: missing \"event\" (the event name is required, or event= in the URL)");
+                                              "5003||e||a.b:B1;\n"
+                                              "--\n");
+    assert_string_equal(ingest_error_text(in), "line 2: missing \"event\" (the event name is "
+                                               "required, or event= in the URL)");
     ingest_free(in);
     fake_destroy(&f);
 }

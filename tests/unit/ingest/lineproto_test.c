@@ -126,8 +126,10 @@ static const struct lp_case cases[] = {
     {L("cpu\0 f=1"), "BAD NUL byte in line"},
     {L("cpu f=\"a\0b\""), "BAD NUL byte in line"},
     {L("cp\xffu f=1"), "BAD invalid UTF-8 in the measurement"},
-    {L("cp\x01u f=1"), "BAD control character 0x01 in a measurement, tag or field key or tag value"},
-    {L("cpu,t=a\x7f f=1"), "BAD control character 0x7f in a measurement, tag or field key or tag value"},
+    {L("cp\x01u f=1"),
+     "BAD control character 0x01 in a measurement, tag or field key or tag value"},
+    {L("cpu,t=a\x7f f=1"),
+     "BAD control character 0x7f in a measurement, tag or field key or tag value"},
     {L("cpu f=1 5\0"), "BAD NUL byte in line"},
     {L("cpu,t\xc3=1 f=1"), "BAD invalid UTF-8 in a tag key"},
     {L("cpu,t=\xe2\x82 f=1"), "BAD invalid UTF-8 in the value of tag \"t\""},
@@ -148,8 +150,8 @@ static struct event_limits lim_default(void)
 }
 
 /* Feeds body in pieces of the given sizes (cycled; 0 = whole) and renders. */
-static void run_pieces(const struct event_limits *lim, int64_t prec, const char *body,
-                       size_t len, size_t piece, size_t first, struct buf *out)
+static void run_pieces(const struct event_limits *lim, int64_t prec, const char *body, size_t len,
+                       size_t piece, size_t first, struct buf *out)
 {
     struct lp_parser *p = lp_new(lim, prec);
     struct event_result r;
@@ -252,11 +254,11 @@ static void test_string_special_at_every_offset(void **state)
     static const struct {
         const char *put, *want; /* inserted bytes; what the value holds there */
     } specials[] = {
-        {"\\\"", "\""},         /* escaped quote */
-        {"\\\\", "\\"},        /* escaped backslash */
-        {"\\n", "\\n"},          /* a backslash kept as it is */
+        {"\\\"", "\""},           /* escaped quote */
+        {"\\\\", "\\"},           /* escaped backslash */
+        {"\\n", "\\n"},           /* a backslash kept as it is */
         {"\xc3\xa9", "\xc3\xa9"}, /* UTF-8 */
-        {"\xff", NULL},         /* invalid UTF-8: the line is bad */
+        {"\xff", NULL},           /* invalid UTF-8: the line is bad */
     };
     for (size_t s = 0; s < sizeof specials / sizeof specials[0]; s++)
         for (size_t k = 0; k <= 40; k++) {
@@ -292,14 +294,16 @@ static void test_name_special_at_every_offset(void **state)
     struct lp_parser *p = lp_new(&lim, 1);
     static const struct {
         const char *put, *want, *meas_want; /* NULL want: the line is bad */
-        const char *why[4]; /* the reason per place when bad */
+        const char *why[4];                 /* the reason per place when bad */
     } specials[] = {
         {"\\,", ",", ",", {0}},
         {"\\ ", " ", " ", {0}},
-        {"\\=", "=", "\\=", {0}},        /* '=' needs no escape in a measurement */
-        {"\\q", "\\q", "\\q", {0}},      /* a backslash kept as it is */
+        {"\\=", "=", "\\=", {0}},   /* '=' needs no escape in a measurement */
+        {"\\q", "\\q", "\\q", {0}}, /* a backslash kept as it is */
         {"\xc3\xa9", "\xc3\xa9", "\xc3\xa9", {0}},
-        {"\xff", NULL, NULL,
+        {"\xff",
+         NULL,
+         NULL,
          {"invalid UTF-8 in the measurement", "invalid UTF-8 in a tag key",
           "invalid UTF-8 in the value of tag \"t\"", "invalid UTF-8 in a field key"}},
 #define CTRL(hex) "control character 0x" hex " in a measurement, tag or field key or tag value"
@@ -328,8 +332,8 @@ static void test_name_special_at_every_offset(void **state)
                     buf_printf(&want, "BAD %s", specials[s].why[place]);
                 parse_render(p, &line, &got);
                 if (strcmp(buf_cstr(&got), buf_cstr(&want))) {
-                    print_error("special %zu in place %d at %zu: got [%s] want [%s]\n", s, place,
-                                k, buf_cstr(&got), buf_cstr(&want));
+                    print_error("special %zu in place %d at %zu: got [%s] want [%s]\n", s, place, k,
+                                buf_cstr(&got), buf_cstr(&want));
                     fail();
                 }
             }
@@ -398,8 +402,7 @@ static void test_body_one_shot(void **state)
 
 /* Every split into two pieces, and 1-, 2-, 3- and 7-byte pieces, must give
  * what the whole body gives. */
-static void check_splits(const struct event_limits *lim, int64_t prec, const char *body,
-                         size_t len)
+static void check_splits(const struct event_limits *lim, int64_t prec, const char *body, size_t len)
 {
     struct buf whole = BUF_INIT, got = BUF_INIT;
     run_pieces(lim, prec, body, len, 0, 0, &whole);
@@ -443,8 +446,15 @@ static void test_precision(void **state)
     static const struct {
         const char *name;
         int64_t mult;
-    } tab[] = {{"ns", 1}, {"n", 1}, {NULL, 1}, {"", 1}, {"us", 1000}, {"u", 1000},
-               {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000LL},
+    } tab[] = {{"ns", 1},
+               {"n", 1},
+               {NULL, 1},
+               {"", 1},
+               {"us", 1000},
+               {"u", 1000},
+               {"ms", 1000000},
+               {"s", 1000000000},
+               {"m", 60000000000LL},
                {"h", 3600000000000LL}};
     struct event_limits lim = lim_default();
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
@@ -480,8 +490,7 @@ struct limit_case {
     const char *want;
 };
 
-static void run_limit_cases(const struct event_limits *lim, const struct limit_case *tab,
-                            size_t n)
+static void run_limit_cases(const struct event_limits *lim, const struct limit_case *tab, size_t n)
 {
     struct lp_parser *p = lp_new(lim, 1);
     for (size_t i = 0; i < n; i++) {
@@ -494,8 +503,7 @@ static void run_limit_cases(const struct event_limits *lim, const struct limit_c
         else if (k == EVENT_BAD)
             buf_printf(&got, "BAD %s", why);
         if (strcmp(buf_cstr(&got), tab[i].want)) {
-            print_error("limit case %zu: got [%s] want [%s]\n", i, buf_cstr(&got),
-                        tab[i].want);
+            print_error("limit case %zu: got [%s] want [%s]\n", i, buf_cstr(&got), tab[i].want);
             fail();
         }
         buf_destroy(&got);
@@ -638,8 +646,8 @@ static void test_floats_match_strtod(void **state)
     for (int i = 0; i < 20000; i++) {
         char num[64], line[80];
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        unsigned nd = 1 + (unsigned)(x >> 59) % 20;       /* digits before the point */
-        unsigned fd = (unsigned)(x >> 54) % 20;           /* digits after it */
+        unsigned nd = 1 + (unsigned)(x >> 59) % 20; /* digits before the point */
+        unsigned fd = (unsigned)(x >> 54) % 20;     /* digits after it */
         int e = (int)((x >> 40) % 61) - 30;
         size_t n = 0;
         if (x & 1)

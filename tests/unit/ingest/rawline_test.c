@@ -1,6 +1,7 @@
 /* Raw text lines: a table of bodies with the events or errors they give
  * (stamps from an injected clock), every split of each body, bad names,
  * and the strictly increasing stamp under threads. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 
 #include <cmocka.h>
 

@@ -23,7 +23,8 @@ static void test_bytes(void **state)
     assert_memory_equal(k.data, row, sizeof row);
     buf_reset(&k);
     key_encode_index(&k, slice_cstr("h"), slice_cstr("ev"), 5, true);
-    static const char idx[] = "h\0\x7f\xff\xff\xff\xff\xff\xff\xfa" "ev";
+    static const char idx[] = "h\0\x7f\xff\xff\xff\xff\xff\xff\xfa"
+                              "ev";
     assert_int_equal(k.len, sizeof idx);
     assert_memory_equal(k.data, idx, sizeof idx);
     buf_destroy(&k);

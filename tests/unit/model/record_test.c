@@ -16,7 +16,9 @@
 #include "base/log.h"
 #include "model/record.h"
 
+/* clang-format off */ /* (it would spread the braces over four lines) */
 #define S(x) {x, sizeof(x) - 1}
+/* clang-format on */
 
 struct rec_case {
     const char *name;
@@ -41,12 +43,21 @@ static struct rec_case cases[] = {
       {S("b"), REC_BOOL, {.b = true}},
       {S("s"), REC_STRING, {.s = S("hello")}}},
      6},
-    {"small ints", {{S("t"), S("v")}}, 1,
-     {{S("a"), REC_INT, {.i = -1}}, {S("b"), REC_INT, {.i = 0}}, {S("c"), REC_INT, {.i = 63}},
-      {S("d"), REC_INT, {.i = -64}}, {S("e"), REC_UINT, {.u = 127}}, {S("f"), REC_UINT, {.u = 128}}},
+    {"small ints",
+     {{S("t"), S("v")}},
+     1,
+     {{S("a"), REC_INT, {.i = -1}},
+      {S("b"), REC_INT, {.i = 0}},
+      {S("c"), REC_INT, {.i = 63}},
+      {S("d"), REC_INT, {.i = -64}},
+      {S("e"), REC_UINT, {.u = 127}},
+      {S("f"), REC_UINT, {.u = 128}}},
      6},
-    {"neg zero and empty string", {{S("k"), S("")}}, 1,
-     {{S("z"), REC_FLOAT, {.f = -0.0}}, {S("e"), REC_STRING, {.s = S("")}},
+    {"neg zero and empty string",
+     {{S("k"), S("")}},
+     1,
+     {{S("z"), REC_FLOAT, {.f = -0.0}},
+      {S("e"), REC_STRING, {.s = S("")}},
       {S("no"), REC_BOOL, {.b = false}}},
      3},
     {"long string", {{S(""), S("")}}, 0, {{S("msg"), REC_STRING, {.s = {long_str, 300}}}}, 1},
@@ -75,8 +86,8 @@ static bool field_eq(const struct rec_field *a, const struct rec_field *b)
 }
 
 /* Decodes everything; returns ERR_OK or the first error. */
-static int decode_all(struct slice v, struct rec_tag *tags, size_t *ntags,
-                      struct rec_field *fields, size_t *nfields, size_t cap)
+static int decode_all(struct slice v, struct rec_tag *tags, size_t *ntags, struct rec_field *fields,
+                      size_t *nfields, size_t cap)
 {
     struct rec_reader r;
     int rc = rec_reader_init(&r, v);
@@ -141,8 +152,8 @@ static void test_exact_bytes(void **state)
     struct rec_field f[2] = {{S("i"), REC_INT, {.i = -2}}, {S("x"), REC_FLOAT, {.f = 1.0}}};
     struct buf b = BUF_INIT;
     rec_encode(&b, &t, 1, f, 2);
-    static const unsigned char want[] = {1, 1, 'k', 1, 'v', 2, 1, 'i', REC_INT, 3,
-                                         1, 'x', REC_FLOAT, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f};
+    static const unsigned char want[] = {1,   1,         'k', 1, 'v', 2, 1, 'i', REC_INT, 3,   1,
+                                         'x', REC_FLOAT, 0,   0, 0,   0, 0, 0,   0xf0,    0x3f};
     assert_int_equal(b.len, sizeof want);
     assert_memory_equal(b.data, want, sizeof want);
     buf_destroy(&b);
@@ -154,19 +165,23 @@ struct corrupt_case {
     size_t len;
 };
 
+/* clang-format off */ /* (it would spread the braces over four lines) */
 #define C(name, s) {name, s, sizeof(s) - 1}
+/* clang-format on */
 
 static const struct corrupt_case corrupt[] = {
     C("empty value", ""),
     C("no field count", "\x00"),
-    C("tag key past the end", "\x01\x05" "ab"),
+    C("tag key past the end", "\x01\x05"
+                              "ab"),
     C("tag value missing", "\x01\x01k"),
     C("unknown type 0", "\x00\x01\x01k\x00"),
     C("unknown type 6", "\x00\x01\x01k\x06"),
     C("bool 2", "\x00\x01\x01k\x04\x02"),
     C("bool missing", "\x00\x01\x01k\x04"),
     C("float short", "\x00\x01\x01k\x01\x00\x00\x00"),
-    C("string past the end", "\x00\x01\x01k\x05\x09" "abc"),
+    C("string past the end", "\x00\x01\x01k\x05\x09"
+                             "abc"),
     C("varint 11 bytes", "\x00\x01\x01k\x02\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"),
     C("varint overflows", "\x00\x01\x01k\x03\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02"),
     C("varint cut", "\x00\x01\x01k\x03\xff"),
@@ -208,8 +223,7 @@ static void test_every_truncation(void **state)
             struct rec_tag tags[8];
             struct rec_field fields[8];
             size_t nt, nf;
-            assert_int_equal(decode_all(slice_make(p, n), tags, &nt, fields, &nf, 8),
-                             ERR_CORRUPT);
+            assert_int_equal(decode_all(slice_make(p, n), tags, &nt, fields, &nf, 8), ERR_CORRUPT);
             free(p);
         }
         /* one byte too many */
@@ -250,10 +264,8 @@ static void test_random_flips(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_exact_bytes),
-        cmocka_unit_test(test_corrupt_table),
-        cmocka_unit_test(test_every_truncation),
+        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_exact_bytes),
+        cmocka_unit_test(test_corrupt_table), cmocka_unit_test(test_every_truncation),
         cmocka_unit_test(test_random_flips),
     };
     /* corruption reports are expected here by the thousand */

@@ -13,10 +13,10 @@
 #include <cmocka.h>
 
 #include "base/err.h"
+#include "model/record.h"
 #include "query/encode.h"
 #include "query/query_int.h"
 #include "query/sql.h"
-#include "model/record.h"
 
 static void check_double(double d, const char *want)
 {
@@ -77,7 +77,10 @@ static void test_ints(void **state)
     static const struct {
         int64_t v;
         const char *s;
-    } cases[] = {{0, "0"}, {-1, "-1"}, {42, "42"}, {INT64_MAX, "9223372036854775807"},
+    } cases[] = {{0, "0"},
+                 {-1, "-1"},
+                 {42, "42"},
+                 {INT64_MAX, "9223372036854775807"},
                  {INT64_MIN, "-9223372036854775808"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct buf b = BUF_INIT;
@@ -114,7 +117,7 @@ static void test_g17_random(void **state)
         x ^= x << 17;
         double d;
         switch (i % 5) {
-        case 0: memcpy(&d, &x, sizeof(d)); break;            /* any bits */
+        case 0: memcpy(&d, &x, sizeof(d)); break; /* any bits */
         case 1: d = (double)(int64_t)(x % 2000001) / 100.0 - 10000; break;
         case 2: d = (double)(x % 1000000007) / 1e9; break;
         case 3: d = ldexp((double)(x >> 11), (int)(x % 120) - 100); break;
@@ -144,11 +147,29 @@ static void test_g17_random(void **state)
             buf_destroy(&b);
         }
     }
-    static const double tricky[] = {1e-4, 1.0000000000000001e-4, 9.9999999999999991e-5, 0.001,
-                                    0.1, 0.2, 0.3, 0.5, 0.9999999999999999, 1.5, 9.9999999999999982,
-                                    9.9999999999999995, 99.999999999999986, 123.456, 1e15 + 0.5,
-                                    4503599627370495.5, 9007199254740991.0, 2.5e-5, 0.015625,
-                                    1.0 / 3, 2.0 / 3, 5e-324, 2.2250738585072014e-308};
+    static const double tricky[] = {1e-4,
+                                    1.0000000000000001e-4,
+                                    9.9999999999999991e-5,
+                                    0.001,
+                                    0.1,
+                                    0.2,
+                                    0.3,
+                                    0.5,
+                                    0.9999999999999999,
+                                    1.5,
+                                    9.9999999999999982,
+                                    9.9999999999999995,
+                                    99.999999999999986,
+                                    123.456,
+                                    1e15 + 0.5,
+                                    4503599627370495.5,
+                                    9007199254740991.0,
+                                    2.5e-5,
+                                    0.015625,
+                                    1.0 / 3,
+                                    2.0 / 3,
+                                    5e-324,
+                                    2.2250738585072014e-308};
     for (size_t i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++) {
         for (int sign = 0; sign < 2; sign++) {
             double d = sign ? -tricky[i] : tricky[i];
@@ -192,8 +213,8 @@ static void test_escape(void **state)
     check_str("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80", 15,
               "\"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"");
     check_str("\xff", 1, "\"\\ufffd\"");
-    check_str("a\xc3", 2, "\"a\\ufffd\"");            /* truncated sequence */
-    check_str("\xc0\xaf", 2, "\"\\ufffd\\ufffd\"");   /* overlong */
+    check_str("a\xc3", 2, "\"a\\ufffd\"");                     /* truncated sequence */
+    check_str("\xc0\xaf", 2, "\"\\ufffd\\ufffd\"");            /* overlong */
     check_str("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
     check_str("\xe2\x28\xa1", 3, "\"\\ufffd(\\ufffd\"");
     check_str("", 0, "\"\"");
@@ -207,8 +228,8 @@ static void test_escape_offsets(void **state)
     static const struct {
         char c;
         const char *esc;
-    } sp[] = {{'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"},
-              {'\x1f', "\\u001f"}, {'\xff', "\\ufffd"}};
+    } sp[] = {{'"', "\\\""},       {'\\', "\\\\"},      {'\n', "\\n"},
+              {'\x01', "\\u0001"}, {'\x1f', "\\u001f"}, {'\xff', "\\ufffd"}};
     /* every length (words, partial words) and every position */
     for (size_t len = 0; len <= 30; len++) {
         char in[30], want[64];
@@ -263,7 +284,8 @@ static void test_row(void **state)
                         "{\"ts\":1700000000000000000,\"host\":\"web-1\",\"event\":\"cpu\","
                         "\"tags\":{\"region\":\"eu\"},\"fields\":{\"value\":0.5,\"code\":200,"
                         "\"msg\":\"GET /\",\"big\":18446744073709551615,\"ok\":true}}");
-    struct sql_col cols[] = {{SQL_COL_TS, NULL}, {SQL_COL_FIELD, (char *)"code"},
+    struct sql_col cols[] = {{SQL_COL_TS, NULL},
+                             {SQL_COL_FIELD, (char *)"code"},
                              {SQL_COL_TAG, (char *)"nope"}};
     struct enc_proj some = {false, cols, 3};
     buf_reset(&out);
@@ -286,12 +308,23 @@ struct pred_case {
 };
 
 static const struct pred_case preds[] = {
-    {"value > 0.4", true},       {"value = 0.5", true},      {"value < 0.5", false},
-    {"code = 200", true},        {"code >= 200.5", false},   {"code != 200", false},
-    {"fields.msg = 'GET /'", true}, {"msg > 'GET'", true},   {"msg = 200", false},
-    {"big > 9223372036854775807", true}, {"big > -1", true}, {"ok = true", true},
-    {"ok != true", false},       {"missing = 1", false},     {"tags.region = 'eu'", true},
-    {"tags.region != 'eu'", false}, {"tags.zone = 'x'", false},
+    {"value > 0.4", true},
+    {"value = 0.5", true},
+    {"value < 0.5", false},
+    {"code = 200", true},
+    {"code >= 200.5", false},
+    {"code != 200", false},
+    {"fields.msg = 'GET /'", true},
+    {"msg > 'GET'", true},
+    {"msg = 200", false},
+    {"big > 9223372036854775807", true},
+    {"big > -1", true},
+    {"ok = true", true},
+    {"ok != true", false},
+    {"missing = 1", false},
+    {"tags.region = 'eu'", true},
+    {"tags.region != 'eu'", false},
+    {"tags.zone = 'x'", false},
     {"value > 0 AND code < 300 AND tags.region = 'eu'", true},
     {"value > 0 AND code > 300", false},
 };
@@ -321,12 +354,9 @@ int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_double),
-        cmocka_unit_test(test_ints),
-        cmocka_unit_test(test_g17_random),
-        cmocka_unit_test(test_escape),
-        cmocka_unit_test(test_escape_offsets),
-        cmocka_unit_test(test_row),
+        cmocka_unit_test(test_double),         cmocka_unit_test(test_ints),
+        cmocka_unit_test(test_g17_random),     cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_escape_offsets), cmocka_unit_test(test_row),
         cmocka_unit_test(test_preds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,10 +43,10 @@
 #include <cmocka.h>
 
 #include "base/err.h"
+#include "model/record.h"
 #include "query/encode.h"
 #include "query/query.h"
 #include "query/query_int.h"
-#include "model/record.h"
 #include "store/store.h"
 
 #define NOW 1700000000000000000LL
@@ -496,14 +496,14 @@ static void write_batch(struct model *m, struct store_db *db, size_t n)
 
 enum {
     P_NONE,
-    P_V_GT,       /* v > x */
-    P_C_LE,       /* fields.c <= y */
-    P_REGION,     /* tags.region = r */
-    P_V_REGION,   /* v > x AND tags.region = r */
-    P_REGION_NE,  /* tags.region != r */
-    P_MSG,        /* fields.msg = 'm' */
-    P_OK,         /* fields.ok = true */
-    P_DC_LEVEL,   /* tags.dc = 'd1' or tags.level = 'warn' */
+    P_V_GT,      /* v > x */
+    P_C_LE,      /* fields.c <= y */
+    P_REGION,    /* tags.region = r */
+    P_V_REGION,  /* v > x AND tags.region = r */
+    P_REGION_NE, /* tags.region != r */
+    P_MSG,       /* fields.msg = 'm' */
+    P_OK,        /* fields.ok = true */
+    P_DC_LEVEL,  /* tags.dc = 'd1' or tags.level = 'warn' */
     P_KINDS
 };
 
@@ -518,8 +518,8 @@ struct qspec {
     double px;
     int64_t py;
     const char *pr, *pm;
-    bool dc; /* P_DC_LEVEL: dc, else level */
-    int order; /* 0 stored, 1 asc, -1 desc */
+    bool dc;       /* P_DC_LEVEL: dc, else level */
+    int order;     /* 0 stored, 1 asc, -1 desc */
     int64_t limit; /* -1 none */
     bool count;
     int cols; /* 0 *, 1 and 2 two projections */
@@ -839,8 +839,8 @@ static void check_query(struct model *m)
     expected_output(m, &q, &want);
     if (strcmp(buf_cstr(&got), buf_cstr(&want)) != 0)
         fail_msg("db %s (%s, %u buckets) query %zu:\n%s\n got:\n%s\n want:\n%s", m->db,
-                 m->desc ? "desc" : "asc", m->buckets, m->queries, buf_cstr(&sql),
-                 buf_cstr(&got), buf_cstr(&want));
+                 m->desc ? "desc" : "asc", m->buckets, m->queries, buf_cstr(&sql), buf_cstr(&got),
+                 buf_cstr(&want));
     m->queries++;
     m->nonempty += want.len > 0 && !q.count;
     buf_destroy(&sql);
@@ -888,8 +888,8 @@ static void check_delete(struct model *m)
             shape = (int)rn(m, 6);
             gen_conds(m, &q, shape, &conds);
         } while (q.pred == P_NONE && q.ts_kind != 2 && !(q.ts_kind == 1 && q.has_host));
-        buf_printf(&sql, "DELETE %sFROM %s WHERE %s", shape == 4 ? "/*+ full_scan */ " : "",
-                   m->db, buf_cstr(&conds) + 5);
+        buf_printf(&sql, "DELETE %sFROM %s WHERE %s", shape == 4 ? "/*+ full_scan */ " : "", m->db,
+                   buf_cstr(&conds) + 5);
     }
     size_t want = 0;
     for (size_t i = 0; i < m->n;) {
@@ -947,8 +947,8 @@ static void model_db(struct model *m, const char *name, bool desc, uint32_t buck
     struct store_db *db;
     char sql[200];
     struct buf out = BUF_INIT, err = BUF_INIT;
-    snprintf(sql, sizeof(sql), "CREATE DATABASE %s WITH (buckets=%u, ts_order='%s')", name,
-             buckets, desc ? "desc" : "asc");
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s WITH (buckets=%u, ts_order='%s')", name, buckets,
+             desc ? "desc" : "asc");
     m->db = name;
     assert_int_equal(run_sql(m, sql, QUERY_NDJSON, &out, &err), 0);
     assert_int_equal(store_db_get(m->s, name, &db), 0);

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "base/err.h"
-#include "query/query.h"
 #include "model/record.h"
+#include "query/query.h"
 #include "store/store.h"
 
 #define NOW 1700000000000000000LL
@@ -156,8 +156,9 @@ static void test_select_framing(void **state)
                      0);
     assert_string_equal(buf_cstr(&out), "{\"results\":[{\"ts\":1699999999999991000},"
                                         "{\"ts\":1699999999999993000}]}\n");
-    assert_int_equal(run(f, "SELECT COUNT(*) FROM c WHERE ts > 0; SELECT COUNT(*) FROM c WHERE "
-                            "host = 'h0' AND n >= 4",
+    assert_int_equal(run(f,
+                         "SELECT COUNT(*) FROM c WHERE ts > 0; SELECT COUNT(*) FROM c WHERE "
+                         "host = 'h0' AND n >= 4",
                          QUERY_NDJSON, &out, &err),
                      0);
     assert_string_equal(buf_cstr(&out), "{\"count\":10}\n{\"count\":3}\n");
@@ -174,8 +175,9 @@ static void test_select_framing(void **state)
     assert_string_equal(buf_cstr(&out), "{\"count\":10}\n");
     buf_destroy(&sql);
     /* GET */
-    assert_int_equal(run(f, "SELECT ts, host FROM c WHERE ts IN (1700000000000000000, "
-                            "1699999999999999000) AND host IN ('h0','h1') AND event = 'e'",
+    assert_int_equal(run(f,
+                         "SELECT ts, host FROM c WHERE ts IN (1700000000000000000, "
+                         "1699999999999999000) AND host IN ('h0','h1') AND event = 'e'",
                          QUERY_NDJSON, &out, &err),
                      0);
     assert_string_equal(buf_cstr(&out), "{\"ts\":1700000000000000000,\"host\":\"h0\"}\n"
@@ -194,22 +196,24 @@ static void test_errors(void **state)
                      ERR_NOTFOUND);
     assert_int_equal(run(f, "SELECT * FROM d", QUERY_NDJSON, &out, &err), ERR_INVAL);
     assert_non_null(strstr(buf_cstr(&err), "full scan refused"));
-    assert_int_equal(run(f, "SELECT * FROM d WHERE ts IN (1,2,3) AND host IN ('a','b') AND "
-                            "event = 'e'",
+    assert_int_equal(run(f,
+                         "SELECT * FROM d WHERE ts IN (1,2,3) AND host IN ('a','b') AND "
+                         "event = 'e'",
                          QUERY_NDJSON, &out, &err),
                      ERR_TOOBIG);
     assert_int_equal(run(f, "SELECT * FORM d", QUERY_NDJSON, &out, &err), ERR_INVAL);
-    assert_string_equal(buf_cstr(&err),
-                        "syntax error at position 10: expected FROM, found 'FORM'");
+    assert_string_equal(buf_cstr(&err), "syntax error at position 10: expected FROM, found 'FORM'");
     /* a later statement fails after output began: the error is in the stream */
-    assert_int_equal(run(f, "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
-                            "> 0",
+    assert_int_equal(run(f,
+                         "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
+                         "> 0",
                          QUERY_NDJSON, &out, &err),
                      ERR_NOTFOUND);
     assert_string_equal(buf_cstr(&out),
                         "{\"count\":10}\n{\"error\":\"database 'nosuch' not found\"}\n");
-    assert_int_equal(run(f, "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
-                            "> 0",
+    assert_int_equal(run(f,
+                         "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
+                         "> 0",
                          QUERY_JSON, &out, &err),
                      ERR_NOTFOUND);
     assert_string_equal(buf_cstr(&out),
@@ -246,8 +250,9 @@ static void test_index_limit(void **state)
                          &err),
                      0);
     assert_string_equal(buf_cstr(&out), "{\"event\":\"ev0000\"}\n{\"event\":\"ev0001\"}\n");
-    assert_int_equal(run(f, "SELECT COUNT(*) FROM ix WHERE host = 'h' AND event IN ('ev0001', "
-                            "'ev1024', 'nope')",
+    assert_int_equal(run(f,
+                         "SELECT COUNT(*) FROM ix WHERE host = 'h' AND event IN ('ev0001', "
+                         "'ev1024', 'nope')",
                          QUERY_NDJSON, &out, &err),
                      0);
     assert_string_equal(buf_cstr(&out), "{\"count\":2}\n");
@@ -269,7 +274,8 @@ static void test_explain_delete(void **state)
     assert_string_equal(buf_cstr(&out),
                         "{\"plan\":\"INDEX\",\"buckets\":[0,1],\"ranges\":[{\"host\":\"h0\","
                         "\"start\":null,\"end\":null}],\"index\":\"host\","
-                        "\"order\":\"desc\",\"stored_order\":\"desc\",\"filters\":[\"event IN set\"],"
+                        "\"order\":\"desc\",\"stored_order\":\"desc\",\"filters\":[\"event IN "
+                        "set\"],"
                         "\"empty\":false}\n");
     assert_int_equal(run(f, "EXPLAIN SELECT * FROM e WHERE ts >= 5 AND code > 3 LIMIT 4",
                          QUERY_NDJSON, &out, &err),
@@ -329,8 +335,8 @@ static void test_params(void **state)
     struct buf out = BUF_INIT, err = BUF_INIT;
     assert_int_equal(run(f, "CREATE DATABASE p", QUERY_NDJSON, &out, &err), 0);
     put_rows(f, "p");
-    struct params p1 = {{"db", "p", "host", "h0", "limit", "2", "order", "asc", "where", "n >= 4",
-                         NULL}};
+    struct params p1 = {
+        {"db", "p", "host", "h0", "limit", "2", "order", "asc", "where", "n >= 4", NULL}};
     assert_int_equal(run_params(f, &p1, &out, &err), 0);
     assert_string_equal(buf_cstr(&out),
                         "{\"ts\":1699999999999992000,\"host\":\"h0\",\"event\":\"e\",\"tags\":{},"

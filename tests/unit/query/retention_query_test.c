@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "base/err.h"
-#include "query/query.h"
 #include "model/record.h"
+#include "query/query.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
@@ -265,8 +265,9 @@ static void test_event_ttl(void **state)
     assert_non_null(strstr(buf_cstr(&out), ",\"event_ttl\":{\"debug\":\"1h\"}}"));
     int64_t cutoff = now - HOUR;
     /* GET */
-    buf_printf(&sql, "SELECT * FROM logs WHERE host = 'web-1' AND event IN ('debug', 'info') "
-                     "AND ts IN (%lld, %lld)",
+    buf_printf(&sql,
+               "SELECT * FROM logs WHERE host = 'web-1' AND event IN ('debug', 'info') "
+               "AND ts IN (%lld, %lld)",
                (long long)(now - 2 * HOUR), (long long)(now - 30 * MINUTE));
     expect_plan(f, buf_cstr(&sql), "GET");
     ok(f, buf_cstr(&sql), &out);
@@ -308,8 +309,7 @@ static void test_event_ttl(void **state)
     ok(f, "SELECT COUNT(*) FROM logs WHERE host = 'web-3' AND event = 'debug'", &out);
     assert_string_equal(buf_cstr(&out), "{\"count\":1}\n");
     /* errors */
-    assert_int_equal(run(f, "ALTER DATABASE logs SET ttl='1h' FOR 'debug'", &out, &err),
-                     ERR_INVAL);
+    assert_int_equal(run(f, "ALTER DATABASE logs SET ttl='1h' FOR 'debug'", &out, &err), ERR_INVAL);
     assert_int_equal(run(f, "ALTER DATABASE logs SET ttl='1h' FOR EVENT debug", &out, &err),
                      ERR_INVAL);
     assert_non_null(strstr(buf_cstr(&err), "event name"));

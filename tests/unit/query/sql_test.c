@@ -21,7 +21,8 @@ static const char *good[] = {
     "select * from d where ts > 5",
     "SELECT COUNT(*) FROM d WHERE host = 'a' AND event IN ('x','y')",
     "SELECT ts, host, fields.value, tags.region, code FROM d WHERE ts BETWEEN 1 AND 2",
-    "SELECT * FROM d WHERE ts IN (1, 2, 3) AND host IN ('a') AND event = 'e' ORDER BY ts DESC LIMIT 10",
+    "SELECT * FROM d WHERE ts IN (1, 2, 3) AND host IN ('a') AND event = 'e' ORDER BY ts DESC "
+    "LIMIT 10",
     "SELECT /*+ full_scan */ * FROM d",
     "SELECT * FROM d WHERE ts >= '2024-01-01T00:00:00Z' AND ts < now() - 1h",
     "SELECT * FROM d WHERE value > -3.5e2 AND msg = 'it''s' AND ok = true",
@@ -86,7 +87,8 @@ static const struct bad_case bad[] = {
     {"SELECT * FROM d WHERE tags.k = 3", "error at position 32: a tag compares with a 'string'"},
     {"SELECT * FROM d WHERE foo.k = 3",
      "error at position 23: a dotted name must start with tags. or fields."},
-    {"SELECT * FROM d x", "syntax error at position 17: expected ';' or end of statement, found 'x'"},
+    {"SELECT * FROM d x",
+     "syntax error at position 17: expected ';' or end of statement, found 'x'"},
     {"SELECT * FROM d WHERE ts > 99999999999999999999",
      "error at position 28: integer out of range"},
 };
@@ -205,7 +207,9 @@ static void test_times(void **state)
     static const struct {
         int64_t ns;
         const char *s;
-    } fmt[] = {{0, "0"}, {30LL * 86400000000000LL, "30d"}, {5400000000000LL, "90m"},
+    } fmt[] = {{0, "0"},
+               {30LL * 86400000000000LL, "30d"},
+               {5400000000000LL, "90m"},
                {1500, "1500ns"}};
     for (size_t i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
         struct buf b = BUF_INIT;
@@ -224,8 +228,8 @@ struct plan_case {
 
 static const struct plan_case plans[] = {
     {"SELECT * FROM d WHERE ts = 5 AND host = 'a' AND event = 'e'", 0, PLAN_GET, NULL},
-    {"SELECT * FROM d WHERE ts IN (1,2) AND host IN ('a','b') AND event IN ('x','y')", 0,
-     PLAN_GET, NULL},
+    {"SELECT * FROM d WHERE ts IN (1,2) AND host IN ('a','b') AND event IN ('x','y')", 0, PLAN_GET,
+     NULL},
     {"SELECT * FROM d WHERE ts = 5 AND host = 'a'", 0, PLAN_INDEX, NULL},
     {"SELECT * FROM d WHERE host = 'a'", 0, PLAN_INDEX, NULL},
     {"SELECT * FROM d WHERE ts > 5 AND event = 'x'", 0, PLAN_SCAN, NULL},
@@ -255,8 +259,7 @@ static void test_plans(void **state)
             assert_int_equal(p.kind, plans[i].kind);
             plan_destroy(&p);
         } else if (!strstr(buf_cstr(&err), plans[i].err_part)) {
-            fail_msg("%s: error '%s' lacks '%s'", plans[i].sql, buf_cstr(&err),
-                     plans[i].err_part);
+            fail_msg("%s: error '%s' lacks '%s'", plans[i].sql, buf_cstr(&err), plans[i].err_part);
         }
         buf_destroy(&err);
         sql_script_destroy(&sc);
@@ -313,9 +316,9 @@ int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good),   cmocka_unit_test(test_bad),
-        cmocka_unit_test(test_where),  cmocka_unit_test(test_times),
-        cmocka_unit_test(test_plans),  cmocka_unit_test(test_plan_get_order_and_ttl),
+        cmocka_unit_test(test_good),       cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_where),      cmocka_unit_test(test_times),
+        cmocka_unit_test(test_plans),      cmocka_unit_test(test_plan_get_order_and_ttl),
         cmocka_unit_test(test_where_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,10 +13,10 @@
 #include <cmocka.h>
 
 #include "base/buf.h"
+#include "base/coding.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "store/batch.h"
-#include "base/coding.h"
 #include "store/ikey.h"
 #include "store/store.h"
 
@@ -136,7 +136,10 @@ static void test_first_form(void **state)
     e[0] = IKEY_PUT;
     coding_put_u64le(e + 1, (uint64_t)1700000000000000123LL);
     buf_append(&p, e, 9);
-    buf_append(&p, "\x03web\x03" "cpu\x02v1", 11);
+    buf_append(&p,
+               "\x03web\x03"
+               "cpu\x02v1",
+               11);
     e[0] = IKEY_DEL;
     coding_put_u64le(e + 1, (uint64_t)-5);
     buf_append(&p, e, 9);
@@ -203,7 +206,9 @@ static void test_damage(void **state)
             assert_true(rc == 0 || rc == ERR_CORRUPT);
         }
     /* a reference to a name the batch has not written, unknown flags */
-    static const char *bad[] = {"\x82\x00\x05\x01" "e", "\x84\x00\x01h\x09", "\xc1\x00\x00\x00\x00"};
+    static const char *bad[] = {"\x82\x00\x05\x01"
+                                "e",
+                                "\x84\x00\x01h\x09", "\xc1\x00\x00\x00\x00"};
     static const size_t badlen[] = {5, 5, 5};
     for (size_t i = 0; i < 3; i++) {
         buf_reset(&copy);

@@ -32,9 +32,9 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
-#include "store/iter.h"
 #include "model/key.h"
 #include "model/record.h"
+#include "store/iter.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
@@ -255,8 +255,8 @@ static void check_values(struct store_snap *snap, uint32_t n, bool next)
             assert_true(kind >= 0);
             row_enc(n, j, kind, next && takes_next(j, kind) ? n + 1 : 0, &id, &val);
             if (!slice_eq(v, slice_make(val.data, val.len)))
-                fail_msg("batch %u ts %d row %d: value of %zu bytes, want %zu%s", n, j, kind,
-                         v.len, val.len,
+                fail_msg("batch %u ts %d row %d: value of %zu bytes, want %zu%s", n, j, kind, v.len,
+                         val.len,
                          takes_next(j, kind) ? (next ? " (with next)" : " (without next)") : "");
         }
         assert_int_equal(rc, 0);

@@ -116,8 +116,7 @@ static void test_wal_full(void **state)
     /* writes and deletes are refused whole */
     for (int i = 0; i < 5; i++)
         assert_int_equal(write_rows(f->db, 1000 + i * 10, 10), ERR_NOSPC);
-    assert_int_equal(store_db_delete_range(f->db, slice_cstr("h"), NULL, T0, T0 + 5000),
-                     ERR_NOSPC);
+    assert_int_equal(store_db_delete_range(f->db, slice_cstr("h"), NULL, T0, T0 + 5000), ERR_NOSPC);
     /* reads keep working, on files and memtables */
     assert_int_equal(count_rows(f->db), 200);
     assert_int_equal(get_rc(f->db, 5), ERR_OK);

@@ -142,7 +142,8 @@ static void test_threads(void **state)
     store_metrics(s, &m);
     const char *p = strstr(buf_cstr(&m), "logbucket_wal_syncs_total{db=\"c\"} ");
     assert_non_null(p);
-    unsigned long long syncs = strtoull(p + strlen("logbucket_wal_syncs_total{db=\"c\"} "), NULL, 10);
+    unsigned long long syncs =
+        strtoull(p + strlen("logbucket_wal_syncs_total{db=\"c\"} "), NULL, 10);
     assert_true(syncs > 0 && syncs <= WRITERS * BATCHES);
     buf_destroy(&m);
     store_db_unref(sh.db);

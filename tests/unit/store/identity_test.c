@@ -265,8 +265,9 @@ static void test_merge_stops_at_deletes(void **state)
     put_point(f, T0 + SEC, "h", "cpu0", "b=2");
     /* a range tombstone between two versions of ts 2 */
     put_point(f, T0 + 2 * SEC, "h", "cpu0", "c=3");
-    assert_int_equal(
-        store_db_delete_range(f->db, slice_cstr("h"), NULL, T0 + 2 * SEC, T0 + 2 * SEC), ERR_OK);
+    assert_int_equal(store_db_delete_range(f->db, slice_cstr("h"), NULL, T0 + 2 * SEC,
+                                           T0 + 2 * SEC),
+                     ERR_OK);
     put_point(f, T0 + 2 * SEC, "h", "cpu0", "d=4");
     expect_everywhere(f, NULL, "1 h cpu0|b=2\n2 h cpu0|d=4\n");
     buf_destroy(&id);
@@ -375,8 +376,7 @@ static void test_rec_merge(void **state)
     buf_reset(&out);
     assert_int_equal(rec_merge(&out, slice_make("", 0), slice_make(a.data, a.len)), 0);
     assert_int_equal(out.len, a.len);
-    assert_int_equal(rec_merge(&out, slice_make("\5", 1), slice_make(a.data, a.len)),
-                     ERR_CORRUPT);
+    assert_int_equal(rec_merge(&out, slice_make("\5", 1), slice_make(a.data, a.len)), ERR_CORRUPT);
     buf_destroy(&a);
     buf_destroy(&b);
     buf_destroy(&out);

@@ -13,10 +13,10 @@
 #include <cmocka.h>
 
 #include "base/buf.h"
-#include "base/err.h"
-#include "base/log.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/err.h"
+#include "base/log.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 

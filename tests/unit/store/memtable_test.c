@@ -86,20 +86,16 @@ static int cmp_str(const void *a, const void *b)
 static int order_at(int order, int i, int n)
 {
     switch (order) {
-    case 0:
-        return i;
-    case 1:
-        return n - 1 - i;
+    case 0: return i;
+    case 1: return n - 1 - i;
     case 2: {
         int run = i / 37, pos = i % 37, stream = run % 2;
         int base = (run / 2) * 74 + stream * 37;
         int x = n - 1 - (base + pos);
         return x < 0 ? -1 : x;
     }
-    case 3:
-        return ((i / 100) * 7 % (n / 100)) * 100 + i % 100;
-    default:
-        return (int)(((long)i * 7919) % n);
+    case 3: return ((i / 100) * 7 % (n / 100)) * 100 + i % 100;
+    default: return (int)(((long)i * 7919) % n);
     }
 }
 
@@ -267,8 +263,16 @@ static void test_grouped(void **state)
         assert_true(slice_eq(it_key(x), it_key(y)));
     }
     assert_false(it_valid(y));
-    static const char *targets[] = {"", "a", "a\0", "a\0cpu\0", "a\0cpu\0\x80", "ab\0m",
-                                    "web-1\0", "web-10\0cpu.x\0\x01", "web-2\0z", "zzz"};
+    static const char *targets[] = {"",
+                                    "a",
+                                    "a\0",
+                                    "a\0cpu\0",
+                                    "a\0cpu\0\x80",
+                                    "ab\0m",
+                                    "web-1\0",
+                                    "web-10\0cpu.x\0\x01",
+                                    "web-2\0z",
+                                    "zzz"};
     static const size_t tlen[] = {0, 1, 2, 6, 7, 4, 6, 15, 8, 3};
     for (size_t t = 0; t < sizeof tlen / sizeof tlen[0]; t++) {
         struct slice tk = slice_make(targets[t], tlen[t]);
@@ -515,11 +519,9 @@ int main(void)
 {
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memtable),
-        cmocka_unit_test(test_insert_orders),
-        cmocka_unit_test(test_concurrent_readers),
-        cmocka_unit_test(test_grouped), cmocka_unit_test(test_grouped_pass),
-        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_memtable),           cmocka_unit_test(test_insert_orders),
+        cmocka_unit_test(test_concurrent_readers), cmocka_unit_test(test_grouped),
+        cmocka_unit_test(test_grouped_pass),       cmocka_unit_test(test_merge),
         cmocka_unit_test(test_cleanup_order),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);

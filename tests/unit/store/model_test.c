@@ -32,13 +32,13 @@ static const char *events[NEVENT] = {"cpu", "cpu.user", "mem", "x"};
 
 struct model {
     bool desc;
-    int32_t ref[NKEYS];          /* version number, or -1 */
+    int32_t ref[NKEYS];           /* version number, or -1 */
     uint32_t *order[BUCKETS + 1]; /* ids sorted by user key per bucket; last = index */
     size_t norder[BUCKETS + 1];
-    uint32_t pos[NKEYS];         /* position of the id in its bucket order */
-    uint32_t ipos[NKEYS];        /* position in the index order */
-    struct buf keys[NKEYS];      /* encoded user keys */
-    struct buf ikeys[NKEYS];     /* encoded index keys */
+    uint32_t pos[NKEYS];     /* position of the id in its bucket order */
+    uint32_t ipos[NKEYS];    /* position in the index order */
+    struct buf keys[NKEYS];  /* encoded user keys */
+    struct buf ikeys[NKEYS]; /* encoded index keys */
     uint64_t rng;
 };
 
@@ -46,8 +46,14 @@ static int64_t key_ts(uint32_t id)
 {
     return 1700000000000000000LL + (int64_t)(id / (NHOST * NEVENT)) * 11000000000LL;
 }
-static const char *key_host(uint32_t id) { return hosts[(id / NEVENT) % NHOST]; }
-static const char *key_event(uint32_t id) { return events[id % NEVENT]; }
+static const char *key_host(uint32_t id)
+{
+    return hosts[(id / NEVENT) % NHOST];
+}
+static const char *key_event(uint32_t id)
+{
+    return events[id % NEVENT];
+}
 
 static uint64_t rnd(struct model *m)
 {

@@ -93,8 +93,8 @@ static size_t count(struct store_snap *snap, const char *h, const char *e, int64
         for (it_seek_first(it); it_valid(it); it_next(it)) {
             struct key_row r;
             assert_int_equal(key_decode_row(it_key(it), true, &r), ERR_OK);
-            if (slice_eq(r.host, slice_cstr(h)) && slice_eq(r.event, slice_cstr(e)) &&
-                r.ts >= lo && r.ts <= hi)
+            if (slice_eq(r.host, slice_cstr(h)) && slice_eq(r.event, slice_cstr(e)) && r.ts >= lo &&
+                r.ts <= hi)
                 n++;
         }
         assert_int_equal(it_status(it), ERR_OK);
@@ -102,8 +102,8 @@ static size_t count(struct store_snap *snap, const char *h, const char *e, int64
         for (it_seek_last(it); it_valid(it); it_prev(it)) {
             struct key_row r;
             assert_int_equal(key_decode_row(it_key(it), true, &r), ERR_OK);
-            if (slice_eq(r.host, slice_cstr(h)) && slice_eq(r.event, slice_cstr(e)) &&
-                r.ts >= lo && r.ts <= hi)
+            if (slice_eq(r.host, slice_cstr(h)) && slice_eq(r.event, slice_cstr(e)) && r.ts >= lo &&
+                r.ts <= hi)
                 back++;
         }
         it_destroy(it);

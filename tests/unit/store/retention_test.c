@@ -220,8 +220,8 @@ static void test_ttl_cut_at_run_time(void **state)
     double ratio = (double)after.bytes / (double)before.bytes;
     printf("# bytes before %llu after %llu ratio %.3f (files %zu -> %zu, rows %zu -> %zu, "
            "reclaimed %llu)\n",
-           (unsigned long long)before.bytes, (unsigned long long)after.bytes, ratio,
-           files_before, files_after, n, visible, (unsigned long long)after.bytes_reclaimed);
+           (unsigned long long)before.bytes, (unsigned long long)after.bytes, ratio, files_before,
+           files_after, n, visible, (unsigned long long)after.bytes_reclaimed);
     assert_true(files_after < files_before);
     assert_true(ratio > 0.35 && ratio < 0.65);
 

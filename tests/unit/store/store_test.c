@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -828,7 +828,8 @@ static void test_full_files_stay(void **state)
     expect_kept(&before, &after);
     assert_int_equal(count_rows(db), 3 * 1500 + 20 + 5 * 1500 + 20);
     struct buf v = BUF_INIT;
-    assert_int_equal(store_get(db, T0 + 3 * 1500 + 7, slice_cstr("h"), slice_cstr("e"), &v), ERR_OK);
+    assert_int_equal(store_get(db, T0 + 3 * 1500 + 7, slice_cstr("h"), slice_cstr("e"), &v),
+                     ERR_OK);
     assert_int_equal(v.len, 96);
     buf_destroy(&v);
     buf_destroy(&before);
@@ -950,8 +951,8 @@ static void test_busy(void **state)
     for (int i = 0; i < 2000; i++) {
         batch_clear(b);
         for (int k = 0; k < 100; k++)
-            batch_put(b, T0 + 100000000 + (int64_t)(i * 100 + k), slice_cstr("h"),
-                      slice_cstr("e"), slice_make(val, sizeof val));
+            batch_put(b, T0 + 100000000 + (int64_t)(i * 100 + k), slice_cstr("h"), slice_cstr("e"),
+                      slice_make(val, sizeof val));
         assert_int_equal(store_write(db, b), ERR_OK);
     }
     batch_free(b);
@@ -1098,8 +1099,8 @@ static void test_bucket_spread(void **state)
             double mean = 1000000.0 / nb[k];
             for (uint32_t b = 0; b < nb[k]; b++)
                 if (counts[b] < mean * 0.95 || counts[b] > mean * 1.05)
-                    fail_msg("unit %lld buckets %u: bucket %u has %llu", (long long)unit[u],
-                             nb[k], b, (unsigned long long)counts[b]);
+                    fail_msg("unit %lld buckets %u: bucket %u has %llu", (long long)unit[u], nb[k],
+                             b, (unsigned long long)counts[b]);
         }
 }
 

@@ -14,11 +14,11 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "store/ikey.h"
 #include "store/table/block.h"
 #include "store/table/bloom.h"
 #include "store/table/cache.h"
 #include "store/table/codec.h"
-#include "store/ikey.h"
 #include "store/table/sst.h"
 #include "tests/support/store_testutil.h"
 
@@ -193,8 +193,7 @@ static void test_bloom_hash_stable(void **state)
             assert_true(bloom_hash(slice_make(a, len)) == bloom_hash(slice_make(b + off, len)));
             if (len) { /* and a different last byte hashes differently */
                 b[off + len - 1] ^= 1;
-                assert_true(bloom_hash(slice_make(a, len)) !=
-                            bloom_hash(slice_make(b + off, len)));
+                assert_true(bloom_hash(slice_make(a, len)) != bloom_hash(slice_make(b + off, len)));
             }
         }
 }
@@ -335,8 +334,7 @@ static void test_sst_scan_copy(void **state)
             assert_int_equal(sst_add_block(b, sst_scan_block_stored(sc), sst_scan_block_raw(sc),
                                            sst_scan_block_last(sc), ts_of_test_key, NULL),
                              ERR_OK);
-            for (; it_valid(it) && slice_cmp(it_key(it), sst_scan_block_last(sc)) <= 0;
-                 it_next(it))
+            for (; it_valid(it) && slice_cmp(it_key(it), sst_scan_block_last(sc)) <= 0; it_next(it))
                 rows++;
             copied++;
             sst_scan_next_block(sc);
@@ -548,11 +546,14 @@ int main(void)
 {
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_block), cmocka_unit_test(test_bloom),
+        cmocka_unit_test(test_block),
+        cmocka_unit_test(test_bloom),
         cmocka_unit_test(test_bloom_hash_stable),
         cmocka_unit_test(test_bloom_bits_stable),
-        cmocka_unit_test(test_codec), cmocka_unit_test(test_sst),
-        cmocka_unit_test(test_sst_scan_copy), cmocka_unit_test(test_sst_bytes_bound),
+        cmocka_unit_test(test_codec),
+        cmocka_unit_test(test_sst),
+        cmocka_unit_test(test_sst_scan_copy),
+        cmocka_unit_test(test_sst_bytes_bound),
         cmocka_unit_test(test_cache),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);

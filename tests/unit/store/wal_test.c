@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "base/buf.h"
+#include "base/crc32c.h"
 #include "base/err.h"
 #include "base/log.h"
-#include "base/crc32c.h"
 #include "store/wal.h"
 #include "tests/support/store_testutil.h"
 
