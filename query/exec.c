@@ -33,7 +33,6 @@ struct exec {
     struct iter *it; /* merged children (SCAN, FULL, INDEX) */
     bool started;
     size_t get_i;
-    int64_t get_rows; /* rows a GET returned so far */
     /* reverse-order ts group */
     struct buf gdata;
     struct grp_ent *gent;
@@ -310,8 +309,6 @@ static int next_of_rows(struct exec *e)
                 return rc;
             continue;
         }
-        if (e->p->kind == PLAN_GET && ++e->get_rows > e->p->max_rows)
-            return ERR_TOOBIG;
         e->row = (struct exec_row){r.ts, r.host, r.event, r.id, v};
         return 1;
     }

@@ -42,7 +42,8 @@ struct plan {
     size_t nranges;
     struct plan_key *keys; /* GET, owned, sorted in output order */
     size_t nkeys;
-    int64_t max_rows;              /* GET: rows it may return (max_get_rows) */
+    int64_t max_rows; /* GET: rows a SELECT may return (max_get_rows); COUNT(*) and DELETE read them
+                         all */
     const struct sql_where *where; /* borrowed from the statement */
 };
 

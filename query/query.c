@@ -322,7 +322,7 @@ static void exec_error(const struct run *r, int rc, struct buf *err)
     if (rc == ERR_TOOBIG)
         buf_printf(err,
                    "too many rows: the GET keys hold more than max_get_rows = %lld rows; "
-                   "narrow the keys or the condition, or use a ts range",
+                   "narrow the keys or the condition, or count them with COUNT(*)",
                    (long long)r->plan.max_rows);
     else
         buf_printf(err, "%s failed while reading: %s",
@@ -472,6 +472,10 @@ static int select_step(struct query_cursor *c, size_t want, struct buf *err)
         r->emitted++;
         if (r->st->sel.count)
             continue;
+        if (r->plan.kind == PLAN_GET && r->emitted > r->plan.max_rows) {
+            exec_error(r, ERR_TOOBIG, err);
+            return ERR_TOOBIG;
+        }
         const struct exec_row *row = query_exec_row(r->ex);
         size_t mark = c->out.len;
         bool first = c->json_first;

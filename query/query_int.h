@@ -24,8 +24,7 @@ struct exec;
 int query_exec_open(struct store_snap *snap, const struct plan *p, bool need_value,
                     struct exec **out, struct buf *err);
 /* 1: a row is available through query_exec_row until the next call;
- * 0: the end; ERR_TOOBIG: a GET found more rows than its plan's max_rows;
- * other negative ERR_*: a store or decoding error. */
+ * 0: the end; negative ERR_*: a store or decoding error. */
 int query_exec_next(struct exec *e);
 struct exec_row {
     int64_t ts;
