@@ -126,26 +126,19 @@ static unsigned right_for(enum sql_kind kind)
     }
 }
 
-/* With tokens configured, every statement is checked before any runs. */
-static bool sql_authorized(struct MHD_Connection *con, struct srv_req *req, const char *sql,
-                           size_t len)
+/* With tokens configured, every statement of the prepared (parsed once)
+ * cursor is checked before any runs. */
+static bool sql_authorized(struct MHD_Connection *con, struct srv_req *req,
+                           const struct query_cursor *cur)
 {
     if (server.cfg->ntokens == 0)
         return true;
     if (!auth_require(con, req, 0, NULL))
         return false;
-    struct sql_script script;
-    struct buf err = BUF_INIT;
-    if (sql_parse(sql, len, 0, &script, &err) != ERR_OK) {
-        reply_error(con, req, MHD_HTTP_BAD_REQUEST, buf_cstr(&err));
-        buf_destroy(&err);
-        return false;
-    }
-    buf_destroy(&err);
+    const struct sql_stmt *st;
     bool ok = true;
-    for (size_t i = 0; i < script.n && ok; i++)
-        ok = auth_require(con, req, right_for(script.stmts[i].kind), script.stmts[i].db);
-    sql_script_destroy(&script);
+    for (size_t i = 0; ok && (st = query_cursor_stmt(cur, i)) != NULL; i++)
+        ok = auth_require(con, req, right_for(st->kind), st->db);
     return ok;
 }
 
@@ -174,14 +167,21 @@ static enum MHD_Result sql_run(struct MHD_Connection *con, struct srv_req *req, 
 {
     if (bad_format(con))
         return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or json");
-    if (!sql_authorized(con, req, sql, len))
-        return MHD_YES;
+    if (server.cfg->ntokens && !auth_require(con, req, 0, NULL))
+        return MHD_YES; /* no credentials: not even parsed */
     struct query_opts o;
     opts_from_request(con, &o);
     struct query_cursor *cur = NULL;
     struct buf err = BUF_INIT;
-    int rc = query_sql_open(server.store, sql, len, &o, &cur, &err);
-    enum MHD_Result r = respond(con, req, rc, cur, &o, &err);
+    int rc = query_sql_prepare(server.store, sql, len, &o, &cur, &err);
+    if (!rc && !sql_authorized(con, req, cur)) {
+        query_cursor_free(cur);
+        buf_destroy(&err);
+        return MHD_YES;
+    }
+    if (!rc)
+        rc = query_cursor_start(cur, &err);
+    enum MHD_Result r = respond(con, req, rc, rc ? NULL : cur, &o, &err);
     buf_destroy(&err);
     return r;
 }

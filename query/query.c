@@ -637,8 +637,8 @@ static int cursor_finish_open(struct query_cursor *c, struct query_cursor **out,
     return ERR_OK;
 }
 
-int query_sql_open(struct store *s, const char *sql, size_t len, const struct query_opts *o,
-                   struct query_cursor **out, struct buf *err)
+int query_sql_prepare(struct store *s, const char *sql, size_t len, const struct query_opts *o,
+                      struct query_cursor **out, struct buf *err)
 {
     struct query_cursor *c = cursor_new(s, o);
     int rc = sql_parse(sql, len, c->o.now_ns, &c->sc, err);
@@ -647,7 +647,31 @@ int query_sql_open(struct store *s, const char *sql, size_t len, const struct qu
         query_cursor_free(c);
         return rc;
     }
-    return cursor_finish_open(c, out, err);
+    *out = c;
+    return ERR_OK;
+}
+
+const struct sql_stmt *query_cursor_stmt(const struct query_cursor *c, size_t i)
+{
+    return i < c->sc.n ? &c->sc.stmts[i] : NULL;
+}
+
+int query_cursor_start(struct query_cursor *c, struct buf *err)
+{
+    struct query_cursor *unused;
+    return cursor_finish_open(c, &unused, err);
+}
+
+int query_sql_open(struct store *s, const char *sql, size_t len, const struct query_opts *o,
+                   struct query_cursor **out, struct buf *err)
+{
+    struct query_cursor *c;
+    int rc = query_sql_prepare(s, sql, len, o, &c, err);
+    if (!rc)
+        rc = query_cursor_start(c, err);
+    if (!rc)
+        *out = c;
+    return rc;
 }
 
 /* --- the parameter form --- */

@@ -76,6 +76,17 @@ struct query_cursor;
 int query_sql_open(struct store *s, const char *sql, size_t len, const struct query_opts *o,
                    struct query_cursor **out, struct buf *err);
 
+/* query_sql_open in two steps, so that the statements are parsed once and
+ * can be checked (rights) before any runs: query_sql_prepare parses (ERR_INVAL
+ * with err set; nothing runs), query_cursor_stmt gives statement i (NULL past
+ * the last), and query_cursor_start runs up to the first streaming statement
+ * with query_sql_open's errors, freeing the cursor on failure. */
+struct sql_stmt;
+int query_sql_prepare(struct store *s, const char *sql, size_t len, const struct query_opts *o,
+                      struct query_cursor **out, struct buf *err);
+const struct sql_stmt *query_cursor_stmt(const struct query_cursor *c, size_t i);
+int query_cursor_start(struct query_cursor *c, struct buf *err);
+
 /* The parameter form GET /api/v1/query?db=&host=&event=&start=&end=
  * &order=desc|asc&limit=&where=&full_scan=. get(arg, name) returns a
  * parameter's value or NULL; an empty value counts as absent (the empty
