@@ -131,7 +131,10 @@ static int recover(struct store_db *db)
         struct replay_ctx c = {db, segs[i], 0};
         buf_reset(&path);
         buf_printf(&path, "%s/%06" PRIu64 ".log", db->wal_dir, segs[i]);
-        rc = wal_replay(db->store->env, path.data, replay_record, &c);
+        /* a roll syncs the old segment (unless wal_sync = none): only the
+         * newest can have a torn tail */
+        bool tail_ok = i + 1 == n || db->store->opts.wal_sync == STORE_SYNC_NONE;
+        rc = wal_replay(db->store->env, path.data, tail_ok, replay_record, &c);
         if (c.last > last)
             last = c.last;
     }

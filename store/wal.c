@@ -269,8 +269,8 @@ static int cut_tail(struct env *env, const char *path, size_t off, size_t size)
     return rc;
 }
 
-int wal_replay(struct env *env, const char *path, int (*fn)(void *ctx, struct slice payload),
-               void *ctx)
+int wal_replay(struct env *env, const char *path, bool tail_ok,
+               int (*fn)(void *ctx, struct slice payload), void *ctx)
 {
     char *d = NULL;
     size_t size = 0, off = 0;
@@ -282,6 +282,12 @@ int wal_replay(struct env *env, const char *path, int (*fn)(void *ctx, struct sl
         int c = check_record(path, d, size, off, &plen);
         if (c < 0) {
             rc = c;
+            break;
+        }
+        if (c == 0 && !tail_ok) {
+            rc = err_corrupt("wal %s: damaged or incomplete record at offset %zu of a sealed "
+                             "segment (a newer one follows): nothing was cut",
+                             path, off);
             break;
         }
         if (c == 0) {

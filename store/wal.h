@@ -12,6 +12,7 @@
 #define LB_WAL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/buf.h"
@@ -48,12 +49,15 @@ struct wal_stats {
 };
 void wal_stats(struct wal *w, struct wal_stats *out);
 
-/* Reads segment path, calling fn for each record's payload. A torn tail (an
- * incomplete last record) is truncated away and logged; damage before the
- * tail returns ERR_CORRUPT after logging the file and offset. fn's error
- * stops the replay and is returned. */
-int wal_replay(struct env *env, const char *path, int (*fn)(void *ctx, struct slice payload),
-               void *ctx);
+/* Reads segment path, calling fn for each record's payload. With tail_ok (the
+ * newest segment, or segments that were never synced), a torn tail (an
+ * incomplete last record) is truncated away and logged; without it (a
+ * segment sealed by a synced roll: its every record reached the disk) the
+ * same bytes are damage. Damage returns ERR_CORRUPT after logging the file
+ * and offset, and nothing is cut. fn's error stops the replay and is
+ * returned. */
+int wal_replay(struct env *env, const char *path, bool tail_ok,
+               int (*fn)(void *ctx, struct slice payload), void *ctx);
 
 /* Frames payload (for tests and tools): appends header and payload to out. */
 void wal_frame(struct slice payload, struct buf *out);

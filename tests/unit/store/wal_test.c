@@ -100,7 +100,7 @@ static void test_roundtrip(void **state)
     write_log(dir, 50);
     char *p = seg_path(dir, 1);
     struct collected c = {0, BUF_INIT};
-    assert_int_equal(wal_replay(env_posix(), p, collect, &c), ERR_OK);
+    assert_int_equal(wal_replay(env_posix(), p, true, collect, &c), ERR_OK);
     assert_int_equal(c.n, 50);
     assert_non_null(strstr(buf_cstr(&c.all), "record-0-|record-1-x|"));
     buf_destroy(&c.all);
@@ -119,11 +119,11 @@ static void test_torn_tail(void **state)
         int64_t size = tu_file_size(p);
         assert_int_equal(tu_truncate(p, size - cut), 0);
         struct collected c = {0, BUF_INIT};
-        assert_int_equal(wal_replay(env_posix(), p, collect, &c), ERR_OK);
+        assert_int_equal(wal_replay(env_posix(), p, true, collect, &c), ERR_OK);
         assert_int_equal(c.n, 9);
         assert_true(tu_file_size(p) < size - cut); /* the partial record was cut */
         c.n = 0;
-        assert_int_equal(wal_replay(env_posix(), p, collect, &c), ERR_OK);
+        assert_int_equal(wal_replay(env_posix(), p, true, collect, &c), ERR_OK);
         assert_int_equal(c.n, 9);
         buf_destroy(&c.all);
         free(p);
@@ -141,8 +141,33 @@ static void test_bad_last_payload_is_torn(void **state)
     int64_t size = tu_file_size(p);
     assert_int_equal(tu_flip_byte(p, size - 2, 0x20), 0);
     struct collected c = {0, BUF_INIT};
-    assert_int_equal(wal_replay(env_posix(), p, collect, &c), ERR_OK);
+    assert_int_equal(wal_replay(env_posix(), p, true, collect, &c), ERR_OK);
     assert_int_equal(c.n, 4);
+    buf_destroy(&c.all);
+    free(p);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* A sealed segment (a newer one follows; the roll synced it) has no torn
+ * tail: the same damage is corruption, reported, and nothing is cut. */
+static void test_sealed_segment_tail_is_damage(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("wal");
+    write_log(dir, 5);
+    char *p = seg_path(dir, 1);
+    int64_t size = tu_file_size(p);
+    assert_int_equal(tu_flip_byte(p, size - 2, 0x20), 0);
+    struct collected c = {0, BUF_INIT};
+    assert_int_equal(wal_replay(env_posix(), p, false, collect, &c), ERR_CORRUPT);
+    assert_int_equal(tu_file_size(p), size);
+    /* an incomplete last record too */
+    assert_int_equal(tu_truncate(p, size - 3), 0);
+    buf_reset(&c.all);
+    c.n = 0;
+    assert_int_equal(wal_replay(env_posix(), p, false, collect, &c), ERR_CORRUPT);
+    assert_int_equal(tu_file_size(p), size - 3);
     buf_destroy(&c.all);
     free(p);
     tu_rmtree(dir);
@@ -159,7 +184,7 @@ static void test_middle_corruption(void **state)
         char *p = seg_path(dir, 1);
         assert_int_equal(tu_flip_byte(p, offsets[i], 0x01), 0);
         struct collected c = {0, BUF_INIT};
-        assert_int_equal(wal_replay(env_posix(), p, collect, &c), ERR_CORRUPT);
+        assert_int_equal(wal_replay(env_posix(), p, true, collect, &c), ERR_CORRUPT);
         assert_int_equal(c.n, 0);
         buf_destroy(&c.all);
         free(p);
@@ -179,7 +204,7 @@ static void test_zero_tail(void **state)
     fwrite(zeros, 1, sizeof zeros, f);
     fclose(f);
     struct collected c = {0, BUF_INIT};
-    assert_int_equal(wal_replay(env_posix(), p, collect, &c), ERR_OK);
+    assert_int_equal(wal_replay(env_posix(), p, true, collect, &c), ERR_OK);
     assert_int_equal(c.n, 3);
     buf_destroy(&c.all);
     free(p);
@@ -234,7 +259,7 @@ static void test_group_commit(void **state)
     wal_close(w);
     char *p = seg_path(dir, 1);
     struct collected c = {0, BUF_INIT};
-    assert_int_equal(wal_replay(env_posix(), p, collect, &c), ERR_OK);
+    assert_int_equal(wal_replay(env_posix(), p, true, collect, &c), ERR_OK);
     assert_int_equal(c.n, 800);
     buf_destroy(&c.all);
     free(p);
@@ -250,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_bad_last_payload_is_torn),
+        cmocka_unit_test(test_sealed_segment_tail_is_damage),
         cmocka_unit_test(test_middle_corruption),
         cmocka_unit_test(test_zero_tail),
         cmocka_unit_test(test_group_commit),
