@@ -251,6 +251,35 @@ static void remove_leftovers(struct part *p, const struct mf_file *files, size_t
     env_free_list(names, count);
 }
 
+/* With no MANIFEST, the SSTables of the partition (if any) can only be a
+ * lost manifest's files (a new partition writes an empty manifest at once,
+ * so a flush never leaves files without one): fail the open, naming one of
+ * them, and delete nothing. */
+static int check_unlisted(struct part *p)
+{
+    char **names;
+    size_t count, nsst = 0;
+    int rc = env_list(p->db->store->env, p->dir, &names, &count);
+    if (rc)
+        return rc;
+    const char *one = NULL;
+    for (size_t i = 0; i < count; i++) {
+        unsigned long long num;
+        char tail[8];
+        if (sscanf(names[i], "%llu.%7s", &num, tail) == 2 && strcmp(tail, "sst") == 0) {
+            nsst++;
+            one = one ? one : names[i];
+        }
+    }
+    if (nsst)
+        rc = err_corrupt("%s/MANIFEST is missing beside %zu SSTable(s) (%s%s): the partition is "
+                         "not opened and nothing was deleted; restore the MANIFEST, or move the "
+                         "files away to open it empty",
+                         p->dir, nsst, one, nsst > 1 ? ", ..." : "");
+    env_free_list(names, count);
+    return rc;
+}
+
 static int load_files(struct part *p, const struct mf_file *files, size_t n)
 {
     struct file_meta **metas = xcalloc(n ? n : 1, sizeof *metas);
@@ -292,13 +321,19 @@ int part_open(struct store_db *db, uint32_t id, struct part *p)
     buf_printf(&b, "%s/MANIFEST", p->dir);
     rc = env_read_all(env, b.data, (size_t)MF_HEADER + (size_t)MF_MAX_FILES * MF_FILE + 4, &data,
                       &len);
-    if (rc == ERR_NOTFOUND)
-        rc = ERR_OK;
+    bool fresh = rc == ERR_NOTFOUND;
+    if (fresh)
+        rc = check_unlisted(p);
     else if (!rc)
         rc = decode_manifest(p, b.data, data, len, &files, &n);
     if (!rc) {
         remove_leftovers(p, files, n);
         rc = load_files(p, files, n);
+    }
+    if (!rc && fresh) {
+        /* from now on a missing MANIFEST means a lost one */
+        bool replaced;
+        rc = part_write_manifest(p, p->ver, 0, 0, &replaced);
     }
     atomic_init(&p->done_gen, p->flushed_gen);
     free(files);

@@ -157,6 +157,47 @@ static void test_manifest(void **state)
     free(dir);
 }
 
+/* A MANIFEST lost beside live files (of a bucket, or of the host index)
+ * fails the open and deletes nothing; put back, every row reads again. */
+static void test_manifest_missing(void **state)
+{
+    (void)state;
+    static const char *parts[] = {"p00", "hidx"};
+    for (size_t k = 0; k < 2; k++) {
+        char *dir = tu_mkdtemp("corrupt");
+        struct store *s;
+        struct store_db *db;
+        assert_int_equal(open_store(dir, &s, &db), ERR_OK);
+        write_rows(db, 0, 100, 50);
+        store_db_unref(db);
+        store_close(s);
+        struct buf mf = BUF_INIT, saved = BUF_INIT, pdir = BUF_INIT;
+        buf_printf(&pdir, "%s/c/%s", dir, parts[k]);
+        buf_printf(&mf, "%s/MANIFEST", pdir.data);
+        buf_printf(&saved, "%s/MANIFEST.saved", dir);
+        char **ssts;
+        size_t nsst = tu_list_suffix(pdir.data, ".sst", &ssts);
+        assert_true(nsst > 0);
+        assert_int_equal(rename(mf.data, saved.data), 0);
+        assert_int_equal(open_store(dir, &s, &db), ERR_CORRUPT);
+        for (size_t i = 0; i < nsst; i++) {
+            assert_true(tu_file_size(ssts[i]) > 0); /* still there */
+            free(ssts[i]);
+        }
+        free(ssts);
+        assert_int_equal(rename(saved.data, mf.data), 0);
+        assert_int_equal(open_store(dir, &s, &db), ERR_OK);
+        assert_int_equal(check_rows(db, 100), 0);
+        store_db_unref(db);
+        store_close(s);
+        buf_destroy(&mf);
+        buf_destroy(&saved);
+        buf_destroy(&pdir);
+        tu_rmtree(dir);
+        free(dir);
+    }
+}
+
 /* A child writes batches of 10 rows durably and dies without closing, so
  * the rows live only in the WAL. */
 static void crash_after_writes(const char *dir, int rows)
@@ -224,9 +265,8 @@ int main(void)
 {
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sst_block),
-        cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_wal_torn_tail),
+        cmocka_unit_test(test_sst_block),        cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_manifest_missing), cmocka_unit_test(test_wal_torn_tail),
         cmocka_unit_test(test_wal_middle),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
