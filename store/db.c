@@ -280,6 +280,23 @@ static int rebuild_old_index(struct store_db *db)
     return rc;
 }
 
+/* A new database's directory must be absent or empty: one holding files
+ * but no META lost it, and creating over it with other options (buckets,
+ * order) would misread every row. */
+static int check_new_dir(struct store_db *db)
+{
+    char **names;
+    size_t n;
+    if (env_list(db->store->env, db->dir, &names, &n) != ERR_OK)
+        return ERR_OK; /* absent */
+    env_free_list(names, n);
+    if (n == 0)
+        return ERR_OK;
+    return err_corrupt("%s holds %zu entries but no META: the database is not created over it "
+                       "(restore its META, or move the directory away)",
+                       db->dir, n);
+}
+
 int db_open(struct store *s, const char *name, const struct db_opts *create, struct store_db **out)
 {
     struct store_db *db = db_alloc(s, name);
@@ -289,7 +306,9 @@ int db_open(struct store *s, const char *name, const struct db_opts *create, str
         db->buckets = create->buckets;
         db->desc = create->ts_desc;
         atomic_init(&db->ttl_ns, create->ttl_ns);
-        rc = env_mkdir(env, db->dir);
+        rc = check_new_dir(db);
+        if (!rc)
+            rc = env_mkdir(env, db->dir);
         if (!rc)
             rc = db_write_meta(db);
         if (!rc)

@@ -329,8 +329,13 @@ static int open_all(struct store *s)
             continue;
         }
         buf_printf(&meta, "%s/%s/META", s->dir, names[i]);
-        if (!valid_name(names[i]) || !env_exists(s->env, meta.data))
+        if (!valid_name(names[i]))
             continue;
+        if (!env_exists(s->env, meta.data)) {
+            log_warn("%s/%s has no META: not opened as a database, and not created over", s->dir,
+                     names[i]);
+            continue;
+        }
         struct store_db *db;
         rc = db_open(s, names[i], NULL, &db);
         if (!rc)

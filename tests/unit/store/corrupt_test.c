@@ -198,6 +198,42 @@ static void test_manifest_missing(void **state)
     }
 }
 
+/* A database whose META is lost is not opened, and not created again over
+ * its files with default options (which would misread them). */
+static void test_meta_missing(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("corrupt");
+    struct store *s;
+    struct store_db *db;
+    assert_int_equal(open_store(dir, &s, &db), ERR_OK);
+    write_rows(db, 0, 100, 50);
+    store_db_unref(db);
+    store_close(s);
+    struct buf meta = BUF_INIT, saved = BUF_INIT;
+    buf_printf(&meta, "%s/c/META", dir);
+    buf_printf(&saved, "%s/META.saved", dir);
+    assert_int_equal(rename(meta.data, saved.data), 0);
+    struct store_opts o;
+    store_opts_default(&o);
+    o.dir = dir;
+    assert_int_equal(store_open(&o, &s), ERR_OK);
+    assert_int_equal(store_db_get(s, "c", &db), ERR_NOTFOUND);
+    struct db_opts d = {.buckets = 16, .ts_desc = true};
+    assert_int_equal(store_db_create(s, "c", &d), ERR_CORRUPT);
+    assert_int_equal(tu_file_size(meta.data), -1);
+    store_close(s);
+    assert_int_equal(rename(saved.data, meta.data), 0);
+    assert_int_equal(open_store(dir, &s, &db), ERR_OK);
+    assert_int_equal(check_rows(db, 100), 0);
+    store_db_unref(db);
+    store_close(s);
+    buf_destroy(&meta);
+    buf_destroy(&saved);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* A child writes batches of 10 rows durably and dies without closing, so
  * the rows live only in the WAL. */
 static void crash_after_writes(const char *dir, int rows)
@@ -266,8 +302,8 @@ int main(void)
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sst_block),        cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_manifest_missing), cmocka_unit_test(test_wal_torn_tail),
-        cmocka_unit_test(test_wal_middle),
+        cmocka_unit_test(test_manifest_missing), cmocka_unit_test(test_meta_missing),
+        cmocka_unit_test(test_wal_torn_tail),    cmocka_unit_test(test_wal_middle),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
