@@ -142,3 +142,8 @@ bool auth_require(struct MHD_Connection *con, struct srv_req *req, unsigned righ
     buf_destroy(&msg);
     return rc == ERR_OK;
 }
+
+bool auth_may_read(const void *token, const char *db)
+{
+    return cfg_token_allows(token, CFG_RIGHT_READ, db);
+}

@@ -6,6 +6,7 @@
  * any output; rows then stream out through libmicrohttpd's content reader,
  * chunked, with memory bounded by one read. A client that disconnects frees
  * the cursor, which stops the query. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -50,10 +51,15 @@ static void stream_free(void *cls)
     query_cursor_free(cls);
 }
 
-static void opts_from_request(struct MHD_Connection *con, struct query_opts *o)
+static void opts_from_request(struct MHD_Connection *con, const struct srv_req *req,
+                              struct query_opts *o)
 {
     const struct config *cfg = server.cfg;
     query_opts_default(o);
+    if (cfg->ntokens) { /* a token sees only the databases it may read */
+        o->db_visible = auth_may_read;
+        o->db_visible_arg = req->token;
+    }
     o->max_get_rows = cfg->max_get_rows;
     o->allow_full_scan = cfg->allow_full_scan;
     srv_db_defaults(&o->db_defaults);
@@ -69,16 +75,34 @@ static bool bad_format(struct MHD_Connection *con)
     return fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "ndjson") != 0;
 }
 
-/* Streams an opened cursor, or replies with the error of the open. */
+/* The error of a failed open. cur (NULL if parsing failed) tells, for a
+ * statement list, how many statements were applied before the failing
+ * one: the client must learn that they stay applied. */
+static enum MHD_Result open_error(struct MHD_Connection *con, struct srv_req *req, int rc,
+                                  const struct query_cursor *cur, struct buf *err)
+{
+    unsigned status = reply_status_for(rc);
+    if (rc == ERR_TOOBIG)
+        status = MHD_HTTP_BAD_REQUEST; /* too many GET keys: the query, not a body */
+    const char *msg = err->len ? buf_cstr(err) : err_name(rc);
+    bool list = cur && query_cursor_stmt(cur, 1);
+    if (!list)
+        return reply_error(con, req, status, msg);
+    char applied[48];
+    snprintf(applied, sizeof applied, ",\"applied\":%zu", query_cursor_applied(cur));
+    return reply_error_extra(con, req, status, msg, applied);
+}
+
+/* Streams an opened cursor, or replies with the error of the open and
+ * frees the cursor. */
 static enum MHD_Result respond(struct MHD_Connection *con, struct srv_req *req, int rc,
                                struct query_cursor *cur, const struct query_opts *o,
                                struct buf *err)
 {
     if (rc != ERR_OK) {
-        unsigned status = reply_status_for(rc);
-        if (rc == ERR_TOOBIG)
-            status = MHD_HTTP_BAD_REQUEST; /* too many GET keys: the query, not a body */
-        return reply_error(con, req, status, err->len ? buf_cstr(err) : err_name(rc));
+        enum MHD_Result r = open_error(con, req, rc, cur, err);
+        query_cursor_free(cur);
+        return r;
     }
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
                                                                   stream_read, cur, stream_free);
@@ -107,7 +131,7 @@ enum MHD_Result h_query(struct MHD_Connection *con, struct srv_req *req, const c
     if (bad_format(con))
         return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or json");
     struct query_opts o;
-    opts_from_request(con, &o);
+    opts_from_request(con, req, &o);
     struct query_cursor *cur = NULL;
     struct buf err = BUF_INIT;
     int rc = query_params_open(server.store, param_get, con, &o, &cur, &err);
@@ -170,7 +194,7 @@ static enum MHD_Result sql_run(struct MHD_Connection *con, struct srv_req *req, 
     if (server.cfg->ntokens && !auth_require(con, req, 0, NULL))
         return MHD_YES; /* no credentials: not even parsed */
     struct query_opts o;
-    opts_from_request(con, &o);
+    opts_from_request(con, req, &o);
     struct query_cursor *cur = NULL;
     struct buf err = BUF_INIT;
     int rc = query_sql_prepare(server.store, sql, len, &o, &cur, &err);
@@ -181,7 +205,7 @@ static enum MHD_Result sql_run(struct MHD_Connection *con, struct srv_req *req, 
     }
     if (!rc)
         rc = query_cursor_start(cur, &err);
-    enum MHD_Result r = respond(con, req, rc, rc ? NULL : cur, &o, &err);
+    enum MHD_Result r = respond(con, req, rc, cur, &o, &err);
     buf_destroy(&err);
     return r;
 }
@@ -261,7 +285,7 @@ static enum MHD_Result iql_run(struct MHD_Connection *con, struct srv_req *req, 
         }
     }
     struct query_opts o;
-    opts_from_request(con, &o);
+    opts_from_request(con, req, &o);
     iql_exec(server.store, &s, &o, &out);
     enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", out.data, out.len);
     buf_destroy(&out);

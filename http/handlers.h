@@ -50,6 +50,9 @@ int auth_check(const struct config *cfg, const struct cfg_token *token, bool has
 bool auth_require(struct MHD_Connection *con, struct srv_req *req, unsigned right, const char *db);
 /* True if the request carried any credentials at all. */
 bool auth_has_credentials(struct MHD_Connection *con);
+/* True if token (a const struct cfg_token *) may read db: the filter of
+ * SHOW DATABASES (query_opts.db_visible) when tokens are configured. */
+bool auth_may_read(const void *token, const char *db);
 
 /* Metrics of the ingest endpoints, appended to /metrics. */
 void h_write_metrics(struct buf *out);

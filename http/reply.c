@@ -97,7 +97,13 @@ struct MHD_Response *reply_error_response(const char *msg, const char *extra_jso
 enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, unsigned status,
                             const char *msg)
 {
-    struct MHD_Response *resp = reply_error_response(msg, NULL);
+    return reply_error_extra(con, req, status, msg, NULL);
+}
+
+enum MHD_Result reply_error_extra(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                                  const char *msg, const char *extra_json)
+{
+    struct MHD_Response *resp = reply_error_response(msg, extra_json);
     if (!resp)
         return MHD_NO;
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE)

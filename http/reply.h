@@ -30,6 +30,10 @@ struct MHD_Response *reply_error_response(const char *msg, const char *extra_jso
 /* Queues {"error":"<msg>"} with X-Influxdb-Error: msg. */
 enum MHD_Result reply_error(struct MHD_Connection *con, struct srv_req *req, unsigned status,
                             const char *msg);
+/* reply_error with more members after "error" (extra_json as in
+ * reply_error_response; NULL for none). */
+enum MHD_Result reply_error_extra(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                                  const char *msg, const char *extra_json);
 /* reply_error with the status for an ERR_* code. */
 enum MHD_Result reply_err(struct MHD_Connection *con, struct srv_req *req, int err,
                           const char *msg);

@@ -215,7 +215,7 @@ static void exec_create(struct store *s, const struct iql_stmt *st, const struct
     buf_putc(out, '"');
 }
 
-static void exec_show(struct store *s, struct buf *out)
+static void exec_show(struct store *s, const struct query_opts *o, struct buf *out)
 {
     char **names;
     size_t n;
@@ -224,17 +224,18 @@ static void exec_show(struct store *s, struct buf *out)
         return;
     }
     buf_puts(out, ",\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"]");
-    if (n) {
-        buf_puts(out, ",\"values\":[");
-        for (size_t i = 0; i < n; i++) {
-            buf_puts(out, i ? "," : "");
-            buf_putc(out, '[');
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (query_db_visible(o, names[i])) {
+            /* InfluxDB leaves "values" out when there are none */
+            buf_puts(out, shown++ ? ",[" : ",\"values\":[[");
             enc_json_str(out, names[i], strlen(names[i]));
             buf_putc(out, ']');
-            free(names[i]);
         }
-        buf_putc(out, ']');
+        free(names[i]);
     }
+    if (shown)
+        buf_putc(out, ']');
     free(names);
     buf_puts(out, "}]");
 }
@@ -248,7 +249,7 @@ void iql_exec(struct store *s, const struct iql_script *sc, const struct query_o
         if (sc->stmts[i].kind == IQL_CREATE_DB)
             exec_create(s, &sc->stmts[i], o, out);
         else
-            exec_show(s, out);
+            exec_show(s, o, out);
         buf_putc(out, '}');
     }
     buf_puts(out, "]}\n");

@@ -39,8 +39,8 @@ struct store;
 /* Runs the statements against s and appends InfluxDB 1.x's reply,
  * {"results":[{"statement_id":0,...},...]} and a newline, to out: CREATE
  * DATABASE creates with o's db_defaults (WITH DURATION as the TTL) and
- * keeps an existing database as it is, as InfluxDB does; a failed
- * statement carries its "error". */
+ * keeps an existing database as it is, as InfluxDB does; SHOW DATABASES
+ * lists those o->db_visible admits; a failed statement carries its "error". */
 void iql_exec(struct store *s, const struct iql_script *sc, const struct query_opts *o,
               struct buf *out);
 

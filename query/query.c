@@ -44,7 +44,8 @@ struct query_cursor {
     size_t out_pos;
     bool json_first; /* no row yet in the open {"results":[ */
     bool done;
-    int err; /* sticky mid-stream error */
+    size_t applied; /* statements completed: their effects stay */
+    int err;        /* sticky mid-stream error */
     bool err_reported;
     struct buf errmsg;
 };
@@ -55,6 +56,11 @@ void query_opts_default(struct query_opts *o)
     o->max_get_rows = 2000;
     o->format = QUERY_NDJSON;
     o->db_defaults = (struct db_opts){.buckets = 16, .ts_desc = true, .ttl_ns = 0};
+}
+
+bool query_db_visible(const struct query_opts *o, const char *name)
+{
+    return !o->db_visible || o->db_visible(o->db_visible_arg, name);
 }
 
 /* --- output framing --- */
@@ -133,6 +139,11 @@ static int open_db(struct query_cursor *c, const char *name, struct store_db **d
     return rc;
 }
 
+static struct plan_opts plan_opts_of(const struct query_cursor *c)
+{
+    return (struct plan_opts){c->o.max_get_rows, c->o.allow_full_scan, c->o.full_scan, c->o.now_ns};
+}
+
 /* Plans st->sel against its database (run->db, run->plan). */
 static int run_plan(struct query_cursor *c, struct run *r, struct buf *err)
 {
@@ -141,7 +152,7 @@ static int run_plan(struct query_cursor *c, struct run *r, struct buf *err)
         return rc;
     struct db_opts dbo;
     store_db_opts(r->db, &dbo);
-    struct plan_opts po = {c->o.max_get_rows, c->o.allow_full_scan, c->o.full_scan, c->o.now_ns};
+    struct plan_opts po = plan_opts_of(c);
     rc = plan_build(&r->st->sel, &dbo, &po, &r->plan, err);
     r->has_plan = rc == ERR_OK;
     return rc;
@@ -284,7 +295,7 @@ static int do_show(struct query_cursor *c, struct buf *err)
     stmt_begin(c);
     for (size_t i = 0; i < n; i++) {
         struct store_db *db;
-        if (store_db_get(c->s, names[i], &db) == ERR_OK) {
+        if (query_db_visible(&c->o, names[i]) && store_db_get(c->s, names[i], &db) == ERR_OK) {
             struct db_opts o;
             struct store_db_stats st;
             store_db_opts(db, &o);
@@ -448,6 +459,7 @@ static void select_end(struct query_cursor *c)
     }
     stmt_end(c);
     c->running = false;
+    c->applied++;
     run_finish(r, QM_OK);
 }
 
@@ -521,8 +533,23 @@ static int stmt_start(struct query_cursor *c, struct buf *err)
             query_metrics_record(QM_ADMIN, stmt_outcome(rc), 0, 0, clock_mono_ns() - r->t0);
         else
             run_finish(r, stmt_outcome(rc));
+        c->applied += rc == ERR_OK;
     }
     return rc;
+}
+
+/* The message of statement i (0-based) failing with msg, into err: in a
+ * list it says which statement failed. */
+static void stmt_failed(const struct query_cursor *c, size_t i, int rc, const struct buf *msg,
+                        struct buf *err)
+{
+    if (c->sc.n > 1) {
+        buf_printf(err, "statement %zu of %zu: ", i + 1, c->sc.n);
+        if (msg->len == 0)
+            buf_puts(err, err_name(rc));
+    }
+    if (msg->len)
+        buf_append(err, msg->data, msg->len);
 }
 
 static void fail_stream(struct query_cursor *c, int rc)
@@ -536,6 +563,8 @@ static void fail_stream(struct query_cursor *c, int rc)
     else
         buf_puts(&c->out, "{\"error\":");
     enc_json_str(&c->out, c->errmsg.data ? c->errmsg.data : "", c->errmsg.len);
+    if (c->sc.n > 1)
+        buf_printf(&c->out, ",\"applied\":%zu", c->applied);
     buf_puts(&c->out, "}\n");
     c->err = rc;
     c->done = true;
@@ -545,13 +574,17 @@ static void cursor_produce(struct query_cursor *c, size_t want)
 {
     while (!c->done && c->out.len - c->out_pos < want) {
         int rc = ERR_OK;
+        struct buf msg = BUF_INIT;
         buf_reset(&c->errmsg);
         if (c->running)
-            rc = select_step(c, want, &c->errmsg);
+            rc = select_step(c, want, &msg);
         else if (c->next < c->sc.n)
-            rc = stmt_start(c, &c->errmsg);
+            rc = stmt_start(c, &msg);
         else
             c->done = true;
+        if (rc) /* the failing statement is the one started last */
+            stmt_failed(c, c->next - 1, rc, &msg, &c->errmsg);
+        buf_destroy(&msg);
         if (rc) {
             bool in_stmt = c->running;
             if (!in_stmt && c->o.format == QUERY_JSON) {
@@ -605,11 +638,109 @@ void query_cursor_free(struct query_cursor *c)
     free(c);
 }
 
-/* Runs statements until the first SELECT streams (or the script ends). */
+/* --- checking a list before it runs --- */
+
+/* A database as the statements of a list before the current one leave it. */
+struct db_seen {
+    const char *name;
+    bool exists;
+};
+
+static bool db_exists(struct query_cursor *c, const struct db_seen *seen, size_t nseen,
+                      const char *name)
+{
+    for (size_t i = nseen; i-- > 0;)
+        if (strcmp(seen[i].name, name) == 0)
+            return seen[i].exists;
+    struct store_db *db;
+    if (store_db_get(c->s, name, &db) != ERR_OK)
+        return false;
+    store_db_unref(db);
+    return true;
+}
+
+/* A plan's refusals (a full scan, too many GET keys) depend on the
+ * statement and the request only, so the defaults stand in for the options
+ * of a database the list may not have created yet. */
+static int plan_check(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
+{
+    struct plan_opts po = plan_opts_of(c);
+    struct plan p;
+    int rc = plan_build(&st->sel, &c->o.db_defaults, &po, &p, err);
+    if (rc == ERR_OK)
+        plan_destroy(&p);
+    return rc;
+}
+
+/* The refusals of statement st that can be known before running it, with
+ * the same messages as running it gives. */
+static int stmt_check(struct query_cursor *c, const struct sql_stmt *st, bool exists,
+                      struct buf *err)
+{
+    switch (st->kind) {
+    case SQL_SHOW_DBS: return ERR_OK;
+    case SQL_CREATE_DB:
+        if (!exists || st->if_not_exists)
+            return ERR_OK;
+        buf_printf(err, "database '%s' already exists", st->db);
+        return ERR_EXISTS;
+    case SQL_DROP_DB:
+        if (exists || st->if_exists)
+            return ERR_OK;
+        buf_printf(err, "database '%s' not found", st->db);
+        return ERR_NOTFOUND;
+    default: /* ALTER, SELECT (EXPLAIN too), DELETE */
+        if (!exists) {
+            buf_printf(err, "database '%s' not found", st->db);
+            return ERR_NOTFOUND;
+        }
+        return st->kind == SQL_ALTER_DB ? ERR_OK : plan_check(c, st, err);
+    }
+}
+
+/* Checks every statement of a list before the first runs, so that a list
+ * refused for a missing or existing database or a refused plan applies
+ * nothing; a database an earlier statement creates or drops counts as
+ * such. What only running tells (a bad name, a store error, a database
+ * another request dropped meanwhile) still fails mid-list: then the error
+ * says how many statements were applied (stmt_failed). */
+static int cursor_check(struct query_cursor *c, struct buf *err)
+{
+    struct db_seen *seen = xcalloc(c->sc.n, sizeof(*seen));
+    size_t nseen = 0;
+    int rc = ERR_OK;
+    for (size_t i = 0; i < c->sc.n && rc == ERR_OK; i++) {
+        const struct sql_stmt *st = &c->sc.stmts[i];
+        struct buf msg = BUF_INIT;
+        bool exists = st->db && db_exists(c, seen, nseen, st->db);
+        rc = stmt_check(c, st, exists, &msg);
+        if (rc) {
+            stmt_failed(c, i, rc, &msg, err);
+            query_metrics_record(QM_NONE, stmt_outcome(rc), 0, 0, 0);
+        } else if (st->kind == SQL_CREATE_DB || st->kind == SQL_DROP_DB) {
+            seen[nseen++] = (struct db_seen){st->db, st->kind == SQL_CREATE_DB};
+        }
+        buf_destroy(&msg);
+    }
+    free(seen);
+    return rc;
+}
+
+/* Runs statements until the first SELECT streams (or the script ends). A
+ * list is checked whole first. */
 static int cursor_open(struct query_cursor *c, struct buf *err)
 {
+    if (c->sc.n > 1) {
+        int rc = cursor_check(c, err);
+        if (rc)
+            return rc;
+    }
     while (!c->running && c->next < c->sc.n) {
-        int rc = stmt_start(c, err);
+        struct buf msg = BUF_INIT;
+        int rc = stmt_start(c, &msg);
+        if (rc)
+            stmt_failed(c, c->next - 1, rc, &msg, err);
+        buf_destroy(&msg);
         if (rc)
             return rc;
     }
@@ -658,8 +789,12 @@ const struct sql_stmt *query_cursor_stmt(const struct query_cursor *c, size_t i)
 
 int query_cursor_start(struct query_cursor *c, struct buf *err)
 {
-    struct query_cursor *unused;
-    return cursor_finish_open(c, &unused, err);
+    return cursor_open(c, err);
+}
+
+size_t query_cursor_applied(const struct query_cursor *c)
+{
+    return c->applied;
 }
 
 int query_sql_open(struct store *s, const char *sql, size_t len, const struct query_opts *o,
@@ -667,11 +802,9 @@ int query_sql_open(struct store *s, const char *sql, size_t len, const struct qu
 {
     struct query_cursor *c;
     int rc = query_sql_prepare(s, sql, len, o, &c, err);
-    if (!rc)
-        rc = query_cursor_start(c, err);
-    if (!rc)
-        *out = c;
-    return rc;
+    if (rc)
+        return rc;
+    return cursor_finish_open(c, out, err);
 }
 
 /* --- the parameter form --- */

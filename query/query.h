@@ -19,12 +19,24 @@
  * runs the statements before the first SELECT (CREATE, ALTER, DROP, SHOW,
  * DELETE and EXPLAIN run whole) and plans and opens that SELECT, whose rows
  * (or count) are then produced by the reads; later statements run when the
- * reads reach them. Statements are not transactional: those before a
- * failing one stay done.
+ * reads reach them.
+ *
+ * A list of statements is checked whole before its first statement runs:
+ * a missing database (DROP without IF EXISTS, ALTER, DELETE, SELECT), an
+ * existing one (CREATE without IF NOT EXISTS) or a refused plan fails the
+ * open with nothing applied; databases created or dropped by earlier
+ * statements of the list count. Statements are not transactional: what
+ * only running tells (a bad name, a store error, a database dropped
+ * meanwhile by another request) fails the list where it happens, and the
+ * statements before stay applied. In a list every error names its
+ * statement ("statement 2 of 3: ...") and says how many were applied:
+ * query_cursor_applied after a failed open, ,"applied":N in the error
+ * object of a mid-stream error.
  *
  * A mid-stream error (after open returned ERR_OK) is written into the
  * stream as a last line {"error":"..."} (NDJSON) or closes the document as
- * ...],"error":"..."} (JSON); the next read returns the negative ERR_* and
+ * ...],"error":"..."} (JSON), in a list with ,"applied":N before the
+ * closing brace; the next read returns the negative ERR_* and
  * query_cursor_error() gives the text.
  *
  * Memory is bounded whatever the result size: the cursor buffers at most
@@ -54,7 +66,15 @@ struct query_opts {
     enum query_format format;
     struct db_opts db_defaults; /* of CREATE DATABASE without buckets=,
                                  * ts_order=, ttl= (and InfluxQL's) */
+    /* SHOW DATABASES (SQL and InfluxQL) lists a database only if
+     * db_visible(db_visible_arg, name) is true; NULL lists them all. The
+     * caller decides who may see what (http/ passes the request's token). */
+    bool (*db_visible)(const void *arg, const char *name);
+    const void *db_visible_arg;
 };
+
+/* True if o lets SHOW DATABASES list the database name. */
+bool query_db_visible(const struct query_opts *o, const char *name);
 
 /* Defaults: max_get_rows 2000, no full scans, NDJSON, 16 buckets, DESC, ttl 0. */
 void query_opts_default(struct query_opts *o);
@@ -80,12 +100,17 @@ int query_sql_open(struct store *s, const char *sql, size_t len, const struct qu
  * can be checked (rights) before any runs: query_sql_prepare parses (ERR_INVAL
  * with err set; nothing runs), query_cursor_stmt gives statement i (NULL past
  * the last), and query_cursor_start runs up to the first streaming statement
- * with query_sql_open's errors, freeing the cursor on failure. */
+ * with query_sql_open's errors. The cursor stays the caller's either way: on
+ * failure query_cursor_applied tells how many statements of the list were
+ * applied before the failing one; then free it. */
 struct sql_stmt;
 int query_sql_prepare(struct store *s, const char *sql, size_t len, const struct query_opts *o,
                       struct query_cursor **out, struct buf *err);
 const struct sql_stmt *query_cursor_stmt(const struct query_cursor *c, size_t i);
 int query_cursor_start(struct query_cursor *c, struct buf *err);
+/* The statements of the list completed so far: after a failure (at open
+ * or mid-stream), those before the failing one, which stay applied. */
+size_t query_cursor_applied(const struct query_cursor *c);
 
 /* The parameter form GET /api/v1/query?db=&host=&event=&start=&end=
  * &order=desc|asc&limit=&where=&full_scan=. get(arg, name) returns a

@@ -116,6 +116,31 @@ static bool is_ident_char(char c)
     return isalnum((unsigned char)c) || c == '_';
 }
 
+static bool at_comment(const struct parser *ps, size_t i)
+{
+    return i + 1 < ps->len && ps->s[i] == '/' && ps->s[i + 1] == '*';
+}
+
+static bool at_hint(const struct parser *ps, size_t i)
+{
+    return at_comment(ps, i) && i + 2 < ps->len && ps->s[i + 2] == '+';
+}
+
+/* The offset just past the comment or hint at i, or 0 if it is never
+ * closed: then the error is sticky and names where the comment opens, since
+ * a statement cut short by it would otherwise run without its tail. */
+static size_t comment_end(struct parser *ps, size_t i)
+{
+    const char *end = memmem(ps->s + i + 2, ps->len - i - 2, "*/", 2);
+    if (end)
+        return (size_t)(end - ps->s) + 2;
+    if (!ps->rc) {
+        buf_printf(ps->err, "syntax error at position %zu: unterminated comment", i + 1);
+        ps->rc = ERR_INVAL;
+    }
+    return 0;
+}
+
 static void skip_space_and_comments(struct parser *ps)
 {
     const char *s = ps->s;
@@ -127,10 +152,9 @@ static void skip_space_and_comments(struct parser *ps)
                 ps->off++;
             continue;
         }
-        if (ps->off + 2 < ps->len && s[ps->off] == '/' && s[ps->off + 1] == '*' &&
-            s[ps->off + 2] != '+') {
-            const char *end = memmem(s + ps->off + 2, ps->len - ps->off - 2, "*/", 2);
-            ps->off = end ? (size_t)(end - s) + 2 : ps->len;
+        if (at_comment(ps, ps->off) && !at_hint(ps, ps->off)) {
+            size_t end = comment_end(ps, ps->off);
+            ps->off = end ? end : ps->len;
             continue;
         }
         return;
@@ -237,10 +261,10 @@ static void lex(struct parser *ps)
         size_t end = lex_quoted(s, ps->len, i, c);
         t.type = end ? (c == '\'' ? T_STRING : T_QIDENT) : T_BAD;
         i = end ? end : ps->len;
-    } else if (c == '/' && i + 2 < ps->len && s[i + 1] == '*' && s[i + 2] == '+') {
-        const char *end = memmem(s + i + 3, ps->len - i - 3, "*/", 2);
-        t.type = end ? T_HINT : T_BAD;
-        i = end ? (size_t)(end - s) + 2 : ps->len;
+    } else if (at_hint(ps, i)) {
+        size_t end = comment_end(ps, i);
+        t.type = end ? T_HINT : T_EOF;
+        i = end ? end : ps->len;
     } else {
         t.type = lex_punct(s, ps->len, &i);
     }

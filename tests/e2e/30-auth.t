@@ -57,6 +57,21 @@ test_expect_success '/query: CREATE DATABASE needs admin, SHOW DATABASES a read 
     grep -q "\"databases\"" body
 '
 
+test_expect_success 'SHOW DATABASES lists only the databases the token may read' '
+    test "$(lb_req POST /api/v1/sql -H "Authorization: Token r3ader" --data-binary "SHOW DATABASES")" = 200 &&
+    grep -q "^{\"name\":\"logs\"" body &&
+    test $(wc -l <body) = 1 &&
+    test "$(lb_req POST "/api/v1/sql?format=json" -H "Authorization: Token r3ader" --data-binary "SHOW DATABASES")" = 200 &&
+    grep -q "^{\"results\":\[{\"name\":\"logs\",[^{}]*}\]}$" body &&
+    test "$(lb_req GET "/query?q=SHOW%20DATABASES&u=x&p=r3ader")" = 200 &&
+    grep -q "\"values\":\[\[\"logs\"\]\]" body &&
+    test "$(lb_req POST /api/v1/sql -H "Authorization: Token adm1n" --data-binary "SHOW DATABASES")" = 200 &&
+    grep -q "^{\"name\":\"other\"" body &&
+    grep -q "^{\"name\":\"tg\"" body &&
+    test "$(lb_req GET "/query?q=SHOW%20DATABASES&u=x&p=adm1n")" = 200 &&
+    grep -q "\"values\":\[\[\"logs\"\],\[\"other\"\],\[\"tg\"\]\]" body
+'
+
 test_expect_success 'stop' '
     lb_stop 10
 '

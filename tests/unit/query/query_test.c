@@ -58,21 +58,18 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs sql; returns the open code, or the read error; output in out. */
-static int run(struct fx *f, const char *sql, enum query_format fmt, struct buf *out,
-               struct buf *err)
+static void test_opts(struct query_opts *o, enum query_format fmt)
 {
-    struct query_opts o;
-    query_opts_default(&o);
-    o.now_ns = NOW;
-    o.format = fmt;
-    o.max_get_rows = 4;
-    struct query_cursor *c;
-    buf_reset(out);
-    buf_reset(err);
-    int rc = query_sql_open(f->s, sql, strlen(sql), &o, &c, err);
-    if (rc)
-        return rc;
+    query_opts_default(o);
+    o->now_ns = NOW;
+    o->format = fmt;
+    o->max_get_rows = 4;
+}
+
+/* Reads c to its end into out and frees it; returns 0 or the read error
+ * (its text in err). */
+static int drain(struct query_cursor *c, struct buf *out, struct buf *err)
+{
     char tmp[7]; /* tiny reads: the cursor must cope */
     ssize_t n;
     while ((n = query_cursor_read(c, tmp, sizeof(tmp))) > 0)
@@ -81,6 +78,21 @@ static int run(struct fx *f, const char *sql, enum query_format fmt, struct buf 
         buf_puts(err, query_cursor_error(c));
     query_cursor_free(c);
     return (int)n;
+}
+
+/* Runs sql; returns the open code, or the read error; output in out. */
+static int run(struct fx *f, const char *sql, enum query_format fmt, struct buf *out,
+               struct buf *err)
+{
+    struct query_opts o;
+    test_opts(&o, fmt);
+    struct query_cursor *c;
+    buf_reset(out);
+    buf_reset(err);
+    int rc = query_sql_open(f->s, sql, strlen(sql), &o, &c, err);
+    if (rc)
+        return rc;
+    return drain(c, out, err);
 }
 
 static void put_rows(struct fx *f, const char *db)
@@ -203,22 +215,130 @@ static void test_errors(void **state)
                      ERR_TOOBIG);
     assert_int_equal(run(f, "SELECT * FORM d", QUERY_NDJSON, &out, &err), ERR_INVAL);
     assert_string_equal(buf_cstr(&err), "syntax error at position 10: expected FROM, found 'FORM'");
-    /* a later statement fails after output began: the error is in the stream */
+    /* a list is checked before it runs: nothing is output, the statement
+     * is named (test_lists has the rest) */
     assert_int_equal(run(f,
                          "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
                          "> 0",
                          QUERY_NDJSON, &out, &err),
                      ERR_NOTFOUND);
-    assert_string_equal(buf_cstr(&out),
-                        "{\"count\":10}\n{\"error\":\"database 'nosuch' not found\"}\n");
+    assert_string_equal(buf_cstr(&out), "");
+    assert_string_equal(buf_cstr(&err), "statement 2 of 2: database 'nosuch' not found");
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+static bool db_exists(struct fx *f, const char *name)
+{
+    struct store_db *db;
+    if (store_db_get(f->s, name, &db) != ERR_OK)
+        return false;
+    store_db_unref(db);
+    return true;
+}
+
+/* Opens sql, lets another request drop database gone, then reads. */
+static int run_then_drop(struct fx *f, const char *sql, const char *gone, enum query_format fmt,
+                         struct buf *out, struct buf *err)
+{
+    struct query_opts o;
+    test_opts(&o, fmt);
+    struct query_cursor *c;
+    buf_reset(out);
+    buf_reset(err);
+    assert_int_equal(query_sql_open(f->s, sql, strlen(sql), &o, &c, err), 0);
+    assert_int_equal(store_db_drop(f->s, gone), 0);
+    return drain(c, out, err);
+}
+
+static void test_lists(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE d; CREATE DATABASE victim", QUERY_NDJSON, &out, &err),
+                     0);
+    put_rows(f, "d");
+    /* refused before any statement runs: the victim stays */
+    assert_int_equal(run(f, "DROP DATABASE victim; DROP DATABASE nope", QUERY_NDJSON, &out, &err),
+                     ERR_NOTFOUND);
+    assert_string_equal(buf_cstr(&err), "statement 2 of 2: database 'nope' not found");
+    assert_int_equal(run(f, "DROP DATABASE victim; SELECT * FROM d", QUERY_NDJSON, &out, &err),
+                     ERR_INVAL);
+    assert_non_null(strstr(buf_cstr(&err), "statement 2 of 2: full scan refused"));
+    assert_int_equal(run(f, "DROP DATABASE victim; DELETE FROM victim WHERE ts > 0; SHOW DATABASES",
+                         QUERY_NDJSON, &out, &err),
+                     ERR_NOTFOUND);
+    assert_string_equal(buf_cstr(&err), "statement 2 of 3: database 'victim' not found");
+    assert_int_equal(run(f, "DROP DATABASE IF EXISTS nope; CREATE DATABASE d", QUERY_NDJSON, &out,
+                         &err),
+                     ERR_EXISTS);
+    assert_string_equal(buf_cstr(&err), "statement 2 of 2: database 'd' already exists");
+    assert_true(db_exists(f, "victim"));
+    /* what earlier statements create and drop counts */
     assert_int_equal(run(f,
-                         "SELECT COUNT(*) FROM d WHERE ts > 0; SELECT * FROM nosuch WHERE ts "
-                         "> 0",
-                         QUERY_JSON, &out, &err),
+                         "CREATE DATABASE fresh; SELECT COUNT(*) FROM fresh WHERE ts > 0; DROP "
+                         "DATABASE fresh; CREATE DATABASE fresh; ALTER DATABASE fresh SET ttl='1d'",
+                         QUERY_NDJSON, &out, &err),
+                     0);
+    assert_string_equal(buf_cstr(&out), "{\"ok\":true}\n{\"count\":0}\n{\"ok\":true}\n"
+                                        "{\"ok\":true}\n{\"ok\":true}\n");
+    /* what only running tells fails mid-list: the open says what was applied */
+    struct query_opts o;
+    test_opts(&o, QUERY_NDJSON);
+    const char *sql = "CREATE DATABASE one; CREATE DATABASE \"bad/name\"; DROP DATABASE victim";
+    struct query_cursor *c;
+    buf_reset(&err);
+    assert_int_equal(query_sql_prepare(f->s, sql, strlen(sql), &o, &c, &err), 0);
+    assert_int_equal(query_cursor_start(c, &err), ERR_INVAL);
+    assert_int_equal(query_cursor_applied(c), 1);
+    assert_non_null(strstr(buf_cstr(&err), "statement 2 of 3: bad database name 'bad/name'"));
+    query_cursor_free(c);
+    assert_true(db_exists(f, "one"));
+    assert_true(db_exists(f, "victim"));
+    /* ... or the stream does, after a SELECT streamed */
+    assert_int_equal(run(f, "CREATE DATABASE gone", QUERY_NDJSON, &out, &err), 0);
+    assert_int_equal(run_then_drop(f,
+                                   "SELECT COUNT(*) FROM d WHERE ts > 0; ALTER DATABASE gone SET "
+                                   "ttl='1d'",
+                                   "gone", QUERY_NDJSON, &out, &err),
+                     ERR_NOTFOUND);
+    assert_string_equal(buf_cstr(&out), "{\"count\":10}\n{\"error\":\"statement 2 of 2: "
+                                        "database 'gone' not found\",\"applied\":1}\n");
+    assert_int_equal(run(f, "CREATE DATABASE gone", QUERY_NDJSON, &out, &err), 0);
+    assert_int_equal(run_then_drop(f,
+                                   "SELECT COUNT(*) FROM d WHERE ts > 0; ALTER DATABASE gone SET "
+                                   "ttl='1d'",
+                                   "gone", QUERY_JSON, &out, &err),
                      ERR_NOTFOUND);
     assert_string_equal(buf_cstr(&out),
                         "{\"results\":[{\"count\":10}]}\n"
-                        "{\"results\":[],\"error\":\"database 'nosuch' not found\"}\n");
+                        "{\"results\":[],\"error\":\"statement 2 of 2: database 'gone' not "
+                        "found\",\"applied\":1}\n");
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+static bool show_only_a(const void *arg, const char *name)
+{
+    return strcmp(name, arg) == 0;
+}
+
+static void test_show_filter(void **state)
+{
+    struct fx *f = *state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(run(f, "CREATE DATABASE a; CREATE DATABASE b", QUERY_NDJSON, &out, &err), 0);
+    struct query_opts o;
+    test_opts(&o, QUERY_NDJSON);
+    o.db_visible = show_only_a;
+    o.db_visible_arg = "a";
+    struct query_cursor *c;
+    assert_int_equal(query_sql_open(f->s, "SHOW DATABASES", 14, &o, &c, &err), 0);
+    buf_reset(&out);
+    assert_int_equal(drain(c, &out, &err), 0);
+    assert_string_equal(buf_cstr(&out),
+                        "{\"name\":\"a\",\"buckets\":16,\"ts_order\":\"desc\",\"ttl\":\"0\","
+                        "\"rows\":0,\"bytes\":0}\n");
     buf_destroy(&out);
     buf_destroy(&err);
 }
@@ -380,6 +500,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_explain_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_params, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lists, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_show_filter, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

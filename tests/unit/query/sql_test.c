@@ -39,6 +39,8 @@ static const char *good[] = {
     "SHOW DATABASES; SELECT * FROM d WHERE ts > 1;",
     "-- comment\nSELECT * /* c */ FROM d WHERE ts > 1",
     "SELECT * FROM d WHERE fields.x != 2 AND tags.k <> 'v' AND y <= 18446744073709551615",
+    "SELECT * FROM d WHERE ts > 1 -- a comment that ends the input",
+    "SELECT /*+ full_scan */ * FROM d /**/",
 };
 
 static void test_good(void **state)
@@ -91,6 +93,11 @@ static const struct bad_case bad[] = {
      "syntax error at position 17: expected ';' or end of statement, found 'x'"},
     {"SELECT * FROM d WHERE ts > 99999999999999999999",
      "error at position 28: integer out of range"},
+    {"SELECT * FROM d WHERE ts > 0 /* never closed",
+     "syntax error at position 30: unterminated comment"},
+    {"SELECT * FROM d /*", "syntax error at position 17: unterminated comment"},
+    {"SELECT * FROM d /*/", "syntax error at position 17: unterminated comment"},
+    {"SELECT /*+ full_scan * FROM d", "syntax error at position 8: unterminated comment"},
 };
 
 static void test_bad(void **state)
