@@ -10,8 +10,8 @@
 
 struct server server;
 
-static const unsigned status_codes[SRV_STATUS_SLOTS] = {200, 204, 400, 401, 403, 404,
-                                                        405, 413, 500, 503, 507, 0};
+static const unsigned status_codes[SRV_STATUS_SLOTS] = {200, 204, 400, 401, 403, 404, 405,
+                                                        413, 414, 500, 501, 503, 507, 0};
 
 int srv_status_slot(unsigned status)
 {

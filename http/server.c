@@ -1,5 +1,8 @@
 /* libmicrohttpd lifecycle and the access handler that gives every request
  * its state (Request-Id, route, auth) before the route's handler sees it.
+ * Every request gets a status or a close at request_timeout: what
+ * libmicrohttpd 0.9.75 would drop silently (ambiguous framing, too many URL
+ * arguments, a body where none is taken) is refused at the headers.
  * Graceful stop: quiesce (stop accepting), wait for in-flight requests,
  * stop the daemon. */
 #include "http/server.h"
@@ -19,6 +22,13 @@
 #include "base/log.h"
 #include "http/handlers.h"
 #include "http/reply.h"
+
+/* URL arguments a request may carry. */
+#define SRV_MAX_URL_ARGS 1000
+
+/* *con_cls before the first call of a request whose URL arguments on_uri
+ * dropped (more than SRV_MAX_URL_ARGS). */
+static char args_cut;
 
 static void req_free(struct srv_req *req)
 {
@@ -61,11 +71,138 @@ static bool args_have_nul(struct MHD_Connection *con, const char **which)
     return *which != NULL;
 }
 
+/* libmicrohttpd 0.9.75 stores every URL argument in the connection's
+ * memory pool before the access handler runs; when they do not fit, its 431
+ * is lost and the connection closes without a reply. The URI is still the
+ * connection's read buffer when this is called, and its arguments are
+ * parsed after: too many, and they are cut off here (libmicrohttpd then
+ * parses none), and the request is refused at its first call. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *con)
+{
+    (void)cls;
+    (void)con;
+    char *q = uri ? strchr(uri, '?') : NULL; /* no URI at all: NULL */
+    if (!q)
+        return NULL;
+    size_t n = 1;
+    for (const char *p = q + 1; (p = strchr(p, '&')) != NULL; p++)
+        if (++n > SRV_MAX_URL_ARGS) {
+            q[1] = '\0';
+            return &args_cut;
+        }
+    return NULL;
+}
+
+/* The headers that frame a body. */
+struct framing {
+    const char *length;   /* the first Content-Length */
+    bool lengths_differ;  /* another Content-Length with another value */
+    const char *encoding; /* the last Transfer-Encoding */
+    unsigned encodings;   /* Transfer-Encoding headers */
+};
+
+static enum MHD_Result scan_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    struct framing *f = cls;
+    if (!value)
+        value = "";
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (!f->length)
+            f->length = value;
+        else if (strcmp(f->length, value) != 0)
+            f->lengths_differ = true;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->encoding = value;
+        f->encodings++;
+    }
+    return MHD_YES;
+}
+
+/* True if the last coding of a Transfer-Encoding list is chunked. */
+static bool ends_in_chunked(const char *te)
+{
+    const char *last = strrchr(te, ',');
+    last = last ? last + 1 : te;
+    last += strspn(last, " \t");
+    size_t n = strlen(last);
+    while (n && (last[n - 1] == ' ' || last[n - 1] == '\t'))
+        n--;
+    return n == 7 && strncasecmp(last, "chunked", 7) == 0;
+}
+
+static void refuse(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                   const char *msg)
+{
+    /* Not reply_error: a client's framing is no server error to log. */
+    struct MHD_Response *resp = reply_error_response(msg, NULL);
+    if (resp)
+        reply_queue(con, req, status, resp);
+}
+
+/* Refuses a body whose length a proxy in front could read otherwise
+ * (request smuggling): Content-Length with Transfer-Encoding (RFC 9112
+ * 6.1), Content-Lengths that differ (6.3; equal ones are accepted, as RFC
+ * 9110 8.6 allows), Transfer-Encoding repeated or not ending in chunked
+ * (400), or with another coding before chunked (501). libmicrohttpd itself
+ * takes the first Content-Length and lets chunked win over it. A reply
+ * queued at the headers makes libmicrohttpd skip the body and close the
+ * connection after the reply. */
+static bool framing_ok(struct MHD_Connection *con, struct srv_req *req, const struct framing *f)
+{
+    char msg[200];
+    if (f->length && f->encodings) {
+        refuse(con, req, MHD_HTTP_BAD_REQUEST,
+               "both Content-Length and Transfer-Encoding: send only one of them");
+        return false;
+    }
+    if (f->lengths_differ) {
+        refuse(con, req, MHD_HTTP_BAD_REQUEST,
+               "conflicting Content-Length headers: send one Content-Length");
+        return false;
+    }
+    if (f->encodings > 1) {
+        refuse(con, req, MHD_HTTP_BAD_REQUEST,
+               "more than one Transfer-Encoding header: send one, Transfer-Encoding: chunked");
+        return false;
+    }
+    if (f->encodings && strcasecmp(f->encoding, "chunked") != 0) {
+        bool chunked = ends_in_chunked(f->encoding);
+        snprintf(msg, sizeof msg,
+                 chunked ? "Transfer-Encoding '%.60s' is not supported: use chunked alone "
+                           "(Content-Encoding: gzip compresses a write body)"
+                         : "Transfer-Encoding '%.60s' does not end in chunked: the body has "
+                           "no length",
+                 f->encoding);
+        refuse(con, req, chunked ? MHD_HTTP_NOT_IMPLEMENTED : MHD_HTTP_BAD_REQUEST, msg);
+        return false;
+    }
+    return true;
+}
+
+/* True if the request announces a body (libmicrohttpd has checked that a
+ * Content-Length is a number). */
+static bool has_body(const struct framing *f)
+{
+    return f->encodings || (f->length && strtoull(f->length, NULL, 10) != 0);
+}
+
 /* Checks what the route needs before any body is read. Queues an error and
  * returns false when the request may not go on. */
 static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const struct route *route,
-                      const char *allow)
+                      const char *method, const char *allow, bool args_dropped)
 {
+    struct framing f = {0};
+    MHD_get_connection_values(con, MHD_HEADER_KIND, scan_framing, &f);
+    if (!framing_ok(con, req, &f))
+        return false;
+    if (args_dropped) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "too many URL parameters: at most %d", SRV_MAX_URL_ARGS);
+        reply_error(con, req, MHD_HTTP_URI_TOO_LONG, msg);
+        return false;
+    }
     if (route->id == ROUTE_NOT_FOUND) {
         reply_error(con, req, MHD_HTTP_NOT_FOUND,
                     "not found: no such endpoint (see README for /write, /api/v2/write, "
@@ -81,6 +218,14 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
             MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
             reply_queue(con, req, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
         }
+        return false;
+    }
+    /* libmicrohttpd cannot queue a reply while a body is read: a handler
+     * answering at the first piece would close the connection instead. */
+    if (!route->body && has_body(&f)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%.10s %s takes no request body", method, route->path);
+        reply_error(con, req, MHD_HTTP_BAD_REQUEST, msg);
         return false;
     }
     const char *nul_arg = NULL;
@@ -103,20 +248,48 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
     return true;
 }
 
+/* libmicrohttpd's connection timeout, in whole seconds. */
+static unsigned conn_timeout_s(void)
+{
+    unsigned s = (unsigned)(server.cfg->request_timeout_ns / 1000000000LL);
+    return s ? s : 1;
+}
+
+/* The body must arrive within request_timeout of the headers. The
+ * connection timeout only bounds the silence between two reads, so a client
+ * sending a byte now and then would hold its request forever: it is cut to
+ * the time left, and a piece arriving after the deadline ends the request.
+ * Either way the connection closes without a reply (libmicrohttpd 0.9.75
+ * queues none while a body is read). */
+static bool body_in_time(struct MHD_Connection *con, struct srv_req *req)
+{
+    int64_t left = req->start_ns + server.cfg->request_timeout_ns - clock_mono_ns();
+    if (left <= 0) {
+        log_warn("request %s: body not received within request_timeout: connection closed",
+                 req->id);
+        return false;
+    }
+    unsigned s = (unsigned)((left + 999999999) / 1000000000LL);
+    MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, s);
+    req->timeout_cut = true;
+    return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
     (void)cls;
     (void)version;
-    struct srv_req *req = *con_cls;
+    bool args_dropped = *con_cls == &args_cut;
+    struct srv_req *req = args_dropped ? NULL : *con_cls;
     if (!req) {
         const char *allow = NULL;
         const struct route *route = route_find(method, url, &allow);
         req = req_new(route);
         *con_cls = req;
         atomic_fetch_add(&server.in_flight, 1);
-        if (!req_admit(con, req, route, allow))
+        if (!req_admit(con, req, route, method, allow, args_dropped))
             return MHD_YES;
         /* Handlers of requests with a body see the headers first, so that
          * they can refuse before the body is read. */
@@ -131,7 +304,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         *upload_data_size = 0;
         return MHD_YES;
     }
-    return route_get(req->route)->fn(con, req, upload_data, upload_data_size);
+    const struct route *route = route_get(req->route);
+    if (*upload_data_size > 0) {
+        if (!body_in_time(con, req))
+            return MHD_NO;
+        if (!route->body) {
+            /* req_admit refused any announced body: none can come. */
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+    } else if (req->timeout_cut) {
+        /* The whole body is in: a slow reader of the reply gets the
+         * connection timeout again. */
+        MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s());
+    }
+    return route->fn(con, req, upload_data, upload_data_size);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
@@ -140,14 +327,14 @@ static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
     (void)cls;
     (void)con;
     struct srv_req *req = *con_cls;
-    if (!req)
-        return;
+    *con_cls = NULL;
+    if (!req || req == (void *)&args_cut)
+        return; /* ended before the access handler saw it */
     unsigned status = req->status ? req->status : 0;
     atomic_fetch_add(&server.requests[req->route][srv_status_slot(status)], 1);
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
         log_debug("request %s ended early (code %d)", req->id, (int)toe);
     req_free(req);
-    *con_cls = NULL;
     atomic_fetch_sub(&server.in_flight, 1);
 }
 
@@ -230,16 +417,14 @@ int srv_start(const struct config *cfg, struct store *store)
                                     {MHD_OPTION_END, 0, NULL}};
     if (cfg->http_threads == 0)
         pool[0].option = MHD_OPTION_END;
-    unsigned timeout_s = (unsigned)(cfg->request_timeout_ns / 1000000000LL);
-    if (timeout_s == 0)
-        timeout_s = 1;
     server.mhd =
         MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
                          mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                          MHD_OPTION_ARRAY, pool, MHD_OPTION_CONNECTION_LIMIT,
-                         (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+                         (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+                         conn_timeout_s(), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+                         MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+                         on_completed, NULL, MHD_OPTION_END);
     if (!server.mhd) {
         log_error("cannot listen on %s (address in use, or not allowed?)", cfg->listen);
         return ERR_IO;

@@ -49,15 +49,16 @@ struct srv_req {
     char id[24];      /* Request-Id */
     int64_t start_ns; /* monotonic */
     bool responded;
-    bool body_done;  /* the handler has seen the end of the body */
-    unsigned status; /* queued status, for metrics */
+    bool body_done;   /* the handler has seen the end of the body */
+    bool timeout_cut; /* the connection timeout is cut to the body's deadline */
+    unsigned status;  /* queued status, for metrics */
     void *ctx;
     void (*ctx_free)(void *ctx);
     const struct cfg_token *token; /* authenticated token, NULL if none */
 };
 
 /* Status codes counted per route in /metrics. */
-#define SRV_STATUS_SLOTS 12
+#define SRV_STATUS_SLOTS 14
 
 struct server {
     const struct config *cfg; /* read-only after start */

@@ -70,6 +70,51 @@ test_expect_success 'binary garbage as SQL is 400 with a position' '
     grep -q "position" body
 '
 
+test_expect_success 'an unterminated /* comment is 400 with its position' '
+    test "$(lb_req POST /api/v1/sql --data-binary "SELECT * FROM keep WHERE ts > 0 /* never closed")" = 400 &&
+    grep -q "syntax error at position 33: unterminated comment" body &&
+    test "$(lb_req POST /api/v1/sql --data-binary "SELECT /*+ full_scan COUNT(*) FROM keep")" = 400 &&
+    grep -q "syntax error at position 8: unterminated comment" body &&
+    test "$(lb_req POST /api/v1/sql --data-binary "SELECT /*+ full_scan */ COUNT(*) FROM keep -- the end")" = 200 &&
+    grep -q "^{\"count\":[0-9]*}$" body
+'
+
+has_db() { # has_db NAME: SHOW DATABASES lists it
+    lb_req POST /api/v1/sql --data-binary "SHOW DATABASES" >/dev/null &&
+    grep -q "^{\"name\":\"$1\"" body
+}
+
+test_expect_success 'a statement list that would fail is refused before any statement runs' '
+    test "$(lb_req POST /api/v1/sql --data-binary "CREATE DATABASE victim")" = 200 &&
+    test "$(lb_req POST /api/v1/sql --data-binary "DROP DATABASE victim; DROP DATABASE nope")" = 404 &&
+    grep -q "{\"error\":\"statement 2 of 2: database .nope. not found\",\"applied\":0}" body &&
+    has_db victim &&
+    test "$(lb_req POST /api/v1/sql --data-binary "DROP DATABASE victim; SELECT * FROM victim WHERE ts > 0")" = 404 &&
+    grep -q "statement 2 of 2: database .victim. not found" body &&
+    has_db victim &&
+    test "$(lb_req POST /api/v1/sql --data-binary "DROP DATABASE victim; SELECT * FROM keep")" = 400 &&
+    grep -q "statement 2 of 2: full scan refused" body &&
+    has_db victim &&
+    test "$(lb_req POST /api/v1/sql --data-binary "CREATE DATABASE victim; SHOW DATABASES")" = 409 &&
+    grep -q "statement 1 of 2: database .victim. already exists" body
+'
+
+test_expect_success 'a list may use what its earlier statements create or drop' '
+    test "$(lb_req POST /api/v1/sql --data-binary "CREATE DATABASE fresh; SELECT COUNT(*) FROM fresh WHERE ts > 0; DROP DATABASE fresh; CREATE DATABASE fresh")" = 200 &&
+    test "$(cat body)" = "$(printf "{\"ok\":true}\n{\"count\":0}\n{\"ok\":true}\n{\"ok\":true}")" &&
+    test "$(lb_req POST /api/v1/sql --data-binary "DROP DATABASE fresh; SELECT * FROM fresh WHERE ts > 0")" = 404 &&
+    has_db fresh
+'
+
+test_expect_success 'a list that fails after statements were applied says how many' '
+    test "$(lb_req POST /api/v1/sql --data-binary "CREATE DATABASE made; CREATE DATABASE \"bad/name\"")" = 400 &&
+    grep -q "{\"error\":\"statement 2 of 2: bad database name .bad/name. (.*)\",\"applied\":1}" body &&
+    has_db made &&
+    test "$(lb_req POST "/api/v1/sql?format=json" --data-binary "CREATE DATABASE made2; CREATE DATABASE \"bad/name\"")" = 400 &&
+    grep -q "\"applied\":1}" body &&
+    has_db made2
+'
+
 test_expect_success 'deeply nested parentheses are 400 with a position, the daemon lives' '
     awk "BEGIN { printf \"SELECT * FROM keep WHERE \"; for (i = 0; i < 45000; i++) printf \"(\";
                  printf \"ts > 0\"; for (i = 0; i < 45000; i++) printf \")\" }" >deep.sql &&
@@ -118,6 +163,89 @@ test_expect_success 'aborted uploads are let go at once (no request left in flig
     test "$(count keep)" = 3 &&
     lb_req GET /metrics >/dev/null &&
     grep -q "^logbucket_http_requests_in_flight 1$" body
+'
+
+raw() { # raw FILE: sends FILE as it is; the whole reply in ./reply, its status line printed
+    "$LB_TOP/tests/e2e/rawhttp.pl" $LB_PORT "$1" --full >reply &&
+    head -n 1 reply | tr -d "\r"
+}
+
+test_expect_success 'a body on an endpoint that takes none is 400, not a silent close' '
+    test "$(lb_req GET /ping --data-binary hello)" = 400 &&
+    grep -q "GET /ping takes no request body" body &&
+    test "$(lb_req GET "/api/v1/query?db=keep&host=a" --data-binary hello)" = 400 &&
+    grep -q "GET /api/v1/query takes no request body" body &&
+    test "$(lb_req GET /metrics -H "Transfer-Encoding: chunked" --data-binary hello)" = 400 &&
+    printf "HEAD /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" >req &&
+    test "$(raw req)" = "HTTP/1.1 400 Bad Request" &&
+    test "$(lb_req GET /ping -H "Content-Length: 0")" = 204 &&
+    test "$(lb_req GET "/api/v1/sql?q=SHOW%20DATABASES" --data-binary "")" = 200
+'
+
+test_expect_success 'a URL with over 1000 parameters is 414 saying so, not a silent close' '
+    many=$(printf "&a=1%.0s" $(seq 1 10000)) &&
+    test "$(lb_req GET "/api/v1/query?db=keep$many")" = 414 &&
+    grep -q "{\"error\":\"too many URL parameters: at most 1000\"}" body &&
+    test "$(lb_req POST "/write?db=keep$many" --data-binary "m,host=p v=1i 1")" = 414 &&
+    test "$(lb_req GET "/ping?b&&&&$many")" = 414 &&
+    test "$(lb_req GET "/ping?$(printf "a=1&%.0s" $(seq 1 999))a=1")" = 204 &&
+    test "$(lb_req GET "/ping?$(printf "a=1&%.0s" $(seq 1 1000))a=1")" = 414 &&
+    test "$(count keep)" = 3
+'
+
+test_expect_success 'Content-Lengths that differ are 400; equal ones are accepted' '
+    row="m,host=f v=1i 1\n" &&
+    printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\nContent-Length: 16\r\nContent-Length: 5\r\n\r\n$row" >req &&
+    test "$(raw req)" = "HTTP/1.1 400 Bad Request" &&
+    grep -q "conflicting Content-Length headers" reply &&
+    printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 16\r\n\r\n$row" >req &&
+    test "$(raw req)" = "HTTP/1.1 400 Bad Request" &&
+    grep -q "conflicting Content-Length headers" reply &&
+    test "$(grep -c "^HTTP/1.1" reply)" = 1 &&
+    printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\nContent-Length: 16\r\nContent-Length: 16\r\n\r\n$row" >req &&
+    test "$(raw req)" = "HTTP/1.1 204 No Content" &&
+    test "$(count framing)" = 1
+'
+
+test_expect_success 'Content-Length with Transfer-Encoding, or a coding but chunked, is refused' '
+    chunked="10\r\nm,host=f v=2i 2\n\r\n0\r\n\r\n" &&
+    for hdrs in "Content-Length: 16\r\nTransfer-Encoding: chunked" \
+                "Transfer-Encoding: chunked\r\nContent-Length: 16" \
+                "Transfer-Encoding: identity\r\nContent-Length: 16"; do
+        printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\n$hdrs\r\n\r\n$chunked" >req &&
+        test "$(raw req)" = "HTTP/1.1 400 Bad Request" &&
+        grep -q "both Content-Length and Transfer-Encoding" reply || return 1
+    done &&
+    printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n$chunked" >req &&
+    test "$(raw req)" = "HTTP/1.1 400 Bad Request" &&
+    grep -q "more than one Transfer-Encoding" reply &&
+    printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n$chunked" >req &&
+    test "$(raw req)" = "HTTP/1.1 400 Bad Request" &&
+    grep -q "Transfer-Encoding .gzip. does not end in chunked" reply &&
+    printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n$chunked" >req &&
+    test "$(raw req)" = "HTTP/1.1 501 Not Implemented" &&
+    grep -q "Transfer-Encoding .gzip, chunked. is not supported" reply &&
+    test "$(count framing)" = 1 &&
+    printf "POST /write?db=framing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n$chunked" >req &&
+    test "$(raw req)" = "HTTP/1.1 204 No Content" &&
+    test "$(count framing)" = 2
+'
+
+test_expect_success 'a body that never ends is cut off at request_timeout, nothing left in flight' '
+    printf "POST /write?db=keep HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nm,host=h v=9i 9\n" >stall &&
+    for threads in 0 2; do
+        lb_stop 5 && lb_start --set request_timeout=2s --set http_threads=$threads &&
+        start=$(date +%s) &&
+        test "$("$LB_TOP/tests/e2e/rawhttp.pl" $LB_PORT stall --hold 10)" = closed &&
+        test $(($(date +%s) - start)) -le 4 &&
+        start=$(date +%s) &&
+        test "$("$LB_TOP/tests/e2e/rawhttp.pl" $LB_PORT stall --trickle 0.3 10)" = closed &&
+        test $(($(date +%s) - start)) -le 4 &&
+        lb_req GET /metrics >/dev/null &&
+        grep -q "^logbucket_http_requests_in_flight 1$" body &&
+        test "$(lb_req POST "/write?db=alive" --data-binary "m,host=a v=1i 1")" = 204 || return 1
+    done &&
+    test "$(count keep)" = 3
 '
 
 test_expect_success 'the known rows are intact after all that, and after a restart' '
