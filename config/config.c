@@ -93,7 +93,8 @@ static const struct option options[] = {
     {"max_connections", OPT_INT, FIELD(max_connections), "1024", 1, 1000000, 0, NULL,
      "Open HTTP connections at most; more are refused."},
     {"request_timeout", OPT_DURATION, FIELD(request_timeout_ns), "30s", SEC, DAY, 0, NULL,
-     "A request that takes longer is cut off."},
+     "A request that takes longer, from its headers to the end of its body, is cut off (a body "
+     "still arriving then: the connection is closed); also how long an idle connection is kept."},
     {"max_body_bytes", OPT_SIZE, FIELD(max_body_bytes), "64MiB", KIB, 64 * GIB, 0, NULL,
      "Largest request body, compressed and inflated (413 beyond). Sizes take B, k/KiB "
      "(1024), KB (1000), M/MiB, MB, G/GiB, GB, T/TiB, TB."},
