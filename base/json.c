@@ -11,40 +11,16 @@
 
 #include "base/utf8.h"
 
-static inline void put(struct buf *b, const void *p, size_t n)
-{
-    if (b->len + n < b->cap) {
-        memcpy(b->data + b->len, p, n);
-        b->len += n;
-    } else {
-        buf_append(b, p, n);
-    }
-}
-
-static inline void room(struct buf *b, size_t n)
-{
-    if (b->len + n >= b->cap)
-        buf_reserve(b, n);
-}
-
-static inline void putch(struct buf *b, char c)
-{
-    if (b->len + 1 < b->cap)
-        b->data[b->len++] = c;
-    else
-        buf_putc(b, c);
-}
-
 static void put_escape(struct buf *out, unsigned char c)
 {
     switch (c) {
-    case '"': put(out, "\\\"", 2); break;
-    case '\\': put(out, "\\\\", 2); break;
-    case '\n': put(out, "\\n", 2); break;
-    case '\r': put(out, "\\r", 2); break;
-    case '\t': put(out, "\\t", 2); break;
-    case '\b': put(out, "\\b", 2); break;
-    case '\f': put(out, "\\f", 2); break;
+    case '"': buf_append(out, "\\\"", 2); break;
+    case '\\': buf_append(out, "\\\\", 2); break;
+    case '\n': buf_append(out, "\\n", 2); break;
+    case '\r': buf_append(out, "\\r", 2); break;
+    case '\t': buf_append(out, "\\t", 2); break;
+    case '\b': buf_append(out, "\\b", 2); break;
+    case '\f': buf_append(out, "\\f", 2); break;
     default: buf_printf(out, "\\u%04x", c); break;
     }
 }
@@ -103,20 +79,20 @@ static void escape_slow(struct buf *out, const char *s, size_t n)
             i += len;
             continue;
         }
-        put(out, s + run, i - run);
+        buf_append(out, s + run, i - run);
         if (len == 0)
-            put(out, "\\ufffd", 6);
+            buf_append(out, "\\ufffd", 6);
         else
             put_escape(out, c);
         run = ++i;
     }
-    put(out, s + run, n - run);
+    buf_append(out, s + run, n - run);
 }
 
 void json_escape(struct buf *out, const char *s, size_t n)
 {
     if (is_plain((const unsigned char *)s, n))
-        put(out, s, n);
+        buf_append(out, s, n);
     else
         escape_slow(out, s, n);
 }
@@ -124,12 +100,12 @@ void json_escape(struct buf *out, const char *s, size_t n)
 void json_str(struct buf *out, const char *s, size_t n)
 {
     if (!is_plain((const unsigned char *)s, n)) {
-        putch(out, '"');
+        buf_putc(out, '"');
         escape_slow(out, s, n);
-        putch(out, '"');
+        buf_putc(out, '"');
         return;
     }
-    room(out, n + 2);
+    buf_reserve(out, n + 2);
     char *d = out->data + out->len;
     d[0] = '"';
     memcpy(d + 1, s, n);

@@ -291,6 +291,17 @@ static int write_tombs(struct store_db *db, const struct tomb_set *t)
     return rc;
 }
 
+/* Publishes nt (written to TOMBSTONES already) as the current set; takes
+ * its reference. */
+static void install_tombs(struct store_db *db, struct tomb_set *nt)
+{
+    pthread_mutex_lock(&db->ttl_mu);
+    struct tomb_set *old = db->tombs;
+    db->tombs = nt;
+    pthread_mutex_unlock(&db->ttl_mu);
+    tomb_set_unref(old);
+}
+
 int db_read_tombs(struct store_db *db)
 {
     struct buf path = BUF_INIT;
@@ -409,12 +420,8 @@ int store_db_delete_range(struct store_db *db, struct slice host, const struct s
     }
     if (!rc) {
         db->last_seq++;
-        pthread_mutex_lock(&db->ttl_mu);
-        struct tomb_set *old = db->tombs;
-        db->tombs = nt;
+        install_tombs(db, nt);
         nt = NULL;
-        pthread_mutex_unlock(&db->ttl_mu);
-        tomb_set_unref(old);
         atomic_store(&db->visible_seq, db->last_seq);
         atomic_fetch_add(&db->m.range_deletes, 1);
     }
@@ -468,12 +475,8 @@ void db_purge_tombs(struct store_db *db)
             if (!gone[i])
                 tomb_copy(&nt->v[k++], &cur->v[i]);
         if (write_tombs(db, nt) == ERR_OK) {
-            pthread_mutex_lock(&db->ttl_mu);
-            struct tomb_set *old = db->tombs;
-            db->tombs = nt;
+            install_tombs(db, nt);
             nt = NULL;
-            pthread_mutex_unlock(&db->ttl_mu);
-            tomb_set_unref(old);
             atomic_fetch_add(&db->m.range_tombs_purged, ngone);
             log_info("database %s: %zu range tombstones purged", db->name, ngone);
         }

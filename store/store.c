@@ -313,6 +313,21 @@ static void add_db(struct store *s, struct store_db *db)
     s->dbs[s->ndbs++] = db;
 }
 
+/* A directory of the data directory that holds files but no META. */
+static void warn_no_meta(struct store *s, const char *name)
+{
+    struct buf dir = BUF_INIT;
+    buf_printf(&dir, "%s/%s", s->dir, name);
+    char **names;
+    size_t n;
+    if (env_list(s->env, dir.data, &names, &n) == ERR_OK) { /* a directory */
+        if (n)
+            log_warn("%s has no META: not opened as a database, and not created over", dir.data);
+        env_free_list(names, n);
+    }
+    buf_destroy(&dir);
+}
+
 static int open_all(struct store *s)
 {
     char **names;
@@ -332,8 +347,7 @@ static int open_all(struct store *s)
         if (!valid_name(names[i]))
             continue;
         if (!env_exists(s->env, meta.data)) {
-            log_warn("%s/%s has no META: not opened as a database, and not created over", s->dir,
-                     names[i]);
+            warn_no_meta(s, names[i]);
             continue;
         }
         struct store_db *db;
