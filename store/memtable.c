@@ -193,6 +193,19 @@ static void skl_init(struct arena *a, struct skl *l, uint32_t off)
     l->off = off;
 }
 
+/* The main list's head is allocated apart from the arena: an empty
+ * memtable charges nothing to the budget (a database of 1,024 buckets has
+ * 1,025 of them, and their first arena blocks used to fill the budget). */
+static void skl_init_main(struct skl *l)
+{
+    l->head = xcalloc(1, sizeof(struct skl_node) + SKL_MAX_HEIGHT * sizeof(void *));
+    l->head->height = SKL_MAX_HEIGHT;
+    for (int i = 0; i < SKL_MAX_HEIGHT; i++)
+        atomic_init(&l->head->next[i], NULL);
+    atomic_init(&l->height, 1);
+    l->off = 0;
+}
+
 struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *active,
                         struct arena_pool *pool, bool grouped)
 {
@@ -205,7 +218,7 @@ struct memtable *mt_new(uint64_t gen, atomic_size_t *total, atomic_size_t *activ
     arena_init(&mt->garena);
     mt->garena.acct[0] = total;
     mt->garena.acct[1] = active;
-    skl_init(&mt->arena, &mt->main, 0);
+    skl_init_main(&mt->main);
     mt->grouped = grouped;
     atomic_init(&mt->count, 0);
     atomic_init(&mt->deletes, 0);
@@ -233,6 +246,7 @@ void mt_unref(struct memtable *mt)
         return;
     arena_destroy(&mt->arena);
     arena_destroy(&mt->garena);
+    free(mt->main.head);
     free(mt->slots);
     free(mt);
 }
