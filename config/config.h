@@ -69,6 +69,7 @@ struct cfg_cli {
     const char *config_path;
     bool check_only; /* --check-config: stop after validation */
     bool print;      /* --print-config */
+    bool masked;     /* --print-config=masked: token secrets hidden */
     bool version;    /* --version */
     bool help;       /* -h / --help */
 };

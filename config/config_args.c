@@ -35,7 +35,7 @@ void cfg_usage(struct buf *out)
 {
     buf_puts(out,
              "usage: logbucketd [-c FILE] [--listen ADDR:PORT] [--data-dir DIR]\n"
-             "                  [--set KEY=VALUE]... [--check-config] [--print-config]\n"
+             "                  [--set KEY=VALUE]... [--check-config] [--print-config[=masked]]\n"
              "                  [--version] [-h|--help]\n"
              "\n"
              "  -c, --config FILE     read the INI config file FILE (flat key = value)\n"
@@ -43,7 +43,8 @@ void cfg_usage(struct buf *out)
              "      --data-dir DIR    folder of the databases (default ./data)\n"
              "      --set KEY=VALUE   set any config key; repeatable; flags override the file\n"
              "      --check-config    check the config and exit (0 if valid)\n"
-             "      --print-config    print the effective config as an INI file (secrets hidden)\n"
+             "      --print-config    print the effective config as an INI file it reads back,\n"
+             "                        tokens included; =masked hides their secrets (for sharing)\n"
              "      --version         print the version and exit\n"
              "  -h, --help            print this help and exit\n");
 }
@@ -98,8 +99,9 @@ static int scan(int argc, char **argv, struct cfg_cli *cli, struct args *a, stru
             cli->check_only = true;
             continue;
         }
-        if (strcmp(arg, "--print-config") == 0) {
+        if (strcmp(arg, "--print-config") == 0 || strcmp(arg, "--print-config=masked") == 0) {
             cli->print = true;
+            cli->masked = arg[14] == '=';
             continue;
         }
         if (strcmp(arg, "-c") == 0)

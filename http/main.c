@@ -56,7 +56,7 @@ static int configure(struct config *cfg, int argc, char **argv)
         printf("logbucketd %s\n", LB_VERSION);
         code = 0;
     } else if (cli.print) {
-        cfg_print(cfg, &out);
+        cfg_print_flags(cfg, &out, cli.masked ? 0 : CFG_PRINT_SECRETS);
         fputs(buf_cstr(&out), stdout);
         code = 0;
     } else if (cli.check_only) {

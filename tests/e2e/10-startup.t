@@ -24,6 +24,18 @@ test_expect_success '--print-config output is accepted again' '
     test_cmp printed.conf again.conf
 '
 
+test_expect_success '--print-config keeps the tokens, so its output runs as the same daemon; =masked hides them' '
+    printf "token = s3cr3t read,write logs\ntoken = adm1n admin *\n" >tokens.conf &&
+    "$LOGBUCKETD" -c tokens.conf --print-config >printed-tokens.conf &&
+    grep -q "^token = s3cr3t read,write logs$" printed-tokens.conf &&
+    grep -q "^token = adm1n admin \*$" printed-tokens.conf &&
+    "$LOGBUCKETD" -c printed-tokens.conf --print-config >again-tokens.conf &&
+    test_cmp printed-tokens.conf again-tokens.conf &&
+    "$LOGBUCKETD" -c tokens.conf --print-config=masked >masked.conf &&
+    ! grep -q "s3cr3t\|adm1n" masked.conf &&
+    grep -q "^# token = <secret hidden> read,write logs$" masked.conf
+'
+
 test_expect_success 'a typo in a key exits 2 naming the line and the key' '
     printf "listen = 127.0.0.1:8086\nwal_snyc = always\n" >typo.conf &&
     test_expect_code 2 "$LOGBUCKETD" -c typo.conf --check-config 2>err &&
