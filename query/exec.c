@@ -29,7 +29,6 @@ struct grp_ent {
 struct exec {
     struct store_snap *snap;
     const struct plan *p;
-    bool need_value;
     struct iter *it; /* merged children (SCAN, FULL, INDEX) */
     bool started;
     size_t get_i;
@@ -90,15 +89,14 @@ static int open_index(struct exec *e, struct kids *k, struct buf *err)
     return ERR_OK;
 }
 
-int query_exec_open(struct store_snap *snap, const struct plan *p, bool need_value,
-                    struct exec **out, struct buf *err)
+int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec **out,
+                    struct buf *err)
 {
     struct exec *e = xcalloc(1, sizeof(*e));
     struct kids k = {NULL, 0, 0};
     int rc = ERR_OK;
     e->snap = snap;
     e->p = p;
-    e->need_value = need_value || p->where->npreds > 0;
     if (p->is_empty || p->kind == PLAN_GET) {
         *out = e;
         return ERR_OK;

@@ -158,20 +158,10 @@ static int run_plan(struct query_cursor *c, struct run *r, struct buf *err)
     return rc;
 }
 
-static bool proj_needs_value(const struct sql_select *sel)
-{
-    if (sel->star)
-        return true;
-    for (size_t i = 0; i < sel->ncols; i++)
-        if (sel->cols[i].kind == SQL_COL_FIELD || sel->cols[i].kind == SQL_COL_TAG)
-            return true;
-    return false;
-}
-
-static int run_exec_open(struct run *r, bool need_value, struct buf *err)
+static int run_exec_open(struct run *r, struct buf *err)
 {
     r->snap = store_snapshot(r->db);
-    return query_exec_open(r->snap, &r->plan, need_value, &r->ex, err);
+    return query_exec_open(r->snap, &r->plan, &r->ex, err);
 }
 
 /* --- admin statements --- */
@@ -373,7 +363,7 @@ static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
 {
     int rc = run_plan(c, r, err);
     if (rc == ERR_OK)
-        rc = run_exec_open(r, false, err);
+        rc = run_exec_open(r, err);
     if (rc)
         return rc;
     if (delete_is_range(&r->st->sel.where)) {
@@ -434,7 +424,7 @@ static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
         buf_destroy(&tmp);
         return ERR_OK;
     }
-    rc = run_exec_open(r, !sel->count && proj_needs_value(sel), err);
+    rc = run_exec_open(r, err);
     if (rc)
         return rc;
     r->proj = (struct enc_proj){sel->star, sel->cols, sel->ncols};

@@ -17,12 +17,12 @@ struct exec;
 
 /* Streams the rows of a plan from a snapshot, in output order, with every
  * filter applied (ts bounds and points, host/event sets, field and tag
- * predicates). need_value false lets INDEX skip the point read when no
- * predicate needs the value (COUNT(*), DELETE). snap, p and where must
+ * predicates); every row is read whole, also for INDEX (an index entry may
+ * stand for several rows, or none). snap, p and where must
  * outlive the exec. Errors: ERR_TOOBIG when a host has too many events
  * to merge, or a store error. */
-int query_exec_open(struct store_snap *snap, const struct plan *p, bool need_value,
-                    struct exec **out, struct buf *err);
+int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec **out,
+                    struct buf *err);
 /* 1: a row is available through query_exec_row until the next call;
  * 0: the end; negative ERR_*: a store or decoding error. */
 int query_exec_next(struct exec *e);
@@ -30,7 +30,7 @@ struct exec_row {
     int64_t ts;
     struct slice host, event;
     struct slice id;    /* the row's id record (store/key.h), empty if none */
-    struct slice value; /* empty when need_value was false and not needed */
+    struct slice value; /* the row's value record */
 };
 const struct exec_row *query_exec_row(const struct exec *e);
 uint64_t query_exec_scanned(const struct exec *e); /* entries read so far */
