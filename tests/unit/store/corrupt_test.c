@@ -138,16 +138,35 @@ static void test_sst_block(void **state)
     free(dir);
 }
 
-static void test_manifest(void **state)
+/* A store in dir with 100 rows in its files, closed. */
+static void store_100_rows(const char *dir)
 {
-    (void)state;
-    char *dir = tu_mkdtemp("corrupt");
     struct store *s;
     struct store_db *db;
     assert_int_equal(open_store(dir, &s, &db), ERR_OK);
     write_rows(db, 0, 100, 50);
     store_db_unref(db);
     store_close(s);
+}
+
+/* The store in dir opens and every one of its 100 rows reads right. */
+static void expect_100_rows(const char *dir)
+{
+    struct store *s;
+    struct store_db *db;
+    assert_int_equal(open_store(dir, &s, &db), ERR_OK);
+    assert_int_equal(check_rows(db, 100), 0);
+    store_db_unref(db);
+    store_close(s);
+}
+
+static void test_manifest(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("corrupt");
+    struct store *s;
+    struct store_db *db;
+    store_100_rows(dir);
     struct buf mf = BUF_INIT;
     buf_printf(&mf, "%s/c/p00/MANIFEST", dir);
     assert_int_equal(tu_flip_byte(mf.data, 20, 0x10), 0);
@@ -167,10 +186,7 @@ static void test_manifest_missing(void **state)
         char *dir = tu_mkdtemp("corrupt");
         struct store *s;
         struct store_db *db;
-        assert_int_equal(open_store(dir, &s, &db), ERR_OK);
-        write_rows(db, 0, 100, 50);
-        store_db_unref(db);
-        store_close(s);
+        store_100_rows(dir);
         struct buf mf = BUF_INIT, saved = BUF_INIT, pdir = BUF_INIT;
         buf_printf(&pdir, "%s/c/%s", dir, parts[k]);
         buf_printf(&mf, "%s/MANIFEST", pdir.data);
@@ -186,10 +202,7 @@ static void test_manifest_missing(void **state)
         }
         free(ssts);
         assert_int_equal(rename(saved.data, mf.data), 0);
-        assert_int_equal(open_store(dir, &s, &db), ERR_OK);
-        assert_int_equal(check_rows(db, 100), 0);
-        store_db_unref(db);
-        store_close(s);
+        expect_100_rows(dir);
         buf_destroy(&mf);
         buf_destroy(&saved);
         buf_destroy(&pdir);
@@ -206,10 +219,7 @@ static void test_meta_missing(void **state)
     char *dir = tu_mkdtemp("corrupt");
     struct store *s;
     struct store_db *db;
-    assert_int_equal(open_store(dir, &s, &db), ERR_OK);
-    write_rows(db, 0, 100, 50);
-    store_db_unref(db);
-    store_close(s);
+    store_100_rows(dir);
     struct buf meta = BUF_INIT, saved = BUF_INIT;
     buf_printf(&meta, "%s/c/META", dir);
     buf_printf(&saved, "%s/META.saved", dir);
@@ -224,10 +234,7 @@ static void test_meta_missing(void **state)
     assert_int_equal(tu_file_size(meta.data), -1);
     store_close(s);
     assert_int_equal(rename(saved.data, meta.data), 0);
-    assert_int_equal(open_store(dir, &s, &db), ERR_OK);
-    assert_int_equal(check_rows(db, 100), 0);
-    store_db_unref(db);
-    store_close(s);
+    expect_100_rows(dir);
     buf_destroy(&meta);
     buf_destroy(&saved);
     tu_rmtree(dir);
