@@ -1,0 +1,90 @@
+/* Word splitting, hashing and phrase search (words.h). */
+#include "model/words.h"
+
+static inline unsigned char fold(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* The word starting at or after *pos in t; false when none is left. */
+static bool next_word(struct slice t, size_t *pos, struct slice *w)
+{
+    const unsigned char *p = (const unsigned char *)t.ptr;
+    size_t i = *pos;
+    while (i < t.len && !words_is_word_byte(p[i]))
+        i++;
+    if (i == t.len) {
+        *pos = i;
+        return false;
+    }
+    size_t start = i;
+    while (i < t.len && words_is_word_byte(p[i]))
+        i++;
+    *w = slice_make(t.ptr + start, i - start);
+    *pos = i;
+    return true;
+}
+
+void words_each(struct slice text, bool (*fn)(void *arg, struct slice word), void *arg)
+{
+    size_t pos = 0;
+    struct slice w;
+    while (next_word(text, &pos, &w))
+        if (!fn(arg, w))
+            return;
+}
+
+uint64_t words_hash(struct slice word)
+{
+    /* FNV-1a over the folded bytes, then a 64-bit finaliser so that the
+     * bloom filter's double hashing gets well spread halves. */
+    const unsigned char *p = (const unsigned char *)word.ptr;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < word.len; i++) {
+        h ^= fold(p[i]);
+        h *= 0x100000001b3ULL;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static bool word_eq(struct slice a, struct slice b)
+{
+    if (a.len != b.len)
+        return false;
+    const unsigned char *x = (const unsigned char *)a.ptr, *y = (const unsigned char *)b.ptr;
+    for (size_t i = 0; i < a.len; i++)
+        if (fold(x[i]) != fold(y[i]))
+            return false;
+    return true;
+}
+
+/* Whether the words of phrase follow one another in text from *pos on. */
+static bool phrase_at(struct slice text, size_t pos, struct slice phrase)
+{
+    size_t tp = pos, pp = 0;
+    struct slice tw, pw;
+    while (next_word(phrase, &pp, &pw)) {
+        if (!next_word(text, &tp, &tw) || !word_eq(tw, pw))
+            return false;
+    }
+    return true;
+}
+
+bool words_find(struct slice text, struct slice phrase)
+{
+    size_t pp = 0;
+    struct slice first;
+    if (!next_word(phrase, &pp, &first))
+        return true;
+    size_t pos = 0;
+    struct slice w;
+    while (next_word(text, &pos, &w))
+        if (word_eq(w, first) && phrase_at(text, (size_t)(w.ptr - text.ptr), phrase))
+            return true;
+    return false;
+}

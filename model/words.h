@@ -1,0 +1,39 @@
+/* Words, as log search sees them. A word is a maximal run of word bytes:
+ * ASCII letters and digits, '_', and every byte >= 0x80 (so a UTF-8
+ * letter is never split). Words compare case-insensitively in ASCII: "Error",
+ * "ERROR" and "error" are one word; "timeout" is not a word of "timeouts".
+ *
+ * The store keeps a filter of the words of each block's string values
+ * (words_hash of each); query/ checks the words a search needs against it,
+ * then matches rows with words_find. Both must split text the same way,
+ * which is why this lives here. */
+#ifndef LB_WORDS_H
+#define LB_WORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/slice.h"
+
+static inline bool words_is_word_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c >= 0x80;
+}
+
+/* The words of text in order: fn(arg, word) for each (the word's bytes as
+ * they are in text, not folded); stops early when fn returns false. */
+void words_each(struct slice text, bool (*fn)(void *arg, struct slice word), void *arg);
+
+/* A 64-bit hash of a word, ASCII case folded: words_hash("Error") ==
+ * words_hash("error"). Stable across releases (it is stored in files). */
+uint64_t words_hash(struct slice word);
+
+/* True if the words of phrase (one or more) occur in text as consecutive
+ * words, case-insensitively: "connection reset" is found in
+ * "ERROR: Connection  reset by peer" but not in "connection was reset" nor
+ * in "connections reset". A phrase without words is found in every text. */
+bool words_find(struct slice text, struct slice phrase);
+
+#endif

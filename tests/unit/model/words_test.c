@@ -1,0 +1,91 @@
+/* model/words.h: splitting, folding, hashing and phrases, the rules search
+ * and the block word filters share. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model/words.h"
+
+static bool collect(void *arg, struct slice w)
+{
+    char *out = arg;
+    size_t n = strlen(out);
+    snprintf(out + n, 256 - n, "%s%.*s", n ? "|" : "", (int)w.len, w.ptr);
+    return true;
+}
+
+static bool stop_after_one(void *arg, struct slice w)
+{
+    (void)w;
+    (*(int *)arg)++;
+    return false;
+}
+
+static void test_split(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *want;
+    } tab[] = {
+        {"", ""},
+        {"   ", ""},
+        {"GET /api/v1 200", "GET|api|v1|200"},
+        {"user_id=42,err=timeout.", "user_id|42|err|timeout"},
+        {"caf\xc3\xa9 na\xc3\xafve", "caf\xc3\xa9|na\xc3\xafve"},
+        {"a-b:c", "a|b|c"},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        char out[256] = "";
+        words_each(slice_make(tab[i].text, strlen(tab[i].text)), collect, out);
+        assert_string_equal(out, tab[i].want);
+    }
+    int calls = 0;
+    words_each(slice_make("a b c", 5), stop_after_one, &calls);
+    assert_int_equal(calls, 1);
+}
+
+static void test_hash_folds_case(void **state)
+{
+    (void)state;
+    assert_true(words_hash(slice_make("Error", 5)) == words_hash(slice_make("error", 5)));
+    assert_true(words_hash(slice_make("ERROR", 5)) == words_hash(slice_make("error", 5)));
+    assert_true(words_hash(slice_make("error", 5)) != words_hash(slice_make("errors", 6)));
+    assert_true(words_hash(slice_make("", 0)) != words_hash(slice_make("a", 1)));
+}
+
+static bool find(const char *text, const char *phrase)
+{
+    return words_find(slice_make(text, strlen(text)), slice_make(phrase, strlen(phrase)));
+}
+
+static void test_find(void **state)
+{
+    (void)state;
+    assert_true(find("ERROR: Connection  reset by peer", "connection reset"));
+    assert_false(find("connection was reset", "connection reset"));
+    assert_false(find("connections reset", "connection reset"));
+    assert_true(find("request timeout", "timeout"));
+    assert_false(find("request timeouts", "timeout"));
+    assert_false(find("", "timeout"));
+    assert_true(find("anything", ""));
+    assert_true(find("anything", " -- "));
+    assert_true(find("x x x y", "x y"));
+    assert_true(find("a a b", "a b"));
+    assert_false(find("a b", "a b c"));
+}
+
+int main(void)
+{
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_hash_folds_case),
+        cmocka_unit_test(test_find),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
