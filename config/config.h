@@ -54,6 +54,7 @@ struct config {
     int64_t reject_newer_than_ns;        /* 0 = off */
     bool auto_create_databases;          /* true */
     int64_t max_get_rows;                /* 2000 */
+    int64_t max_groups;                  /* 100000 */
     bool allow_full_scan;                /* false */
     char *host_tag;                      /* "host" */
     char *default_host;                  /* "" */

@@ -6,6 +6,7 @@
  * any output; rows then stream out through libmicrohttpd's content reader,
  * chunked, with memory bounded by one read. A client that disconnects frees
  * the cursor, which stops the query. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,10 @@ static void stream_free(void *cls)
     query_cursor_free(cls);
 }
 
-static void opts_from_request(struct MHD_Connection *con, const struct srv_req *req,
-                              struct query_opts *o)
+/* Fills o from the config and the request's arguments; ERR_INVAL with err
+ * set for a bad argument. */
+static int opts_from_request(struct MHD_Connection *con, const struct srv_req *req,
+                             struct query_opts *o, struct buf *err)
 {
     const struct config *cfg = server.cfg;
     query_opts_default(o);
@@ -67,6 +70,20 @@ static void opts_from_request(struct MHD_Connection *con, const struct srv_req *
     o->full_scan = fs && (strcmp(fs, "true") == 0 || strcmp(fs, "1") == 0);
     const char *fmt = srv_arg(con, "format");
     o->format = fmt && strcmp(fmt, "json") == 0 ? QUERY_JSON : QUERY_NDJSON;
+    o->max_groups = cfg->max_groups;
+    const char *mg = srv_arg(con, "max_groups");
+    if (mg && *mg) { /* a request may only lower the config's limit */
+        char *end;
+        errno = 0;
+        long long v = strtoll(mg, &end, 10);
+        if (errno || *end || v < 1) {
+            buf_printf(err, "bad max_groups '%s': a positive integer", mg);
+            return ERR_INVAL;
+        }
+        if (v < o->max_groups)
+            o->max_groups = v;
+    }
+    return ERR_OK;
 }
 
 static bool bad_format(struct MHD_Connection *con)
@@ -131,10 +148,11 @@ enum MHD_Result h_query(struct MHD_Connection *con, struct srv_req *req, const c
     if (bad_format(con))
         return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or json");
     struct query_opts o;
-    opts_from_request(con, req, &o);
     struct query_cursor *cur = NULL;
     struct buf err = BUF_INIT;
-    int rc = query_params_open(server.store, param_get, con, &o, &cur, &err);
+    int rc = opts_from_request(con, req, &o, &err);
+    if (!rc)
+        rc = query_params_open(server.store, param_get, con, &o, &cur, &err);
     enum MHD_Result r = respond(con, req, rc, cur, &o, &err);
     buf_destroy(&err);
     return r;
@@ -194,10 +212,11 @@ static enum MHD_Result sql_run(struct MHD_Connection *con, struct srv_req *req, 
     if (server.cfg->ntokens && !auth_require(con, req, 0, NULL))
         return MHD_YES; /* no credentials: not even parsed */
     struct query_opts o;
-    opts_from_request(con, req, &o);
     struct query_cursor *cur = NULL;
     struct buf err = BUF_INIT;
-    int rc = query_sql_prepare(server.store, sql, len, &o, &cur, &err);
+    int rc = opts_from_request(con, req, &o, &err);
+    if (!rc)
+        rc = query_sql_prepare(server.store, sql, len, &o, &cur, &err);
     if (!rc && !sql_authorized(con, req, cur)) {
         query_cursor_free(cur);
         buf_destroy(&err);
@@ -285,7 +304,9 @@ static enum MHD_Result iql_run(struct MHD_Connection *con, struct srv_req *req, 
         }
     }
     struct query_opts o;
-    opts_from_request(con, req, &o);
+    struct buf oerr = BUF_INIT;
+    opts_from_request(con, req, &o, &oerr); /* InfluxQL takes none of them */
+    buf_destroy(&oerr);
     iql_exec(server.store, &s, &o, &out);
     enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", out.data, out.len);
     buf_destroy(&out);

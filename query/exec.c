@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "model/record.h"
+#include "query/cond.h"
 #include "query/query_int.h"
 
 #define EXEC_GROUP_CAP (4u << 20)  /* bytes of one buffered ts group */
@@ -40,6 +41,8 @@ struct exec {
     bool sub_started;
     struct store_rows *rows; /* the rows of one GET key or index entry */
     struct exec_row row;
+    struct cond_row crow; /* the row as the condition saw it */
+    struct exec_stats stats;
     uint64_t scanned;
 };
 
@@ -127,7 +130,18 @@ void query_exec_free(struct exec *e)
     buf_destroy(&e->gdata);
     free(e->gent);
     store_rows_close(e->rows);
+    cond_row_destroy(&e->crow);
     free(e);
+}
+
+struct exec_stats query_exec_stats(const struct exec *e)
+{
+    return e->stats;
+}
+
+struct cond_row *query_exec_cond_row(struct exec *e)
+{
+    return &e->crow;
 }
 
 const struct exec_row *query_exec_row(const struct exec *e)
@@ -302,7 +316,8 @@ static int next_of_rows(struct exec *e)
         e->scanned++;
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        if (!query_preds_match(e->p->where, r.id, v, &rc)) {
+        cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
+        if (!cond_match(e->p->where->cond, &e->crow, &rc)) {
             if (rc)
                 return rc;
             continue;
@@ -354,7 +369,8 @@ static int next_scan(struct exec *e)
             return rc;
         if (!key_ok(e, &r))
             continue;
-        if (!query_preds_match(e->p->where, r.id, v, &rc)) {
+        cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
+        if (!cond_match(e->p->where->cond, &e->crow, &rc)) {
             if (rc)
                 return rc;
             continue;

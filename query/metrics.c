@@ -14,7 +14,7 @@ static const char *plan_labels[NPLANS] = {"get", "scan", "index", "full", "admin
 static const char *out_labels[NOUT] = {"ok", "error", "refused", "invalid"};
 
 static atomic_uint_fast64_t total[NPLANS][NOUT];
-static atomic_uint_fast64_t scanned, returned;
+static atomic_uint_fast64_t scanned, returned, blocks_read, blocks_skipped;
 static struct histogram latency;
 
 void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t rows_returned,
@@ -26,6 +26,12 @@ void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t
     atomic_fetch_add(&scanned, rows_scanned);
     atomic_fetch_add(&returned, rows_returned);
     histogram_record(&latency, ns);
+}
+
+void query_metrics_blocks(uint64_t read, uint64_t skipped)
+{
+    atomic_fetch_add(&blocks_read, read);
+    atomic_fetch_add(&blocks_skipped, skipped);
 }
 
 void query_metrics(struct buf *out)
@@ -46,5 +52,15 @@ void query_metrics(struct buf *out)
                "logbucket_query_rows_returned_total %llu\n",
                (unsigned long long)atomic_load(&scanned),
                (unsigned long long)atomic_load(&returned));
+    buf_printf(out,
+               "# HELP logbucket_query_blocks_read_total SSTable data blocks queries read.\n"
+               "# TYPE logbucket_query_blocks_read_total counter\n"
+               "logbucket_query_blocks_read_total %llu\n"
+               "# HELP logbucket_query_blocks_skipped_total SSTable data blocks queries skipped "
+               "because their word filter lacks a searched word.\n"
+               "# TYPE logbucket_query_blocks_skipped_total counter\n"
+               "logbucket_query_blocks_skipped_total %llu\n",
+               (unsigned long long)atomic_load(&blocks_read),
+               (unsigned long long)atomic_load(&blocks_skipped));
     histogram_write(&latency, "logbucket_query_duration_seconds", "Statement latency.", out);
 }

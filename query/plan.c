@@ -3,6 +3,8 @@
  * refusal happens before any work. */
 #include "query/plan.h"
 
+#include "query/cond.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,35 +262,11 @@ static void explain_ranges(const struct plan *p, struct buf *out)
 
 static void explain_filters(const struct plan *p, struct buf *out)
 {
-    const struct sql_where *w = p->where;
-    buf_puts(out, "\"filters\":[");
-    bool first = true;
-    if (p->kind != PLAN_GET) {
-        if (w->event.is_set) {
-            buf_puts(out, "\"event IN set\"");
-            first = false;
-        }
-    }
-    for (size_t i = 0; i < w->npreds; i++) {
-        const struct sql_pred *pr = &w->preds[i];
-        struct buf tmp = BUF_INIT;
-        buf_printf(&tmp, "%s.%s %s ", pr->is_tag ? "tags" : "fields", pr->name,
-                   sql_op_name(pr->op));
-        if (pr->v.type == SQL_V_STRING)
-            buf_append(&tmp, pr->v.s, pr->v.slen);
-        else if (pr->v.type == SQL_V_INT)
-            buf_printf(&tmp, "%lld", (long long)pr->v.i);
-        else if (pr->v.type == SQL_V_FLOAT)
-            enc_double(&tmp, pr->v.f);
-        else
-            buf_puts(&tmp, pr->v.b ? "true" : "false");
-        if (!first)
-            buf_putc(out, ',');
-        first = false;
-        enc_json_str(out, tmp.data, tmp.len);
-        buf_destroy(&tmp);
-    }
-    buf_putc(out, ']');
+    buf_puts(out, "\"condition\":");
+    struct buf tmp = BUF_INIT;
+    cond_explain(p->where->cond, &tmp);
+    enc_json_str(out, tmp.data ? tmp.data : "", tmp.len);
+    buf_destroy(&tmp);
 }
 
 void plan_explain(const struct plan *p, const struct sql_select *sel, struct buf *out)

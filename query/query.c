@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "config/config.h"
+#include "query/cond.h"
 #include "query/encode.h"
 #include "query/plan.h"
 #include "query/query_int.h"
@@ -29,7 +30,10 @@ struct run {
     bool has_plan;
     struct exec *ex;
     struct enc_proj proj;
-    int64_t emitted;
+    int64_t emitted;       /* output rows (or rows deleted) */
+    uint64_t scanned_rows; /* rows that passed the condition */
+    struct grouper *grp;   /* aggregate queries */
+    bool rows_done;
     int64_t t0;
 };
 
@@ -106,6 +110,7 @@ static void emit_single(struct query_cursor *c, const char *obj, size_t n)
 
 static void run_release(struct run *r)
 {
+    group_free(r->grp);
     query_exec_free(r->ex);
     if (r->snap)
         store_snap_release(r->snap);
@@ -124,8 +129,10 @@ static int metric_plan(const struct run *r)
 static void run_finish(struct run *r, int outcome)
 {
     uint64_t scanned = r->ex ? query_exec_scanned(r->ex) : 0;
+    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0};
     query_metrics_record(metric_plan(r), outcome, scanned, (uint64_t)r->emitted,
                          clock_mono_ns() - r->t0);
+    query_metrics_blocks(st.blocks_read, st.blocks_skipped);
     run_release(r);
 }
 
@@ -334,7 +341,7 @@ static void exec_error(const struct run *r, int rc, struct buf *err)
 static bool delete_is_range(const struct sql_where *w)
 {
     return w->host.is_set && w->host.n == 1 && (!w->event.is_set || w->event.n == 1) &&
-           !w->has_ts_set && w->npreds == 0;
+           !w->has_ts_set && cond_only_key_range(w->cond);
 }
 
 /* Counts the rows the tombstone covers (in the statement's snapshot: rows
@@ -411,13 +418,138 @@ static int do_admin(struct query_cursor *c, const struct sql_stmt *st, struct bu
 
 /* --- SELECT --- */
 
+/* Reads the next row into the grouper: 1 (a row was added), 0 at the end
+ * of the rows (the grouper is then finished), or a negative ERR_*. */
+static int group_step(struct run *r, struct buf *err)
+{
+    int rc = query_exec_next(r->ex);
+    if (rc < 0) {
+        exec_error(r, rc, err);
+        return rc;
+    }
+    if (rc == 0) {
+        r->rows_done = true;
+        rc = group_finish(r->grp, err);
+        return rc ? rc : 0;
+    }
+    r->scanned_rows++;
+    rc = group_add(r->grp, query_exec_cond_row(r->ex), err);
+    if (rc == ERR_CORRUPT && err->len == 0)
+        exec_error(r, rc, err);
+    return rc ? rc : 1;
+}
+
+/* Groups every row now, so that errors (too many groups) come before any
+ * output, with their status. */
+static int group_all(struct run *r, struct buf *err)
+{
+    int rc;
+    while ((rc = group_step(r, err)) == 1)
+        ;
+    return rc;
+}
+
+/* The next output of the running SELECT into c->out: 1 written, 0 the
+ * end, negative ERR_*. Writes nothing for COUNT(*) until the end. */
+static int select_row(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    const struct sql_select *sel = &r->st->sel;
+    if (r->grp) {
+        for (;;) {
+            size_t mark = c->out.len;
+            bool first = c->json_first;
+            row_begin(c);
+            if (group_next(r->grp, &c->out) == 1) {
+                row_end(c);
+                return 1;
+            }
+            c->out.len = mark;
+            c->json_first = first;
+            if (r->rows_done)
+                return 0;
+            int rc = group_step(r, err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    int rc = query_exec_next(r->ex);
+    if (rc < 0) {
+        exec_error(r, rc, err);
+        return rc;
+    }
+    if (rc == 0)
+        return 0;
+    r->scanned_rows++;
+    if (sel->count)
+        return 1;
+    if (r->plan.kind == PLAN_GET && r->emitted >= r->plan.max_rows) {
+        exec_error(r, ERR_TOOBIG, err);
+        return ERR_TOOBIG;
+    }
+    const struct exec_row *row = query_exec_row(r->ex);
+    size_t mark = c->out.len;
+    bool first = c->json_first;
+    row_begin(c);
+    rc = enc_row(&c->out, row->ts, row->host, row->event, row->id, row->value, &r->proj);
+    if (rc) {
+        c->out.len = mark;
+        c->json_first = first;
+        buf_printf(err, "corrupt row value at ts %lld", (long long)row->ts);
+        return rc;
+    }
+    row_end(c);
+    return 1;
+}
+
+static bool limit_reached(const struct run *r)
+{
+    const struct sql_select *sel = &r->st->sel;
+    return !sel->count && sel->has_limit && r->emitted >= sel->limit;
+}
+
+/* EXPLAIN ANALYZE: runs the SELECT, throwing its output away, then gives
+ * the plan with what running it took. */
+static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    const struct sql_select *sel = &r->st->sel;
+    struct buf sink = BUF_INIT, keep = c->out;
+    bool first = c->json_first;
+    int rc = 0;
+    c->out = sink;
+    while (!limit_reached(r) && (rc = select_row(c, r, err)) == 1) {
+        r->emitted++;
+        c->out.len = 0;
+    }
+    buf_destroy(&c->out);
+    c->out = keep;
+    c->json_first = first;
+    if (rc < 0)
+        return rc;
+    struct buf tmp = BUF_INIT;
+    plan_explain(&r->plan, sel, &tmp);
+    tmp.len--; /* the closing brace */
+    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0};
+    buf_printf(&tmp,
+               ",\"analyze\":{\"rows_scanned\":%llu,\"rows_matched\":%llu,\"rows_returned\":%llu,"
+               "\"blocks_read\":%llu,\"blocks_skipped\":%llu,\"groups\":%llu,\"ms\":%.3f}}",
+               (unsigned long long)(r->ex ? query_exec_scanned(r->ex) : 0),
+               (unsigned long long)r->scanned_rows,
+               (unsigned long long)(sel->count ? 1 : r->emitted),
+               (unsigned long long)st.blocks_read, (unsigned long long)st.blocks_skipped,
+               (unsigned long long)(r->grp ? group_count(r->grp) : 0),
+               (double)(clock_mono_ns() - r->t0) / 1e6);
+    emit_single(c, tmp.data, tmp.len);
+    buf_destroy(&tmp);
+    return ERR_OK;
+}
+
 static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
 {
     const struct sql_select *sel = &r->st->sel;
     int rc = run_plan(c, r, err);
     if (rc)
         return rc;
-    if (sel->explain) {
+    if (sel->explain && !sel->analyze) {
         struct buf tmp = BUF_INIT;
         plan_explain(&r->plan, sel, &tmp);
         emit_single(c, tmp.data, tmp.len);
@@ -427,16 +559,19 @@ static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
     rc = run_exec_open(r, err);
     if (rc)
         return rc;
+    if (sel->agg) {
+        rc = group_new(sel, &r->plan, c->o.max_groups, &r->grp, err);
+        if (rc == ERR_OK && !group_streaming(r->grp) && !sel->analyze)
+            rc = group_all(r, err);
+        if (rc)
+            return rc;
+    }
+    if (sel->analyze)
+        return select_analyze(c, r, err);
     r->proj = (struct enc_proj){sel->star, sel->cols, sel->ncols};
     stmt_begin(c);
     c->running = true;
     return ERR_OK;
-}
-
-static bool limit_reached(const struct run *r)
-{
-    const struct sql_select *sel = &r->st->sel;
-    return !sel->count && sel->has_limit && r->emitted >= sel->limit;
 }
 
 static void select_end(struct query_cursor *c)
@@ -444,7 +579,7 @@ static void select_end(struct query_cursor *c)
     struct run *r = &c->run;
     if (r->st->sel.count) {
         row_begin(c);
-        buf_printf(&c->out, "{\"count\":%lld}", (long long)r->emitted);
+        buf_printf(&c->out, "{\"count\":%lld}", (long long)r->scanned_rows);
         row_end(c);
     }
     stmt_end(c);
@@ -462,34 +597,15 @@ static int select_step(struct query_cursor *c, size_t want, struct buf *err)
             select_end(c);
             return ERR_OK;
         }
-        int rc = query_exec_next(r->ex);
-        if (rc < 0) {
-            exec_error(r, rc, err);
+        int rc = select_row(c, r, err);
+        if (rc < 0)
             return rc;
-        }
         if (rc == 0) {
             select_end(c);
             return ERR_OK;
         }
-        r->emitted++;
-        if (r->st->sel.count)
-            continue;
-        if (r->plan.kind == PLAN_GET && r->emitted > r->plan.max_rows) {
-            exec_error(r, ERR_TOOBIG, err);
-            return ERR_TOOBIG;
-        }
-        const struct exec_row *row = query_exec_row(r->ex);
-        size_t mark = c->out.len;
-        bool first = c->json_first;
-        row_begin(c);
-        rc = enc_row(&c->out, row->ts, row->host, row->event, row->id, row->value, &r->proj);
-        if (rc) {
-            c->out.len = mark;
-            c->json_first = first;
-            buf_printf(err, "corrupt row value at ts %lld", (long long)row->ts);
-            return rc;
-        }
-        row_end(c);
+        if (!r->st->sel.count)
+            r->emitted++;
     }
     return ERR_OK;
 }
@@ -877,6 +993,15 @@ static int params_select(const char *(*get)(void *, const char *), void *arg, in
         sql_where_host_eq(&sel->where, v, strlen(v));
     if ((v = get(arg, "event")) && *v)
         sql_where_event_eq(&sel->where, v, strlen(v));
+    if ((v = get(arg, "search")) && *v) {
+        struct buf perr = BUF_INIT;
+        if (sql_where_match(&sel->where, v, strlen(v), &perr)) {
+            buf_printf(err, "search: %s", buf_cstr(&perr));
+            buf_destroy(&perr);
+            return ERR_INVAL;
+        }
+        buf_destroy(&perr);
+    }
     if (param_range(get, arg, now, &sel->where, err))
         return ERR_INVAL;
     if ((v = get(arg, "order")) && *v && param_order(v, sel, err))

@@ -60,6 +60,7 @@ enum query_format { QUERY_NDJSON, QUERY_JSON };
 
 struct query_opts {
     int64_t max_get_rows; /* GET key limit (config max_get_rows; <= 0: 2000) */
+    int64_t max_groups;   /* groups of one aggregate query (config max_groups; <= 0: 100000) */
     bool allow_full_scan; /* config: FULL plans allowed without a hint */
     bool full_scan;       /* the request said full_scan=true */
     int64_t now_ns;       /* 0: the wall clock */

@@ -34,15 +34,41 @@ struct exec_row {
 };
 const struct exec_row *query_exec_row(const struct exec *e);
 uint64_t query_exec_scanned(const struct exec *e); /* entries read so far */
+/* SSTable data blocks read and skipped (word filters) so far. */
+struct exec_stats {
+    uint64_t blocks_read, blocks_skipped;
+};
+struct exec_stats query_exec_stats(const struct exec *e);
 void query_exec_free(struct exec *e);
 
 /* Test hook: the byte cap of one buffered ts group (0 restores 4 MiB). */
 void query_test_set_group_cap(size_t bytes);
 
-/* True if the row of records id and value (rec_row_init) satisfies every
- * predicate of w. A malformed record sets *rc to ERR_CORRUPT and returns
- * false. */
-bool query_preds_match(const struct sql_where *w, struct slice id, struct slice value, int *rc);
+/* The current row as the condition saw it (tags and fields decoded at
+ * most once): aggregation reads its columns from it. */
+struct cond_row;
+struct cond_row *query_exec_cond_row(struct exec *e);
+
+/* GROUP BY and aggregates (group.c) over the rows of a plan, for a SELECT
+ * with sel->agg. Rows are added in the plan's output order; output rows
+ * are JSON objects of the select list's items (hidden ones left out).
+ * Errors carry their message in err: ERR_TOOBIG for more groups than
+ * max_groups (<= 0: 100,000), ERR_INVAL for a FILL without a bounded ts
+ * range. sel and p must outlive the grouper. */
+struct grouper;
+int group_new(const struct sql_select *sel, const struct plan *p, int64_t max_groups,
+              struct grouper **out, struct buf *err);
+void group_free(struct grouper *g); /* NULL ok */
+/* Whether output rows come while rows are added (a time bucket first, in
+ * the rows' order, no FILL, no ORDER BY but the bucket's): a bucket's
+ * groups are written once a row of the next bucket arrives. */
+bool group_streaming(const struct grouper *g);
+int group_add(struct grouper *g, struct cond_row *row, struct buf *err);
+/* No more rows: the groups left become output (fill, HAVING, ORDER BY). */
+int group_finish(struct grouper *g, struct buf *err);
+/* Appends the next output row to out: 1, or 0 if none is ready now. */
+int group_next(struct grouper *g, struct buf *out);
+uint64_t group_count(const struct grouper *g); /* groups made so far */
 
 /* Metrics (metrics.c). plan: 0..3 = enum plan_kind, 4 admin, 5 none (the
  * statement failed before planning). outcome: 0 ok, 1 error, 2 refused,
@@ -51,5 +77,6 @@ enum { QM_ADMIN = 4, QM_NONE = 5 };
 enum { QM_OK, QM_ERROR, QM_REFUSED, QM_INVALID };
 void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t rows_returned,
                           int64_t ns);
+void query_metrics_blocks(uint64_t read, uint64_t skipped);
 
 #endif

@@ -13,9 +13,13 @@
 
 #include "base/err.h"
 #include "config/config.h"
+#include "query/cond.h"
 
-#define SQL_MAX_LIST 100000 /* items of one IN list */
-#define SQL_MAX_PREDS 64    /* field/tag conditions (query/filter.c uses a bit each) */
+#define SQL_MAX_LIST 100000                       /* items of one IN list */
+#define SQL_MAX_LEAVES 1024                       /* predicates of one condition */
+#define SQL_MAX_ITEMS 256                         /* SELECT items, ORDER BY keys */
+#define SQL_BUCKET_MIN 1000000LL                  /* 1ms */
+#define SQL_BUCKET_MAX (366LL * 86400000000000LL) /* 366d */
 
 enum tok_type {
     T_EOF,
@@ -40,6 +44,10 @@ enum tok_type {
     T_GE,
     T_MINUS,
     T_PLUS,
+    T_TILDE,    /* ~  */
+    T_TILDE_I,  /* ~* */
+    T_NTILDE,   /* !~ */
+    T_NTILDE_I, /* !~* */
     T_BAD,
 };
 
@@ -59,6 +67,8 @@ struct parser {
     struct buf *err;
     int rc;
     int depth; /* parentheses open in the condition */
+    size_t leaves;
+    struct sql_select *having; /* parsing its HAVING: columns are outputs */
 };
 
 /* Parentheses a condition may nest: the parser recurses on each, so a
@@ -223,7 +233,21 @@ static enum tok_type lex_punct(const char *s, size_t len, size_t *i)
             (*i)++;
             return T_NE;
         }
+        if (d == '~') {
+            (*i)++;
+            if (*i < len && s[*i] == '*') {
+                (*i)++;
+                return T_NTILDE_I;
+            }
+            return T_NTILDE;
+        }
         return T_BAD;
+    case '~':
+        if (d == '*') {
+            (*i)++;
+            return T_TILDE_I;
+        }
+        return T_TILDE;
     case '<':
         if (d == '=' || d == '>') {
             (*i)++;
@@ -346,20 +370,11 @@ static int parse_name(struct parser *ps, const char *what, char **out, size_t *n
     return ERR_OK;
 }
 
-/* --- WHERE normalisation --- */
+/* --- WHERE --- */
 
 void sql_where_init(struct sql_where *w)
 {
     memset(w, 0, sizeof(*w));
-}
-
-static void strset_destroy(struct sql_strset *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
-    free(s->len);
-    memset(s, 0, sizeof(*s));
 }
 
 static void value_destroy(struct sql_value *v)
@@ -370,119 +385,75 @@ static void value_destroy(struct sql_value *v)
 
 void sql_where_destroy(struct sql_where *w)
 {
-    free(w->ts);
-    strset_destroy(&w->host);
-    strset_destroy(&w->event);
-    for (size_t i = 0; i < w->npreds; i++) {
-        free(w->preds[i].name);
-        value_destroy(&w->preds[i].v);
-    }
-    free(w->preds);
+    cond_free(w->cond);
+    w->cond = NULL;
+    cond_derive(w); /* frees the implied sets */
     sql_where_init(w);
+}
+
+/* w->cond := w->cond AND leaf, and what it implies. */
+static void where_and(struct sql_where *w, struct sql_expr *leaf)
+{
+    w->cond = cond_and(w->cond, leaf);
+    cond_derive(w);
+}
+
+static struct sql_expr *ts_leaf(enum sql_op op, int64_t t)
+{
+    struct sql_expr *e = cond_leaf_new(SQL_L_CMP, SQL_COL_TS, NULL, 0);
+    e->op = op;
+    e->v.type = SQL_V_INT;
+    e->v.i = t;
+    return e;
 }
 
 void sql_where_ts_lo(struct sql_where *w, int64_t lo)
 {
-    if (!w->has_lo || lo > w->ts_lo)
-        w->ts_lo = lo;
-    w->has_lo = true;
+    where_and(w, ts_leaf(SQL_GE, lo));
 }
 
 void sql_where_ts_hi(struct sql_where *w, int64_t hi)
 {
-    if (!w->has_hi || hi < w->ts_hi)
-        w->ts_hi = hi;
-    w->has_hi = true;
+    where_and(w, ts_leaf(SQL_LE, hi));
 }
 
-static int cmp_i64(const void *a, const void *b)
+static struct sql_expr *name_leaf(enum sql_col_kind col, const char *s, size_t n)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Intersects the point set with the (sorted, unique after this) list. */
-static void where_ts_points(struct sql_where *w, int64_t *pts, size_t n)
-{
-    qsort(pts, n, sizeof(*pts), cmp_i64);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (u == 0 || pts[u - 1] != pts[i])
-            pts[u++] = pts[i];
-    if (!w->has_ts_set) {
-        w->has_ts_set = true;
-        w->ts = pts;
-        w->nts = u;
-        return;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < w->nts; i++)
-        if (bsearch(&w->ts[i], pts, u, sizeof(*pts), cmp_i64))
-            w->ts[k++] = w->ts[i];
-    w->nts = k;
-    free(pts);
-}
-
-struct name_item {
-    char *s;
-    size_t n;
-};
-
-static int cmp_name(const void *a, const void *b)
-{
-    const struct name_item *x = a, *y = b;
-    size_t n = x->n < y->n ? x->n : y->n;
-    int c = memcmp(x->s, y->s, n);
-    return c ? c : (x->n > y->n) - (x->n < y->n);
-}
-
-static bool strset_has(const struct sql_strset *s, const char *v, size_t n)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->len[i] == n && memcmp(s->v[i], v, n) == 0)
-            return true;
-    return false;
-}
-
-/* Intersects set with items (takes ownership of items and their strings). */
-static void strset_intersect(struct sql_strset *set, struct name_item *items, size_t n)
-{
-    qsort(items, n, sizeof(*items), cmp_name);
-    struct sql_strset out = {true, xcalloc(n, sizeof(char *)), xcalloc(n, sizeof(size_t)), 0};
-    bool *kept = xcalloc(n, sizeof(bool));
-    /* Every item stays allocated until the loop ends: the duplicate test
-     * reads the previous one, kept or not. */
-    for (size_t i = 0; i < n; i++) {
-        bool dup = i > 0 && cmp_name(&items[i - 1], &items[i]) == 0;
-        if (dup || (set->is_set && !strset_has(set, items[i].s, items[i].n)))
-            continue;
-        kept[i] = true;
-        out.v[out.n] = items[i].s;
-        out.len[out.n++] = items[i].n;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!kept[i])
-            free(items[i].s);
-    free(kept);
-    free(items);
-    strset_destroy(set);
-    *set = out;
+    struct sql_expr *e = cond_leaf_new(SQL_L_CMP, col, NULL, 0);
+    e->op = SQL_EQ;
+    e->v.type = SQL_V_STRING;
+    e->v.s = xstrndup(s, n);
+    e->v.slen = n;
+    return e;
 }
 
 void sql_where_host_eq(struct sql_where *w, const char *s, size_t n)
 {
-    struct name_item *it = xmalloc(sizeof(*it));
-    it->s = xstrndup(s, n);
-    it->n = n;
-    strset_intersect(&w->host, it, 1);
+    where_and(w, name_leaf(SQL_COL_HOST, s, n));
 }
 
 void sql_where_event_eq(struct sql_where *w, const char *s, size_t n)
 {
-    struct name_item *it = xmalloc(sizeof(*it));
-    it->s = xstrndup(s, n);
-    it->n = n;
-    strset_intersect(&w->event, it, 1);
+    where_and(w, name_leaf(SQL_COL_EVENT, s, n));
+}
+
+int sql_where_match(struct sql_where *w, const char *q, size_t n, struct buf *err)
+{
+    struct sql_expr *e = cond_leaf_new(SQL_L_MATCH, SQL_COL_ANY, NULL, 0);
+    e->v.type = SQL_V_STRING;
+    e->v.s = xstrndup(q, n);
+    e->v.slen = n;
+    size_t bad;
+    struct buf msg = BUF_INIT;
+    int rc = cond_prepare(e, &bad, &msg);
+    if (rc) {
+        buf_printf(err, "error at position %zu: %s", bad + 1, buf_cstr(&msg));
+        cond_free(e);
+    } else {
+        where_and(w, e);
+    }
+    buf_destroy(&msg);
+    return rc;
 }
 
 /* --- literals --- */
@@ -613,19 +584,31 @@ static int parse_string_lit(struct parser *ps, const char *what, char **out, siz
 
 /* --- conditions --- */
 
-enum lhs_kind { LHS_TS, LHS_HOST, LHS_EVENT, LHS_FIELD, LHS_TAG };
+/* Looks one token ahead: the type of the token after the current one. */
+static enum tok_type peek(struct parser *ps)
+{
+    struct parser save = *ps;
+    lex(ps);
+    enum tok_type t = ps->t.type;
+    *ps = save;
+    return t;
+}
 
-struct lhs {
-    enum lhs_kind kind;
-    char *name;
-    size_t off;
-};
+static bool next_is_lp(struct parser *ps)
+{
+    return peek(ps) == T_LP;
+}
+
+static bool next_is_dot(struct parser *ps)
+{
+    return peek(ps) == T_DOT;
+}
 
 /* ts | host | event | tags.k | fields.x | x */
-static int parse_column_ref(struct parser *ps, struct lhs *out)
+static int parse_column_ref(struct parser *ps, struct sql_col *out, size_t *off)
 {
     memset(out, 0, sizeof(*out));
-    out->off = ps->t.off;
+    *off = ps->t.off;
     bool bare = ps->t.type == T_IDENT;
     char *a = NULL;
     if (parse_name(ps, "a column name", &a, NULL))
@@ -634,20 +617,20 @@ static int parse_column_ref(struct parser *ps, struct lhs *out)
         bool tag = strcasecmp(a, "tags") == 0;
         if (!bare || (!tag && strcasecmp(a, "fields") != 0)) {
             free(a);
-            return fail_at(ps, out->off, "a dotted name must start with tags. or fields.");
+            return fail_at(ps, *off, "a dotted name must start with tags. or fields.");
         }
         free(a);
-        out->kind = tag ? LHS_TAG : LHS_FIELD;
+        out->kind = tag ? SQL_COL_TAG : SQL_COL_FIELD;
         return parse_name(ps, "a name after the dot", &out->name, NULL);
     }
     if (bare && strcasecmp(a, "ts") == 0)
-        out->kind = LHS_TS;
+        out->kind = SQL_COL_TS;
     else if (bare && strcasecmp(a, "host") == 0)
-        out->kind = LHS_HOST;
+        out->kind = SQL_COL_HOST;
     else if (bare && strcasecmp(a, "event") == 0)
-        out->kind = LHS_EVENT;
+        out->kind = SQL_COL_EVENT;
     else {
-        out->kind = LHS_FIELD;
+        out->kind = SQL_COL_FIELD;
         out->name = a;
         return ERR_OK;
     }
@@ -672,195 +655,306 @@ static bool parse_op(struct parser *ps, enum sql_op *op)
     return false;
 }
 
-static int ts_compare(struct parser *ps, struct sql_where *w, enum sql_op op, size_t off)
+/* A leaf on col (which the leaf takes over). */
+static struct sql_expr *leaf_of(enum sql_leaf_kind k, struct sql_col *col, size_t off)
 {
-    int64_t t;
-    if (op == SQL_NE)
-        return fail_at(ps, off, "ts supports =, <, <=, >, >=, BETWEEN and IN, not !=");
-    if (parse_time(ps, &t))
-        return ps->rc;
-    switch (op) {
-    case SQL_EQ: {
-        int64_t *p = xmalloc(sizeof(*p));
-        *p = t;
-        where_ts_points(w, p, 1);
-        break;
-    }
-    case SQL_LT:
-        if (t == INT64_MIN)
-            return fail_at(ps, off, "ts < minimum time matches nothing");
-        sql_where_ts_hi(w, t - 1);
-        break;
-    case SQL_LE: sql_where_ts_hi(w, t); break;
-    case SQL_GT:
-        if (t == INT64_MAX)
-            return fail_at(ps, off, "ts > maximum time matches nothing");
-        sql_where_ts_lo(w, t + 1);
-        break;
-    case SQL_GE: sql_where_ts_lo(w, t); break;
-    default: break;
-    }
-    return ERR_OK;
+    struct sql_expr *e = cond_leaf_new(k, col->kind, NULL, off + 1);
+    e->col.name = col->name;
+    col->name = NULL;
+    return e;
 }
 
-static int ts_in_list(struct parser *ps, struct sql_where *w)
+static struct sql_col col_copy(const struct sql_col *c)
 {
-    size_t n = 0, cap = 8;
-    int64_t *pts = xmalloc(cap * sizeof(*pts));
-    do {
-        if (n == SQL_MAX_LIST) {
-            fail_at(ps, ps->t.off, "IN list longer than %d items", SQL_MAX_LIST);
-            break;
-        }
-        if (n == cap)
-            pts = xrealloc(pts, (cap *= 2) * sizeof(*pts));
-        if (parse_time(ps, &pts[n++]))
-            break;
-    } while (accept(ps, T_COMMA));
-    if (ps->rc || expect(ps, T_RP, "',' or ')'")) {
-        free(pts);
-        return ps->rc;
-    }
-    where_ts_points(w, pts, n);
-    return ERR_OK;
+    return (struct sql_col){c->kind, c->name ? xstrdup(c->name) : NULL};
 }
 
-static int name_in_list(struct parser *ps, struct sql_strset *set)
+/* A value compared with col: a time for ts, a literal otherwise. */
+static int parse_operand(struct parser *ps, const struct sql_col *col, struct sql_value *v)
 {
-    size_t n = 0, cap = 8;
-    struct name_item *items = xmalloc(cap * sizeof(*items));
-    do {
-        if (n == SQL_MAX_LIST) {
-            fail_at(ps, ps->t.off, "IN list longer than %d items", SQL_MAX_LIST);
-            break;
-        }
-        if (n == cap)
-            items = xrealloc(items, (cap *= 2) * sizeof(*items));
-        if (parse_string_lit(ps, "a 'string'", &items[n].s, &items[n].n))
-            break;
-        n++;
-    } while (accept(ps, T_COMMA));
-    if (ps->rc || expect(ps, T_RP, "',' or ')'")) {
-        for (size_t i = 0; i < n; i++)
-            free(items[i].s);
-        free(items);
-        return ps->rc;
+    memset(v, 0, sizeof(*v));
+    if (col->kind == SQL_COL_TS) {
+        v->type = SQL_V_INT;
+        return parse_time(ps, &v->i);
     }
-    strset_intersect(set, items, n);
-    return ERR_OK;
-}
-
-static int key_cond(struct parser *ps, struct sql_where *w, const struct lhs *l)
-{
-    struct sql_strset *set = l->kind == LHS_HOST ? &w->host : &w->event;
-    const char *col = l->kind == LHS_HOST ? "host" : "event";
-    if (accept_kw(ps, "IN")) {
-        if (expect(ps, T_LP, "'('"))
-            return ps->rc;
-        return name_in_list(ps, set);
-    }
-    enum sql_op op;
     size_t off = ps->t.off;
-    if (!parse_op(ps, &op))
-        return expected(ps, "=, IN or a comparison");
-    if (op != SQL_EQ)
-        return fail_at(ps, off, "%s supports only = and IN", col);
-    struct name_item *it = xmalloc(sizeof(*it));
-    if (parse_string_lit(ps, "a 'string'", &it->s, &it->n)) {
-        free(it);
+    if (parse_value(ps, v))
         return ps->rc;
+    bool str_col =
+        col->kind == SQL_COL_HOST || col->kind == SQL_COL_EVENT || col->kind == SQL_COL_TAG;
+    if (str_col && v->type != SQL_V_STRING) {
+        value_destroy(v);
+        return fail_at(ps, off, "%s compares with a 'string'",
+                       col->kind == SQL_COL_TAG    ? "a tag"
+                       : col->kind == SQL_COL_HOST ? "host"
+                                                   : "event");
     }
-    strset_intersect(set, it, 1);
     return ERR_OK;
 }
 
-static int ts_cond(struct parser *ps, struct sql_where *w)
+static int cmp_leaf(struct parser *ps, struct sql_col *col, size_t off, enum sql_op op,
+                    struct sql_expr **out)
 {
-    if (accept_kw(ps, "BETWEEN")) {
-        int64_t a, b;
-        if (parse_time(ps, &a) || expect_kw(ps, "AND") || parse_time(ps, &b))
+    struct sql_value v;
+    size_t voff = ps->t.off;
+    if (parse_operand(ps, col, &v))
+        return ps->rc;
+    if (v.type == SQL_V_BOOL && op != SQL_EQ && op != SQL_NE)
+        return fail_at(ps, voff, "a boolean compares only with = or !=");
+    *out = leaf_of(SQL_L_CMP, col, off);
+    (*out)->op = op;
+    (*out)->v = v;
+    return ERR_OK;
+}
+
+static int in_leaf(struct parser *ps, struct sql_col *col, size_t off, struct sql_expr **out)
+{
+    if (expect(ps, T_LP, "'('"))
+        return ps->rc;
+    struct sql_expr *e = leaf_of(SQL_L_IN, col, off);
+    size_t n = 0;
+    do {
+        if (n++ == SQL_MAX_LIST) {
+            fail_at(ps, ps->t.off, "IN list longer than %d items", SQL_MAX_LIST);
+            break;
+        }
+        struct sql_value v;
+        size_t voff = ps->t.off;
+        if (parse_operand(ps, &e->col, &v))
+            break;
+        if (v.type == SQL_V_BOOL) {
+            fail_at(ps, voff, "IN lists hold strings or numbers");
+            break;
+        }
+        if (e->col.kind == SQL_COL_TS) {
+            v.type = SQL_V_INT; /* a time */
+        }
+        cond_in_add(e, &v);
+        value_destroy(&v);
+    } while (accept(ps, T_COMMA));
+    if (ps->rc || expect(ps, T_RP, "',' or ')'")) {
+        cond_free(e);
+        return ps->rc;
+    }
+    cond_in_finish(e);
+    *out = e;
+    return ERR_OK;
+}
+
+/* LIKE, ILIKE, ~, REGEXP, MATCH: a pattern string, checked now so that a
+ * bad one is a 400 naming its position. */
+static int pattern_leaf(struct parser *ps, struct sql_col *col, size_t off, enum sql_leaf_kind k,
+                        bool icase, struct sql_expr **out)
+{
+    if (col->kind == SQL_COL_TS)
+        return fail_at(ps, off, "ts is a number: compare it, do not match it");
+    size_t poff = ps->t.off;
+    struct sql_expr *e = leaf_of(k, col, off);
+    e->icase = icase;
+    e->v.type = SQL_V_STRING;
+    if (parse_string_lit(ps, "a 'pattern'", &e->v.s, &e->v.slen)) {
+        cond_free(e);
+        return ps->rc;
+    }
+    size_t bad;
+    struct buf msg = BUF_INIT;
+    if (cond_prepare(e, &bad, &msg)) {
+        /* position of the bad byte: the quote, then the pattern's bytes
+         * (a doubled quote is one byte of the pattern, two of the text) */
+        size_t at = poff + 1;
+        for (size_t i = 0; i < bad && at < ps->len; i++)
+            at += ps->s[at] == '\'' ? 2 : 1;
+        fail_at(ps, at, "%s", buf_cstr(&msg));
+        buf_destroy(&msg);
+        cond_free(e);
+        return ps->rc;
+    }
+    buf_destroy(&msg);
+    *out = e;
+    return ERR_OK;
+}
+
+static int between_leaf(struct parser *ps, struct sql_col *col, size_t off, struct sql_expr **out)
+{
+    struct sql_col c2 = col_copy(col);
+    struct sql_expr *lo = NULL, *hi = NULL;
+    if (cmp_leaf(ps, col, off, SQL_GE, &lo) || expect_kw(ps, "AND") ||
+        cmp_leaf(ps, &c2, off, SQL_LE, &hi)) {
+        free(c2.name);
+        cond_free(lo);
+        return ps->rc;
+    }
+    *out = cond_and(lo, hi);
+    return ERR_OK;
+}
+
+static struct sql_expr *negate_if(bool neg, struct sql_expr *e)
+{
+    return neg ? cond_not(e) : e;
+}
+
+/* The predicate after a column: op value, [NOT] BETWEEN / IN / LIKE /
+ * ILIKE / REGEXP, ~ ~* !~ !~*, MATCH, IS [NOT] NULL. */
+static int parse_pred(struct parser *ps, struct sql_col *col, size_t off, struct sql_expr **out)
+{
+    enum sql_op op;
+    if (parse_op(ps, &op))
+        return cmp_leaf(ps, col, off, op, out);
+    enum tok_type tt = ps->t.type;
+    if (tt == T_TILDE || tt == T_TILDE_I || tt == T_NTILDE || tt == T_NTILDE_I) {
+        lex(ps);
+        bool icase = tt == T_TILDE_I || tt == T_NTILDE_I;
+        if (pattern_leaf(ps, col, off, SQL_L_REGEX, icase, out))
             return ps->rc;
-        sql_where_ts_lo(w, a);
-        sql_where_ts_hi(w, b);
+        *out = negate_if(tt == T_NTILDE || tt == T_NTILDE_I, *out);
         return ERR_OK;
     }
-    if (accept_kw(ps, "IN")) {
-        if (expect(ps, T_LP, "'('"))
+    if (accept_kw(ps, "IS")) {
+        bool neg = accept_kw(ps, "NOT");
+        if (expect_kw(ps, "NULL"))
             return ps->rc;
-        return ts_in_list(ps, w);
+        *out = negate_if(neg, leaf_of(SQL_L_NULL, col, off));
+        return ERR_OK;
     }
-    enum sql_op op;
-    size_t off = ps->t.off;
-    if (!parse_op(ps, &op))
-        return expected(ps, "a comparison, BETWEEN or IN");
-    return ts_compare(ps, w, op, off);
-}
-
-static int pred_cond(struct parser *ps, struct sql_where *w, struct lhs *l)
-{
-    enum sql_op op;
-    if (w->npreds >= SQL_MAX_PREDS)
-        return fail_at(ps, l->off, "more than %d field and tag conditions", SQL_MAX_PREDS);
-    if (!parse_op(ps, &op))
-        return expected(ps, "a comparison (=, !=, <, <=, >, >=)");
-    struct sql_pred p = {l->kind == LHS_TAG, l->name, op, {0}};
-    size_t off = ps->t.off;
-    if (parse_value(ps, &p.v))
-        return ps->rc;
-    l->name = NULL;
-    if (p.is_tag && p.v.type != SQL_V_STRING) {
-        free(p.name);
-        value_destroy(&p.v);
-        return fail_at(ps, off, "a tag compares with a 'string'");
-    }
-    if (p.v.type == SQL_V_BOOL && op != SQL_EQ && op != SQL_NE) {
-        free(p.name);
-        return fail_at(ps, off, "a boolean compares only with = or !=");
-    }
-    w->preds = xrealloc(w->preds, (w->npreds + 1) * sizeof(*w->preds));
-    w->preds[w->npreds++] = p;
+    if (accept_kw(ps, "MATCH"))
+        return pattern_leaf(ps, col, off, SQL_L_MATCH, true, out);
+    bool neg = accept_kw(ps, "NOT");
+    int rc;
+    if (accept_kw(ps, "BETWEEN"))
+        rc = between_leaf(ps, col, off, out);
+    else if (accept_kw(ps, "IN"))
+        rc = in_leaf(ps, col, off, out);
+    else if (accept_kw(ps, "LIKE"))
+        rc = pattern_leaf(ps, col, off, SQL_L_LIKE, false, out);
+    else if (accept_kw(ps, "ILIKE"))
+        rc = pattern_leaf(ps, col, off, SQL_L_LIKE, true, out);
+    else if (accept_kw(ps, "REGEXP"))
+        rc = pattern_leaf(ps, col, off, SQL_L_REGEX, false, out);
+    else
+        return expected(ps, neg ? "BETWEEN, IN, LIKE, ILIKE or REGEXP after NOT"
+                                : "a comparison, BETWEEN, IN, LIKE, ILIKE, ~, REGEXP, MATCH or "
+                                  "IS NULL");
+    if (rc)
+        return rc;
+    *out = negate_if(neg, *out);
     return ERR_OK;
 }
 
-static int parse_conds(struct parser *ps, struct sql_where *w);
+static int parse_or(struct parser *ps, struct sql_expr **out);
+static int parse_output_ref(struct parser *ps, struct sql_select *sel, size_t *idx);
 
-static int parse_cond(struct parser *ps, struct sql_where *w)
+/* MATCH('words') over every string of a row. */
+static int match_any(struct parser *ps, size_t off, struct sql_expr **out)
 {
-    if (ps->t.type == T_LP && ps->depth >= SQL_MAX_DEPTH)
-        return fail_at(ps, ps->t.off, "parentheses nested deeper than %d", SQL_MAX_DEPTH);
+    struct sql_col any = {SQL_COL_ANY, NULL};
+    if (expect(ps, T_LP, "'('") || pattern_leaf(ps, &any, off, SQL_L_MATCH, true, out))
+        return ps->rc;
+    if (expect(ps, T_RP, "')'")) {
+        cond_free(*out);
+        *out = NULL;
+    }
+    return ps->rc;
+}
+
+static int parse_primary(struct parser *ps, struct sql_expr **out)
+{
+    *out = NULL;
+    if ((ps->t.type == T_LP || tok_is_kw(&ps->t, "NOT")) && ps->depth >= SQL_MAX_DEPTH)
+        return fail_at(ps, ps->t.off, "conditions nested deeper than %d", SQL_MAX_DEPTH);
     if (accept(ps, T_LP)) {
         ps->depth++;
-        if (parse_conds(ps, w))
+        if (parse_or(ps, out))
             return ps->rc;
         ps->depth--;
-        return expect(ps, T_RP, "')'");
-    }
-    struct lhs l;
-    if (parse_column_ref(ps, &l))
+        if (expect(ps, T_RP, "')'")) {
+            cond_free(*out);
+            *out = NULL;
+        }
         return ps->rc;
-    int rc;
-    if (l.kind == LHS_TS)
-        rc = ts_cond(ps, w);
-    else if (l.kind == LHS_HOST || l.kind == LHS_EVENT)
-        rc = key_cond(ps, w, &l);
-    else
-        rc = pred_cond(ps, w, &l);
-    free(l.name);
+    }
+    if (tok_is_kw(&ps->t, "NOT")) {
+        lex(ps);
+        ps->depth++;
+        int rc = parse_primary(ps, out);
+        ps->depth--;
+        if (rc == ERR_OK)
+            *out = cond_not(*out);
+        return rc;
+    }
+    size_t off = ps->t.off;
+    if (tok_is_kw(&ps->t, "MATCH") && next_is_lp(ps)) {
+        lex(ps);
+        return match_any(ps, off, out);
+    }
+    struct sql_col col;
+    if (ps->having) {
+        size_t i;
+        if (parse_output_ref(ps, ps->having, &i))
+            return ps->rc;
+        col.kind = SQL_COL_FIELD;
+        col.name = xmalloc(24);
+        snprintf(col.name, 24, SQL_HAVING_NAME "%zu", i);
+    } else if (parse_column_ref(ps, &col, &off)) {
+        return ps->rc;
+    }
+    int rc = parse_pred(ps, &col, off, out);
+    free(col.name);
     return rc;
 }
 
-static int parse_conds(struct parser *ps, struct sql_where *w)
+static int parse_and(struct parser *ps, struct sql_expr **out)
 {
+    *out = NULL;
     do {
-        if (parse_cond(ps, w))
+        struct sql_expr *e;
+        if (parse_primary(ps, &e)) {
+            cond_free(*out);
+            *out = NULL;
             return ps->rc;
-        if (tok_is_kw(&ps->t, "OR"))
-            return fail_at(ps, ps->t.off, "OR is not supported; conditions join with AND");
+        }
+        *out = cond_and(*out, e);
+        if (++ps->leaves > SQL_MAX_LEAVES)
+            return fail_at(ps, ps->t.off, "more than %d conditions", SQL_MAX_LEAVES);
     } while (accept_kw(ps, "AND"));
     return ERR_OK;
 }
 
+static int parse_or(struct parser *ps, struct sql_expr **out)
+{
+    *out = NULL;
+    do {
+        struct sql_expr *e;
+        if (parse_and(ps, &e)) {
+            cond_free(*out);
+            *out = NULL;
+            return ps->rc;
+        }
+        *out = cond_or(*out, e);
+    } while (accept_kw(ps, "OR"));
+    return ERR_OK;
+}
+
+/* WHERE: the whole condition, and what it implies for the planner. */
+static int parse_conds(struct parser *ps, struct sql_where *w)
+{
+    struct sql_expr *e;
+    if (parse_or(ps, &e))
+        return ps->rc;
+    w->cond = cond_and(w->cond, e);
+    cond_derive(w);
+    return ERR_OK;
+}
+
 /* --- SELECT --- */
+
+static void items_destroy(struct sql_item *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].col.name);
+        free(v[i].name);
+    }
+    free(v);
+}
 
 static void select_destroy(struct sql_select *s)
 {
@@ -868,6 +962,12 @@ static void select_destroy(struct sql_select *s)
         free(s->cols[i].name);
     free(s->cols);
     sql_where_destroy(&s->where);
+    items_destroy(s->items, s->nitems);
+    for (size_t i = 0; i < s->ngroups; i++)
+        free(s->groups[i].col.name);
+    free(s->groups);
+    cond_free(s->having);
+    free(s->orders);
 }
 
 static int parse_hint(struct parser *ps, struct sql_select *sel)
@@ -887,16 +987,163 @@ static int parse_hint(struct parser *ps, struct sql_select *sel)
     return fail_at(ps, t.off, "unknown hint '%.*s' (known: full_scan)", (int)n, p);
 }
 
-static int parse_col(struct parser *ps, struct sql_select *sel)
+/* The text of a column as output names show it. */
+static void col_text(const struct sql_col *c, struct buf *out)
 {
-    struct lhs l;
-    if (parse_column_ref(ps, &l))
+    switch (c->kind) {
+    case SQL_COL_TS: buf_puts(out, "ts"); break;
+    case SQL_COL_HOST: buf_puts(out, "host"); break;
+    case SQL_COL_EVENT: buf_puts(out, "event"); break;
+    case SQL_COL_TAG: buf_printf(out, "tags.%s", c->name); break;
+    default: buf_puts(out, c->name ? c->name : "*"); break;
+    }
+}
+
+static const struct {
+    const char *name;
+    enum sql_agg agg;
+} agg_names[] = {
+    {"count", SQL_A_COUNT},       {"sum", SQL_A_SUM},
+    {"avg", SQL_A_AVG},           {"min", SQL_A_MIN},
+    {"max", SQL_A_MAX},           {"first", SQL_A_FIRST},
+    {"last", SQL_A_LAST},         {"percentile", SQL_A_PERCENTILE},
+    {"median", SQL_A_PERCENTILE},
+};
+
+static bool is_agg_name(const struct tok *t, enum sql_agg *agg, const char **name)
+{
+    for (size_t i = 0; i < sizeof(agg_names) / sizeof(agg_names[0]); i++)
+        if (tok_is_kw(t, agg_names[i].name)) {
+            *agg = agg_names[i].agg;
+            *name = agg_names[i].name;
+            return true;
+        }
+    return false;
+}
+
+/* A duration argument: 5m or '5m'. */
+static int parse_duration_arg(struct parser *ps, int64_t *out)
+{
+    if (ps->t.type != T_STRING)
+        return parse_duration_tok(ps, out);
+    size_t n, off = ps->t.off;
+    char *s = unquote(&ps->t, &n);
+    int rc = sql_parse_duration(s, n, out);
+    free(s);
+    if (rc)
+        return fail_at(ps, off, "bad duration %.*s (units ns us ms s m h d w)", (int)ps->t.n,
+                       ps->t.p);
+    lex(ps);
+    return ERR_OK;
+}
+
+/* time_bucket(width [, offset]) after its name. */
+static int parse_bucket(struct parser *ps, int64_t *width, int64_t *offset)
+{
+    size_t off = ps->t.off;
+    *offset = 0;
+    if (expect(ps, T_LP, "'('") || parse_duration_arg(ps, width))
         return ps->rc;
-    static const enum sql_col_kind kinds[] = {SQL_COL_TS, SQL_COL_HOST, SQL_COL_EVENT,
-                                              SQL_COL_FIELD, SQL_COL_TAG};
-    sel->cols = xrealloc(sel->cols, (sel->ncols + 1) * sizeof(*sel->cols));
-    sel->cols[sel->ncols].kind = kinds[l.kind];
-    sel->cols[sel->ncols++].name = l.name;
+    if (*width < SQL_BUCKET_MIN || *width > SQL_BUCKET_MAX)
+        return fail_at(ps, off + 1, "bad bucket width: between 1ms and 366d");
+    if (accept(ps, T_COMMA)) {
+        bool neg = accept(ps, T_MINUS);
+        size_t ooff = ps->t.off;
+        if (parse_duration_arg(ps, offset))
+            return ps->rc;
+        if (*offset >= *width)
+            return fail_at(ps, ooff, "bucket offset must be smaller than its width");
+        if (neg && *offset)
+            *offset = *width - *offset;
+    }
+    return expect(ps, T_RP, "')'");
+}
+
+/* An aggregate call after its name: COUNT(*), f(col), PERCENTILE(col, p). */
+static int parse_agg(struct parser *ps, enum sql_agg agg, const char *fname, struct sql_item *it)
+{
+    struct buf name = BUF_INIT;
+    size_t off;
+    if (expect(ps, T_LP, "'('"))
+        return ps->rc;
+    it->kind = SQL_I_AGG;
+    it->agg = agg;
+    if (agg == SQL_A_COUNT && accept(ps, T_STAR)) {
+        it->agg = SQL_A_COUNT_STAR;
+        buf_puts(&name, "count");
+    } else {
+        if (parse_column_ref(ps, &it->col, &off))
+            return ps->rc;
+        buf_printf(&name, "%s(", fname);
+        col_text(&it->col, &name);
+        if (strcmp(fname, "median") == 0) {
+            it->p = 50;
+        } else if (agg == SQL_A_PERCENTILE) {
+            struct sql_value v;
+            if (expect(ps, T_COMMA, "',' and a percentile (0 to 100)")) {
+                buf_destroy(&name);
+                return ps->rc;
+            }
+            size_t poff = ps->t.off;
+            if (parse_value(ps, &v)) {
+                buf_destroy(&name);
+                return ps->rc;
+            }
+            it->p = v.type == SQL_V_INT ? (double)v.i : v.f;
+            value_destroy(&v);
+            if ((v.type != SQL_V_INT && v.type != SQL_V_FLOAT) || !(it->p >= 0 && it->p <= 100)) {
+                buf_destroy(&name);
+                return fail_at(ps, poff, "a percentile is a number from 0 to 100");
+            }
+            buf_putc(&name, ',');
+            buf_printf(&name, "%g", it->p);
+        }
+        buf_putc(&name, ')');
+    }
+    it->name = buf_steal(&name, NULL);
+    if (!it->name)
+        it->name = xstrdup("");
+    return expect(ps, T_RP, "')'");
+}
+
+/* One SELECT item: a column, an aggregate or a time bucket, maybe AS name. */
+static int parse_item(struct parser *ps, struct sql_item *it)
+{
+    memset(it, 0, sizeof(*it));
+    it->pos = ps->t.off + 1;
+    enum sql_agg agg;
+    const char *fname;
+    size_t off;
+    if (ps->t.type == T_IDENT && next_is_lp(ps) && is_agg_name(&ps->t, &agg, &fname)) {
+        lex(ps);
+        if (parse_agg(ps, agg, fname, it))
+            return ps->rc;
+    } else if (tok_is_kw(&ps->t, "time_bucket") && next_is_lp(ps)) {
+        lex(ps);
+        it->kind = SQL_I_BUCKET;
+        it->col.kind = SQL_COL_TS;
+        if (parse_bucket(ps, &it->width, &it->offset))
+            return ps->rc;
+        it->name = xstrdup("ts");
+    } else if (ps->t.type == T_IDENT && next_is_lp(ps)) {
+        return fail_at(ps, ps->t.off,
+                       "unknown function '%.*s' (known: count, sum, avg, min, max, first, last, "
+                       "percentile, median, time_bucket)",
+                       (int)ps->t.n, ps->t.p);
+    } else {
+        it->kind = SQL_I_COL;
+        if (parse_column_ref(ps, &it->col, &off))
+            return ps->rc;
+        struct buf name = BUF_INIT;
+        col_text(&it->col, &name);
+        it->name = buf_steal(&name, NULL);
+    }
+    if (accept_kw(ps, "AS")) {
+        free(it->name);
+        it->name = NULL;
+        if (parse_name(ps, "a name after AS", &it->name, NULL))
+            return ps->rc;
+    }
     return ERR_OK;
 }
 
@@ -906,38 +1153,242 @@ static int parse_columns(struct parser *ps, struct sql_select *sel)
         sel->star = true;
         return ERR_OK;
     }
-    if (tok_is_kw(&ps->t, "COUNT")) {
-        lex(ps);
-        sel->count = true;
-        if (expect(ps, T_LP, "'('") || expect(ps, T_STAR, "'*'") || expect(ps, T_RP, "')'"))
-            return ps->rc;
-        return ERR_OK;
-    }
     do {
-        if (parse_col(ps, sel))
+        if (sel->nitems == SQL_MAX_ITEMS)
+            return fail_at(ps, ps->t.off, "more than %d columns", SQL_MAX_ITEMS);
+        sel->items = xrealloc(sel->items, (sel->nitems + 1) * sizeof(*sel->items));
+        if (parse_item(ps, &sel->items[sel->nitems])) {
+            /* parse_item leaves a half-built item: count it so it is freed */
+            sel->nitems++;
             return ps->rc;
+        }
+        sel->agg = sel->agg || sel->items[sel->nitems].kind != SQL_I_COL;
+        sel->nitems++;
     } while (accept(ps, T_COMMA));
     return ERR_OK;
 }
 
-static int parse_order_limit(struct parser *ps, struct sql_select *sel)
+static bool col_eq(const struct sql_col *a, const struct sql_col *b)
 {
-    if (accept_kw(ps, "ORDER")) {
-        if (expect_kw(ps, "BY"))
+    if (a->kind != b->kind)
+        return false;
+    return !a->name || !b->name || strcmp(a->name, b->name) == 0;
+}
+
+/* The item named name (its alias or canonical text), or -1. */
+static ssize_t item_by_name(const struct sql_select *sel, const char *name, size_t n)
+{
+    for (size_t i = 0; i < sel->nitems; i++)
+        if (strlen(sel->items[i].name) == n && strncasecmp(sel->items[i].name, name, n) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+static size_t add_hidden(struct sql_select *sel, struct sql_item *it)
+{
+    for (size_t i = 0; i < sel->nitems; i++) {
+        const struct sql_item *o = &sel->items[i];
+        if (o->kind == it->kind && o->agg == it->agg && o->p == it->p &&
+            (o->kind != SQL_I_AGG || o->agg == SQL_A_COUNT_STAR || col_eq(&o->col, &it->col)) &&
+            o->width == it->width && o->offset == it->offset) {
+            free(it->col.name);
+            free(it->name);
+            return i;
+        }
+    }
+    it->hidden = true;
+    sel->items = xrealloc(sel->items, (sel->nitems + 1) * sizeof(*sel->items));
+    sel->items[sel->nitems] = *it;
+    return sel->nitems++;
+}
+
+/* A reference to an output column in GROUP BY, HAVING or ORDER BY: an
+ * aggregate call or time_bucket (found among the items, or added hidden),
+ * a 1-based position, or a name (alias, canonical text, or a column). */
+static int parse_output_ref(struct parser *ps, struct sql_select *sel, size_t *idx)
+{
+    size_t off = ps->t.off;
+    if (ps->t.type == T_IDENT && next_is_lp(ps)) {
+        struct sql_item it;
+        if (parse_item(ps, &it)) {
+            free(it.col.name);
+            free(it.name);
             return ps->rc;
+        }
+        if (it.kind == SQL_I_COL) { /* not reachable: a call is never a column */
+            free(it.col.name);
+            free(it.name);
+            return fail_at(ps, off, "expected an aggregate");
+        }
+        *idx = add_hidden(sel, &it);
+        return ERR_OK;
+    }
+    if (ps->t.type == T_INT) {
+        int64_t k;
+        if (parse_int_tok(ps, false, &k))
+            return ps->rc;
+        if (k < 1 || (uint64_t)k > sel->nitems)
+            return fail_at(ps, off, "column position %lld is not in the select list", (long long)k);
+        *idx = (size_t)(k - 1);
+        return ERR_OK;
+    }
+    if (ps->t.type == T_IDENT || ps->t.type == T_QIDENT) {
+        size_t n;
+        char *name = ps->t.type == T_QIDENT ? unquote(&ps->t, &n) : xstrndup(ps->t.p, ps->t.n);
+        n = strlen(name);
+        ssize_t i = item_by_name(sel, name, n);
+        free(name);
+        if (i >= 0 && !next_is_dot(ps)) {
+            lex(ps);
+            *idx = (size_t)i;
+            return ERR_OK;
+        }
+    }
+    struct sql_item it = {.kind = SQL_I_COL, .pos = off + 1};
+    if (parse_column_ref(ps, &it.col, &off))
+        return ps->rc;
+    for (size_t i = 0; i < sel->nitems; i++)
+        if (sel->items[i].kind == SQL_I_COL && col_eq(&sel->items[i].col, &it.col)) {
+            free(it.col.name);
+            *idx = i;
+            return ERR_OK;
+        }
+    struct buf name = BUF_INIT;
+    col_text(&it.col, &name);
+    it.name = buf_steal(&name, NULL);
+    *idx = add_hidden(sel, &it);
+    return ERR_OK;
+}
+
+static int parse_group_by(struct parser *ps, struct sql_select *sel)
+{
+    do {
+        size_t off = ps->t.off, i;
+        if (sel->ngroups == SQL_MAX_GROUP_KEYS)
+            return fail_at(ps, off, "more than %d GROUP BY keys", SQL_MAX_GROUP_KEYS);
+        if (parse_output_ref(ps, sel, &i))
+            return ps->rc;
+        const struct sql_item *it = &sel->items[i];
+        if (it->kind == SQL_I_AGG)
+            return fail_at(ps, off, "cannot GROUP BY an aggregate");
+        if (it->kind == SQL_I_COL && it->col.kind == SQL_COL_TS)
+            return fail_at(ps, off, "GROUP BY ts needs a bucket: time_bucket('1m')");
+        sel->groups = xrealloc(sel->groups, (sel->ngroups + 1) * sizeof(*sel->groups));
+        struct sql_group *g = &sel->groups[sel->ngroups++];
+        g->kind = it->kind;
+        g->col = col_copy(&it->col);
+        g->width = it->width;
+        g->offset = it->offset;
+    } while (accept(ps, T_COMMA));
+    return ERR_OK;
+}
+
+static int parse_fill(struct parser *ps, struct sql_select *sel)
+{
+    size_t off = ps->t.off;
+    if (expect(ps, T_LP, "'('"))
+        return ps->rc;
+    if (accept_kw(ps, "NULL"))
+        sel->fill = SQL_FILL_NULL;
+    else if (accept_kw(ps, "PREVIOUS"))
+        sel->fill = SQL_FILL_PREVIOUS;
+    else if (ps->t.type == T_INT && ps->t.n == 1 && ps->t.p[0] == '0') {
+        lex(ps);
+        sel->fill = SQL_FILL_ZERO;
+    } else
+        return expected(ps, "NULL, 0 or PREVIOUS");
+    bool bucket = false;
+    for (size_t i = 0; i < sel->ngroups; i++)
+        bucket = bucket || sel->groups[i].kind == SQL_I_BUCKET;
+    if (!bucket)
+        return fail_at(ps, off, "FILL needs GROUP BY time_bucket(...)");
+    return expect(ps, T_RP, "')'");
+}
+
+/* HAVING: a condition whose columns are output names (parse_primary
+ * resolves them while ps->having is set). */
+
+static int parse_having(struct parser *ps, struct sql_select *sel)
+{
+    ps->having = sel;
+    int rc = parse_or(ps, &sel->having);
+    ps->having = NULL;
+    return rc;
+}
+
+static int parse_order(struct parser *ps, struct sql_select *sel)
+{
+    if (!sel->agg) {
         if (!tok_is_kw(&ps->t, "ts"))
             return expected(ps, "ts (rows are ordered by ts only)");
         lex(ps);
         sel->order = accept_kw(ps, "DESC") ? -1 : 1;
         if (sel->order == 1)
             accept_kw(ps, "ASC");
+        return ERR_OK;
     }
+    do {
+        size_t i;
+        if (sel->norders == SQL_MAX_ITEMS)
+            return fail_at(ps, ps->t.off, "more than %d ORDER BY keys", SQL_MAX_ITEMS);
+        if (parse_output_ref(ps, sel, &i))
+            return ps->rc;
+        bool desc = accept_kw(ps, "DESC");
+        if (!desc)
+            accept_kw(ps, "ASC");
+        sel->orders = xrealloc(sel->orders, (sel->norders + 1) * sizeof(*sel->orders));
+        sel->orders[sel->norders++] = (struct sql_order){i, desc};
+    } while (accept(ps, T_COMMA));
+    return ERR_OK;
+}
+
+/* An aggregate query's items must be aggregates, buckets or GROUP BY keys. */
+static int check_agg(struct parser *ps, struct sql_select *sel)
+{
+    for (size_t i = 0; i < sel->nitems; i++) {
+        const struct sql_item *it = &sel->items[i];
+        if (it->kind == SQL_I_AGG) {
+            if (it->agg != SQL_A_COUNT_STAR && it->col.kind == SQL_COL_ANY)
+                return fail_at(ps, it->pos - 1, "an aggregate needs a column");
+            continue;
+        }
+        bool grouped = false;
+        for (size_t g = 0; g < sel->ngroups && !grouped; g++) {
+            const struct sql_group *gr = &sel->groups[g];
+            grouped = gr->kind == it->kind &&
+                      (it->kind == SQL_I_BUCKET ? gr->width == it->width && gr->offset == it->offset
+                                                : col_eq(&gr->col, &it->col));
+        }
+        if (!grouped)
+            return fail_at(ps, it->pos - 1,
+                           "'%s' must be in GROUP BY, or inside an aggregate such as last(...)",
+                           it->name);
+    }
+    return ERR_OK;
+}
+
+static int parse_limit(struct parser *ps, struct sql_select *sel)
+{
     if (accept_kw(ps, "LIMIT")) {
         sel->has_limit = true;
         if (parse_int_tok(ps, false, &sel->limit))
             return ps->rc;
     }
     return ERR_OK;
+}
+
+/* Plain row queries keep their column list in cols (the encoder's shape). */
+static void items_to_cols(struct sql_select *sel)
+{
+    sel->cols = xcalloc(sel->nitems ? sel->nitems : 1, sizeof(*sel->cols));
+    for (size_t i = 0; i < sel->nitems; i++) {
+        sel->cols[i] = sel->items[i].col;
+        sel->items[i].col.name = NULL;
+    }
+    sel->ncols = sel->nitems;
+    items_destroy(sel->items, sel->nitems);
+    sel->items = NULL;
+    sel->nitems = 0;
 }
 
 static int parse_from_where(struct parser *ps, struct sql_stmt *st)
@@ -949,14 +1400,53 @@ static int parse_from_where(struct parser *ps, struct sql_stmt *st)
     return ERR_OK;
 }
 
+/* SELECT COUNT(*) FROM d [WHERE]: the row count of the plan. */
+static bool is_plain_count(const struct sql_select *sel)
+{
+    return sel->nitems == 1 && sel->items[0].kind == SQL_I_AGG &&
+           sel->items[0].agg == SQL_A_COUNT_STAR && strcmp(sel->items[0].name, "count") == 0 &&
+           sel->ngroups == 0 && !sel->having && sel->norders == 0;
+}
+
 static int parse_select(struct parser *ps, struct sql_stmt *st)
 {
+    struct sql_select *sel = &st->sel;
     st->kind = SQL_SELECT;
-    if (ps->t.type == T_HINT && parse_hint(ps, &st->sel))
+    if (ps->t.type == T_HINT && parse_hint(ps, sel))
         return ps->rc;
-    if (parse_columns(ps, &st->sel) || parse_from_where(ps, st))
+    if (parse_columns(ps, sel) || parse_from_where(ps, st))
         return ps->rc;
-    return parse_order_limit(ps, &st->sel);
+    if (accept_kw(ps, "GROUP")) {
+        if (sel->star)
+            return fail_at(ps, ps->t.off, "SELECT * cannot be grouped: name the columns");
+        if (expect_kw(ps, "BY") || parse_group_by(ps, sel))
+            return ps->rc;
+        sel->agg = true;
+        if (accept_kw(ps, "FILL") && parse_fill(ps, sel))
+            return ps->rc;
+    }
+    if (accept_kw(ps, "HAVING")) {
+        if (!sel->agg)
+            return fail_at(ps, ps->t.off, "HAVING needs aggregates or GROUP BY");
+        if (parse_having(ps, sel))
+            return ps->rc;
+    }
+    if (sel->agg && is_plain_count(sel)) { /* the rows' count: ORDER BY ts allowed */
+        sel->count = true;
+        sel->agg = false;
+        items_destroy(sel->items, sel->nitems);
+        sel->items = NULL;
+        sel->nitems = 0;
+    }
+    if (accept_kw(ps, "ORDER") && (expect_kw(ps, "BY") || parse_order(ps, sel)))
+        return ps->rc;
+    if (parse_limit(ps, sel))
+        return ps->rc;
+    if (sel->agg && check_agg(ps, sel))
+        return ps->rc;
+    if (!sel->agg && !sel->count && !sel->star)
+        items_to_cols(sel);
+    return ERR_OK;
 }
 
 /* --- admin statements --- */
@@ -1104,6 +1594,63 @@ static int parse_drop(struct parser *ps, struct sql_stmt *st)
     return parse_name(ps, "a database name", &st->db, NULL);
 }
 
+/* 'k', "k" or k */
+static int parse_name_or_string(struct parser *ps, const char *what, char **out, size_t *n)
+{
+    if (ps->t.type == T_STRING)
+        return parse_string_lit(ps, what, out, n);
+    return parse_name(ps, what, out, n);
+}
+
+/* SHOW HOSTS | EVENTS | TAG KEYS | TAG VALUES WITH KEY = 'k' | FIELDS
+ * FROM d [WHERE ts range AND host = AND event =] [LIMIT n] */
+static int parse_show_names(struct parser *ps, struct sql_stmt *st)
+{
+    if (!accept_kw(ps, "FROM") && !accept_kw(ps, "ON"))
+        return expected(ps, "FROM and a database");
+    if (parse_name(ps, "a database name", &st->db, NULL))
+        return ps->rc;
+    if (st->kind == SQL_SHOW_TAG_VALUES) {
+        if (expect_kw(ps, "WITH") || expect_kw(ps, "KEY") || expect(ps, T_EQ, "'='") ||
+            parse_name_or_string(ps, "a tag key", &st->tag_key, &st->tag_key_len))
+            return ps->rc;
+    }
+    if (accept_kw(ps, "WHERE")) {
+        size_t off = ps->t.off;
+        if (parse_conds(ps, &st->sel.where))
+            return ps->rc;
+        if (!cond_only_key_range(st->sel.where.cond))
+            return fail_at(ps, off,
+                           "SHOW ... WHERE takes a ts range, host = '...' and event = '...' "
+                           "joined by AND");
+    }
+    return parse_limit(ps, &st->sel);
+}
+
+static int parse_show(struct parser *ps, struct sql_stmt *st)
+{
+    if (accept_kw(ps, "DATABASES")) {
+        st->kind = SQL_SHOW_DBS;
+        return ERR_OK;
+    }
+    if (accept_kw(ps, "HOSTS"))
+        st->kind = SQL_SHOW_HOSTS;
+    else if (accept_kw(ps, "EVENTS"))
+        st->kind = SQL_SHOW_EVENTS;
+    else if (accept_kw(ps, "FIELDS"))
+        st->kind = SQL_SHOW_FIELDS;
+    else if (accept_kw(ps, "TAG")) {
+        if (accept_kw(ps, "KEYS"))
+            st->kind = SQL_SHOW_TAG_KEYS;
+        else if (expect_kw(ps, "VALUES"))
+            return ps->rc;
+        else
+            st->kind = SQL_SHOW_TAG_VALUES;
+    } else
+        return expected(ps, "DATABASES, HOSTS, EVENTS, TAG KEYS, TAG VALUES or FIELDS");
+    return parse_show_names(ps, st);
+}
+
 static int parse_statement(struct parser *ps, struct sql_stmt *st)
 {
     st->pos = ps->t.off + 1;
@@ -1111,6 +1658,7 @@ static int parse_statement(struct parser *ps, struct sql_stmt *st)
         return parse_select(ps, st);
     if (accept_kw(ps, "EXPLAIN")) {
         st->sel.explain = true;
+        st->sel.analyze = accept_kw(ps, "ANALYZE");
         if (expect_kw(ps, "SELECT"))
             return ps->rc;
         return parse_select(ps, st);
@@ -1127,10 +1675,8 @@ static int parse_statement(struct parser *ps, struct sql_stmt *st)
         return parse_alter(ps, st);
     if (accept_kw(ps, "DROP"))
         return parse_drop(ps, st);
-    if (accept_kw(ps, "SHOW")) {
-        st->kind = SQL_SHOW_DBS;
-        return expect_kw(ps, "DATABASES");
-    }
+    if (accept_kw(ps, "SHOW"))
+        return parse_show(ps, st);
     return expected(ps, "SELECT, EXPLAIN, DELETE, CREATE, ALTER, DROP or SHOW");
 }
 
@@ -1138,6 +1684,7 @@ static void stmt_destroy(struct sql_stmt *st)
 {
     free(st->db);
     free(st->event);
+    free(st->tag_key);
     select_destroy(&st->sel);
 }
 
@@ -1195,7 +1742,7 @@ int sql_parse_where(const char *s, size_t len, int64_t now_ns, struct sql_where 
     sql_where_init(&w);
     parser_init(&ps, s, len, now_ns, err);
     if (ps.t.type != T_EOF && !parse_conds(&ps, &w) && ps.t.type != T_EOF)
-        expected(&ps, "AND or end of condition");
+        expected(&ps, "AND, OR or end of condition");
     if (ps.rc) {
         sql_where_destroy(&w);
         return ps.rc;

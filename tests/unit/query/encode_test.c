@@ -14,6 +14,7 @@
 
 #include "base/err.h"
 #include "model/record.h"
+#include "query/cond.h"
 #include "query/encode.h"
 #include "query/query_int.h"
 #include "query/sql.h"
@@ -340,7 +341,12 @@ static void test_preds(void **state)
         if (sql_parse_where(preds[i].where, strlen(preds[i].where), 0, &w, &err))
             fail_msg("%s: %s", preds[i].where, buf_cstr(&err));
         int rc;
-        bool m = query_preds_match(&w, slice_make("", 0), slice_make(v.data, v.len), &rc);
+        struct cond_row row;
+        cond_row_init(&row);
+        cond_row_set(&row, 5, slice_cstr("h"), slice_cstr("e"), slice_make("", 0),
+                     slice_make(v.data, v.len));
+        bool m = cond_match(w.cond, &row, &rc);
+        cond_row_destroy(&row);
         assert_int_equal(rc, 0);
         if (m != preds[i].match)
             fail_msg("%s: got %d", preds[i].where, m);

@@ -394,8 +394,8 @@ static void test_explain_delete(void **state)
     assert_string_equal(buf_cstr(&out),
                         "{\"plan\":\"INDEX\",\"buckets\":[0,1],\"ranges\":[{\"host\":\"h0\","
                         "\"start\":null,\"end\":null}],\"index\":\"host\","
-                        "\"order\":\"desc\",\"stored_order\":\"desc\",\"filters\":[\"event IN "
-                        "set\"],"
+                        "\"order\":\"desc\",\"stored_order\":\"desc\","
+                        "\"condition\":\"(host = 'h0' AND event = 'e')\","
                         "\"empty\":false}\n");
     assert_int_equal(run(f, "EXPLAIN SELECT * FROM e WHERE ts >= 5 AND code > 3 LIMIT 4",
                          QUERY_NDJSON, &out, &err),
@@ -404,7 +404,8 @@ static void test_explain_delete(void **state)
                         "{\"plan\":\"SCAN\",\"buckets\":[0,1],\"ranges\":[{\"bucket\":0,"
                         "\"start\":5,\"end\":null},{\"bucket\":1,\"start\":5,\"end\":null}],"
                         "\"index\":null,\"order\":\"desc\",\"stored_order\":\"desc\","
-                        "\"filters\":[\"fields.code > 3\"],\"limit\":4,\"empty\":false}\n");
+                        "\"condition\":\"(ts >= 5 AND fields.code > "
+                        "3)\",\"limit\":4,\"empty\":false}\n");
     assert_int_equal(run(f, "DELETE FROM e WHERE host = 'h1' AND n > 4", QUERY_NDJSON, &out, &err),
                      0);
     assert_string_equal(buf_cstr(&out), "{\"deleted\":3}\n");

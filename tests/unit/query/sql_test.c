@@ -68,11 +68,30 @@ static const struct bad_case bad[] = {
     {"SELEC * FROM d", "syntax error at position 1: expected SELECT, EXPLAIN, DELETE, CREATE, "
                        "ALTER, DROP or SHOW, found 'SELEC'"},
     {"SELECT * FROM", "syntax error at position 14: expected a database name, found end of input"},
-    {"SELECT * FROM d WHERE ts != 5", "error at position 26: ts supports =, <, <=, >, >=, "
-                                      "BETWEEN and IN, not !="},
-    {"SELECT * FROM d WHERE host > 'a'", "error at position 28: host supports only = and IN"},
-    {"SELECT * FROM d WHERE ts > 1 OR ts < 0",
-     "error at position 30: OR is not supported; conditions join with AND"},
+    {"SELECT * FROM d WHERE msg ~ 'a(b'", "error at position 33: bad regular expression: "
+                                          "missing closing parenthesis"},
+    {"SELECT * FROM d WHERE msg ~ 'ab)cd'", "error at position 32: bad regular expression: "
+                                            "unmatched closing parenthesis"},
+    {"SELECT * FROM d WHERE msg MATCH '-- .'",
+     "error at position 34: MATCH needs at least one word"},
+    {"SELECT * FROM d WHERE msg MATCH 'a \"b'", "error at position 36: unterminated \" in MATCH"},
+    {"SELECT nosuch(value) FROM d", "error at position 8: unknown function 'nosuch' (known: count, "
+                                    "sum, avg, min, max, first, last, percentile, median, "
+                                    "time_bucket)"},
+    {"SELECT time_bucket('0s'), COUNT(*) FROM d GROUP BY 1",
+     "error at position 20: bad bucket width: between 1ms and 366d"},
+    {"SELECT time_bucket('1y'), COUNT(*) FROM d GROUP BY 1",
+     "error at position 20: bad duration '1y' (units ns us ms s m h d w)"},
+    {"SELECT host, COUNT(*) FROM d", "error at position 8: 'host' must be in GROUP BY, or inside "
+                                     "an aggregate such as last(...)"},
+    {"SELECT percentile(value, 101) FROM d", "error at position 26: a percentile is a number from "
+                                             "0 to 100"},
+    {"SELECT COUNT(*) FROM d GROUP BY COUNT(*)",
+     "error at position 33: cannot GROUP BY an aggregate"},
+    {"SELECT host FROM d GROUP BY host FILL(0)", "error at position 38: FILL needs GROUP BY "
+                                                 "time_bucket(...)"},
+    {"SELECT * FROM d WHERE msg LIKE 5",
+     "syntax error at position 32: expected a 'pattern', found '5'"},
     {"SELECT * FROM d WHERE ts > 'yesterday'",
      "error at position 28: bad time 'yesterday' (use integer ns, RFC 3339 or now() - 1h)"},
     {"SELECT * FROM d WHERE x = 'unterminated", "syntax error at position 27: expected a value, "
@@ -149,10 +168,12 @@ static void test_where(void **state)
     const struct sql_stmt *st = &sc.stmts[0];
     assert_true(st->sel.count);
     assert_int_equal(st->sel.where.ts_lo, NOW - 3600000000000LL + 1);
-    assert_int_equal(st->sel.where.npreds, 2);
-    assert_false(st->sel.where.preds[0].is_tag);
-    assert_int_equal(st->sel.where.preds[0].v.type, SQL_V_FLOAT);
-    assert_true(st->sel.where.preds[1].is_tag);
+    const struct sql_expr *c = st->sel.where.cond;
+    assert_int_equal(c->kind, SQL_E_AND);
+    assert_int_equal(c->nkids, 3);
+    assert_int_equal(c->kids[1]->col.kind, SQL_COL_FIELD);
+    assert_int_equal(c->kids[1]->v.type, SQL_V_FLOAT);
+    assert_int_equal(c->kids[2]->col.kind, SQL_COL_TAG);
     assert_int_equal(st->sel.order, 1);
     assert_int_equal(st->sel.limit, 7);
     sql_script_destroy(&sc);
@@ -314,8 +335,8 @@ static void test_where_only(void **state)
     assert_int_equal(w.ts_lo, 4);
     sql_where_destroy(&w);
     assert_int_equal(sql_parse_where("ts > 3 host", 11, NOW, &w, &err), ERR_INVAL);
-    assert_string_equal(buf_cstr(&err), "syntax error at position 8: expected AND or end of "
-                                        "condition, found 'host'");
+    assert_string_equal(buf_cstr(&err), "syntax error at position 8: expected AND, OR or end "
+                                        "of condition, found 'host'");
     buf_destroy(&err);
 }
 
