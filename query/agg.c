@@ -20,7 +20,6 @@
 #define STATE_ALIGN 16
 
 struct agg_group {
-    uint64_t hash;
     size_t klen; /* the key's bytes follow the header */
 };
 
@@ -76,6 +75,12 @@ struct st_pct {
     struct sketch *sk;
 };
 
+/* agg.h states these sizes */
+_Static_assert(sizeof(struct st_count) <= 16 && sizeof(struct st_sum) <= 48 &&
+                   sizeof(struct st_val) <= 48 && sizeof(struct st_pct) <= 48 &&
+                   sizeof(struct sketch) <= 88 && sizeof(struct agg_group) == 8,
+               "state sizes of agg.h");
+
 struct agg_slot {
     uint64_t hash;
     struct agg_group *g; /* NULL: empty */
@@ -83,7 +88,7 @@ struct agg_slot {
 
 struct agg_table {
     struct agg_spec *aggs;
-    size_t *off; /* state i at state_base(g) + off[i] */
+    size_t *off; /* state i at off[i] past the key, rounded up to STATE_ALIGN */
     size_t naggs, max_groups, states_size;
     uint64_t seed;
     double log_gamma, inv_log_gamma, rep_scale; /* the sketch's mapping */
@@ -300,7 +305,6 @@ int agg_group(struct agg_table *t, struct slice key, struct agg_group **out)
     }
     size_t base = round_up(sizeof(struct agg_group) + key.len, STATE_ALIGN);
     struct agg_group *g = xmalloc(base + t->states_size);
-    g->hash = hash;
     g->klen = key.len;
     if (key.len)
         memcpy((char *)(g + 1), key.ptr, key.len);
@@ -629,7 +633,7 @@ static void val_result(const struct st_val *st, struct agg_value *out)
     case AGG_V_UINT: out->u = st->v.u; break;
     case AGG_V_FLOAT: out->f = st->v.f; break;
     case AGG_V_BOOL: out->b = st->v.b; break;
-    case AGG_V_STRING: out->s = slice_make(st->s, st->slen); break;
+    case AGG_V_STRING: out->s = slice_make(st->s ? st->s : "", st->slen); break;
     default: break;
     }
 }
@@ -684,11 +688,14 @@ static void bins_add(struct agg_table *t, struct bins *b, int32_t k)
         int32_t nmin = k < b->kmin ? k : b->kmin, nmax = k > b->kmax ? k : b->kmax;
         int64_t span = (int64_t)nmax - nmin + 1;
         if (span <= max) {
-            /* grow, with the room on the side k came from */
-            int64_t ncap = span > 2 * (int64_t)b->cap ? span : 2 * (int64_t)b->cap;
+            /* move the window, growing it (doubling) only if the keys no longer fit; the
+             * room left over is split between both sides */
+            int64_t ncap = b->cap;
+            if (span > ncap)
+                ncap = span > 2 * ncap ? span : 2 * ncap;
             if (ncap > max)
                 ncap = max;
-            bins_rebase(t, b, k < b->lo ? (int32_t)(nmax - ncap + 1) : nmin, (uint32_t)ncap);
+            bins_rebase(t, b, (int32_t)(nmin - (ncap - span) / 2), (uint32_t)ncap);
         } else if (k < b->kmin) {
             /* too wide: k is among the smallest magnitudes, it joins the lowest bin kept */
             if (b->lo != b->kmax - max + 1 || b->cap != (uint32_t)max)
@@ -791,12 +798,50 @@ static void pct_add(struct agg_table *t, struct st_pct *st, const struct agg_val
     st->n++;
 }
 
-static int double_cmp(const void *a, const void *b)
+/* The total order of the exact values: by value, -0.0 before +0.0 (no NaN is kept). */
+static bool dbl_lt(double x, double y)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    if (x != y)
-        return x < y ? -1 : 1;
-    return (signbit(y) != 0) - (signbit(x) != 0); /* -0.0 before +0.0 */
+    return x < y || (x == y && signbit(x) && !signbit(y));
+}
+
+static void dbl_swap(double *a, size_t i, size_t j)
+{
+    double x = a[i];
+    a[i] = a[j];
+    a[j] = x;
+}
+
+/* The k-th smallest (0-based) of a[0..n), n > k, reordering a: quickselect with a median of
+ * three and a three-way partition, so runs of equal values cost O(n). */
+static double dbl_select(double *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi];
+        double p = dbl_lt(x, y) ? (dbl_lt(y, z)   ? y
+                                   : dbl_lt(x, z) ? z
+                                                  : x)
+                                : (dbl_lt(x, z)   ? x
+                                   : dbl_lt(y, z) ? z
+                                                  : y);
+        /* [lo, lt) < p, [lt, i) == p, [gt, hi] > p */
+        size_t lt = lo, i = lo, gt = hi + 1;
+        while (i < gt) {
+            if (dbl_lt(a[i], p))
+                dbl_swap(a, lt++, i++);
+            else if (dbl_lt(p, a[i]))
+                dbl_swap(a, i, --gt);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt - 1;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return p;
+    }
+    return a[lo];
 }
 
 /* The nearest rank of percentile p among n values (1..n). */
@@ -820,10 +865,10 @@ static void pct_result(const struct agg_table *t, struct st_pct *st, double p,
     uint64_t r = pct_rank(p, st->n);
     out->kind = AGG_V_FLOAT;
     if (st->sk) {
-        out->f = sketch_rank(t, st->sk, r);
+        /* the extremes are known exactly; the ranks between come from the bins */
+        out->f = r == 1 ? st->sk->min : r == st->n ? st->sk->max : sketch_rank(t, st->sk, r);
     } else {
-        qsort(st->v, st->n, sizeof *st->v, double_cmp);
-        out->f = st->v[r - 1];
+        out->f = dbl_select(st->v, st->n, r - 1);
     }
 }
 

@@ -40,19 +40,25 @@
  *               Exact while a group has at most AGG_PCT_EXACT values (they are kept). Beyond
  *               that the values move into a DDSketch-like log histogram with relative accuracy
  *               AGG_PCT_ALPHA (1%): |result - exact| <= 1% of |exact| (plus ~1e-12 rounding),
- *               exact for 0 and +-inf, and the result is clamped to the exact min and max seen.
+ *               exact for 0, +-inf and ranks 1 and n (the exact min and max are kept), and
+ *               clamped to [min, max].
  *               Bins are gamma^k, gamma = (1 + a) / (1 - a), kept apart for positive and
  *               negative values, with a count for zeros and for each infinity. Each sign keeps
- *               a window of at most AGG_PCT_MAX_BINS bins (2048: magnitudes within a ratio of
- *               6e17 of each other); a wider spread collapses the smallest magnitudes of that
- *               sign into the lowest bin kept (their estimates become larger in magnitude), the
- *               larger magnitudes keep the stated error. The error holds for normal doubles;
- *               subnormals (|x| < 2.2e-308) are binned with less precision.
+ *               an array of 8-byte counts over the bins between its smallest and largest
+ *               magnitude, grown by doubling so at most twice the bins spanned (magnitudes
+ *               within a ratio of 1e8 span 921 bins), and never more than AGG_PCT_MAX_BINS
+ *               (2048 bins span a ratio of 6e17). A wider spread collapses the smallest
+ *               magnitudes of that sign into the lowest bin kept (their estimates become
+ *               larger in magnitude); the larger magnitudes keep the stated error. The result
+ *               does not depend on the order of the values. The error holds for normal
+ *               doubles; subnormals (|x| < 2.2e-308) lose precision.
  *
- * Memory per group: the key, fixed state per aggregate (at most 64 bytes each), strings held by
- * MIN/MAX/FIRST/LAST (one value each, as long as the input values), and per PERCENTILE at most
- * AGG_PCT_EXACT doubles (2 KiB) or, past that, a sketch of at most 2 x AGG_PCT_MAX_BINS counts
- * (32 KiB + 64 bytes). agg_memory() counts all of it plus the hash table and the sorted array.
+ * Memory per group: one allocation of 8 bytes + the key (rounded up to 16) + fixed state per
+ * aggregate (16 to 48 bytes each), strings held by MIN/MAX/FIRST/LAST (one value each, as long
+ * as the longest input value it held), and per PERCENTILE at most AGG_PCT_EXACT doubles (2 KiB)
+ * or, past that, a sketch of at most 2 x AGG_PCT_MAX_BINS 8-byte counts (32 KiB + 88 bytes).
+ * Per table: the hash table (16 bytes a slot, load <= 1/2) and the sorted array (8 bytes a
+ * group). agg_memory() counts all of it.
  *
  * Allocation failure aborts (xmalloc): the sizes are bounded by max_groups and by the caller's
  * limits on keys and values. Not thread-safe: one table is used by one thread at a time. */
@@ -100,7 +106,7 @@ struct agg_value {
 
 struct agg_table_opts {
     const struct agg_spec *aggs; /* naggs specs, copied */
-    size_t naggs;                /* 0 is allowed: groups without aggregates (DISTINCT keys) */
+    size_t naggs;                /* <= 4096; 0 is allowed: groups only (DISTINCT keys) */
     size_t max_groups;           /* >= 1: the groups the table may hold at once */
 };
 
@@ -136,8 +142,8 @@ struct slice agg_group_key(const struct agg_group *g);
 
 /* The result of aggregate i (< naggs) of g, as the rules above say. A string result (out->s)
  * points into the table and stays valid until the next agg_add to that aggregate of g, until g
- * is dropped or the table freed. May reorder internal state (an exact percentile sorts its
- * values), hence the non-const table. */
+ * is dropped or the table freed. May reorder internal state (an exact percentile selects its
+ * value in place, O(n)), hence the non-const table. */
 void agg_result(struct agg_table *t, struct agg_group *g, size_t i, struct agg_value *out);
 
 /* Drops (frees) every group whose key is < key in memcmp order and returns how many. For
