@@ -1,13 +1,24 @@
 /* gen_lp: deterministic dataset generator for benchmarks/compare.
  *
- *   gen_lp [--events N] [--hosts H] [--names E] [--span SECONDS] [--end NS]
- *          [--seed S] [--out FILE]
+ *   gen_lp [--kind metrics|logs] [--events N] [--hosts H] [--names E]
+ *          [--span SECONDS] [--end NS] [--seed S] [--out FILE] [--tsv-out FILE]
  *       Writes N events of InfluxDB line protocol, one per line, in time
  *       order: E event names (the measurements), H hosts (tag host), a float
- *       field `value`, an int field `code` and a ~100-byte log-like string
- *       field `msg`. Timestamps (ns) are distinct and spread over the SPAN
- *       seconds that end at NS (default: now), so no two events share a key
- *       in any of the compared stores. Same arguments, same bytes.
+ *       field `value`, an int field `code` and a string field `msg`.
+ *       Timestamps (ns) are distinct and spread over the SPAN seconds that
+ *       end at NS (default: now), so no two events share a key in any of the
+ *       compared stores. Same arguments, same bytes.
+ *       --kind metrics (the default): `msg` is a ~100-byte access-log-like
+ *       string. --kind logs: `msg` is a web or application log line of
+ *       bench_logmsg.h with the search terms at fixed rates (a rare word in
+ *       0.1% of rows, a common word in 3%, a substring in 1%), `value` a
+ *       latency in ms and `code` a status.
+ *       --tsv-out also writes the same rows as TAB-separated values for
+ *       ClickHouse, columns event, host, ts, value, code, msg.
+ *
+ *   gen_lp --terms
+ *       Prints the search terms of --kind logs, "rare<TAB>WORD",
+ *       "common<TAB>WORD", "substring<TAB>TEXT", one a line.
  *
  *   gen_lp --plan K [--hosts H] [--names E] [--span S] [--end NS] [--seed S]
  *       Prints K query parameter lines "host<TAB>event<TAB>start_ns<TAB>end_ns"
@@ -15,11 +26,11 @@
  *       inside the span), the same for every target.
  *
  *   gen_lp --raw FILE [--events N] [--raw-host H] [--raw-event E] [--span S]
- *          [--end NS] --out LPFILE --raw-out CLEANFILE
+ *          [--end NS] --out LPFILE --raw-out CLEANFILE [--tsv-out TSVFILE]
  *       Real log lines: writes at most N non-empty lines of FILE (trailing \r
  *       removed) to CLEANFILE for /api/v1/ingest, and the same lines as line
  *       protocol `E,host=H msg="LINE" TS` (distinct, increasing TS) to LPFILE
- *       for the peers. */
+ *       for the peers (and as TSV rows E, H, TS, 0, 0, LINE to TSVFILE). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -28,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench_logmsg.h"
 
 static const char *const NAMES[] = {
     "nginx_access",  "nginx_error", "sshd_auth", "kernel_oom", "app_login",
@@ -57,6 +70,9 @@ struct opts {
     const char *raw_out;
     const char *raw_host;
     const char *raw_event;
+    bool logs;
+    const char *tsv_out;
+    bool terms;
 };
 
 static uint64_t rng(uint64_t *s)
@@ -79,6 +95,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: gen_lp [--events N] [--hosts H] [--names E] [--span SECONDS] "
                     "[--end NS] [--seed S] [--out FILE]\n"
+                    "       gen_lp --kind logs [same options] [--tsv-out FILE]\n"
+                    "       gen_lp --terms\n"
                     "       gen_lp --plan K [same options]\n"
                     "       gen_lp --raw FILE [--events N] [--raw-host H] [--raw-event E] "
                     "--out LPFILE --raw-out CLEANFILE\n");
@@ -108,38 +126,89 @@ static int close_out(FILE *f, const char *path)
     return 0;
 }
 
+/* Writes s to f with each '"' and '\\' escaped by a backslash (a line
+ * protocol string field). */
+static void put_lp_string(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+/* Writes n bytes of s to f as a TabSeparated value (ClickHouse's escapes). */
+static void put_tsv_string(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '\\': fputs("\\\\", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\0': fputs("\\0", f); break;
+        default: fputc(s[i], f);
+        }
+    }
+}
+
 static int gen_dataset(const struct opts *o)
 {
     FILE *f = open_out(o->out);
+    FILE *tsv = o->tsv_out ? fopen(o->tsv_out, "w") : NULL;
+    if (o->tsv_out && !tsv) {
+        fprintf(stderr, "gen_lp: %s: %s\n", o->tsv_out, strerror(errno));
+        return 2;
+    }
     int64_t span_ns = (int64_t)o->span_s * 1000000000LL;
     int64_t start = o->end_ns - span_ns;
     int64_t step = span_ns / o->events;
     uint64_t s = o->seed;
-    char name[32];
+    char name[32], msg[512];
     unsigned long long bytes = 0;
     for (long long i = 0; i < o->events; i++) {
         int64_t ts = start + i * step + (int64_t)(rng(&s) % (uint64_t)step);
         int host = (int)(rng(&s) % (uint64_t)o->hosts);
-        name_of((int)(rng(&s) % (uint64_t)o->names), name, sizeof(name));
+        int ev = (int)(rng(&s) % (uint64_t)o->names);
+        name_of(ev, name, sizeof(name));
         uint64_t r = rng(&s);
         double value = (double)(r % 100000) / 100.0;
         int code = CODES[(r >> 17) % (sizeof(CODES) / sizeof(CODES[0]))];
         uint64_t r2 = rng(&s);
-        int n = fprintf(f,
-                        "%s,host=host-%04d value=%.2f,code=%di,msg=\"%s %s/%u?page=%u HTTP/1.1 %d "
-                        "rt=0.%04u ua=%s upstream=10.0.%u.%u:8080 req=%08x\" %" PRId64 "\n",
-                        name, host, value, code, METHODS[r2 % 6], PATHS[(r2 >> 3) % 6],
-                        (unsigned)((r2 >> 8) % 100000), (unsigned)((r2 >> 25) % 20), code,
-                        (unsigned)((r2 >> 30) % 10000), AGENTS[(r2 >> 44) % 4],
-                        (unsigned)((r2 >> 46) % 8), (unsigned)((r2 >> 49) % 250),
-                        (unsigned)(r >> 32), ts);
+        if (o->logs) {
+            /* the metrics kind's bytes stay as they were: its own draws only */
+            lm_message(rng(&s), r2, ev, code, value, msg, sizeof(msg));
+        } else {
+            snprintf(msg, sizeof(msg),
+                     "%s %s/%u?page=%u HTTP/1.1 %d rt=0.%04u ua=%s upstream=10.0.%u.%u:8080 "
+                     "req=%08x",
+                     METHODS[r2 % 6], PATHS[(r2 >> 3) % 6], (unsigned)((r2 >> 8) % 100000),
+                     (unsigned)((r2 >> 25) % 20), code, (unsigned)((r2 >> 30) % 10000),
+                     AGENTS[(r2 >> 44) % 4], (unsigned)((r2 >> 46) % 8),
+                     (unsigned)((r2 >> 49) % 250), (unsigned)(r >> 32));
+        }
+        int n = fprintf(f, "%s,host=host-%04d value=%.2f,code=%di,msg=\"", name, host, value, code);
         if (n < 0)
             break;
-        bytes += (unsigned long long)n;
+        put_lp_string(f, msg);
+        int m = fprintf(f, "\" %" PRId64 "\n", ts);
+        if (m < 0)
+            break;
+        bytes += (unsigned long long)n + (unsigned long long)m + strlen(msg);
+        if (tsv) {
+            fprintf(tsv, "%s\thost-%04d\t%" PRId64 "\t%.2f\t%d\t", name, host, ts, value, code);
+            put_tsv_string(tsv, msg, strlen(msg));
+            fputc('\n', tsv);
+        }
     }
     fprintf(stderr, "gen_lp: %lld events, %llu bytes (%.1f bytes/event)\n", o->events, bytes,
             (double)bytes / (double)o->events);
-    return close_out(f, o->out);
+    int rc = close_out(f, o->out);
+    if (tsv && (fflush(tsv) != 0 || ferror(tsv) || fclose(tsv) != 0)) {
+        fprintf(stderr, "gen_lp: writing %s failed\n", o->tsv_out);
+        rc = 2;
+    }
+    return rc;
 }
 
 static int gen_plan(const struct opts *o)
@@ -178,6 +247,11 @@ static int gen_raw(const struct opts *o)
         fprintf(stderr, "gen_lp: %s: %s\n", o->raw_out, strerror(errno));
         return 2;
     }
+    FILE *tsv = o->tsv_out ? fopen(o->tsv_out, "w") : NULL;
+    if (o->tsv_out && !tsv) {
+        fprintf(stderr, "gen_lp: %s: %s\n", o->tsv_out, strerror(errno));
+        return 2;
+    }
     /* First pass over at most --events lines to count them, so that the
      * timestamps spread over the span like the generated dataset's. */
     char *line = NULL;
@@ -214,6 +288,12 @@ static int gen_raw(const struct opts *o)
             fputc(ch, lp);
         }
         fprintf(lp, "\" %" PRId64 "\n", ts);
+        if (tsv) {
+            /* value and code are 0: a raw line has only msg */
+            fprintf(tsv, "%s\t%s\t%" PRId64 "\t0\t0\t", o->raw_event, o->raw_host, ts);
+            put_tsv_string(tsv, line, (size_t)n);
+            fputc('\n', tsv);
+        }
         ts += step;
         i++;
     }
@@ -222,6 +302,8 @@ static int gen_raw(const struct opts *o)
     fprintf(stderr, "gen_lp: %lld raw lines\n", i);
     int rc = close_out(lp, o->out);
     if (fclose(clean) != 0)
+        rc = 2;
+    if (tsv && fclose(tsv) != 0)
         rc = 2;
     return rc;
 }
@@ -260,6 +342,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--terms")) {
+            o.terms = true;
+            continue;
+        }
         if (!v)
             usage();
         if (!strcmp(a, "--events"))
@@ -286,6 +372,10 @@ int main(int argc, char **argv)
             o.raw_host = v;
         else if (!strcmp(a, "--raw-event"))
             o.raw_event = v;
+        else if (!strcmp(a, "--tsv-out"))
+            o.tsv_out = v;
+        else if (!strcmp(a, "--kind") && (!strcmp(v, "logs") || !strcmp(v, "metrics")))
+            o.logs = !strcmp(v, "logs");
         else
             usage();
         i++;
@@ -294,6 +384,10 @@ int main(int argc, char **argv)
         o.span_s < 1 || o.span_s > 10LL * 365 * 86400 || o.plan < 0 ||
         o.events > o.span_s * 1000000000LL || !plain_name(o.raw_host) || !plain_name(o.raw_event))
         usage();
+    if (o.terms) {
+        printf("rare\t%s\ncommon\t%s\nsubstring\t%s\n", LM_RARE, LM_COMMON, LM_SUBSTR);
+        return 0;
+    }
     if (o.end_ns == 0) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);

@@ -1,10 +1,23 @@
-/* Query benchmark: loads N events (1,000 hosts x 20 events over 10 hours; a
- * float, an int and a ~100-byte string field) into a fresh store in a temp
- * dir, flushes and compacts, then times the query shapes of DESIGN.md:
- * the 100 newest events of a host, one event over all hosts for an hour,
- * COUNT(*) over an hour and a full one-hour scan. Prints a table; never
- * asserts. Usage: query_bench [--events N] [--queries Q] [--dir D]
- *                          [--cache-mb M] [--only newest|keys|hostevent|oldest|event|count|scan]
+/* Query benchmark: loads N events (1,000 hosts x 20 events over --hours,
+ * default 10; a float `value`, an int `code` and a string `msg`) into a fresh
+ * store in a temp dir, flushes and compacts, then times the query shapes of
+ * DESIGN.md (the 100 newest events of a host, one event over all hosts for an
+ * hour, COUNT(*) over an hour and a full one-hour scan) and the search and
+ * aggregation shapes of benchmarks/compare (s1-s6: words, a substring, time
+ * buckets, top hosts). Prints a table; never asserts. A shape the engine
+ * refuses prints `error` with the reason and the next shape runs.
+ *
+ *   query_bench [--events N] [--queries Q] [--dir D] [--cache-mb M]
+ *               [--hours H] [--data logs|fixed] [--shape-seconds S]
+ *               [--only newest|keys|hostevent|oldest|event|count|scan|
+ *                       rare|common|substr|avgmin|tophosts|eventbuckets]
+ *
+ * --data logs (the default): `msg` is a log line of bench_logmsg.h (a rare
+ * word in 0.1% of rows, a common word in 3%, a substring in 1%), `value` a
+ * latency in ms; --data fixed: the same ~110-byte message on every row (the
+ * data of the figures before the search shapes). Each shape stops after
+ * --shape-seconds (60) and prints how many queries it ran. The "24 h"
+ * shapes cover [start, start + 24 h): the whole span when --hours <= 24.
  * A --dir that already holds the loaded database is reused (no reload). */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_logmsg.h"
+
 #include "base/buf.h"
 #include "base/err.h"
 #include "model/record.h"
@@ -22,8 +37,8 @@
 
 #define HOSTS 1000
 #define EVENTS 20
-#define SPAN_NS (10LL * 3600 * 1000000000LL)
 #define HOUR_NS (3600LL * 1000000000LL)
+#define DAY_NS (24 * HOUR_NS)
 #define BASE_TS 1700000000000000000LL
 
 struct bench {
@@ -33,6 +48,9 @@ struct bench {
     int queries;
     uint64_t rng;
     int64_t now;
+    int64_t span_ns;   /* --hours */
+    bool fixed_msg;    /* --data fixed */
+    double shape_secs; /* --shape-seconds */
 };
 
 static int64_t now_ns(void)
@@ -57,22 +75,31 @@ static uint64_t rnd(struct bench *b)
     return b->rng;
 }
 
-static void make_value(struct bench *b, long long i, struct buf *v)
+static void make_value(struct bench *b, long long i, int ev, struct buf *v)
 {
-    static const char msg[] = "GET /api/v1/items?page=17&sort=desc HTTP/1.1 200 "
-                              "agent=curl/8.5.0 upstream=10.0.3.17:8080 rt=0.0123";
+    static const char fixed[] = "GET /api/v1/items?page=17&sort=desc HTTP/1.1 200 "
+                                "agent=curl/8.5.0 upstream=10.0.3.17:8080 rt=0.0123";
+    char msg[512];
     struct rec_tag tag = {slice_cstr("region"), slice_cstr(i % 2 ? "eu" : "us")};
     struct rec_field f[3];
     memset(f, 0, sizeof(f));
     f[0].key = slice_cstr("value");
     f[0].type = REC_FLOAT;
-    f[0].v.f = (double)(rnd(b) % 10000) / 100.0;
     f[1].key = slice_cstr("code");
     f[1].type = REC_INT;
-    f[1].v.i = 200 + (int64_t)(rnd(b) % 4) * 100;
     f[2].key = slice_cstr("msg");
     f[2].type = REC_STRING;
-    f[2].v.s = slice_make(msg, sizeof(msg) - 1);
+    if (b->fixed_msg) {
+        f[0].v.f = (double)(rnd(b) % 10000) / 100.0;
+        f[1].v.i = 200 + (int64_t)(rnd(b) % 4) * 100;
+        f[2].v.s = slice_make(fixed, sizeof(fixed) - 1);
+    } else {
+        uint64_t r = rnd(b);
+        f[0].v.f = (double)(r % 100000) / 100.0;
+        f[1].v.i = LM_CODES[(r >> 17) % (sizeof(LM_CODES) / sizeof(LM_CODES[0]))];
+        int n = lm_message(rnd(b), rnd(b), ev, (int)f[1].v.i, f[0].v.f, msg, sizeof(msg));
+        f[2].v.s = slice_make(msg, n < (int)sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+    }
     buf_reset(v);
     rec_encode(v, &tag, 1, f, 3);
 }
@@ -82,13 +109,14 @@ static int load(struct bench *b)
     struct batch *bt = batch_new();
     struct buf v = BUF_INIT;
     char host[32], ev[32];
-    int64_t step = SPAN_NS / b->events;
+    int64_t step = b->span_ns / b->events;
     int64_t t0 = now_ns();
     int rc = ERR_OK;
     for (long long i = 0; i < b->events && rc == ERR_OK; i++) {
         snprintf(host, sizeof(host), "host-%04d", (int)(rnd(b) % HOSTS));
-        snprintf(ev, sizeof(ev), "ev-%02d", (int)(rnd(b) % EVENTS));
-        make_value(b, i, &v);
+        int e = (int)(rnd(b) % EVENTS);
+        snprintf(ev, sizeof(ev), "ev-%02d", e);
+        make_value(b, i, e, &v);
         batch_put(bt, BASE_TS + i * step, slice_cstr(host), slice_cstr(ev),
                   slice_make(v.data, v.len));
         if (batch_count(bt) == 10000 || i == b->events - 1) {
@@ -114,8 +142,11 @@ static int load(struct bench *b)
 }
 
 /* Runs one statement to completion; returns its latency in ns (and the CPU
- * time of this thread in *cpu: the machine may be shared), bytes out. */
-static int64_t run(struct bench *b, const char *sql, size_t *bytes, int64_t *cpu)
+ * time of this thread in *cpu: the machine may be shared), bytes out. On
+ * failure (refused at open, or an error mid-stream) returns -1 with the
+ * reason in why. */
+static int64_t run(struct bench *b, const char *sql, size_t *bytes, int64_t *cpu, char *why,
+                   size_t whylen)
 {
     int64_t c0 = cpu_ns();
     static char out[1 << 16];
@@ -126,7 +157,7 @@ static int64_t run(struct bench *b, const char *sql, size_t *bytes, int64_t *cpu
     struct buf err = BUF_INIT;
     int64_t t0 = now_ns();
     if (query_sql_open(b->s, sql, strlen(sql), &o, &c, &err)) {
-        fprintf(stderr, "query failed: %s: %s\n", sql, buf_cstr(&err));
+        snprintf(why, whylen, "%s", buf_cstr(&err));
         buf_destroy(&err);
         return -1;
     }
@@ -134,10 +165,12 @@ static int64_t run(struct bench *b, const char *sql, size_t *bytes, int64_t *cpu
     *bytes = 0;
     while ((n = query_cursor_read(c, out, sizeof(out))) > 0)
         *bytes += (size_t)n;
+    if (n < 0)
+        snprintf(why, whylen, "%s", query_cursor_error(c));
     query_cursor_free(c);
     buf_destroy(&err);
     *cpu = cpu_ns() - c0;
-    return now_ns() - t0;
+    return n < 0 ? -1 : now_ns() - t0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -171,7 +204,7 @@ static void gen_newest(struct bench *b, char *sql, size_t n)
 
 static int64_t rand_hour(struct bench *b)
 {
-    return BASE_TS + (int64_t)(rnd(b) % (uint64_t)(SPAN_NS - HOUR_NS));
+    return BASE_TS + (int64_t)(rnd(b) % (uint64_t)(b->span_ns - HOUR_NS));
 }
 
 static void gen_event_hour(struct bench *b, char *sql, size_t n)
@@ -213,21 +246,86 @@ static void gen_newest_asc(struct bench *b, char *sql, size_t n)
              (int)(rnd(b) % HOSTS));
 }
 
+/* s1-s6 of benchmarks/compare, with its statements (see its README) */
+static void gen_rare(struct bench *b, char *sql, size_t n)
+{
+    (void)b;
+    snprintf(sql, n,
+             "SELECT * FROM bench WHERE ts >= %lld AND ts < %lld AND msg MATCH '" LM_RARE
+             "' LIMIT 100",
+             (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
+}
+
+static void gen_common(struct bench *b, char *sql, size_t n)
+{
+    (void)b;
+    snprintf(sql, n,
+             "SELECT COUNT(*) FROM bench WHERE ts >= %lld AND ts < %lld AND msg MATCH '" LM_COMMON
+             "'",
+             (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
+}
+
+static void gen_substr(struct bench *b, char *sql, size_t n)
+{
+    int64_t t = rand_hour(b);
+    snprintf(sql, n,
+             "SELECT COUNT(*) FROM bench WHERE ts >= %lld AND ts < %lld AND msg LIKE '%%" LM_SUBSTR
+             "%%'",
+             (long long)t, (long long)(t + HOUR_NS));
+}
+
+static void gen_avg_minute(struct bench *b, char *sql, size_t n)
+{
+    snprintf(sql, n,
+             "SELECT time_bucket('1m') AS t, AVG(value) FROM bench WHERE host = 'host-%04d' AND "
+             "ts >= %lld AND ts < %lld GROUP BY t",
+             (int)(rnd(b) % HOSTS), (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
+}
+
+static void gen_top_hosts(struct bench *b, char *sql, size_t n)
+{
+    int64_t t = rand_hour(b);
+    snprintf(sql, n,
+             "SELECT host, COUNT(*) AS n FROM bench WHERE ts >= %lld AND ts < %lld GROUP BY host "
+             "ORDER BY n DESC LIMIT 10",
+             (long long)t, (long long)(t + HOUR_NS));
+}
+
+static void gen_event_buckets(struct bench *b, char *sql, size_t n)
+{
+    (void)b;
+    snprintf(sql, n,
+             "SELECT time_bucket('5m') AS t, event, COUNT(*) FROM bench WHERE ts >= %lld AND "
+             "ts < %lld GROUP BY t, event",
+             (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
+}
+
 static void measure(struct bench *b, const char *label, gen_fn gen, int q)
 {
     int64_t *lat = calloc((size_t)q, sizeof(*lat));
     int64_t *cpu = calloc((size_t)q, sizeof(*cpu));
-    char sql[256];
+    char sql[512], why[200] = "";
     size_t bytes = 0, total_bytes = 0;
     unsigned long long sc0 = metric("logbucket_query_rows_scanned_total");
     unsigned long long rt0 = metric("logbucket_query_rows_returned_total");
-    int64_t sum = 0;
-    for (int i = 0; i < q; i++) {
+    int64_t sum = 0, t_end = now_ns() + (int64_t)(b->shape_secs * 1e9);
+    int done = 0;
+    for (int i = 0; i < q && (i == 0 || now_ns() < t_end); i++) {
         gen(b, sql, sizeof(sql));
-        lat[i] = run(b, sql, &bytes, &cpu[i]);
+        lat[i] = run(b, sql, &bytes, &cpu[i], why, sizeof(why));
+        if (lat[i] < 0) {
+            /* the engine refused it (or failed mid-stream): say so, go on */
+            printf("%-36s error: %.150s\n", label, why);
+            fflush(stdout);
+            free(lat);
+            free(cpu);
+            return;
+        }
         sum += lat[i];
         total_bytes += bytes;
+        done++;
     }
+    q = done;
     unsigned long long sc = metric("logbucket_query_rows_scanned_total") - sc0;
     unsigned long long rt = metric("logbucket_query_rows_returned_total") - rt0;
     qsort(lat, (size_t)q, sizeof(*lat), cmp_i64);
@@ -236,6 +334,7 @@ static void measure(struct bench *b, const char *label, gen_fn gen, int q)
            (double)lat[q / 2] / 1e6, (double)lat[q * 99 / 100] / 1e6, (double)cpu[q / 2] / 1e6,
            (double)cpu[q * 99 / 100] / 1e6, (double)rt / q, rt ? (double)sc / (double)rt : 0.0,
            sum ? (double)sc / ((double)sum / 1e9) : 0.0);
+    fflush(stdout);
     free(lat);
     free(cpu);
 }
@@ -256,6 +355,12 @@ static void run_all(struct bench *b, const char *only)
         {"event", "one event, all hosts, 1 h (SCAN)", gen_event_hour, 10},
         {"count", "COUNT(*) over 1 h (SCAN)", gen_count_hour, 10},
         {"scan", "all rows over 1 h (SCAN)", gen_scan_hour, 20},
+        {"rare", "s1 newest 100, rare word, 24 h", gen_rare, 4},
+        {"common", "s2 COUNT(*), common word, 24 h", gen_common, 4},
+        {"substr", "s3 COUNT(*), LIKE substring, 1 h", gen_substr, 4},
+        {"avgmin", "s4 AVG(value)/1m of a host, 24 h", gen_avg_minute, 4},
+        {"tophosts", "s5 COUNT(*)/host, 1 h, top 10", gen_top_hosts, 4},
+        {"eventbuckets", "s6 COUNT(*)/event/5m, 24 h", gen_event_buckets, 4},
     };
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
         if (only && strcmp(only, shapes[i].key) != 0)
@@ -267,16 +372,19 @@ static void run_all(struct bench *b, const char *only)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: query_bench [--events N] [--queries Q] [--dir DIR] "
-                    "[--cache-mb M] [--only newest|keys|hostevent|oldest|event|count|scan]\n");
+    fprintf(stderr,
+            "usage: query_bench [--events N] [--queries Q] [--dir DIR] [--cache-mb M]\n"
+            "                   [--hours H] [--data logs|fixed] [--shape-seconds S]\n"
+            "                   [--only newest|keys|hostevent|oldest|event|count|scan|\n"
+            "                           rare|common|substr|avgmin|tophosts|eventbuckets]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct bench b = {NULL, NULL, 2000000, 200, 0x2545f4914f6cdd1dULL, 0};
+    struct bench b = {NULL, NULL, 2000000, 200, 0x2545f4914f6cdd1dULL, 0, 10 * HOUR_NS, false, 60};
     const char *dir = NULL, *only = NULL;
-    long long cache_mb = 1024;
+    long long cache_mb = 1024, hours = 10;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
             b.events = atoll(argv[++i]);
@@ -288,10 +396,22 @@ int main(int argc, char **argv)
             cache_mb = atoll(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
-        else
+        else if (strcmp(argv[i], "--hours") == 0 && i + 1 < argc)
+            hours = atoll(argv[++i]);
+        else if (strcmp(argv[i], "--shape-seconds") == 0 && i + 1 < argc)
+            b.shape_secs = atof(argv[++i]);
+        else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
+            const char *d = argv[++i];
+            if (strcmp(d, "logs") != 0 && strcmp(d, "fixed") != 0)
+                usage();
+            b.fixed_msg = strcmp(d, "fixed") == 0;
+        } else
             usage();
     }
-    if (b.events < 1 || b.queries < 1)
+    if (b.events < 1 || b.queries < 1 || hours < 2 || hours > 24 * 365 || b.shape_secs <= 0)
+        usage();
+    b.span_ns = hours * HOUR_NS;
+    if (b.events > b.span_ns)
         usage();
     /* a big load keeps many SSTables open */
     struct rlimit rl;
@@ -304,7 +424,7 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
-    b.now = BASE_TS + SPAN_NS;
+    b.now = BASE_TS + b.span_ns;
     struct store_opts so;
     store_opts_default(&so);
     so.dir = dir;
@@ -322,9 +442,10 @@ int main(int argc, char **argv)
         store_close(b.s);
         return 1;
     }
-    printf("query_bench: %lld events, %d hosts x %d events over 10 h, DESC, 16 buckets, "
-           "block cache %lld MiB, dir %s%s\n",
-           b.events, HOSTS, EVENTS, cache_mb, dir, reuse ? " (reused: --events must match)" : "");
+    printf("query_bench: %lld events, %d hosts x %d events over %lld h, %s messages, DESC, 16 "
+           "buckets, block cache %lld MiB, dir %s%s\n",
+           b.events, HOSTS, EVENTS, hours, b.fixed_msg ? "fixed" : "log", cache_mb, dir,
+           reuse ? " (reused: --events, --hours and --data must match)" : "");
     int rc = reuse ? ERR_OK : load(&b);
     if (rc != ERR_OK)
         fprintf(stderr, "load failed: %s\n", err_name(rc));

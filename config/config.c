@@ -142,8 +142,8 @@ static const struct option options[] = {
     {"max_get_rows", OPT_INT, FIELD(max_get_rows), "2000", 1, 10000000, 0, NULL,
      "Most keys one GET plan may read; larger queries are refused before any work."},
     {"max_groups", OPT_INT, FIELD(max_groups), "100000", 1, 100000000, 0, NULL,
-     "Most groups one aggregate query may hold (GROUP BY keys times time buckets); a request "
-     "may lower it with max_groups=N. More fails the query with a clear error."},
+     "Most groups one aggregate query may hold (GROUP BY keys times time buckets); the URL "
+     "argument max_groups lowers it for one request. More fails the query with a clear error."},
     {"allow_full_scan", OPT_BOOL, FIELD(allow_full_scan), "false", 0, 0, 0, NULL,
      "Run full scans without the /*+ full_scan */ hint or full_scan=true."},
     {"host_tag", OPT_STRING, FIELD(host_tag), "host", 0, MAX_STRING, CFG_NONEMPTY | CFG_TAGKEY,

@@ -162,7 +162,12 @@ static unsigned right_for(enum sql_kind kind)
 {
     switch (kind) {
     case SQL_SELECT:
-    case SQL_SHOW_DBS: return CFG_RIGHT_READ;
+    case SQL_SHOW_DBS:
+    case SQL_SHOW_HOSTS:
+    case SQL_SHOW_EVENTS:
+    case SQL_SHOW_TAG_KEYS:
+    case SQL_SHOW_TAG_VALUES:
+    case SQL_SHOW_FIELDS: return CFG_RIGHT_READ;
     case SQL_DELETE: return CFG_RIGHT_WRITE;
     default: return CFG_RIGHT_ADMIN;
     }

@@ -221,7 +221,8 @@ static size_t sort_strs(char **v, size_t *len, size_t n)
 
 static size_t sort_i64(int64_t *v, size_t n)
 {
-    qsort(v, n, sizeof(*v), cmp_i64);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_i64);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (!u || v[u - 1] != v[i])
@@ -233,7 +234,8 @@ void cond_in_finish(struct sql_expr *e)
 {
     e->nstrs = sort_strs(e->strs, e->slens, e->nstrs);
     e->nints = sort_i64(e->ints, e->nints);
-    qsort(e->flts, e->nflts, sizeof(*e->flts), cmp_dbl);
+    if (e->nflts > 1)
+        qsort(e->flts, e->nflts, sizeof(*e->flts), cmp_dbl);
 }
 
 /* --- LIKE --- */
@@ -1029,12 +1031,12 @@ static enum tv eval_cmp(const struct sql_expr *e, const struct operand *o)
 
 static bool in_ints(const struct sql_expr *e, int64_t x)
 {
-    return bsearch(&x, e->ints, e->nints, sizeof(*e->ints), cmp_i64) != NULL;
+    return e->nints && bsearch(&x, e->ints, e->nints, sizeof(*e->ints), cmp_i64) != NULL;
 }
 
 static bool in_flts(const struct sql_expr *e, double x)
 {
-    return bsearch(&x, e->flts, e->nflts, sizeof(*e->flts), cmp_dbl) != NULL;
+    return e->nflts && bsearch(&x, e->flts, e->nflts, sizeof(*e->flts), cmp_dbl) != NULL;
 }
 
 static bool in_strs(const struct sql_expr *e, struct slice s)

@@ -42,15 +42,22 @@ struct exec {
     struct store_rows *rows; /* the rows of one GET key or index entry */
     struct exec_row row;
     struct cond_row crow; /* the row as the condition saw it */
-    struct exec_stats stats;
     uint64_t scanned;
+    uint64_t *words;
+    size_t nwords, wcap;
+    /* unordered SCAN/FULL: the buckets one after another, not merged */
+    struct iter **kids;
+    size_t nkids, kid;
+    bool kid_started;
+    struct store_read_stats rst;
 };
 
 /* --- ranges --- */
 
 static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, int64_t hi)
 {
-    return store_iter_bucket_range(e->snap, bucket, lo, hi);
+    struct store_read_opts o = {e->words, e->nwords, &e->rst};
+    return store_iter_bucket_range(e->snap, bucket, lo, hi, &o);
 }
 
 /* The index range of host over the plan's time range (every event of host;
@@ -100,6 +107,7 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec *
     int rc = ERR_OK;
     e->snap = snap;
     e->p = p;
+    cond_required_words(p->where->cond, &e->words, &e->nwords, &e->wcap);
     if (p->is_empty || p->kind == PLAN_GET) {
         *out = e;
         return ERR_OK;
@@ -114,6 +122,12 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec *
         kids_free(&k);
         query_exec_free(e);
         return rc;
+    }
+    if (p->unordered && p->kind != PLAN_INDEX) {
+        e->kids = k.v;
+        e->nkids = k.n;
+        *out = e;
+        return ERR_OK;
     }
     e->it = it_merge_new(k.v, k.n, p->kind == PLAN_INDEX ? key_cmp_index : key_cmp_row);
     free(k.v);
@@ -131,12 +145,16 @@ void query_exec_free(struct exec *e)
     free(e->gent);
     store_rows_close(e->rows);
     cond_row_destroy(&e->crow);
+    free(e->words);
+    for (size_t i = 0; i < e->nkids; i++)
+        it_destroy(e->kids[i]);
+    free(e->kids);
     free(e);
 }
 
 struct exec_stats query_exec_stats(const struct exec *e)
 {
-    return e->stats;
+    return (struct exec_stats){e->rst.blocks_read, e->rst.blocks_skipped};
 }
 
 struct cond_row *query_exec_cond_row(struct exec *e)
@@ -252,6 +270,16 @@ static int reverse_entry(struct exec *e, struct slice *k, struct slice *v)
 
 static int next_entry(struct exec *e, struct slice *k, struct slice *v)
 {
+    if (e->kids) { /* unordered: each bucket's entries in turn */
+        while (e->kid < e->nkids) {
+            int rc = forward_entry(e->kids[e->kid], &e->kid_started, k, v);
+            if (rc)
+                return rc;
+            e->kid++;
+            e->kid_started = false;
+        }
+        return 0;
+    }
     if (!e->p->reverse)
         return forward_entry(e->it, &e->started, k, v);
     return reverse_entry(e, k, v);

@@ -57,6 +57,7 @@ struct grouper {
     char **hnames;
     uint64_t groups_total;
     bool finished;
+    struct agg_group *last; /* the group of the last row added */
 };
 
 /* --- keys --- */
@@ -214,17 +215,26 @@ static enum agg_fn fn_of(enum sql_agg a)
     }
 }
 
-static bool order_is_bucket_only(const struct sql_select *sel, const struct grouper *g)
+bool group_streams(const struct sql_select *sel, bool db_desc)
 {
+    const struct sql_group *b = NULL;
+    for (size_t i = 0; i < sel->ngroups; i++)
+        if (sel->groups[i].kind == SQL_I_BUCKET)
+            b = &sel->groups[i];
+    if (!b || sel->fill != SQL_FILL_NONE)
+        return false;
     if (sel->norders == 0)
         return true;
-    if (sel->norders != 1 || !g->has_bucket)
+    if (sel->norders != 1)
         return false;
     const struct sql_item *it = &sel->items[sel->orders[0].item];
-    return it->kind == SQL_I_BUCKET && it->width == g->width && it->offset == g->offset;
+    /* against the stored order, sorting the groups at the end beats
+     * reading backward */
+    return it->kind == SQL_I_BUCKET && it->width == b->width && it->offset == b->offset &&
+           sel->orders[0].desc == db_desc;
 }
 
-int group_new(const struct sql_select *sel, const struct plan *p, int64_t max_groups,
+int group_new(const struct sql_select *sel, const struct plan *p, int64_t max_groups, bool stream,
               struct grouper **out, struct buf *err)
 {
     struct grouper *g = xcalloc(1, sizeof(*g));
@@ -265,7 +275,7 @@ int group_new(const struct sql_select *sel, const struct plan *p, int64_t max_gr
         group_free(g);
         return rc;
     }
-    g->streaming = g->has_bucket && sel->fill == SQL_FILL_NONE && order_is_bucket_only(sel, g);
+    g->streaming = stream && group_streams(sel, p->db_desc);
     g->hnames = xcalloc(sel->nitems + 1, sizeof(*g->hnames));
     for (size_t i = 0; i < sel->nitems; i++) {
         g->hnames[i] = xmalloc(24);
@@ -297,6 +307,21 @@ void group_free(struct grouper *g)
     g->hrow.tags = NULL;
     cond_row_destroy(&g->hrow);
     free(g);
+}
+
+bool group_last_full(struct grouper *g)
+{
+    if (!g->last)
+        return false;
+    for (size_t i = 0; i < g->sel->nitems; i++) {
+        if (g->sel->items[i].kind != SQL_I_AGG)
+            continue;
+        struct agg_value v;
+        agg_result(g->t, g->last, g->agg_of[i], &v);
+        if (v.kind == AGG_V_NULL)
+            return false;
+    }
+    return true;
 }
 
 bool group_streaming(const struct grouper *g)
@@ -517,6 +542,7 @@ int group_add(struct grouper *g, struct cond_row *r, struct buf *err)
         return rc;
     }
     g->groups_total += agg_count(g->t) > before;
+    g->last = grp;
     for (size_t i = 0; i < sel->nitems; i++) {
         const struct sql_item *it = &sel->items[i];
         if (it->kind != SQL_I_AGG)
@@ -550,6 +576,9 @@ static int val_cmp(const struct agg_value *a, const struct agg_value *b)
     bool as = a->kind == AGG_V_STRING, bs = b->kind == AGG_V_STRING;
     if (as || bs)
         return as && bs ? slice_cmp(a->s, b->s) : as - bs;
+    bool ab = a->kind == AGG_V_BOOL, bb = b->kind == AGG_V_BOOL;
+    if (ab || bb)
+        return ab && bb ? (int)a->b - (int)b->b : (int)bb - (int)ab;
     if (a->kind == AGG_V_INT && b->kind == AGG_V_INT)
         return (a->i > b->i) - (a->i < b->i);
     double x = a->kind == AGG_V_INT    ? (double)a->i
@@ -590,6 +619,8 @@ static int fill_rows(struct grouper *g, struct agg_group *const *v, size_t n, st
         buf_puts(err, "FILL needs a bounded ts range: ts >= ... AND ts < ...");
         return ERR_INVAL;
     }
+    if (lo > hi)
+        return ERR_OK; /* an empty range: no bucket */
     int64_t blo = bucket_of(g, lo), bhi = bucket_of(g, hi);
     uint64_t nb = ((uint64_t)bhi - (uint64_t)blo) / (uint64_t)g->width + 1;
     /* the series: every distinct key after the bucket, sorted */
@@ -618,19 +649,34 @@ static int fill_rows(struct grouper *g, struct agg_group *const *v, size_t n, st
     size_t ni = sel->nitems;
     struct agg_value *prev = xcalloc(ns * ni + 1, sizeof(*prev));
     struct buf key = BUF_INIT;
-    size_t gi = 0;
+    /* buckets in time order (PREVIOUS is the earlier bucket), their rows
+     * put in output order after */
+    size_t first_row = g->nrows;
+    size_t gi = p->out_desc ? n : 0;
     for (uint64_t b = 0; b < nb; b++) {
-        int64_t start = p->out_desc ? bhi - (int64_t)(b * (uint64_t)g->width)
-                                    : blo + (int64_t)(b * (uint64_t)g->width);
+        int64_t start = blo + (int64_t)(b * (uint64_t)g->width);
+        unsigned char bk[8];
+        uint64_t bkey = bucket_key(g, start);
+        for (int i = 7; i >= 0; i--, bkey >>= 8)
+            bk[i] = (unsigned char)bkey;
+        size_t j = gi, bend = gi;
+        if (p->out_desc) {
+            while (j > 0 && agg_group_key(v[j - 1]).len >= 8 &&
+                   memcmp(agg_group_key(v[j - 1]).ptr, bk, 8) == 0)
+                j--;
+            gi = j;
+        }
         for (size_t s = 0; s < ns; s++) {
             key.len = 0;
-            put_u64be(&key, bucket_key(g, start));
+            buf_append(&key, bk, 8);
             buf_append(&key, ser[s].ptr, ser[s].len);
             struct agg_value *vals = xcalloc(ni + 1, sizeof(*vals));
             struct slice k = slice_make(key.data, key.len);
             struct agg_group *grp = NULL;
-            if (gi < n && slice_eq(agg_group_key(v[gi]), k))
-                grp = v[gi++];
+            if (j < n && (!p->out_desc || j < bend) && slice_eq(agg_group_key(v[j]), k))
+                grp = v[j++];
+            if (!p->out_desc)
+                gi = j;
             char *mem = row_values(g, k, grp, vals);
             for (size_t i = 0; i < ni; i++) {
                 const struct sql_item *it = &sel->items[i];
@@ -647,6 +693,17 @@ static int fill_rows(struct grouper *g, struct agg_group *const *v, size_t n, st
                     prev[s * ni + i] = vals[i];
             push_row(g, vals, mem);
         }
+    }
+    if (p->out_desc && ns) { /* newest bucket first: reverse the buckets */
+        struct outrow *r = g->rows + first_row;
+        for (uint64_t a = 0, z = nb - 1; a < z; a++, z--)
+            for (size_t s = 0; s < ns; s++) {
+                struct outrow t = r[a * ns + s];
+                r[a * ns + s] = r[z * ns + s];
+                r[z * ns + s] = t;
+            }
+        for (size_t i = first_row; i < g->nrows; i++)
+            g->rows[i].seq = i;
     }
     buf_destroy(&key);
     free(prev);
@@ -699,7 +756,8 @@ int group_finish(struct grouper *g, struct buf *err)
     g->nrows = k;
     if (sel->norders) {
         sort_sel = sel;
-        qsort(g->rows, g->nrows, sizeof(*g->rows), row_cmp);
+        if (g->nrows > 1)
+            qsort(g->rows, g->nrows, sizeof(*g->rows), row_cmp);
     }
     return ERR_OK;
 }

@@ -37,6 +37,10 @@ struct plan {
     bool db_desc;              /* stored ts order of the database */
     bool out_desc;             /* requested (or stored) output ts order */
     bool reverse;              /* out_desc != db_desc: read against stored order */
+    bool unordered;            /* the caller needs the rows in no order (a count, a grouping that
+                                * sorts at the end): SCAN and FULL read bucket after bucket, each
+                                * in stored order, instead of merging them (rows of one ts, all in
+                                * one bucket, still come in key order) */
     int64_t lo, hi;            /* effective inclusive ts bounds (TTL folded in) */
     struct plan_range *ranges; /* SCAN/FULL, owned */
     size_t nranges;

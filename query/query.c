@@ -34,6 +34,8 @@ struct run {
     uint64_t scanned_rows; /* rows that passed the condition */
     struct grouper *grp;   /* aggregate queries */
     bool rows_done;
+    bool latest;             /* the latest-per-host reader answers it */
+    uint64_t latest_scanned; /* entries its readers read */
     int64_t t0;
 };
 
@@ -165,9 +167,13 @@ static int run_plan(struct query_cursor *c, struct run *r, struct buf *err)
     return rc;
 }
 
-static int run_exec_open(struct run *r, struct buf *err)
+/* Opens the rows of the plan; unordered: the caller needs them in no
+ * order (a count, groups held until the end). */
+static int run_exec_open(struct run *r, bool unordered, struct buf *err)
 {
-    r->snap = store_snapshot(r->db);
+    r->plan.unordered = unordered;
+    if (!r->snap)
+        r->snap = store_snapshot(r->db);
     return query_exec_open(r->snap, &r->plan, &r->ex, err);
 }
 
@@ -327,11 +333,14 @@ static int delete_flush(struct run *r, struct batch *b, struct buf *err)
 /* The message of an error of the executor (query_exec_next). */
 static void exec_error(const struct run *r, int rc, struct buf *err)
 {
-    if (rc == ERR_TOOBIG)
+    if (rc == ERR_TOOBIG && r->plan.kind == PLAN_GET && r->emitted >= r->plan.max_rows)
         buf_printf(err,
                    "too many rows: the GET keys hold more than max_get_rows = %lld rows; "
                    "narrow the keys or the condition, or count them with COUNT(*)",
                    (long long)r->plan.max_rows);
+    else if (rc == ERR_TOOBIG)
+        buf_puts(err, "a regular expression ran past its match limit (1,000,000 steps): "
+                      "simplify it");
     else
         buf_printf(err, "%s failed while reading: %s",
                    r->st->kind == SQL_DELETE ? "delete" : "query", err_name(rc));
@@ -370,7 +379,7 @@ static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
 {
     int rc = run_plan(c, r, err);
     if (rc == ERR_OK)
-        rc = run_exec_open(r, err);
+        rc = run_exec_open(r, false, err);
     if (rc)
         return rc;
     if (delete_is_range(&r->st->sel.where)) {
@@ -402,6 +411,94 @@ static int do_delete(struct query_cursor *c, struct run *r, struct buf *err)
     return rc;
 }
 
+/* --- discovery: SHOW HOSTS, EVENTS, TAG KEYS, TAG VALUES, FIELDS --- */
+
+struct show_ctx {
+    struct query_cursor *c;
+    const char *col;
+    bool fields;
+};
+
+static const char *field_type_name(int type)
+{
+    switch (type) {
+    case REC_FLOAT: return "float";
+    case REC_INT: return "integer";
+    case REC_UINT: return "unsigned";
+    case REC_BOOL: return "boolean";
+    default: return "string";
+    }
+}
+
+static int show_name(void *arg, struct slice name, int type)
+{
+    struct show_ctx *x = arg;
+    row_begin(x->c);
+    buf_printf(&x->c->out, "{\"%s\":", x->col);
+    enc_json_str(&x->c->out, name.ptr, name.len);
+    if (x->fields)
+        buf_printf(&x->c->out, ",\"type\":\"%s\"", field_type_name(type));
+    buf_putc(&x->c->out, '}');
+    row_end(x->c);
+    return 0;
+}
+
+static int do_show_names(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
+{
+    static const struct {
+        enum sql_kind kind;
+        enum store_cat_kind cat;
+        const char *col;
+    } map[] = {
+        {SQL_SHOW_HOSTS, STORE_CAT_HOSTS, "host"},
+        {SQL_SHOW_EVENTS, STORE_CAT_EVENTS, "event"},
+        {SQL_SHOW_TAG_KEYS, STORE_CAT_TAG_KEYS, "tag_key"},
+        {SQL_SHOW_TAG_VALUES, STORE_CAT_TAG_VALUES, "tag_value"},
+        {SQL_SHOW_FIELDS, STORE_CAT_FIELDS, "field"},
+    };
+    size_t m = 0;
+    while (map[m].kind != st->kind)
+        m++;
+    const struct sql_where *w = &st->sel.where;
+    struct slice host, event;
+    struct store_cat_query q = {
+        .kind = map[m].cat,
+        .lo = w->has_lo ? w->ts_lo : INT64_MIN,
+        .hi = w->has_hi ? w->ts_hi : INT64_MAX,
+        .tag_key = slice_make(st->tag_key ? st->tag_key : "", st->tag_key_len),
+        .limit = st->sel.has_limit ? (size_t)st->sel.limit : 0,
+    };
+    bool none = (st->sel.has_limit && st->sel.limit == 0) || (w->host.is_set && !w->host.n) ||
+                (w->event.is_set && !w->event.n) || (w->has_ts_set && !w->nts);
+    if (w->host.is_set && w->host.n) {
+        host = slice_make(w->host.v[0], w->host.len[0]);
+        q.host = &host;
+    }
+    if (w->event.is_set && w->event.n) {
+        event = slice_make(w->event.v[0], w->event.len[0]);
+        q.event = &event;
+    }
+    struct store_db *db;
+    int rc = open_db(c, st->db, &db, err);
+    if (rc)
+        return rc;
+    struct store_snap *snap = store_snapshot(db);
+    struct show_ctx x = {c, map[m].col, st->kind == SQL_SHOW_FIELDS};
+    size_t mark = c->out.len;
+    stmt_begin(c);
+    if (!none)
+        rc = store_catalog(snap, &q, show_name, &x);
+    if (rc) {
+        c->out.len = mark;
+        buf_printf(err, "cannot list the names of '%s': %s", st->db, err_name(rc));
+    } else {
+        stmt_end(c);
+    }
+    store_snap_release(snap);
+    store_db_unref(db);
+    return rc;
+}
+
 static int do_admin(struct query_cursor *c, const struct sql_stmt *st, struct buf *err)
 {
     int rc;
@@ -409,7 +506,8 @@ static int do_admin(struct query_cursor *c, const struct sql_stmt *st, struct bu
     case SQL_CREATE_DB: rc = do_create(c, st, err); break;
     case SQL_ALTER_DB: rc = do_alter(c, st, err); break;
     case SQL_DROP_DB: rc = do_drop(c, st, err); break;
-    default: return do_show(c, err);
+    case SQL_SHOW_DBS: return do_show(c, err);
+    default: return do_show_names(c, st, err);
     }
     if (rc == ERR_OK)
         emit_single(c, "{\"ok\":true}", 11);
@@ -446,6 +544,113 @@ static int group_all(struct run *r, struct buf *err)
     int rc;
     while ((rc = group_step(r, err)) == 1)
         ;
+    return rc;
+}
+
+/* --- latest value per host --- */
+
+/* SELECT host, LAST(x)... GROUP BY host: each host's newest rows answer
+ * it, read newest first from the host index, instead of every row of the
+ * range. Hosts come from the condition or the store's catalog. */
+static bool latest_eligible(const struct sql_select *sel, const struct plan *p)
+{
+    if (!sel->agg || sel->ngroups != 1 || sel->groups[0].kind != SQL_I_COL ||
+        sel->groups[0].col.kind != SQL_COL_HOST || sel->fill != SQL_FILL_NONE || p->is_empty)
+        return false;
+    bool any = false;
+    for (size_t i = 0; i < sel->nitems; i++) {
+        const struct sql_item *it = &sel->items[i];
+        if (it->kind == SQL_I_AGG && it->agg != SQL_A_LAST)
+            return false;
+        any = any || it->kind == SQL_I_AGG;
+    }
+    return any;
+}
+
+struct host_list {
+    char **v;
+    size_t *len, n, cap;
+};
+
+static int add_host(void *arg, struct slice name, int type)
+{
+    (void)type;
+    struct host_list *h = arg;
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 64;
+        h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
+        h->len = xrealloc(h->len, h->cap * sizeof(*h->len));
+    }
+    h->v[h->n] = xstrndup(name.ptr, name.len);
+    h->len[h->n++] = name.len;
+    return 0;
+}
+
+/* Feeds host's newest rows to the grouper until every LAST has a value
+ * (and the rest of that ts: rows of one ts may hold others). */
+static int latest_of_host(struct run *r, char *host, size_t len, struct buf *err)
+{
+    struct sql_where hw = *r->plan.where;
+    hw.host = (struct sql_strset){true, &host, &len, 1};
+    struct plan hp = r->plan;
+    hp.kind = PLAN_INDEX;
+    hp.where = &hw;
+    hp.out_desc = true;
+    hp.reverse = !hp.db_desc;
+    struct exec *ex;
+    int rc = query_exec_open(r->snap, &hp, &ex, err);
+    if (rc)
+        return rc;
+    bool full = false;
+    int64_t full_ts = 0;
+    while ((rc = query_exec_next(ex)) == 1) {
+        const struct exec_row *row = query_exec_row(ex);
+        if (full && row->ts != full_ts)
+            break;
+        r->scanned_rows++;
+        if ((rc = group_add(r->grp, query_exec_cond_row(ex), err)) != ERR_OK)
+            break;
+        if (!full && group_last_full(r->grp)) {
+            full = true;
+            full_ts = row->ts;
+        }
+    }
+    r->latest_scanned += query_exec_scanned(ex);
+    query_exec_free(ex);
+    if (rc < 0 && err->len == 0)
+        exec_error(r, rc, err);
+    return rc < 0 ? rc : ERR_OK;
+}
+
+static int latest_all(struct run *r, struct buf *err)
+{
+    const struct sql_where *w = r->plan.where;
+    struct host_list h = {0};
+    int rc = ERR_OK;
+    if (w->host.is_set) {
+        for (size_t i = 0; i < w->host.n; i++)
+            add_host(&h, slice_make(w->host.v[i], w->host.len[i]), 0);
+    } else {
+        struct slice ev;
+        struct store_cat_query q = {.kind = STORE_CAT_HOSTS, .lo = r->plan.lo, .hi = r->plan.hi};
+        if (w->event.is_set && w->event.n == 1) {
+            ev = slice_make(w->event.v[0], w->event.len[0]);
+            q.event = &ev;
+        }
+        rc = store_catalog(r->snap, &q, add_host, &h);
+        if (rc)
+            buf_printf(err, "cannot list the hosts: %s", err_name(rc));
+    }
+    for (size_t i = 0; i < h.n && rc == ERR_OK; i++)
+        rc = latest_of_host(r, h.v[i], h.len[i], err);
+    for (size_t i = 0; i < h.n; i++)
+        free(h.v[i]);
+    free(h.v);
+    free(h.len);
+    if (rc == ERR_OK) {
+        r->rows_done = true;
+        rc = group_finish(r->grp, err);
+    }
     return rc;
 }
 
@@ -530,9 +735,10 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
     tmp.len--; /* the closing brace */
     struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0};
     buf_printf(&tmp,
-               ",\"analyze\":{\"rows_scanned\":%llu,\"rows_matched\":%llu,\"rows_returned\":%llu,"
+               "%s,\"analyze\":{\"rows_scanned\":%llu,\"rows_matched\":%llu,\"rows_returned\":%llu,"
                "\"blocks_read\":%llu,\"blocks_skipped\":%llu,\"groups\":%llu,\"ms\":%.3f}}",
-               (unsigned long long)(r->ex ? query_exec_scanned(r->ex) : 0),
+               r->latest ? ",\"strategy\":\"latest per host\"" : "",
+               (unsigned long long)((r->ex ? query_exec_scanned(r->ex) : 0) + r->latest_scanned),
                (unsigned long long)r->scanned_rows,
                (unsigned long long)(sel->count ? 1 : r->emitted),
                (unsigned long long)st.blocks_read, (unsigned long long)st.blocks_skipped,
@@ -541,6 +747,36 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
     emit_single(c, tmp.data, tmp.len);
     buf_destroy(&tmp);
     return ERR_OK;
+}
+
+/* An aggregate query: every group held, from the buckets read one after
+ * another (no merge), or, when that passes max_groups and the query can
+ * stream by time bucket, again from the merged rows, bucket by bucket. */
+static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    const struct sql_select *sel = &r->st->sel;
+    int rc = run_exec_open(r, true, err);
+    if (rc == ERR_OK)
+        rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
+    if (rc)
+        return rc;
+    r->latest = latest_eligible(sel, &r->plan);
+    if (r->latest)
+        return latest_all(r, err);
+    rc = group_all(r, err);
+    if (rc != ERR_TOOBIG || !group_streams(sel, r->plan.db_desc))
+        return rc;
+    group_free(r->grp);
+    query_exec_free(r->ex);
+    r->grp = NULL;
+    r->ex = NULL;
+    r->rows_done = false;
+    r->scanned_rows = 0;
+    buf_reset(err);
+    rc = run_exec_open(r, false, err);
+    if (rc == ERR_OK)
+        rc = group_new(sel, &r->plan, c->o.max_groups, true, &r->grp, err);
+    return rc;
 }
 
 static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
@@ -552,20 +788,17 @@ static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
     if (sel->explain && !sel->analyze) {
         struct buf tmp = BUF_INIT;
         plan_explain(&r->plan, sel, &tmp);
+        if (latest_eligible(sel, &r->plan)) {
+            tmp.len--; /* the closing brace */
+            buf_puts(&tmp, ",\"strategy\":\"latest per host\"}");
+        }
         emit_single(c, tmp.data, tmp.len);
         buf_destroy(&tmp);
         return ERR_OK;
     }
-    rc = run_exec_open(r, err);
+    rc = sel->agg ? select_group(c, r, err) : run_exec_open(r, sel->count, err);
     if (rc)
         return rc;
-    if (sel->agg) {
-        rc = group_new(sel, &r->plan, c->o.max_groups, &r->grp, err);
-        if (rc == ERR_OK && !group_streaming(r->grp) && !sel->analyze)
-            rc = group_all(r, err);
-        if (rc)
-            return rc;
-    }
     if (sel->analyze)
         return select_analyze(c, r, err);
     r->proj = (struct enc_proj){sel->star, sel->cols, sel->ncols};
@@ -800,7 +1033,8 @@ static int stmt_check(struct query_cursor *c, const struct sql_stmt *st, bool ex
             buf_printf(err, "database '%s' not found", st->db);
             return ERR_NOTFOUND;
         }
-        return st->kind == SQL_ALTER_DB ? ERR_OK : plan_check(c, st, err);
+        bool planned = st->kind == SQL_SELECT || st->kind == SQL_DELETE;
+        return planned ? plan_check(c, st, err) : ERR_OK;
     }
 }
 

@@ -56,19 +56,26 @@ struct cond_row *query_exec_cond_row(struct exec *e);
  * max_groups (<= 0: 100,000), ERR_INVAL for a FILL without a bounded ts
  * range. sel and p must outlive the grouper. */
 struct grouper;
-int group_new(const struct sql_select *sel, const struct plan *p, int64_t max_groups,
+int group_new(const struct sql_select *sel, const struct plan *p, int64_t max_groups, bool stream,
               struct grouper **out, struct buf *err);
 void group_free(struct grouper *g); /* NULL ok */
-/* Whether output rows come while rows are added (a time bucket first, in
- * the rows' order, no FILL, no ORDER BY but the bucket's): a bucket's
- * groups are written once a row of the next bucket arrives. */
+/* Whether output rows come while rows are added (stream asked and
+ * group_streams): a bucket's groups are written once a row of the next
+ * bucket arrives. Otherwise every group is held until the end. */
 bool group_streaming(const struct grouper *g);
+/* group_streaming of a grouper of sel over a database stored in that
+ * order, before one exists: a time bucket, no FILL, and no ORDER BY but
+ * the bucket's in the stored direction. */
+bool group_streams(const struct sql_select *sel, bool db_desc);
 int group_add(struct grouper *g, struct cond_row *row, struct buf *err);
 /* No more rows: the groups left become output (fill, HAVING, ORDER BY). */
 int group_finish(struct grouper *g, struct buf *err);
 /* Appends the next output row to out: 1, or 0 if none is ready now. */
 int group_next(struct grouper *g, struct buf *out);
 uint64_t group_count(const struct grouper *g); /* groups made so far */
+/* True if every aggregate of the group of the last row added has a value
+ * (the latest-per-host reader stops there). */
+bool group_last_full(struct grouper *g);
 
 /* Metrics (metrics.c). plan: 0..3 = enum plan_kind, 4 admin, 5 none (the
  * statement failed before planning). outcome: 0 ok, 1 error, 2 refused,

@@ -860,7 +860,8 @@ static int parse_primary(struct parser *ps, struct sql_expr **out)
 {
     *out = NULL;
     if ((ps->t.type == T_LP || tok_is_kw(&ps->t, "NOT")) && ps->depth >= SQL_MAX_DEPTH)
-        return fail_at(ps, ps->t.off, "conditions nested deeper than %d", SQL_MAX_DEPTH);
+        return fail_at(ps, ps->t.off, "%s nested deeper than %d",
+                       ps->t.type == T_LP ? "parentheses" : "NOTs", SQL_MAX_DEPTH);
     if (accept(ps, T_LP)) {
         ps->depth++;
         if (parse_or(ps, out))
@@ -913,8 +914,11 @@ static int parse_and(struct parser *ps, struct sql_expr **out)
             return ps->rc;
         }
         *out = cond_and(*out, e);
-        if (++ps->leaves > SQL_MAX_LEAVES)
+        if (++ps->leaves > SQL_MAX_LEAVES) {
+            cond_free(*out);
+            *out = NULL;
             return fail_at(ps, ps->t.off, "more than %d conditions", SQL_MAX_LEAVES);
+        }
     } while (accept_kw(ps, "AND"));
     return ERR_OK;
 }
@@ -1189,7 +1193,7 @@ static size_t add_hidden(struct sql_select *sel, struct sql_item *it)
     for (size_t i = 0; i < sel->nitems; i++) {
         const struct sql_item *o = &sel->items[i];
         if (o->kind == it->kind && o->agg == it->agg && o->p == it->p &&
-            (o->kind != SQL_I_AGG || o->agg == SQL_A_COUNT_STAR || col_eq(&o->col, &it->col)) &&
+            (o->kind == SQL_I_BUCKET || o->agg == SQL_A_COUNT_STAR || col_eq(&o->col, &it->col)) &&
             o->width == it->width && o->offset == it->offset) {
             free(it->col.name);
             free(it->name);
@@ -1227,7 +1231,10 @@ static int parse_output_ref(struct parser *ps, struct sql_select *sel, size_t *i
         int64_t k;
         if (parse_int_tok(ps, false, &k))
             return ps->rc;
-        if (k < 1 || (uint64_t)k > sel->nitems)
+        size_t nvis = 0; /* positions are the select list's, hidden items come after */
+        for (size_t i = 0; i < sel->nitems; i++)
+            nvis += !sel->items[i].hidden;
+        if (k < 1 || (uint64_t)k > nvis)
             return fail_at(ps, off, "column position %lld is not in the select list", (long long)k);
         *idx = (size_t)(k - 1);
         return ERR_OK;
@@ -1440,6 +1447,8 @@ static int parse_select(struct parser *ps, struct sql_stmt *st)
     }
     if (accept_kw(ps, "ORDER") && (expect_kw(ps, "BY") || parse_order(ps, sel)))
         return ps->rc;
+    if (sel->agg && sel->norders == 1 && sel->items[sel->orders[0].item].kind == SQL_I_BUCKET)
+        sel->order = sel->orders[0].desc ? -1 : 1; /* rows come in the bucket's order */
     if (parse_limit(ps, sel))
         return ps->rc;
     if (sel->agg && check_agg(ps, sel))

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "model/key.h"
 #include "model/record.h"
+#include "store/catalog.h"
 #include "store/ikey.h"
 #include "store/store_int.h"
 
@@ -25,12 +26,17 @@ struct outputs {
         int64_t window;
         uint64_t number;
         struct sst_builder *b;
+        struct cat_builder *cat; /* the catalog of a row table */
     } * open;
     size_t nopen, capopen;
     struct file_meta **done;
     size_t ndone, capdone;
     uint64_t bytes;
     uint64_t copied; /* data blocks copied as stored */
+    /* the catalog of the next file of merged_window: the union of its
+     * inputs' (NULL: built from its rows) */
+    struct cat_builder *merged;
+    int64_t merged_window;
 };
 
 static int finish_one(struct outputs *o, struct win_builder *w)
@@ -39,9 +45,10 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     struct file_meta *f;
     int rc = sst_builder_finish(w->b, &props);
     w->b = NULL;
-    if (rc)
-        return rc;
-    rc = part_open_file(o->p, w->number, &props, &f);
+    if (!rc)
+        rc = part_open_file(o->p, w->number, &props, w->cat, &f);
+    cat_builder_free(w->cat);
+    w->cat = NULL;
     if (rc)
         return rc;
     f->fast = w->window >= o->fast_from;
@@ -54,13 +61,25 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     return ERR_OK;
 }
 
-static int new_builder(struct outputs *o, int64_t window, const char *path,
-                       struct sst_builder **out)
+static int new_builder(struct outputs *o, struct win_builder *w, const char *path)
 {
+    int64_t window = w->window;
+    w->cat = o->p->is_index ? NULL : cat_builder_new(o->p->db->desc);
+    if (w->cat && o->merged && window == o->merged_window) {
+        cat_builder_free(w->cat);
+        w->cat = o->merged;
+        o->merged = NULL;
+    }
     struct sst_build_opts opts = {.no_bloom = o->p->is_index,
                                   .bloom_key = o->p->is_index ? NULL : key_row_base_len,
-                                  .fast = window >= o->fast_from};
-    return sst_builder_new(o->p->db->store->env, path, &opts, out);
+                                  .fast = window >= o->fast_from,
+                                  .observer = w->cat ? cat_builder_observer(w->cat) : NULL};
+    int rc = sst_builder_new(o->p->db->store->env, path, &opts, &w->b);
+    if (rc) {
+        cat_builder_free(w->cat);
+        w->cat = NULL;
+    }
+    return rc;
 }
 
 /* The builder of a window. A full file is finished only between user keys
@@ -82,7 +101,7 @@ static int builder_for(struct outputs *o, int64_t window, bool may_split, struct
             struct buf path = BUF_INIT;
             w->number = part_new_file_number(o->p);
             part_file_path(o->p, w->number, &path);
-            rc = new_builder(o, window, path.data, &w->b);
+            rc = new_builder(o, w, path.data);
             buf_destroy(&path);
             *out = w;
             return rc;
@@ -96,7 +115,7 @@ static int builder_for(struct outputs *o, int64_t window, bool may_split, struct
     w->window = window;
     w->number = part_new_file_number(o->p);
     part_file_path(o->p, w->number, &path);
-    int rc = new_builder(o, window, path.data, &w->b);
+    int rc = new_builder(o, w, path.data);
     buf_destroy(&path);
     if (rc)
         return rc;
@@ -127,8 +146,11 @@ static int outputs_finish(struct outputs *o)
 /* Frees the outputs; on failure deletes every file written. */
 static void outputs_free(struct outputs *o, bool failed)
 {
-    for (size_t i = 0; i < o->nopen; i++)
+    for (size_t i = 0; i < o->nopen; i++) {
         sst_builder_abandon(o->open[i].b);
+        cat_builder_free(o->open[i].cat);
+    }
+    cat_builder_free(o->merged);
     for (size_t i = 0; i < o->ndone; i++) {
         if (failed)
             atomic_store(&o->done[i]->obsolete, true);
@@ -340,7 +362,8 @@ static int copy_block(struct outputs *o, const struct merge_in *in)
     int rc = builder_for(o, in->window, true, &w);
     if (!rc)
         rc = sst_add_block(w->b, sst_scan_block_stored(in->s), sst_scan_block_raw(in->s),
-                           sst_scan_block_last(in->s), ts_of_key, o->p);
+                           sst_scan_block_last(in->s), sst_scan_block_filter(in->s), ts_of_key,
+                           o->p);
     if (!rc)
         o->copied++;
     return rc;
@@ -695,6 +718,37 @@ static void compact_pick(struct part *p, bool force, struct compaction *c)
 
 /* The executor: runs the merges of c, then installs the new version (one
  * manifest write) with the merged and whole-dropped files gone. */
+/* The union of the catalogs of files idx[0..n) of v when their merge keeps
+ * every row as it is: no delete among them, no row past a TTL cut, no
+ * range tombstone over them, and one output file (well under
+ * max_file_bytes). NULL otherwise: the output's catalog is then built from
+ * its rows, which costs more CPU than the merge itself. */
+static struct cat_builder *merged_catalog(struct part *p, struct version *v, const size_t *idx,
+                                          size_t n, const struct compaction *c)
+{
+    if (p->is_index)
+        return NULL;
+    int64_t cut = event_cuts_max(&c->cuts, c->cutoff);
+    uint64_t bytes = 0;
+    struct cat_file **cats = xcalloc(n + 1, sizeof *cats);
+    struct cat_builder *b = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct file_meta *f = v->files[idx[i]];
+        if (f->cat_rc || f->props.deletes || f->props.min_ts < cut)
+            goto done;
+        for (size_t t = 0; t < c->tombs->n; t++)
+            if (f->props.max_ts >= c->tombs->v[t].lo && f->props.min_ts <= c->tombs->v[t].hi)
+                goto done;
+        bytes += f->props.size;
+        cats[i] = f->cat;
+    }
+    if (bytes <= p->db->store->opts.max_file_bytes / 2)
+        b = cat_builder_merge(p->db->desc, cats, n);
+done:
+    free(cats);
+    return b;
+}
+
 static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
 {
     struct store_db *db = p->db;
@@ -709,6 +763,9 @@ static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
         const struct merge_pick *mp = &c->merges[m];
         const size_t *idx = c->idx + mp->off;
         size_t first_out = o.ndone;
+        cat_builder_free(o.merged);
+        o.merged = merged_catalog(p, v, idx, mp->k, c);
+        o.merged_window = mp->window;
         rc = merge_window(p, v, idx, mp->k, mp->full, c->cutoff, &c->cuts, c->tombs, &o, &expired);
         /* the window's builder stays open until outputs_finish: finish it
          * now so its files can carry the cut */

@@ -547,23 +547,6 @@ int store_write(struct store_db *db, struct batch *b)
 
 /* --- snapshots and reads --- */
 
-struct part_snap {
-    struct memtable *mem;
-    struct memtable **imm;
-    size_t nimm;
-    struct version *ver;
-};
-
-struct store_snap {
-    struct store_db *db;
-    uint64_t seq;
-    int64_t cutoff;
-    struct event_cuts cuts;
-    struct tomb_set *tombs;
-    struct part_snap *ps; /* lazily filled per partition */
-    pthread_mutex_t mu;
-};
-
 static void part_snap_take(struct part *p, struct part_snap *ps)
 {
     pthread_mutex_lock(&p->mu);
@@ -822,8 +805,10 @@ static void unref_db_cb(void *db, void *unused)
     store_db_unref(db);
 }
 
-/* host: bounds the index partition's files to one host (NULL: all). */
-static struct iter *part_iter(struct store_snap *snap, uint32_t id, const struct slice *host)
+/* host: bounds the index partition's files to one host (NULL: all); rd:
+ * what a bucket's files may skip (NULL: nothing), outliving the iterator. */
+static struct iter *part_iter(struct store_snap *snap, uint32_t id, const struct slice *host,
+                              const struct sst_read_opts *rd)
 {
     struct part_snap *ps = &snap->ps[id];
     struct part *p = &snap->db->parts[id];
@@ -840,7 +825,7 @@ static struct iter *part_iter(struct store_snap *snap, uint32_t id, const struct
         for (size_t i = 0; i < ps->ver->n; i++)
             kids[k++] = sst_iter(ps->ver->files[i]->table);
     } else if (ps->ver->n) {
-        kids[k++] = window_iter_new(p, ps->ver);
+        kids[k++] = window_iter_new(p, ps->ver, rd);
     }
     struct iter *m = it_merge_new(kids, k, NULL);
     free(kids);
@@ -854,28 +839,57 @@ struct iter *store_iter_bucket(struct store_snap *snap, uint32_t bucket)
 {
     if (bucket >= snap->db->buckets)
         return it_new_error(ERR_INVAL);
-    return part_iter(snap, bucket, NULL);
+    return part_iter(snap, bucket, NULL, NULL);
 }
 
 struct iter *store_iter_index(struct store_snap *snap)
 {
-    return part_iter(snap, snap->db->buckets, NULL);
+    return part_iter(snap, snap->db->buckets, NULL, NULL);
 }
 
 struct iter *store_iter_index_host(struct store_snap *snap, struct slice host)
 {
-    return part_iter(snap, snap->db->buckets, &host);
+    return part_iter(snap, snap->db->buckets, &host, NULL);
+}
+
+/* A copy of store_read_opts for the SSTable iterators of one bucket
+ * iterator, freed with it. */
+static struct sst_read_opts *read_opts_new(const struct store_read_opts *o)
+{
+    struct sst_read_opts *rd = xcalloc(1, sizeof *rd);
+    if (o->words && o->nwords) {
+        uint64_t *w = xmalloc(o->nwords * sizeof *w);
+        memcpy(w, o->words, o->nwords * sizeof *w);
+        rd->words = w;
+        rd->nwords = o->nwords;
+    }
+    if (o->stats) {
+        rd->blocks_read = &o->stats->blocks_read;
+        rd->blocks_skipped = &o->stats->blocks_skipped;
+    }
+    return rd;
+}
+
+static void read_opts_free(void *p, void *unused)
+{
+    (void)unused;
+    struct sst_read_opts *rd = p;
+    free((void *)rd->words);
+    free(rd);
 }
 
 struct iter *store_iter_bucket_range(struct store_snap *snap, uint32_t bucket, int64_t ts_lo,
-                                     int64_t ts_hi)
+                                     int64_t ts_hi, const struct store_read_opts *opts)
 {
     if (bucket >= snap->db->buckets)
         return it_new_error(ERR_INVAL);
+    struct sst_read_opts *rd = opts ? read_opts_new(opts) : NULL;
     struct buf lo = BUF_INIT, hi = BUF_INIT;
     key_row_range(&lo, &hi, bucket, ts_lo, ts_hi, snap->db->desc);
-    struct iter *it = it_range_new(part_iter(snap, bucket, NULL), slice_make(lo.data, lo.len),
+    struct iter *it = it_range_new(part_iter(snap, bucket, NULL, rd), slice_make(lo.data, lo.len),
                                    slice_make(hi.data, hi.len), true);
+    if (rd) /* the tables' iterators do not look at it while destroyed */
+        it_on_destroy(it, read_opts_free, rd, NULL);
     buf_destroy(&lo);
     buf_destroy(&hi);
     return it;
@@ -886,7 +900,7 @@ struct iter *store_iter_host_range(struct store_snap *snap, struct slice host, i
 {
     struct buf lo = BUF_INIT, hi = BUF_INIT;
     key_index_range(&lo, &hi, host, ts_lo, ts_hi, snap->db->desc);
-    struct iter *it = it_range_new(part_iter(snap, snap->db->buckets, &host),
+    struct iter *it = it_range_new(part_iter(snap, snap->db->buckets, &host, NULL),
                                    slice_make(lo.data, lo.len), slice_make(hi.data, hi.len), false);
     buf_destroy(&lo);
     buf_destroy(&hi);

@@ -11,6 +11,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "model/key.h"
+#include "store/catalog.h"
 #include "store/store_int.h"
 
 #define MF_MAGIC 0x464d424cu /* "LBMF" */
@@ -28,6 +29,7 @@ void file_meta_unref(struct file_meta *f)
     if (!f || atomic_fetch_sub(&f->refs, 1) != 1)
         return;
     sst_unref(f->table);
+    cat_file_free(f->cat);
     if (atomic_load(&f->obsolete))
         env_unlink(f->env, f->path);
     free(f->path);
@@ -105,7 +107,7 @@ uint64_t part_new_file_number(struct part *p)
 }
 
 int part_open_file(struct part *p, uint64_t number, const struct sst_props *props,
-                   struct file_meta **out)
+                   const struct cat_builder *cat, struct file_meta **out)
 {
     struct store *s = p->db->store;
     struct buf path = BUF_INIT;
@@ -127,6 +129,15 @@ int part_open_file(struct part *p, uint64_t number, const struct sst_props *prop
     f->env = s->env;
     atomic_init(&f->obsolete, false);
     f->cut_at = INT64_MIN;
+    if (p->is_index)
+        f->cat_rc = ERR_NOTFOUND;
+    else if (cat) /* just written: parsed from the builder, not read back */
+        f->cat_rc = cat_builder_result(cat, &f->props, f->path, &f->cat);
+    else
+        f->cat_rc = cat_file_load(t, &f->props, f->path, &p->db->m.corrupt, &f->cat);
+    if (f->cat_rc && f->cat_rc != ERR_NOTFOUND)
+        log_warn("%s: catalog not loaded (%s): discovery queries over it fail", f->path,
+                 err_name(f->cat_rc));
     *out = f;
     return ERR_OK;
 }
@@ -286,7 +297,7 @@ static int load_files(struct part *p, const struct mf_file *files, size_t n)
     int rc = ERR_OK;
     size_t i;
     for (i = 0; i < n && !rc; i++) {
-        rc = part_open_file(p, files[i].number, &files[i].props, &metas[i]);
+        rc = part_open_file(p, files[i].number, &files[i].props, NULL, &metas[i]);
         if (!rc)
             metas[i]->fast = (files[i].flags & MF_FLAG_FAST) != 0;
     }

@@ -46,6 +46,11 @@ struct file_meta {
     /* Output of a merge that applied every range tombstone up to this
      * sequence (0: none; in memory only). */
     uint64_t tomb_seq;
+    /* The table's schema catalog (catalog.h), loaded at open: cat_rc is
+     * ERR_OK with cat set, ERR_NOTFOUND (none: the host index, older
+     * files), or the load's error (a query that needs it fails with it). */
+    struct cat_file *cat;
+    int cat_rc;
 };
 
 /* An immutable set of files, sorted by (window asc, number desc). */
@@ -97,12 +102,17 @@ int part_write_manifest(struct part *p, struct version *v, uint64_t flushed_gen,
 void part_install(struct part *p, struct version *v); /* takes ownership of v */
 void part_file_path(const struct part *p, uint64_t number, struct buf *out);
 uint64_t part_new_file_number(struct part *p);
+/* cat: the file's catalog when its writer has it (ownership taken, ERR_OK
+ * or ERR_NOTFOUND in cat_rc); NULL: read from the file. */
+struct cat_builder;
 int part_open_file(struct part *p, uint64_t number, const struct sst_props *props,
-                   struct file_meta **out);
+                   const struct cat_builder *cat, struct file_meta **out);
 
 /* The files of a bucket partition (not the index), window after window in
- * key order; holds a reference to v. p must outlive the iterator. */
-struct iter *window_iter_new(const struct part *p, struct version *v);
+ * key order; holds a reference to v. p, and opts (NULL: read every block)
+ * with what it points to, must outlive the iterator. */
+struct iter *window_iter_new(const struct part *p, struct version *v,
+                             const struct sst_read_opts *opts);
 /* The files of the index partition restricted to host's keys, window after
  * window in key order; keys of other hosts never show. */
 struct iter *window_iter_host(const struct part *p, struct version *v, struct slice host);

@@ -246,15 +246,82 @@ struct iter *store_iter_index(struct store_snap *snap);
  * scan to the host's prefix. */
 struct iter *store_iter_index_host(struct store_snap *snap, struct slice host);
 
+/* Data blocks of SSTables read and skipped by iterators (store_read_opts). */
+struct store_read_stats {
+    uint64_t blocks_read;    /* decoded for the iterator, from the cache or disk */
+    uint64_t blocks_skipped; /* passed over by their word filter, not read */
+};
+
+/* What a row iterator may leave out (store/FORMAT.md, "Word filters").
+ * words: words_hash values (model/words.h); a data block whose word filter
+ * lacks one of them holds no row having all of them and is skipped
+ * without being read. Blocks without a filter (memtables, files of
+ * versions 1 and 2, blocks that are not all log rows) are always read. So
+ * the iterator yields every row that has all the words, and maybe other
+ * rows: the caller still matches each row (words_find). With or without
+ * words, the rows it would have yielded that have all the words are the
+ * same. words is copied; stats (NULL ok) gets the counts added while the
+ * iterator runs and must outlive it; iterators sharing one stats must be
+ * used from one thread. */
+struct store_read_opts {
+    const uint64_t *words;
+    size_t nwords;
+    struct store_read_stats *stats;
+};
+
 /* The rows of bucket with ts_lo <= ts <= ts_hi, and the index entries of
  * host with ts in that range: bounded iterators in stored key order whose
  * seeks stay within the range (a row-key seek target's bucket is replaced
  * by the bucket's, so that the streams of several buckets merged with
- * key_cmp_row can all be seeked to one key). Keys are key.h's. */
+ * key_cmp_row can all be seeked to one key). Keys are key.h's. opts: NULL
+ * reads every block. */
 struct iter *store_iter_bucket_range(struct store_snap *snap, uint32_t bucket, int64_t ts_lo,
-                                     int64_t ts_hi);
+                                     int64_t ts_hi, const struct store_read_opts *opts);
 struct iter *store_iter_host_range(struct store_snap *snap, struct slice host, int64_t ts_lo,
                                    int64_t ts_hi);
+
+/* --- schema catalog (discovery statements) --- */
+
+enum store_cat_kind {
+    STORE_CAT_HOSTS,
+    STORE_CAT_EVENTS,
+    STORE_CAT_TAG_KEYS,
+    STORE_CAT_TAG_VALUES,
+    STORE_CAT_FIELDS,
+};
+
+struct store_cat_query {
+    enum store_cat_kind kind;
+    int64_t lo, hi;            /* inclusive ts range of the rows considered */
+    const struct slice *host;  /* NULL: every host */
+    const struct slice *event; /* NULL: every event */
+    struct slice tag_key;      /* STORE_CAT_TAG_VALUES: the key */
+    size_t limit;              /* 0: no limit */
+};
+
+/* The distinct names of the rows of the snapshot (files and memtables)
+ * with lo <= ts <= hi, of the host and event when set: hosts, events, tag
+ * keys, the values of tag_key, or field names. Calls fn(arg, name, type)
+ * for each in bytewise order, each once, at most limit of them; type is
+ * the field's REC_* type (model/record.h) for STORE_CAT_FIELDS (a name
+ * stored with two types gives two calls, in type order) and 0 otherwise.
+ * name is valid during the call only. fn returning non-zero stops with
+ * that code. The names are all gathered before the first call: limit
+ * bounds the calls, not the work or the memory (one copy of each name).
+ *
+ * Every name a visible row in range carries is listed, and no other,
+ * except names whose only rows are deleted, replaced or past a per-event
+ * TTL but not yet compacted away (the database TTL is applied). Answered
+ * from the tables' catalogs (FORMAT.md, "Catalog block", time slots of
+ * 1/64 hour) and a scan of the memtables; rows of the tables are read only
+ * where a catalog leaves a name undecided (a slot the range cuts, a tag
+ * key over the catalog's cap, a table without catalog), so that cost grows
+ * with those rows, not with the database. Any thread; the snapshot must
+ * outlive the call. ERR_INVAL for a bad kind or host/event name,
+ * ERR_CORRUPT for a damaged catalog block or row, else fn's code or
+ * ERR_OK. */
+int store_catalog(struct store_snap *snap, const struct store_cat_query *q,
+                  int (*fn)(void *arg, struct slice name, int type), void *arg);
 
 /* --- maintenance --- */
 

@@ -102,6 +102,26 @@ struct store {
     void (*wake)(struct store *s); /* store_wake */
 };
 
+/* A snapshot (db.c): each partition's memtables and files, and what hides
+ * rows (sequence, TTL cut-offs, range tombstones); store_catalog reads it
+ * too. */
+struct part_snap {
+    struct memtable *mem;
+    struct memtable **imm;
+    size_t nimm;
+    struct version *ver;
+};
+
+struct store_snap {
+    struct store_db *db;
+    uint64_t seq;
+    int64_t cutoff;
+    struct event_cuts cuts;
+    struct tomb_set *tombs;
+    struct part_snap *ps; /* lazily filled per partition */
+    pthread_mutex_t mu;
+};
+
 /* The scheduler's wake-up, installed by store_open: new work (a frozen
  * memtable, a tombstone to purge) or a database failed. */
 static inline void store_wake(struct store *s)

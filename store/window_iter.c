@@ -29,6 +29,8 @@ struct win_it {
     struct buf pre;     /* every key of this iterator starts with it */
     struct buf pre_end; /* pre with its last byte plus one: past every key */
     bool whole;         /* every key of the files starts with pre (rows) */
+    /* the tables' iterators skip blocks by these (NULL: none) */
+    const struct sst_read_opts *opts;
 };
 
 static bool in_prefix(const struct win_it *w, struct slice k)
@@ -81,7 +83,7 @@ static void open_window(struct win_it *w, long k)
     size_t from = w->start[i], n = w->start[i + 1] - from;
     struct iter **kids = xcalloc(n, sizeof *kids);
     for (size_t j = 0; j < n; j++)
-        kids[j] = sst_iter(w->v->files[from + j]->table);
+        kids[j] = sst_iter_opts(w->v->files[from + j]->table, w->opts);
     w->it = it_merge_new(kids, n, NULL);
     free(kids);
 }
@@ -244,10 +246,13 @@ static struct iter *new_iter(const struct part *p, struct version *v, struct sli
     return &w->base;
 }
 
-struct iter *window_iter_new(const struct part *p, struct version *v)
+struct iter *window_iter_new(const struct part *p, struct version *v,
+                             const struct sst_read_opts *opts)
 {
     char b[2] = {(char)(p->id >> 8), (char)p->id};
-    return new_iter(p, v, slice_make(b, 2), true);
+    struct iter *it = new_iter(p, v, slice_make(b, 2), true);
+    ((struct win_it *)it)->opts = opts;
+    return it;
 }
 
 struct iter *window_iter_host(const struct part *p, struct version *v, struct slice host)

@@ -56,7 +56,13 @@ static size_t probe_bit(uint32_t h, uint64_t m, size_t bits)
 
 void bloom_build(const uint64_t *hashes, size_t n, struct buf *out)
 {
-    size_t bits = n * BLOOM_BITS_PER_KEY;
+    bloom_build_k(hashes, n, BLOOM_BITS_PER_KEY, BLOOM_PROBES, out);
+}
+
+void bloom_build_k(const uint64_t *hashes, size_t n, size_t bits_per_key, int probes,
+                   struct buf *out)
+{
+    size_t bits = n * bits_per_key;
     if (bits < 64)
         bits = 64;
     size_t bytes = (bits + 7) / 8;
@@ -67,13 +73,13 @@ void bloom_build(const uint64_t *hashes, size_t n, struct buf *out)
     uint64_t m = probe_m(bits);
     for (size_t i = 0; i < n; i++) {
         uint32_t h = (uint32_t)hashes[i], delta = (uint32_t)(hashes[i] >> 32) | 1;
-        for (int k = 0; k < BLOOM_PROBES; k++) {
+        for (int k = 0; k < probes; k++) {
             size_t pos = probe_bit(h, m, bits);
             f[pos / 8] |= (char)(1 << (pos % 8));
             h += delta;
         }
     }
-    f[bytes] = BLOOM_PROBES;
+    f[bytes] = (char)probes;
     out->len += bytes + 1;
 }
 

@@ -48,6 +48,13 @@ void codec_encode(struct slice raw, bool fast, struct buf *out)
     put_trailer(out, start, CODEC_RAW);
 }
 
+void codec_encode_raw(struct slice raw, struct buf *out)
+{
+    size_t start = out->len;
+    buf_append(out, raw.ptr, raw.len);
+    put_trailer(out, start, CODEC_RAW);
+}
+
 int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf *out)
 {
     buf_reset(out);

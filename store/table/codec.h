@@ -24,6 +24,10 @@ enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1 };
  * !fast: about 300 KiB of free stack. */
 void codec_encode(struct slice raw, bool fast, struct buf *out);
 
+/* Appends the stored form of raw uncompressed (type 0): for bytes that
+ * LZ4 cannot shrink, such as filters. */
+void codec_encode_raw(struct slice raw, struct buf *out);
+
 /* Checks the crc of stored (the payload plus trailer) and decodes it into
  * out (reset first). ERR_CORRUPT on a bad crc, type or LZ4 stream; what
  * names the file for the log. */

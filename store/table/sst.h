@@ -1,6 +1,7 @@
 /* SSTables: immutable sorted files of internal keys (format in FORMAT.md):
- * LZ4 data blocks of ~32 KiB, a bloom filter of user keys, an index block
- * and an 80-byte footer with magic, version, entry count and min/max ts.
+ * LZ4 data blocks of ~32 KiB (those of log rows each with a word filter),
+ * a bloom filter of user keys, an index block and an 80-byte footer with
+ * magic, version, entry count and min/max ts.
  *
  * A builder is used by one thread. A table is refcounted (sst_open returns
  * one reference) and may be read from any thread; its blocks go through the
@@ -20,8 +21,10 @@
 
 #define SST_MAGIC 0x6c6f676275636b31ULL /* "logbuck1" */
 /* Version 2: the bloom filter holds sst_build_opts.bloom_key of each user
- * key (a row table's key base); version 1 (still read) whole user keys. */
-#define SST_VERSION 2
+ * key (a row table's key base); version 1 (still read) whole user keys.
+ * Version 3: data blocks of log rows have word filters (wfilter.h); the
+ * blocks of versions 1 and 2 are always read. */
+#define SST_VERSION 3
 #define SST_FOOTER 80
 #define SST_BLOCK_SIZE (32u << 10)
 
@@ -36,12 +39,24 @@ struct sst_props {
 
 struct sst_builder;
 
+/* Sees every entry added to a table (sst_add, and each entry of a block
+ * copied by sst_add_block), in key order, and gives the raw bytes of the
+ * catalog block (store/catalog.c), written directly before the footer
+ * (FORMAT.md, "Catalog block"). Borrowed: must outlive the builder. */
+struct sst_observer {
+    void (*entry)(struct sst_observer *o, struct slice ikey, struct slice value, int64_t ts);
+    /* At sst_builder_finish: appends the block's raw bytes to out (nothing:
+     * no catalog block); data_bytes is the size of the data blocks. */
+    void (*finish)(struct sst_observer *o, uint64_t data_bytes, struct buf *out);
+};
+
 struct sst_build_opts {
     bool no_bloom; /* no point reads on this table (the host index) */
     /* The bytes of a user key that go into the bloom filter: its first
      * bloom_key(ukey) bytes; NULL: the whole key. */
     size_t (*bloom_key)(struct slice ukey);
-    bool fast; /* faster, weaker compression (flushes) */
+    bool fast;                     /* faster, weaker compression (flushes) */
+    struct sst_observer *observer; /* NULL: none, no catalog block */
 };
 
 /* Creates path (truncating). env must outlive the builder; opts NULL =
@@ -57,14 +72,16 @@ uint64_t sst_builder_bytes(const struct sst_builder *b);
 uint64_t sst_builder_entries(const struct sst_builder *b);
 /* Appends a data block of another table as it is stored, without
  * recompressing it: stored is its stored form (payload and trailer, as read
- * by sst_scan), raw its decoded bytes and last_key its last internal key.
- * The block's keys are walked for the bloom filter and the properties;
- * ts_of(ctx, user key) gives a row's timestamp. ERR_CORRUPT if a key is
- * bad or the last one is not last_key, and the builder is left as it was.
+ * by sst_scan), raw its decoded bytes, last_key its last internal key and
+ * filter the stored form of its word filter (sst_scan_block_filter; empty:
+ * none), copied with it. The block's keys are walked for the bloom filter
+ * and the properties; ts_of(ctx, user key) gives a row's timestamp.
+ * ERR_CORRUPT if a key is bad, the last one is not last_key or the filter
+ * is damaged, and the builder is left as it was.
  * REQUIRES: the block's keys > every earlier key. */
 int sst_add_block(struct sst_builder *b, struct slice stored, struct slice raw,
-                  struct slice last_key, int64_t (*ts_of)(const void *ctx, struct slice ukey),
-                  const void *ctx);
+                  struct slice last_key, struct slice filter,
+                  int64_t (*ts_of)(const void *ctx, struct slice ukey), const void *ctx);
 /* Writes the bloom, index and footer, fsyncs and frees the builder. */
 int sst_builder_finish(struct sst_builder *b, struct sst_props *out);
 /* Frees the builder and deletes its file. NULL ok. */
@@ -83,8 +100,12 @@ const struct sst_props *sst_get_props(const struct sst_table *t);
 /* Newest version of ukey with seq <= max_seq: ERR_OK with *kind set and the
  * value appended to out, ERR_NOTFOUND, or ERR_CORRUPT. */
 int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind, struct buf *out);
-/* The format version of the file (1 or 2). */
+/* The format version of the file (1, 2 or 3). */
 uint32_t sst_version(const struct sst_table *t);
+/* Decodes the table's catalog block into out (reset first): ERR_OK,
+ * ERR_NOTFOUND if the table has none (footer bytes 68..71 zero), or
+ * ERR_CORRUPT (bad handle or checksum; counted). Reads the file. */
+int sst_read_catalog(struct sst_table *t, struct buf *out);
 /* False if no key whose bloom key is bkey is in the table. */
 bool sst_may_contain(const struct sst_table *t, struct slice bkey);
 /* sst_get without the bloom probe (the caller made it), setting *seq too. */
@@ -95,6 +116,22 @@ int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *k
                 struct buf *out, uint64_t *seq);
 /* Iterator over the internal keys; holds its own reference. */
 struct iter *sst_iter(struct sst_table *t);
+
+/* What a table iterator may pass over: a data block whose word filter
+ * lacks one of the nwords words (words_hash values) is skipped as if it
+ * were empty (blocks without a filter are always read). The counters, if
+ * not NULL, get the data blocks the iterator decodes (from the cache or
+ * the file) and those it skips added, each time it enters or passes one.
+ * Everything is borrowed and must outlive the iterator, which updates the
+ * counters from the thread that uses it. */
+struct sst_read_opts {
+    const uint64_t *words;
+    size_t nwords;
+    uint64_t *blocks_read, *blocks_skipped;
+};
+
+/* sst_iter with opts (NULL: sst_iter). */
+struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts);
 
 /* One forward pass over a table for compaction, block by block, so that a
  * block can be copied whole (sst_add_block) or its entries merged one by
@@ -117,6 +154,9 @@ bool sst_scan_block_start(const struct sst_scan *s);
 struct slice sst_scan_block_stored(const struct sst_scan *s);
 struct slice sst_scan_block_raw(const struct sst_scan *s);
 struct slice sst_scan_block_last(const struct sst_scan *s);
+/* The stored form of the current block's word filter (checked); empty if
+ * it has none. */
+struct slice sst_scan_block_filter(const struct sst_scan *s);
 /* Moves to the first entry of the next block. */
 void sst_scan_next_block(struct sst_scan *s);
 

@@ -1,6 +1,7 @@
 /* SSTable writer: fills a block builder, compresses each full block with
- * its checksum trailer, collects index entries and key hashes for the
- * bloom filter, and writes the footer last. */
+ * its checksum trailer (followed by its word filter if it has one),
+ * collects index entries and key hashes for the bloom filter, and writes
+ * the footer last. */
 #include "store/table/sst.h"
 
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "store/table/block.h"
 #include "store/table/bloom.h"
 #include "store/table/codec.h"
+#include "store/table/sst_int.h"
+#include "store/table/wfilter.h"
 
 struct sst_builder {
     struct env *env;
@@ -25,7 +28,20 @@ struct sst_builder {
     uint64_t last_hash;
     struct sst_props props;
     struct sst_build_opts opts;
+    uint32_t version;
+    bool has_words;               /* data blocks get word filters */
+    struct wfilter_builder words; /* of the data block being filled */
+    struct buf filter;            /* scratch for a word filter */
 };
+
+/* The format version builders write (sst_test_set_version); atomic, as
+ * a test may set it while background threads create builders. */
+static atomic_uint write_version = SST_VERSION;
+
+void sst_test_set_version(uint32_t version)
+{
+    atomic_store_explicit(&write_version, version ? version : SST_VERSION, memory_order_relaxed);
+}
 
 int sst_builder_new(struct env *env, const char *path, const struct sst_build_opts *opts,
                     struct sst_builder **out)
@@ -42,6 +58,10 @@ int sst_builder_new(struct env *env, const char *path, const struct sst_build_op
     blk_builder_init(&b->index);
     if (opts)
         b->opts = *opts;
+    b->version = atomic_load_explicit(&write_version, memory_order_relaxed);
+    /* the host index has no searches by word (nor point reads) */
+    b->has_words = b->version >= 3 && !b->opts.no_bloom;
+    wfilter_builder_init(&b->words);
     b->props.min_ts = INT64_MAX;
     b->props.max_ts = INT64_MIN;
     *out = b;
@@ -54,6 +74,8 @@ static void builder_free(struct sst_builder *b)
     blk_builder_destroy(&b->data);
     blk_builder_destroy(&b->index);
     buf_destroy(&b->out);
+    wfilter_builder_destroy(&b->words);
+    buf_destroy(&b->filter);
     free(b->hashes);
     free(b->path);
     free(b);
@@ -74,12 +96,10 @@ static int write_out(struct sst_builder *b)
     return rc;
 }
 
-/* Encodes raw as a stored block at the end of the table (written with the
- * next run); sets its handle (offset, payload size). */
-static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, uint64_t *size)
+/* Takes the stored block appended to out from start on as the table's
+ * next block; sets its handle (offset, payload size). */
+static int end_block(struct sst_builder *b, size_t start, uint64_t *off, uint64_t *size)
 {
-    size_t start = b->out.len;
-    codec_encode(raw, b->opts.fast, &b->out);
     size_t n = b->out.len - start;
     *off = b->offset;
     *size = n - CODEC_TRAILER;
@@ -87,25 +107,58 @@ static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, u
     return b->out.len >= SST_WRITE_BYTES ? write_out(b) : ERR_OK;
 }
 
-/* The index entry of a data block: its last key and handle. */
-static void add_index(struct sst_builder *b, struct slice last_key, uint64_t off, uint64_t size)
+/* Encodes raw as a stored block at the end of the table (written with the
+ * next run); sets its handle (offset, payload size). */
+static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, uint64_t *size)
 {
-    char h[20];
+    size_t start = b->out.len;
+    codec_encode(raw, b->opts.fast, &b->out);
+    return end_block(b, start, off, size);
+}
+
+/* The index entry of a data block: its last key and handle, then the
+ * handle of its word filter if it has one (fsize > 0). */
+static void add_index(struct sst_builder *b, struct slice last_key, uint64_t off, uint64_t size,
+                      uint64_t foff, uint64_t fsize)
+{
+    char h[40];
     size_t n = coding_varint_enc(h, off);
     n += coding_varint_enc(h + n, size);
+    if (fsize) {
+        n += coding_varint_enc(h + n, foff);
+        n += coding_varint_enc(h + n, fsize);
+    }
     blk_add(&b->index, last_key, slice_make(h, n));
+}
+
+/* Writes the word filter of the data block just written, if the block
+ * gets one, right after it; *fsize stays 0 if not. */
+static int write_filter(struct sst_builder *b, uint64_t *foff, uint64_t *fsize)
+{
+    if (!b->has_words)
+        return ERR_OK;
+    buf_reset(&b->filter);
+    bool has = wfilter_finish(&b->words, &b->filter);
+    wfilter_builder_reset(&b->words);
+    if (!has)
+        return ERR_OK;
+    size_t start = b->out.len;
+    codec_encode_raw(slice_make(b->filter.data, b->filter.len), &b->out);
+    return end_block(b, start, foff, fsize);
 }
 
 static int flush_data(struct sst_builder *b)
 {
     if (b->data.count == 0)
         return ERR_OK;
-    uint64_t off, size;
+    uint64_t off, size, foff = 0, fsize = 0;
     int rc = write_block(b, blk_finish(&b->data), &off, &size);
+    if (!rc)
+        rc = write_filter(b, &foff, &fsize);
     if (rc)
         return rc;
     /* the data builder still holds the block's last key until its reset */
-    add_index(b, slice_make(b->data.last_key.data, b->data.last_key.len), off, size);
+    add_index(b, slice_make(b->data.last_key.data, b->data.last_key.len), off, size, foff, fsize);
     blk_builder_reset(&b->data);
     return ERR_OK;
 }
@@ -128,9 +181,11 @@ static void add_hash(struct sst_builder *b, struct slice ukey)
 }
 
 /* Counts a row in the bloom filter and the properties. */
-static void note_row(struct sst_builder *b, struct slice ikey, int64_t ts)
+static void note_row(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts)
 {
     add_hash(b, ikey_user(ikey));
+    if (b->opts.observer)
+        b->opts.observer->entry(b->opts.observer, ikey, value, ts);
     b->props.entries++;
     if (ikey_kind(ikey) == IKEY_DEL)
         b->props.deletes++;
@@ -143,18 +198,27 @@ static void note_row(struct sst_builder *b, struct slice ikey, int64_t ts)
 int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_t ts)
 {
     blk_add(&b->data, ikey, value);
-    note_row(b, ikey, ts);
+    note_row(b, ikey, value, ts);
+    if (b->has_words)
+        wfilter_add(&b->words, ikey, value);
     if (blk_size(&b->data) >= SST_BLOCK_SIZE)
         return flush_data(b);
     return ERR_OK;
 }
 
 int sst_add_block(struct sst_builder *b, struct slice stored, struct slice raw,
-                  struct slice last_key, int64_t (*ts_of)(const void *ctx, struct slice ukey),
-                  const void *ctx)
+                  struct slice last_key, struct slice filter,
+                  int64_t (*ts_of)(const void *ctx, struct slice ukey), const void *ctx)
 {
     if (stored.len <= CODEC_TRAILER)
         return err_corrupt("%s: copied block of %zu bytes", b->path, stored.len);
+    if (filter.len && b->has_words) { /* its checksum, before it is copied on */
+        int frc = codec_decode(filter, b->path, 0, &b->filter);
+        if (!frc && !wfilter_ok(slice_make(b->filter.data, b->filter.len)))
+            frc = err_corrupt("%s: copied word filter malformed", b->path);
+        if (frc)
+            return frc;
+    }
     struct blk blk;
     int rc = blk_parse(raw, &blk);
     if (rc)
@@ -173,7 +237,7 @@ int sst_add_block(struct sst_builder *b, struct slice stored, struct slice raw,
         if (!ikey_ok(k))
             rc = err_corrupt("%s: bad key in a copied block", b->path);
         else
-            note_row(b, k, ts_of(ctx, ikey_user(k)));
+            note_row(b, k, it_value(it), ts_of(ctx, ikey_user(k)));
         at_last = slice_eq(k, last_key);
     }
     if (!rc)
@@ -187,10 +251,16 @@ int sst_add_block(struct sst_builder *b, struct slice stored, struct slice raw,
         b->last_hash = last_hash;
         return rc;
     }
-    uint64_t off = b->offset;
+    uint64_t off = b->offset, foff = 0, fsize = 0;
     buf_append(&b->out, stored.ptr, stored.len);
     b->offset += stored.len;
-    add_index(b, last_key, off, stored.len - CODEC_TRAILER);
+    if (filter.len && b->has_words) { /* the block's entries are the same */
+        foff = b->offset;
+        fsize = filter.len - CODEC_TRAILER;
+        buf_append(&b->out, filter.ptr, filter.len);
+        b->offset += filter.len;
+    }
+    add_index(b, last_key, off, stored.len - CODEC_TRAILER, foff, fsize);
     return b->out.len >= SST_WRITE_BYTES ? write_out(b) : ERR_OK;
 }
 
@@ -205,7 +275,7 @@ uint64_t sst_builder_entries(const struct sst_builder *b)
 }
 
 static void put_footer(struct sst_builder *b, char *f, uint64_t bloom_off, uint64_t bloom_size,
-                       uint64_t idx_off, uint64_t idx_size)
+                       uint64_t idx_off, uint64_t idx_size, uint32_t cat_stored)
 {
     coding_put_u64le(f, idx_off);
     coding_put_u64le(f + 8, idx_size);
@@ -214,10 +284,10 @@ static void put_footer(struct sst_builder *b, char *f, uint64_t bloom_off, uint6
     coding_put_u64le(f + 32, b->props.entries);
     coding_put_u64le(f + 40, (uint64_t)b->props.min_ts);
     coding_put_u64le(f + 48, (uint64_t)b->props.max_ts);
-    coding_put_u32le(f + 56, SST_VERSION);
+    coding_put_u32le(f + 56, b->version);
     coding_put_u32le(f + 60, (uint32_t)b->props.deletes);
     coding_put_u32le(f + 64, crc32c_mask(crc32c(f, 64)));
-    coding_put_u32le(f + 68, 0);
+    coding_put_u32le(f + 68, cat_stored);
     coding_put_u64le(f + 72, SST_MAGIC);
 }
 
@@ -233,11 +303,22 @@ int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
     rc = write_block(b, slice_make(filter.data, filter.len), &bloom_off, &bloom_size);
     if (rc)
         goto done;
+    uint64_t data_bytes = bloom_off;
     rc = write_block(b, blk_finish(&b->index), &idx_off, &idx_size);
     if (rc)
         goto done;
+    /* the catalog block, directly before the footer: its stored size
+     * (payload and trailer) in the footer finds it */
+    uint64_t cat_off = 0, cat_size = 0;
+    buf_reset(&filter);
+    if (b->opts.observer)
+        b->opts.observer->finish(b->opts.observer, data_bytes, &filter);
+    if (filter.len &&
+        (rc = write_block(b, slice_make(filter.data, filter.len), &cat_off, &cat_size)))
+        goto done;
     char f[SST_FOOTER];
-    put_footer(b, f, bloom_off, bloom_size, idx_off, idx_size);
+    put_footer(b, f, bloom_off, bloom_size, idx_off, idx_size,
+               filter.len ? (uint32_t)(cat_size + CODEC_TRAILER) : 0);
     buf_append(&b->out, f, SST_FOOTER);
     rc = write_out(b);
     if (!rc)

@@ -1,7 +1,8 @@
 /* SSTable reader: validates the footer, keeps the index block and bloom
  * filter in memory, and loads data blocks through the block cache. The
  * table iterator is two-level: index entries name blocks, a block
- * iterator walks each. A damaged block stops the iterator with
+ * iterator walks each; given words, it passes over the blocks whose word
+ * filter rules them out. A damaged block or filter stops the iterator with
  * ERR_CORRUPT rather than skipping rows. */
 #include "store/table/sst.h"
 
@@ -15,6 +16,7 @@
 #include "store/table/bloom.h"
 #include "store/table/cache.h"
 #include "store/table/codec.h"
+#include "store/table/wfilter.h"
 
 struct sst_table {
     atomic_int refs;
@@ -23,12 +25,14 @@ struct sst_table {
     uint64_t file_size;
     struct cache *cache;
     uint64_t cache_id;
+    uint64_t filter_cache_id; /* word filters: never mistaken for blocks */
     atomic_ullong *corrupt;
     struct buf index_raw;
     struct blk index;
     struct buf bloom;
     struct sst_props props;
     uint32_t version;
+    uint32_t cat_stored; /* stored bytes of the catalog block, 0: none */
 };
 
 /* A decoded data block, owned by the cache or by one iterator. */
@@ -98,6 +102,7 @@ static int parse_footer(struct sst_table *t, const char *f, uint64_t h[4])
     t->props.max_ts = (int64_t)coding_get_u64le(f + 48);
     t->props.deletes = coding_get_u32le(f + 60);
     t->props.size = t->file_size;
+    t->cat_stored = coding_get_u32le(f + 68);
     return ERR_OK;
 }
 
@@ -142,6 +147,7 @@ int sst_open(struct env *env, const char *path, struct cache *cache, atomic_ullo
         return rc;
     }
     t->cache_id = cache ? cache_new_id(cache) : 0;
+    t->filter_cache_id = cache ? cache_new_id(cache) : 0;
     *out = t;
     return ERR_OK;
 }
@@ -157,6 +163,8 @@ void sst_unref(struct sst_table *t)
         return;
     if (t->cache && t->cache_id)
         cache_erase_id(t->cache, t->cache_id);
+    if (t->cache && t->filter_cache_id)
+        cache_erase_id(t->cache, t->filter_cache_id);
     env_close(t->f);
     buf_destroy(&t->index_raw);
     buf_destroy(&t->bloom);
@@ -177,6 +185,71 @@ static int decode_handle(struct slice v, uint64_t *off, uint64_t *size)
     if (p)
         p = coding_varint_dec(p, v.ptr + v.len, size);
     return p ? ERR_OK : err_corrupt("bad block handle");
+}
+
+/* The handle of the word filter in an index value of a version 3 table:
+ * *fsize 0 if the block has none. */
+static int decode_filter_handle(const struct sst_table *t, struct slice v, uint64_t *foff,
+                                uint64_t *fsize)
+{
+    uint64_t x;
+    const char *end = v.ptr + v.len, *p = coding_varint_dec(v.ptr, end, &x);
+    if (p)
+        p = coding_varint_dec(p, end, &x);
+    *foff = *fsize = 0;
+    if (p && p < end) {
+        p = coding_varint_dec(p, end, foff);
+        if (p)
+            p = coding_varint_dec(p, end, fsize);
+        if (p && (p != end || *fsize == 0))
+            p = NULL;
+    }
+    return p ? ERR_OK : err_corrupt("%s: bad block handle", t->path);
+}
+
+static void filter_free(void *p)
+{
+    buf_destroy(p);
+    free(p);
+}
+
+/* *may: whether the block of index value v may hold a row with each of
+ * the n words (true without a filter). The filter is read through the
+ * cache; ERR_CORRUPT if it is damaged. */
+static int block_may_match(struct sst_table *t, struct slice v, const uint64_t *words, size_t n,
+                           bool *may)
+{
+    uint64_t foff, fsize;
+    *may = true;
+    if (t->version < 3 || n == 0)
+        return ERR_OK;
+    int rc = decode_filter_handle(t, v, &foff, &fsize);
+    if (rc || fsize == 0)
+        return corrupt(t, rc);
+    struct cache_handle *ch = t->cache ? cache_lookup(t->cache, t->filter_cache_id, foff) : NULL;
+    struct buf *f;
+    if (ch) {
+        f = cache_value(ch);
+    } else {
+        f = xcalloc(1, sizeof *f);
+        rc = read_stored(t, foff, fsize, f);
+        if (!rc && !wfilter_ok(slice_make(f->data, f->len)))
+            rc =
+                err_corrupt("%s: word filter at %llu malformed", t->path, (unsigned long long)foff);
+        if (rc) {
+            filter_free(f);
+            return corrupt(t, rc);
+        }
+        if (t->cache)
+            ch = cache_insert(t->cache, t->filter_cache_id, foff, f, f->cap + sizeof *f,
+                              filter_free);
+    }
+    *may = wfilter_may_match(slice_make(f->data, f->len), words, n);
+    if (ch)
+        cache_release(t->cache, ch);
+    else
+        filter_free(f);
+    return ERR_OK;
 }
 
 static int load_block(struct sst_table *t, uint64_t off, uint64_t size, struct sst_block **out)
@@ -241,6 +314,17 @@ uint32_t sst_version(const struct sst_table *t)
     return t->version;
 }
 
+int sst_read_catalog(struct sst_table *t, struct buf *out)
+{
+    uint64_t n = t->cat_stored, end = t->file_size - SST_FOOTER;
+    if (n == 0)
+        return ERR_NOTFOUND;
+    if (n <= CODEC_TRAILER || n > end)
+        return corrupt(t, err_corrupt("%s: catalog block of %llu bytes", t->path,
+                                      (unsigned long long)n));
+    return corrupt(t, read_stored(t, end - n, n - CODEC_TRAILER, out));
+}
+
 bool sst_may_contain(const struct sst_table *t, struct slice bkey)
 {
     return bloom_may_match(slice_make(t->bloom.data, t->bloom.len), bloom_hash(bkey));
@@ -296,6 +380,7 @@ struct sst_it {
     struct iter *index;
     struct iter *data; /* NULL when not positioned in a block */
     int status;
+    struct sst_read_opts opts; /* words to skip blocks by, counters */
 };
 
 static void set_data(struct sst_it *s, struct iter *d)
@@ -308,18 +393,42 @@ static void set_data(struct sst_it *s, struct iter *d)
     s->data = d;
 }
 
-/* Opens the block at the index position; false (data NULL) on error. */
-static bool open_block(struct sst_it *s)
+/* Whether the words rule out the block at the index position; a damaged
+ * filter stops the iterator. */
+static bool skip_block(struct sst_it *s)
 {
-    if (!it_valid(s->index)) {
-        set_data(s, NULL);
+    bool may;
+    int rc = block_may_match(s->t, it_value(s->index), s->opts.words, s->opts.nwords, &may);
+    if (rc && !s->status)
+        s->status = rc;
+    if (rc || may)
         return false;
+    if (s->opts.blocks_skipped)
+        (*s->opts.blocks_skipped)++;
+    return true;
+}
+
+/* Opens the block at the index position, or the next one in direction
+ * step (+1 or -1) that the words do not rule out (a skipped block is
+ * passed as if it were empty); false (data NULL) at the end or on error. */
+static bool open_block(struct sst_it *s, int step)
+{
+    set_data(s, NULL);
+    while (it_valid(s->index) && s->opts.nwords && skip_block(s)) {
+        if (step > 0)
+            it_next(s->index);
+        else
+            it_prev(s->index);
     }
+    if (s->status || !it_valid(s->index))
+        return false;
     set_data(s, block_iter(s->t, it_value(s->index)));
     if (it_status(s->data)) {
         set_data(s, NULL);
         return false;
     }
+    if (s->opts.blocks_read)
+        (*s->opts.blocks_read)++;
     return true;
 }
 
@@ -343,7 +452,7 @@ static void skip_empty_forward(struct sst_it *s)
 {
     while (!stop_on_error(s) && s->data && !it_valid(s->data)) {
         it_next(s->index);
-        if (!open_block(s))
+        if (!open_block(s, 1))
             return;
         it_seek_first(s->data);
     }
@@ -353,7 +462,7 @@ static void skip_empty_backward(struct sst_it *s)
 {
     while (!stop_on_error(s) && s->data && !it_valid(s->data)) {
         it_prev(s->index);
-        if (!open_block(s))
+        if (!open_block(s, -1))
             return;
         it_seek_last(s->data);
     }
@@ -369,7 +478,7 @@ static void si_seek_first(struct iter *it)
 {
     struct sst_it *s = (struct sst_it *)it;
     it_seek_first(s->index);
-    if (open_block(s))
+    if (open_block(s, 1))
         it_seek_first(s->data);
     skip_empty_forward(s);
 }
@@ -378,7 +487,7 @@ static void si_seek_last(struct iter *it)
 {
     struct sst_it *s = (struct sst_it *)it;
     it_seek_last(s->index);
-    if (open_block(s))
+    if (open_block(s, -1))
         it_seek_last(s->data);
     skip_empty_backward(s);
 }
@@ -387,7 +496,9 @@ static void si_seek(struct iter *it, struct slice target)
 {
     struct sst_it *s = (struct sst_it *)it;
     it_seek(s->index, target);
-    if (open_block(s))
+    /* past a skipped block every key is above target: the seek lands on
+     * the first entry of the block opened */
+    if (open_block(s, 1))
         it_seek(s->data, target);
     skip_empty_forward(s);
 }
@@ -454,11 +565,20 @@ static const struct it_ops sst_it_ops = {
 
 struct iter *sst_iter(struct sst_table *t)
 {
+    return sst_iter_opts(t, NULL);
+}
+
+struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts)
+{
     struct sst_it *s = xcalloc(1, sizeof *s);
     it_init(&s->base, &sst_it_ops);
     sst_ref(t);
     s->t = t;
     s->index = blk_iter(&t->index);
+    if (opts)
+        s->opts = *opts;
+    if (!s->opts.words)
+        s->opts.nwords = 0;
     return &s->base;
 }
 
@@ -468,11 +588,32 @@ struct sst_scan {
     struct sst_table *t;
     struct iter *index;
     struct buf stored, raw;
+    struct buf filter, fraw; /* the block's word filter: stored, decoded */
     struct blk blk;
     struct iter *data; /* NULL at the end or after an error */
     bool at_start;
     int status;
 };
+
+/* Reads the stored form of the word filter of the block at the index
+ * position into s->filter (empty if it has none) and checks it. */
+static int scan_filter(struct sst_scan *s)
+{
+    uint64_t foff = 0, fsize = 0;
+    buf_reset(&s->filter);
+    int rc =
+        s->t->version >= 3 ? decode_filter_handle(s->t, it_value(s->index), &foff, &fsize) : ERR_OK;
+    if (rc || fsize == 0)
+        return rc;
+    rc = read_stored_form(s->t, foff, fsize, &s->filter);
+    if (!rc)
+        rc = codec_decode(slice_make(s->filter.data, s->filter.len), s->t->path, foff, &s->fraw);
+    if (!rc && !wfilter_ok(slice_make(s->fraw.data, s->fraw.len)))
+        rc = err_corrupt("%s: word filter at %llu malformed", s->t->path, (unsigned long long)foff);
+    if (rc)
+        buf_reset(&s->filter);
+    return rc;
+}
 
 static void scan_fail(struct sst_scan *s, int rc)
 {
@@ -497,6 +638,8 @@ static void scan_load(struct sst_scan *s)
             rc = codec_decode(slice_make(s->stored.data, s->stored.len), s->t->path, off, &s->raw);
         if (!rc)
             rc = blk_parse(slice_make(s->raw.data, s->raw.len), &s->blk);
+        if (!rc)
+            rc = scan_filter(s);
         if (rc) {
             scan_fail(s, rc);
             return;
@@ -537,6 +680,8 @@ void sst_scan_free(struct sst_scan *s)
     it_destroy(s->index);
     buf_destroy(&s->stored);
     buf_destroy(&s->raw);
+    buf_destroy(&s->filter);
+    buf_destroy(&s->fraw);
     sst_unref(s->t);
     free(s);
 }
@@ -592,6 +737,11 @@ struct slice sst_scan_block_raw(const struct sst_scan *s)
 struct slice sst_scan_block_last(const struct sst_scan *s)
 {
     return it_key(s->index);
+}
+
+struct slice sst_scan_block_filter(const struct sst_scan *s)
+{
+    return slice_make(s->filter.data, s->filter.len);
 }
 
 void sst_scan_next_block(struct sst_scan *s)

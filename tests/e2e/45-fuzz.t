@@ -1,7 +1,8 @@
 #!/bin/sh
 # A short fuzz pass as TAP: builds the libFuzzer targets with `make fuzz`
 # and runs each tests/fuzz/*_fuzz.c target for LB_FUZZ_SECONDS (default 20)
-# over its seed corpus (tests/fuzz/corpus/<name>/). Skips without clang and
+# over its seed corpus (tests/fuzz/corpus/<name>/), with the dictionary
+# tests/fuzz/<name>.dict when there is one. Skips without clang and
 # in the sanitizer pass; a target that does not build is a failure. LB_FUZZ_NOBUILD=1
 # runs the binaries already in build-fuzz/fuzz/.
 cd "$(dirname "$0")/../.." || exit 1
@@ -34,8 +35,10 @@ for t in $targets; do
     work=$(mktemp -d)
     seeds=tests/fuzz/corpus/${t%_fuzz}
     [ -d "$seeds" ] || seeds=
+    dict=tests/fuzz/${t%_fuzz}.dict # the grammar's words, when the target has some
+    [ -f "$dict" ] && dict=-dict=$dict || dict=
     if build-fuzz/fuzz/"$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
-        -artifact_prefix="$work/" "$work" $seeds >"$work/log" 2>&1; then
+        -artifact_prefix="$work/" $dict "$work" $seeds >"$work/log" 2>&1; then
         echo "ok $i - $t: ${secs}s without a crash, leak or sanitizer report"
     else
         echo "not ok $i - $t"

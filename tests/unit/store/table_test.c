@@ -326,13 +326,16 @@ static void test_sst_scan_copy(void **state)
         if (blocks++ % 2 == 0) {
             /* a wrong last key is refused, then the block goes whole */
             assert_int_equal(sst_add_block(b, sst_scan_block_stored(sc), sst_scan_block_raw(sc),
-                                           sst_scan_key(sc), ts_of_test_key, NULL),
+                                           sst_scan_key(sc), sst_scan_block_filter(sc),
+                                           ts_of_test_key, NULL),
                              ERR_CORRUPT);
             assert_int_equal(sst_add_block(b, slice_make("ab", 2), sst_scan_block_raw(sc),
-                                           sst_scan_block_last(sc), ts_of_test_key, NULL),
+                                           sst_scan_block_last(sc), sst_scan_block_filter(sc),
+                                           ts_of_test_key, NULL),
                              ERR_CORRUPT);
             assert_int_equal(sst_add_block(b, sst_scan_block_stored(sc), sst_scan_block_raw(sc),
-                                           sst_scan_block_last(sc), ts_of_test_key, NULL),
+                                           sst_scan_block_last(sc), sst_scan_block_filter(sc),
+                                           ts_of_test_key, NULL),
                              ERR_OK);
             for (; it_valid(it) && slice_cmp(it_key(it), sst_scan_block_last(sc)) <= 0; it_next(it))
                 rows++;

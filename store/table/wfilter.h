@@ -1,0 +1,52 @@
+/* Word filters of data blocks (FORMAT.md, "Word filters"): a bloom filter,
+ * bloom.h's layout, of the words (model/words.h, words_hash) of the host,
+ * event, tag values and string field values of a block's rows, so that a
+ * word search passes over a block that cannot hold a match without reading
+ * or decoding it. Only a block whose every entry is a log row (a put with
+ * an empty value whose id holds at least one field) gets one: every other
+ * version of such a key has the same words, so leaving the block out can
+ * only hide rows that do not match. A builder is used by one thread; a
+ * filter is read-only bytes. */
+#ifndef LB_WFILTER_H
+#define LB_WFILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/slice.h"
+
+#define WFILTER_BITS_PER_WORD 10
+#define WFILTER_PROBES 7
+
+/* The distinct words of the entries added since the last reset. */
+struct wfilter_builder {
+    uint64_t *set;   /* open addressing; 0 marks an empty slot */
+    size_t cap, n;   /* slots (a power of two, or 0), distinct non-zero hashes */
+    bool has_zero;   /* words_hash gave 0 for a word */
+    bool ok;         /* every entry so far is a log row */
+    size_t entries;  /* added since the reset */
+    struct buf last; /* host 0x00 event of the last entry (its words are in) */
+};
+
+void wfilter_builder_init(struct wfilter_builder *b);
+void wfilter_builder_destroy(struct wfilter_builder *b);
+/* Starts the next block. */
+void wfilter_builder_reset(struct wfilter_builder *b);
+/* Notes an entry of the block (an internal key and its value, borrowed):
+ * its words, or that the block gets no filter. */
+void wfilter_add(struct wfilter_builder *b, struct slice ikey, struct slice value);
+/* True, with the filter of the block's words appended to out, if the
+ * block has entries and every one of them is a log row; false (out
+ * unchanged) if the block gets no filter. */
+bool wfilter_finish(struct wfilter_builder *b, struct buf *out);
+
+/* Whether filter is well formed: at least 8 bytes of bits and a probe
+ * count of 1..30. A filter read from disk that is not is damaged. */
+bool wfilter_ok(struct slice filter);
+/* False only if a row having every one of the n words (words_hash values)
+ * is certainly not in the filter's block. REQUIRES: wfilter_ok(filter). */
+bool wfilter_may_match(struct slice filter, const uint64_t *words, size_t n);
+
+#endif
