@@ -1,6 +1,8 @@
 /* Word splitting, hashing and phrase search (words.h). */
 #include "model/words.h"
 
+#include <string.h>
+
 static inline unsigned char fold(unsigned char c)
 {
     return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
@@ -75,16 +77,41 @@ static bool phrase_at(struct slice text, size_t pos, struct slice phrase)
     return true;
 }
 
+/* The next position >= from of byte a or b in t (t.len if none): the
+ * candidates for the first byte of a word, in either case. */
+static size_t next_either(struct slice t, size_t from, unsigned char a, unsigned char b)
+{
+    const char *p = memchr(t.ptr + from, a, t.len - from);
+    size_t end = p ? (size_t)(p - t.ptr) : t.len;
+    if (b != a) {
+        const char *q = memchr(t.ptr + from, b, end - from);
+        if (q)
+            end = (size_t)(q - t.ptr);
+    }
+    return end;
+}
+
 bool words_find(struct slice text, struct slice phrase)
 {
     size_t pp = 0;
     struct slice first;
     if (!next_word(phrase, &pp, &first))
         return true;
-    size_t pos = 0;
-    struct slice w;
-    while (next_word(text, &pos, &w))
-        if (word_eq(w, first) && phrase_at(text, (size_t)(w.ptr - text.ptr), phrase))
+    const unsigned char *s = (const unsigned char *)text.ptr;
+    unsigned char lo = fold((unsigned char)first.ptr[0]);
+    unsigned char up = lo >= 'a' && lo <= 'z' ? (unsigned char)(lo - 32) : lo;
+    /* memchr finds the candidates; each is checked as a whole word */
+    for (size_t i = 0; i + first.len <= text.len; i++) {
+        i = next_either(text, i, lo, up);
+        if (i + first.len > text.len)
+            return false;
+        if (i > 0 && words_is_word_byte(s[i - 1]))
+            continue;
+        size_t end = i + first.len;
+        if (end < text.len && words_is_word_byte(s[end]))
+            continue;
+        if (word_eq(slice_make(text.ptr + i, first.len), first) && phrase_at(text, i, phrase))
             return true;
+    }
     return false;
 }

@@ -79,6 +79,72 @@ static void test_find(void **state)
     assert_false(find("a b", "a b c"));
 }
 
+/* The words of a text, folded, as a list (the reference for words_find). */
+struct wl {
+    char w[64][16];
+    size_t n;
+};
+
+static bool wl_add(void *arg, struct slice w)
+{
+    struct wl *l = arg;
+    if (l->n < 64 && w.len < 16) {
+        for (size_t i = 0; i < w.len; i++) {
+            char c = w.ptr[i];
+            l->w[l->n][i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+        }
+        l->w[l->n][w.len] = 0;
+        l->n++;
+    }
+    return true;
+}
+
+static bool naive_find(const char *text, const char *phrase)
+{
+    struct wl t = {0}, p = {0};
+    words_each(slice_make(text, strlen(text)), wl_add, &t);
+    words_each(slice_make(phrase, strlen(phrase)), wl_add, &p);
+    if (p.n == 0)
+        return true;
+    for (size_t i = 0; i + p.n <= t.n; i++) {
+        size_t k = 0;
+        while (k < p.n && strcmp(t.w[i + k], p.w[k]) == 0)
+            k++;
+        if (k == p.n)
+            return true;
+    }
+    return false;
+}
+
+/* words_find searches with memchr for candidates: it must agree with
+ * splitting the text into words, on random texts of a small alphabet. */
+static void test_find_random(void **state)
+{
+    (void)state;
+    static const char alpha[] = "aAbB _-.\xc3";
+    uint64_t x = 88172645463325252ULL;
+    for (int round = 0; round < 20000; round++) {
+        char text[40], phrase[8];
+        size_t tn = 0, pn = 0;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t tl = x % 30, pl = 1 + (x >> 8) % 6;
+        for (size_t i = 0; i < tl; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            text[tn++] = alpha[x % (sizeof alpha - 1)];
+        }
+        text[tn] = 0;
+        for (size_t i = 0; i < pl; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            phrase[pn++] = alpha[x % (sizeof alpha - 1)];
+        }
+        phrase[pn] = 0;
+        if (find(text, phrase) != naive_find(text, phrase)) {
+            print_error("text '%s' phrase '%s': got %d\n", text, phrase, find(text, phrase));
+            fail();
+        }
+    }
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -86,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_hash_folds_case),
         cmocka_unit_test(test_find),
+        cmocka_unit_test(test_find_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
