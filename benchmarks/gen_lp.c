@@ -14,7 +14,10 @@
  *       0.1% of rows, a common word in 3%, a substring in 1%), `value` a
  *       latency in ms and `code` a status.
  *       --tsv-out also writes the same rows as TAB-separated values for
- *       ClickHouse, columns event, host, ts, value, code, msg.
+ *       ClickHouse, columns event, host, ts, value, code, msg; --jsonl-out
+ *       as JSON lines for logbucket's /api/v1/ingest?format=jsonl, one
+ *       object a line: {"ts":NS,"host":H,"event":NAME,"value":F,"code":I,
+ *       "msg":S} (value always with a decimal point, so it stays a float).
  *
  *   gen_lp --terms
  *       Prints the search terms of --kind logs, "rare<TAB>WORD",
@@ -72,6 +75,7 @@ struct opts {
     const char *raw_event;
     bool logs;
     const char *tsv_out;
+    const char *jsonl_out;
     bool terms;
 };
 
@@ -95,7 +99,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: gen_lp [--events N] [--hosts H] [--names E] [--span SECONDS] "
                     "[--end NS] [--seed S] [--out FILE]\n"
-                    "       gen_lp --kind logs [same options] [--tsv-out FILE]\n"
+                    "       gen_lp --kind logs [same options] [--tsv-out FILE] "
+                    "[--jsonl-out FILE]\n"
                     "       gen_lp --terms\n"
                     "       gen_lp --plan K [same options]\n"
                     "       gen_lp --raw FILE [--events N] [--raw-host H] [--raw-event E] "
@@ -152,14 +157,58 @@ static void put_tsv_string(FILE *f, const char *s, size_t n)
     }
 }
 
+/* Writes s to f as a JSON string, quotes included: '"' and '\\' escaped,
+ * control bytes as \n, \t, \r or \u00XX; other bytes as they are (the
+ * messages are ASCII, so valid UTF-8). */
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (c < 0x20)
+                fprintf(f, "\\u%04x", c);
+            else
+                fputc(c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* An extra output file (--tsv-out, --jsonl-out), or NULL when not asked
+ * for; exits on failure. */
+static FILE *open_extra(const char *path)
+{
+    if (!path)
+        return NULL;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "gen_lp: %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    return f;
+}
+
+static int close_extra(FILE *f, const char *path)
+{
+    if (f && (fflush(f) != 0 || ferror(f) || fclose(f) != 0)) {
+        fprintf(stderr, "gen_lp: writing %s failed\n", path);
+        return 2;
+    }
+    return 0;
+}
+
 static int gen_dataset(const struct opts *o)
 {
     FILE *f = open_out(o->out);
-    FILE *tsv = o->tsv_out ? fopen(o->tsv_out, "w") : NULL;
-    if (o->tsv_out && !tsv) {
-        fprintf(stderr, "gen_lp: %s: %s\n", o->tsv_out, strerror(errno));
-        return 2;
-    }
+    FILE *tsv = open_extra(o->tsv_out);
+    FILE *jsonl = open_extra(o->jsonl_out);
     int64_t span_ns = (int64_t)o->span_s * 1000000000LL;
     int64_t start = o->end_ns - span_ns;
     int64_t step = span_ns / o->events;
@@ -200,14 +249,23 @@ static int gen_dataset(const struct opts *o)
             put_tsv_string(tsv, msg, strlen(msg));
             fputc('\n', tsv);
         }
+        if (jsonl) {
+            /* the host and the name are plain ASCII: no escapes needed */
+            fprintf(jsonl,
+                    "{\"ts\":%" PRId64 ",\"host\":\"host-%04d\",\"event\":\"%s\",\"value\":%.2f,"
+                    "\"code\":%d,\"msg\":",
+                    ts, host, name, value, code);
+            put_json_string(jsonl, msg);
+            fputs("}\n", jsonl);
+        }
     }
     fprintf(stderr, "gen_lp: %lld events, %llu bytes (%.1f bytes/event)\n", o->events, bytes,
             (double)bytes / (double)o->events);
     int rc = close_out(f, o->out);
-    if (tsv && (fflush(tsv) != 0 || ferror(tsv) || fclose(tsv) != 0)) {
-        fprintf(stderr, "gen_lp: writing %s failed\n", o->tsv_out);
+    if (close_extra(tsv, o->tsv_out))
         rc = 2;
-    }
+    if (close_extra(jsonl, o->jsonl_out))
+        rc = 2;
     return rc;
 }
 
@@ -374,6 +432,8 @@ int main(int argc, char **argv)
             o.raw_event = v;
         else if (!strcmp(a, "--tsv-out"))
             o.tsv_out = v;
+        else if (!strcmp(a, "--jsonl-out"))
+            o.jsonl_out = v;
         else if (!strcmp(a, "--kind") && (!strcmp(v, "logs") || !strcmp(v, "metrics")))
             o.logs = !strcmp(v, "logs");
         else

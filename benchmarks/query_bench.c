@@ -14,8 +14,12 @@
  *
  * --data logs (the default): `msg` is a log line of bench_logmsg.h (a rare
  * word in 0.1% of rows, a common word in 3%, a substring in 1%), `value` a
- * latency in ms; --data fixed: the same ~110-byte message on every row (the
- * data of the figures before the search shapes). Each shape stops after
+ * latency in ms; the rows are log entries written as the daemon writes JSON
+ * lines (ingest/ with INGEST_JSONL: {"ts","host","event","value","code",
+ * "msg"} a line, 10,000 lines a store batch), so their blocks get word
+ * filters (store/FORMAT.md). --data fixed: the same ~110-byte message on
+ * every row, plus a tag `region`, written as rows without an id
+ * (batch_put: the data of the figures before the search shapes). Each shape stops after
  * --shape-seconds (60) and prints how many queries it ran. The "24 h"
  * shapes cover [start, start + 24 h): the whole span when --hours <= 24.
  * A --dir that already holds the loaded database is reused (no reload). */
@@ -31,6 +35,8 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/json.h"
+#include "ingest/ingest.h"
 #include "model/record.h"
 #include "query/query.h"
 #include "store/store.h"
@@ -75,11 +81,35 @@ static uint64_t rnd(struct bench *b)
     return b->rng;
 }
 
-static void make_value(struct bench *b, long long i, int ev, struct buf *v)
+#define LOAD_BATCH 10000
+
+/* The fields of a row of event ev: value, code and msg (NUL-terminated in
+ * msg, at most cap - 1 bytes; *msg_len its length). */
+static void make_fields(struct bench *b, int ev, double *value, int64_t *code, char *msg,
+                        size_t cap, size_t *msg_len)
 {
     static const char fixed[] = "GET /api/v1/items?page=17&sort=desc HTTP/1.1 200 "
                                 "agent=curl/8.5.0 upstream=10.0.3.17:8080 rt=0.0123";
+    if (b->fixed_msg) {
+        *value = (double)(rnd(b) % 10000) / 100.0;
+        *code = 200 + (int64_t)(rnd(b) % 4) * 100;
+        snprintf(msg, cap, "%s", fixed);
+        *msg_len = strlen(msg);
+    } else {
+        uint64_t r = rnd(b);
+        *value = (double)(r % 100000) / 100.0;
+        *code = LM_CODES[(r >> 17) % (sizeof(LM_CODES) / sizeof(LM_CODES[0]))];
+        int n = lm_message(rnd(b), rnd(b), ev, (int)*code, *value, msg, cap);
+        *msg_len = n < (int)cap ? (size_t)n : cap - 1;
+    }
+}
+
+/* --data fixed: the row's value, a record of the tag region and the fields
+ * (a row without an id, as the figures before the search shapes had). */
+static void make_value(struct bench *b, long long i, int ev, struct buf *v)
+{
     char msg[512];
+    size_t mlen;
     struct rec_tag tag = {slice_cstr("region"), slice_cstr(i % 2 ? "eu" : "us")};
     struct rec_field f[3];
     memset(f, 0, sizeof(f));
@@ -89,25 +119,67 @@ static void make_value(struct bench *b, long long i, int ev, struct buf *v)
     f[1].type = REC_INT;
     f[2].key = slice_cstr("msg");
     f[2].type = REC_STRING;
-    if (b->fixed_msg) {
-        f[0].v.f = (double)(rnd(b) % 10000) / 100.0;
-        f[1].v.i = 200 + (int64_t)(rnd(b) % 4) * 100;
-        f[2].v.s = slice_make(fixed, sizeof(fixed) - 1);
-    } else {
-        uint64_t r = rnd(b);
-        f[0].v.f = (double)(r % 100000) / 100.0;
-        f[1].v.i = LM_CODES[(r >> 17) % (sizeof(LM_CODES) / sizeof(LM_CODES[0]))];
-        int n = lm_message(rnd(b), rnd(b), ev, (int)f[1].v.i, f[0].v.f, msg, sizeof(msg));
-        f[2].v.s = slice_make(msg, n < (int)sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-    }
+    make_fields(b, ev, &f[0].v.f, &f[1].v.i, msg, sizeof(msg), &mlen);
+    f[2].v.s = slice_make(msg, mlen);
     buf_reset(v);
     rec_encode(v, &tag, 1, f, 3);
+}
+
+/* --data logs: appends the row as a JSON line, as a log shipper sends it
+ * to /api/v1/ingest?format=jsonl (value with a decimal point: a float). */
+static void append_jsonl(struct bench *b, int64_t ts, const char *host, const char *event, int ev,
+                         struct buf *lines)
+{
+    char msg[512];
+    size_t mlen;
+    double value;
+    int64_t code;
+    make_fields(b, ev, &value, &code, msg, sizeof(msg), &mlen);
+    buf_printf(lines,
+               "{\"ts\":%lld,\"host\":\"%s\",\"event\":\"%s\",\"value\":%.2f,\"code\":%lld,"
+               "\"msg\":",
+               (long long)ts, host, event, value, (long long)code);
+    json_str(lines, msg, mlen);
+    buf_puts(lines, "}\n");
+}
+
+/* Writes the JSON lines through ingest/ as the daemon's JSON-lines path
+ * does (log entries: the id is the whole content, the value empty), in one
+ * store batch. ERR_BUSY (flushing behind) writes the lines again: the same
+ * content is the same row. A line ingest refuses is an error here. */
+static int write_jsonl(struct bench *b, const struct buf *lines)
+{
+    struct event_limits lim;
+    event_limits_default(&lim);
+    struct ingest_params p;
+    ingest_params_default(&p);
+    p.format = INGEST_JSONL;
+    p.body_hint = lines->len;
+    p.batch_rows = LOAD_BATCH;
+    p.batch_bytes = lines->len + (1u << 20);
+    for (;;) {
+        struct ingest *in = NULL;
+        int rc = ingest_new(&p, &lim, b->db, &in);
+        if (rc == ERR_OK)
+            rc = ingest_feed(in, lines->data, lines->len);
+        if (rc == ERR_OK)
+            rc = ingest_finish(in);
+        if (rc == ERR_OK && ingest_dropped(in) > 0) {
+            fprintf(stderr, "ingest dropped %llu lines: %.300s\n",
+                    (unsigned long long)ingest_dropped(in), ingest_error_text(in));
+            rc = ERR_INVAL;
+        }
+        ingest_free(in);
+        if (rc != ERR_BUSY)
+            return rc;
+        usleep(1000);
+    }
 }
 
 static int load(struct bench *b)
 {
     struct batch *bt = batch_new();
-    struct buf v = BUF_INIT;
+    struct buf v = BUF_INIT, lines = BUF_INIT;
     char host[32], ev[32];
     int64_t step = b->span_ns / b->events;
     int64_t t0 = now_ns();
@@ -116,13 +188,22 @@ static int load(struct bench *b)
         snprintf(host, sizeof(host), "host-%04d", (int)(rnd(b) % HOSTS));
         int e = (int)(rnd(b) % EVENTS);
         snprintf(ev, sizeof(ev), "ev-%02d", e);
-        make_value(b, i, e, &v);
-        batch_put(bt, BASE_TS + i * step, slice_cstr(host), slice_cstr(ev),
-                  slice_make(v.data, v.len));
-        if (batch_count(bt) == 10000 || i == b->events - 1) {
-            while ((rc = store_write(b->db, bt)) == ERR_BUSY)
-                usleep(1000);
-            batch_clear(bt);
+        bool last = i == b->events - 1;
+        if (!b->fixed_msg) {
+            append_jsonl(b, BASE_TS + i * step, host, ev, e, &lines);
+            if ((i + 1) % LOAD_BATCH == 0 || last) {
+                rc = write_jsonl(b, &lines);
+                buf_reset(&lines);
+            }
+        } else {
+            make_value(b, i, e, &v);
+            batch_put(bt, BASE_TS + i * step, slice_cstr(host), slice_cstr(ev),
+                      slice_make(v.data, v.len));
+            if (batch_count(bt) == LOAD_BATCH || last) {
+                while ((rc = store_write(b->db, bt)) == ERR_BUSY)
+                    usleep(1000);
+                batch_clear(bt);
+            }
         }
         /* compact as we go: a long load otherwise piles up SSTables (and
          * open files) faster than background compaction merges them */
@@ -138,6 +219,7 @@ static int load(struct bench *b)
            load_s, (double)b->events / load_s, (double)(now_ns() - t0) / 1e9 - load_s);
     batch_free(bt);
     buf_destroy(&v);
+    buf_destroy(&lines);
     return rc;
 }
 
@@ -300,6 +382,53 @@ static void gen_event_buckets(struct bench *b, char *sql, size_t n)
              (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
 }
 
+/* Prints the "analyze" object of EXPLAIN ANALYZE of sql (rows scanned,
+ * blocks read and skipped), or the error. */
+static void explain(struct bench *b, const char *label, const char *sql)
+{
+    char stmt[600], out[4096];
+    snprintf(stmt, sizeof(stmt), "EXPLAIN ANALYZE %s", sql);
+    struct query_opts o;
+    query_opts_default(&o);
+    o.now_ns = b->now;
+    struct query_cursor *c;
+    struct buf err = BUF_INIT, text = BUF_INIT;
+    if (query_sql_open(b->s, stmt, strlen(stmt), &o, &c, &err)) {
+        printf("  %s: error: %.150s\n", label, buf_cstr(&err));
+        buf_destroy(&err);
+        return;
+    }
+    ssize_t n;
+    while ((n = query_cursor_read(c, out, sizeof(out))) > 0)
+        buf_append(&text, out, (size_t)n);
+    if (n < 0)
+        printf("  %s: error: %.150s\n", label, query_cursor_error(c));
+    else {
+        const char *a = strstr(buf_cstr(&text), "\"analyze\":");
+        printf("  %s: %.*s\n", label, a ? (int)strcspn(a, "}") + 1 : 200, a ? a : buf_cstr(&text));
+    }
+    query_cursor_free(c);
+    buf_destroy(&err);
+    buf_destroy(&text);
+}
+
+/* EXPLAIN ANALYZE of s1, s2 and of a scan of the same 24 h that reads every
+ * row, as benchmarks/compare prints them: the blocks a word search skips. */
+static void explain_searches(struct bench *b)
+{
+    char sql[512];
+    printf("\nEXPLAIN ANALYZE (blocks a word search reads against a scan):\n");
+    gen_rare(b, sql, sizeof(sql));
+    explain(b, "s1 rare", sql);
+    gen_common(b, sql, sizeof(sql));
+    explain(b, "s2 common", sql);
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM bench WHERE ts >= %lld AND ts < %lld AND value >= 0",
+             (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
+    explain(b, "scan of the 24 h", sql);
+    fflush(stdout);
+}
+
 static void measure(struct bench *b, const char *label, gen_fn gen, int q)
 {
     int64_t *lat = calloc((size_t)q, sizeof(*lat));
@@ -368,6 +497,8 @@ static void run_all(struct bench *b, const char *only)
         measure(b, shapes[i].label, shapes[i].gen,
                 only ? b->queries : b->queries / shapes[i].div + 1);
     }
+    if (!only || !strcmp(only, "rare") || !strcmp(only, "common"))
+        explain_searches(b);
 }
 
 static void usage(void)

@@ -75,6 +75,23 @@ struct cb_link {
     uint32_t shape, next;
 };
 
+/* A row kind: a host with a shape (of one event). A row of a kind
+ * already counted in its slot costs the lookups of its host and shape; its
+ * pair has the shape's items already. mask 0 is an empty place. */
+struct cb_kind {
+    uint32_t host, shape;
+    uint64_t mask; /* the slots its rows were counted in */
+};
+#define CB_MAX_KINDS (1u << 17) /* past this many, new kinds are not kept */
+
+/* A place of the hosts' table: a name's first 16 bytes (zero-padded) kept
+ * in it, so that a row finds its host in one place (longer names compare
+ * the rest with the host's string). idx 0 is an empty place. */
+struct cb_hslot {
+    uint64_t w0, w1;
+    uint32_t len, idx; /* idx: the host + 1 */
+};
+
 struct cat_builder {
     struct sst_observer obs; /* first: the observer is the builder */
     bool desc, started, off;
@@ -98,15 +115,68 @@ struct cat_builder {
     size_t nlink, caplink;
     uint32_t *incomplete; /* tag key items whose values went over the cap */
     uint32_t nincomplete, capincomplete;
-    struct imap strs, hosts, evs, items, shapes;
-    uint32_t last_ev; /* the event of the previous row (CAT_NONE at first) */
-#define CB_EVCACHE 64
-    uint32_t evcache[CB_EVCACHE]; /* events by their last bytes (CAT_NONE: empty) */
-    struct buf raw;               /* the block written at the finish (cat_builder_result) */
-    bool merged;                  /* the union of other catalogs: rows are not looked at */
-    unsigned floor;               /* CAT_F_ level an absorbed catalog had (level_rank) */
-    size_t mem;                   /* rough bytes held */
+    struct imap strs, evs, items, shapes;
+    struct cb_hslot *hslot; /* open addressing, caphslot a power of 2 */
+    size_t caphslot;
+    struct cb_kind *kind; /* open addressing, capkind a power of 2 */
+    size_t nkind, capkind;
+#define CB_EVCACHE 256
+    struct cb_hslot evcache[CB_EVCACHE]; /* events by their names' words (idx 0: empty) */
+    struct buf raw;                      /* the block written at the finish (cat_builder_result) */
+    bool merged;                         /* the union of other catalogs: rows are not looked at */
+    unsigned floor;                      /* CAT_F_ level an absorbed catalog had (level_rank) */
+    size_t mem;                          /* rough bytes held */
 };
+
+/* n (1..7) bytes at p as memcpy into a zeroed word puts them (little-endian)
+ * without the byte stores whose reload stalls */
+static inline uint64_t cb_hash_tail(const char *p, size_t n)
+{
+    if (n >= 4) {
+        uint32_t a, c;
+        memcpy(&a, p, 4);
+        memcpy(&c, p + n - 4, 4);
+        return a | (uint64_t)c << (8 * (n - 4));
+    }
+    if (n >= 2) {
+        uint16_t a, c;
+        memcpy(&a, p, 2);
+        memcpy(&c, p + n - 2, 2);
+        return a | (uint64_t)c << (8 * (n - 2));
+    }
+    return (uint8_t)*p;
+}
+
+/* memcmp(a, b, n) == 0 for the short names and shapes of rows, without a
+ * call */
+static inline bool bytes_eq(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return false;
+    }
+    return !n || cb_hash_tail(a, n) == cb_hash_tail(b, n);
+}
+
+/* The builder's hash of shapes: one multiply a word (hash_bytes mixes fully
+ * at every word; rows whose shape is not their event's last hash theirs). */
+static inline uint32_t cb_hash(struct slice s, uint64_t seed)
+{
+    const uint64_t k = 0x9e3779b97f4a7c15ULL;
+    const char *p = s.ptr;
+    size_t n = s.len;
+    uint64_t h = seed ^ (n * k), w = 0;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 29;
+    }
+    w = n ? cb_hash_tail(p, n) : 0;
+    return (uint32_t)key_mix64(h ^ w);
+}
 
 static struct slice cb_s(const struct cat_builder *b, uint32_t s)
 {
@@ -115,7 +185,7 @@ static struct slice cb_s(const struct cat_builder *b, uint32_t s)
 
 static bool cb_eq(const struct cat_builder *b, uint32_t s, struct slice x)
 {
-    return b->str[s].len == x.len && memcmp(b->chars.data + b->str[s].off, x.ptr, x.len) == 0;
+    return b->str[s].len == x.len && bytes_eq(b->chars.data + b->str[s].off, x.ptr, x.len);
 }
 
 static void cb_release(struct cat_builder *b)
@@ -136,10 +206,15 @@ static void cb_release(struct cat_builder *b)
     free(b->shape_items);
     free(b->link);
     free(b->incomplete);
+    free(b->kind);
+    b->kind = NULL;
+    b->nkind = b->capkind = 0;
     b->incomplete = NULL;
     b->nincomplete = b->capincomplete = 0;
     imap_destroy(&b->strs);
-    imap_destroy(&b->hosts);
+    free(b->hslot);
+    b->hslot = NULL;
+    b->caphslot = 0;
     imap_destroy(&b->evs);
     imap_destroy(&b->items);
     imap_destroy(&b->shapes);
@@ -177,17 +252,68 @@ static uint32_t cb_intern(struct cat_builder *b, struct slice s)
     return (uint32_t)b->nstr++;
 }
 
+/* The first 16 bytes of a name, zero-padded, as two words. */
+static inline void name_words(struct slice s, uint64_t *w0, uint64_t *w1)
+{
+    if (s.len >= 16) {
+        memcpy(w0, s.ptr, 8);
+        memcpy(w1, s.ptr + 8, 8);
+        return;
+    }
+    *w0 = *w1 = 0;
+    if (s.len >= 8) {
+        memcpy(w0, s.ptr, 8);
+        size_t n = s.len - 8; /* 0..7 bytes of w1 */
+        if (n)
+            *w1 = cb_hash_tail(s.ptr + 8, n);
+        return;
+    }
+    if (s.len)
+        *w0 = cb_hash_tail(s.ptr, s.len);
+}
+
+static size_t hslot_at(const struct cat_builder *b, uint64_t w0, uint64_t w1, size_t len)
+{
+    return (size_t)key_mix64(w0 ^ (w1 * 0x9e3779b97f4a7c15ULL) ^ len) & (b->caphslot - 1);
+}
+
+static void cb_hslot_grow(struct cat_builder *b)
+{
+    struct cb_hslot *old = b->hslot;
+    size_t oldcap = b->caphslot;
+    b->caphslot = oldcap ? 2 * oldcap : 256;
+    b->hslot = xcalloc(b->caphslot, sizeof *b->hslot);
+    for (size_t i = 0; i < oldcap; i++) {
+        if (!old[i].idx)
+            continue;
+        size_t j = hslot_at(b, old[i].w0, old[i].w1, old[i].len);
+        while (b->hslot[j].idx)
+            j = (j + 1) & (b->caphslot - 1);
+        b->hslot[j] = old[i];
+    }
+    free(old);
+}
+
+/* The host of that name, made if new. */
 static uint32_t cb_host_get(struct cat_builder *b, struct slice name)
 {
-    uint32_t h = hash32(name), i;
-    size_t pos = IMAP_START;
-    while ((i = imap_next(&b->hosts, h, &pos)) != CAT_NONE)
-        if (cb_eq(b, b->host[i].str, name))
-            return i;
+    uint64_t w0, w1;
+    name_words(name, &w0, &w1);
+    if (2 * (b->nhost + 1) > b->caphslot)
+        cb_hslot_grow(b);
+    size_t j = hslot_at(b, w0, w1, name.len);
+    for (;; j = (j + 1) & (b->caphslot - 1)) {
+        const struct cb_hslot *e = &b->hslot[j];
+        if (!e->idx)
+            break;
+        if (e->w0 == w0 && e->w1 == w1 && e->len == name.len &&
+            (name.len <= 16 || cb_eq(b, b->host[e->idx - 1].str, name)))
+            return e->idx - 1;
+    }
     uint32_t s = cb_intern(b, name);
     b->host = grow(b->host, &b->caphost, b->nhost + 1, sizeof *b->host);
     b->host[b->nhost] = (struct cb_host){.str = s};
-    imap_put(&b->hosts, h, (uint32_t)b->nhost);
+    b->hslot[j] = (struct cb_hslot){w0, w1, (uint32_t)name.len, (uint32_t)b->nhost + 1};
     return (uint32_t)b->nhost++;
 }
 
@@ -207,41 +333,37 @@ static uint32_t cb_event_get(struct cat_builder *b, struct slice name)
     return (uint32_t)b->nev++;
 }
 
-/* The pair of host hi with event ei, made if new. The pointer is valid
- * until another pair of the host is made. */
-static struct cb_pair *cb_host_pair(struct cat_builder *b, uint32_t hi, uint32_t ei)
+/* The pair of host hi with event ei (its index among the host's pairs),
+ * made if new: a host has a few events, kept beside it. */
+static uint32_t cb_host_pair(struct cat_builder *b, uint32_t hi, uint32_t ei)
 {
     struct cb_host *h = &b->host[hi];
     for (size_t k = 0; k < h->npairs; k++)
         if (h->pairs[k].ev == ei)
-            return &h->pairs[k];
+            return (uint32_t)k;
     h->pairs = grow(h->pairs, &h->cappairs, h->npairs + 1, sizeof *h->pairs);
     struct cb_pair *p = &h->pairs[h->npairs++];
     *p = (struct cb_pair){.ev = ei, .shapes = CAT_NONE};
     b->ev[ei].npairs++;
     b->mem += sizeof *p;
     b->npair++;
-    return p;
+    return (uint32_t)(h->npairs - 1);
 }
 
-/* The pair of (host, event): a host has a few events, kept beside it. The
- * pointer is valid until another pair of the host is made. */
-static struct cb_pair *cb_pair_get(struct cat_builder *b, struct slice host, struct slice event,
-                                   uint32_t *host_index)
+/* The event of that name: a few events, a small cache of their names'
+ * words spares hashing and comparing the name. */
+static uint32_t cb_event_of(struct cat_builder *b, struct slice event)
 {
-    uint32_t ei = b->last_ev;
-    if (ei == CAT_NONE || !cb_eq(b, b->ev[ei].str, event)) {
-        /* a few events: a small cache spares hashing the name */
-        unsigned n = (unsigned)event.len, c = n ? (unsigned char)event.ptr[n - 1] : 0;
-        unsigned d = n > 1 ? (unsigned char)event.ptr[n - 2] : 0;
-        uint32_t *slot = &b->evcache[(n * 31 + d * 5 + c) % CB_EVCACHE];
-        ei = *slot;
-        if (ei == CAT_NONE || !cb_eq(b, b->ev[ei].str, event))
-            ei = *slot = cb_event_get(b, event);
-        b->last_ev = ei;
-    }
-    uint32_t hi = *host_index = cb_host_get(b, host);
-    return cb_host_pair(b, hi, ei);
+    uint64_t w0, w1;
+    name_words(event, &w0, &w1);
+    size_t j = (size_t)key_mix64(w0 ^ (w1 * 0x9e3779b97f4a7c15ULL) ^ event.len) % CB_EVCACHE;
+    struct cb_hslot *e = &b->evcache[j];
+    if (e->idx && e->w0 == w0 && e->w1 == w1 && e->len == event.len &&
+        (event.len <= 16 || cb_eq(b, b->ev[e->idx - 1].str, event)))
+        return e->idx - 1;
+    uint32_t ei = cb_event_get(b, event);
+    *e = (struct cb_hslot){w0, w1, (uint32_t)event.len, ei + 1};
+    return ei;
 }
 
 static uint32_t item_hash(uint32_t ev, int kind, int aux, struct slice key, struct slice val)
@@ -323,62 +445,217 @@ static void shape_item(struct cat_builder *b, struct cb_shape *sh, uint32_t item
     b->shape_items[b->nshape_items++] = item;
 }
 
-/* The shape of a row of event ev: its bytes in scratch (the tags and
- * fields as the row has them), found or made with its items. */
-static uint32_t cb_shape_get(struct cat_builder *b, uint32_t ev, struct slice id,
-                             struct slice value)
+/* Whether tag key of event ev is over its cap: its values are then left
+ * out of shapes (rows differing only in such a value are one shape). */
+static bool cb_key_dropped(const struct cat_builder *b, uint32_t ev, struct slice key)
+{
+    for (uint32_t k = 0; k < b->nincomplete; k++) {
+        const struct cb_item *it = &b->item[b->incomplete[k]];
+        if (it->ev == ev && cb_eq(b, it->key, key))
+            return true;
+    }
+    return false;
+}
+
+/* memcpy of a short name, without a call */
+static inline char *put_name(char *w, struct slice s)
+{
+    const char *p = s.ptr;
+    size_t n = s.len;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 <= n; i += 8)
+            memcpy(w + i, p + i, 8);
+        memcpy(w + n - 8, p + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(w, p, 4);
+        memcpy(w + n - 4, p + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            w[i] = p[i];
+    }
+    return w + n;
+}
+
+static char *shape_tag(const struct cat_builder *b, uint32_t ev, char *w, struct slice key,
+                       struct slice val)
+{
+    w += coding_varint_enc(w, key.len);
+    w = put_name(w, key);
+    if (b->nincomplete && cb_key_dropped(b, ev, key)) {
+        *w++ = 0;
+        return w;
+    }
+    w += coding_varint_enc(w, val.len + 1);
+    return put_name(w, val);
+}
+
+static char *shape_field(char *w, struct slice key, int type)
+{
+    w += coding_varint_enc(w, key.len);
+    w = put_name(w, key);
+    *w++ = (char)type;
+    return w;
+}
+
+/* The fast walk of a record (model/record.h) for a row's shape: NULL on
+ * anything it does not take (a varint over 9 bytes, a bad length or type,
+ * trailing bytes), which the record reader then decides. */
+static inline const char *walk_varint(const char *p, const char *end, uint64_t *v)
+{
+    if (p < end && !(*p & 0x80)) {
+        *v = (uint8_t)*p;
+        return p + 1;
+    }
+    uint64_t r = 0;
+    for (unsigned shift = 0; shift < 63 && p < end; shift += 7) {
+        uint64_t c = (uint8_t)*p++;
+        r |= (c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* The tags of a record at p (not empty): written at *w; returns where its
+ * fields begin. */
+static const char *walk_tags(const struct cat_builder *b, uint32_t ev, const char *p,
+                             const char *end, char **w)
+{
+    uint64_t n, kl, vl;
+    if (!(p = walk_varint(p, end, &n)))
+        return NULL;
+    for (; n; n--) {
+        if (!(p = walk_varint(p, end, &kl)) || kl > (uint64_t)(end - p))
+            return NULL;
+        struct slice key = slice_make(p, (size_t)kl);
+        p += kl;
+        if (!(p = walk_varint(p, end, &vl)) || vl > (uint64_t)(end - p))
+            return NULL;
+        *w = shape_tag(b, ev, *w, key, slice_make(p, (size_t)vl));
+        p += vl;
+    }
+    return p;
+}
+
+/* The fields of a record from p: written at *w; false unless they end it. */
+static bool walk_fields(const char *p, const char *end, char **w)
+{
+    uint64_t n, kl, x;
+    if (!(p = walk_varint(p, end, &n)))
+        return false;
+    for (; n; n--) {
+        if (!(p = walk_varint(p, end, &kl)) || kl >= (uint64_t)(end - p))
+            return false;
+        struct slice key = slice_make(p, (size_t)kl);
+        p += kl;
+        int type = (uint8_t)*p++;
+        switch (type) {
+        case REC_FLOAT:
+            if (end - p < 8)
+                return false;
+            p += 8;
+            break;
+        case REC_INT:
+        case REC_UINT:
+            if (!(p = walk_varint(p, end, &x)))
+                return false;
+            break;
+        case REC_BOOL:
+            if (p == end || (uint8_t)*p > 1)
+                return false;
+            p++;
+            break;
+        case REC_STRING:
+            if (!(p = walk_varint(p, end, &x)) || x > (uint64_t)(end - p))
+                return false;
+            p += x;
+            break;
+        default: return false;
+        }
+        *w = shape_field(*w, key, type);
+    }
+    return p == end;
+}
+
+/* The bytes of a row's shape (event ev, the tags and fields as the row has
+ * them) into scratch: false if the record is bad. */
+static bool cb_shape_bytes(struct cat_builder *b, uint32_t ev, struct slice id, struct slice value)
 {
     struct buf *sb = &b->scratch;
-    struct rec_row_reader rr;
-    struct rec_tag t;
-    struct rec_field f;
     /* the shape's bytes are no longer than the record's plus a few per name */
     buf_reset(sb);
     buf_reserve(sb, 16 + 2 * (id.len + value.len));
     char *w = sb->data;
     memcpy(w, &ev, sizeof ev);
     w += sizeof ev;
-    int rc = rec_row_init(&rr, id, value);
-    while (!rc && (rc = rec_row_next_tag(&rr, &t)) == 1) {
-        w += coding_varint_enc(w, t.key.len);
-        memcpy(w, t.key.ptr, t.key.len);
-        w += t.key.len;
-        rc = 0;
-        bool kept = true; /* rows differing only in a value not kept are one shape */
-        for (uint32_t k = 0; k < b->nincomplete && kept; k++) {
-            const struct cb_item *it = &b->item[b->incomplete[k]];
-            kept = it->ev != ev || !cb_eq(b, it->key, t.key);
-        }
-        if (!kept) {
-            *w++ = 0;
-            continue;
-        }
-        w += coding_varint_enc(w, t.value.len + 1);
-        memcpy(w, t.value.ptr, t.value.len);
-        w += t.value.len;
-    }
+    const char *f0 = NULL, *f1 = NULL;
+    if (id.len && !(f0 = walk_tags(b, ev, id.ptr, id.ptr + id.len, &w)))
+        goto slow;
+    if (value.len && !(f1 = walk_tags(b, ev, value.ptr, value.ptr + value.len, &w)))
+        goto slow;
     *w++ = 0; /* between the tags and the fields: no key is 10 MB */
     *w++ = (char)0x80;
-    while (rc >= 0 && (rc = rec_row_next_field(&rr, &f)) == 1) {
-        w += coding_varint_enc(w, f.key.len);
-        memcpy(w, f.key.ptr, f.key.len);
-        w += f.key.len;
-        *w++ = (char)f.type;
-    }
-    if (rc < 0)
-        return CAT_NONE;
+    if (id.len && !walk_fields(f0, id.ptr + id.len, &w))
+        goto slow;
+    if (value.len && !walk_fields(f1, value.ptr + value.len, &w))
+        goto slow;
     sb->len = (size_t)(w - sb->data);
-    struct slice bytes = slice_make(sb->data, sb->len);
+    return true;
+slow:
+    w = sb->data + sizeof ev;
+    struct rec_row_reader rr;
+    struct rec_tag t;
+    struct rec_field f;
+    int rc = rec_row_init(&rr, id, value);
+    while (!rc && (rc = rec_row_next_tag(&rr, &t)) == 1) {
+        w = shape_tag(b, ev, w, t.key, t.value);
+        rc = 0;
+    }
+    *w++ = 0;
+    *w++ = (char)0x80;
+    while (rc >= 0 && (rc = rec_row_next_field(&rr, &f)) == 1)
+        w = shape_field(w, f.key, (int)f.type);
+    if (rc < 0)
+        return false;
+    sb->len = (size_t)(w - sb->data);
+    return true;
+}
+
+static uint32_t shape_hash(struct slice bytes)
+{
+    return cb_hash(bytes, 11);
+}
+
+static bool shape_is(const struct cat_builder *b, uint32_t i, struct slice bytes)
+{
+    return b->shape[i].len == bytes.len &&
+           bytes_eq(b->shape_bytes.data + b->shape[i].off, bytes.ptr, bytes.len);
+}
+
+/* The shape of a row of event ev with those bytes (cb_shape_bytes), or
+ * CAT_NONE; *h is their hash unless the shape was its event's last. */
+static uint32_t cb_shape_find(struct cat_builder *b, uint32_t ev, struct slice bytes, uint32_t *h)
+{
     uint32_t i = b->ev[ev].last_shape;
-    if (i != CAT_NONE && b->shape[i].len == bytes.len &&
-        memcmp(b->shape_bytes.data + b->shape[i].off, bytes.ptr, bytes.len) == 0)
+    if (i != CAT_NONE && shape_is(b, i, bytes))
         return i;
-    uint32_t h = (uint32_t)hash_bytes(bytes.ptr, bytes.len, 11);
+    *h = shape_hash(bytes);
     size_t pos = IMAP_START;
-    while ((i = imap_next(&b->shapes, h, &pos)) != CAT_NONE)
-        if (b->shape[i].len == bytes.len &&
-            memcmp(b->shape_bytes.data + b->shape[i].off, bytes.ptr, bytes.len) == 0)
+    while ((i = imap_next(&b->shapes, *h, &pos)) != CAT_NONE)
+        if (shape_is(b, i, bytes))
             return b->ev[ev].last_shape = i;
+    return CAT_NONE;
+}
+
+/* A new shape of a row of event ev, with its items. */
+static uint32_t cb_shape_make(struct cat_builder *b, uint32_t ev, struct slice id,
+                              struct slice value, struct slice bytes, uint32_t h)
+{
+    struct rec_row_reader rr;
+    struct rec_tag t;
+    struct rec_field f;
     /* a new shape: its items (the tags' values up to CAT_MAX_VALUES per key) */
     struct cb_shape sh = {ev,
                           (uint32_t)b->shape_bytes.len,
@@ -419,6 +696,54 @@ static void cb_link(struct cat_builder *b, struct cb_pair *p, uint32_t s)
     b->mem += sizeof *b->link;
 }
 
+static inline uint32_t kind_hash(uint32_t host, uint32_t shape)
+{
+    return (uint32_t)((((uint64_t)host << 32) | shape) * 0x9e3779b97f4a7c15ULL >> 32);
+}
+
+/* The kind of host hi with shape s: NULL if not kept. */
+static struct cb_kind *cb_kind_find(const struct cat_builder *b, uint32_t hi, uint32_t s)
+{
+    if (!b->capkind)
+        return NULL;
+    size_t mask = b->capkind - 1;
+    for (size_t j = kind_hash(hi, s) & mask;; j = (j + 1) & mask) {
+        struct cb_kind *k = &b->kind[j];
+        if (!k->mask)
+            return NULL;
+        if (k->host == hi && k->shape == s)
+            return k;
+    }
+}
+
+static void cb_kind_put(struct cat_builder *b, struct cb_kind k)
+{
+    if (4 * (b->nkind + 1) > 3 * b->capkind) {
+        if (b->nkind >= CB_MAX_KINDS)
+            return; /* a cache: rows of kinds not kept take the long way */
+        size_t cap = b->capkind ? 2 * b->capkind : 1024;
+        struct cb_kind *t = xcalloc(cap, sizeof *t);
+        for (size_t i = 0; i < b->capkind; i++) {
+            if (!b->kind[i].mask)
+                continue;
+            size_t j = kind_hash(b->kind[i].host, b->kind[i].shape) & (cap - 1);
+            while (t[j].mask)
+                j = (j + 1) & (cap - 1);
+            t[j] = b->kind[i];
+        }
+        free(b->kind);
+        b->kind = t;
+        b->capkind = cap;
+    }
+    size_t j = kind_hash(k.host, k.shape) & (b->capkind - 1);
+    while (b->kind[j].mask)
+        j = (j + 1) & (b->capkind - 1);
+    b->kind[j] = k;
+    b->nkind++;
+}
+
+/* A row: its event, host and shape, found by their bytes; then its kind,
+ * and only for a kind new or new in the slot its pair and the slots. */
 static void cb_entry(struct sst_observer *o, struct slice ik, struct slice value, int64_t ts)
 {
     struct cat_builder *b = (struct cat_builder *)o;
@@ -442,20 +767,36 @@ static void cb_entry(struct sst_observer *o, struct slice ik, struct slice value
     }
     unsigned slot = (unsigned)(off / (uint64_t)b->width);
     uint64_t bit = 1ULL << slot;
-    uint32_t hi;
-    struct cb_pair *p = cb_pair_get(b, kr.host, kr.event, &hi);
-    uint32_t s = cb_shape_get(b, p->ev, kr.id, value); /* makes no pair: p stays */
-    if (s == CAT_NONE) {
+    uint16_t pbit = (uint16_t)(1u << (slot / (CAT_SLOTS / CAT_PAIR_SLOTS)));
+    uint32_t ei = cb_event_of(b, kr.event);
+    uint32_t hi = cb_host_get(b, kr.host);
+    if (b->capkind) /* its kind's place, if its shape is its event's last */
+        __builtin_prefetch(&b->kind[kind_hash(hi, b->ev[ei].last_shape) & (b->capkind - 1)]);
+    if (!cb_shape_bytes(b, ei, kr.id, value)) {
         cb_off(b); /* a bad record: reading the rows will report it */
         return;
     }
-    p->mask |= (uint16_t)(1u << (slot / (CAT_SLOTS / CAT_PAIR_SLOTS)));
+    struct slice bytes = slice_make(b->scratch.data, b->scratch.len);
+    uint32_t hs = 0, s = cb_shape_find(b, ei, bytes, &hs);
+    struct cb_kind *k = s == CAT_NONE ? NULL : cb_kind_find(b, hi, s);
+    if (k && (k->mask & bit))
+        return; /* counted */
+    uint32_t pk = cb_host_pair(b, hi, ei);
+    if (s == CAT_NONE)
+        s = cb_shape_make(b, ei, kr.id, value, bytes, hs); /* makes no pair */
+    struct cb_pair *p = &b->host[hi].pairs[pk];
+    p->mask |= pbit;
     b->host[hi].mask |= bit;
-    b->ev[p->ev].mask |= bit;
+    b->ev[ei].mask |= bit;
     b->shape[s].mask |= bit;
+    if (k) { /* its pair has the shape's items already */
+        k->mask |= bit;
+        return;
+    }
     p->local |= b->shape[s].local;
     if (b->shape[s].beyond)
         cb_link(b, p, s);
+    cb_kind_put(b, (struct cb_kind){hi, s, bit});
 }
 
 /* At the end: each item's slots, the union of its shapes'. */
@@ -856,9 +1197,6 @@ struct cat_builder *cat_builder_new(bool desc)
     b->obs.entry = cb_entry;
     b->obs.finish = cb_finish;
     b->desc = desc;
-    b->last_ev = CAT_NONE;
-    for (int i = 0; i < CB_EVCACHE; i++)
-        b->evcache[i] = CAT_NONE;
     return b;
 }
 
@@ -1238,11 +1576,10 @@ static uint32_t cb_set_shape(struct cat_builder *b, uint32_t ev, uint32_t *items
     buf_append(sb, &ev, sizeof ev);
     buf_append(sb, &mark, sizeof mark);
     buf_append(sb, items, n * sizeof *items);
-    uint32_t h = (uint32_t)hash_bytes(sb->data, sb->len, 11), i;
+    uint32_t h = shape_hash(slice_make(sb->data, sb->len)), i;
     size_t pos = IMAP_START;
     while ((i = imap_next(&b->shapes, h, &pos)) != CAT_NONE)
-        if (b->shape[i].len == sb->len &&
-            memcmp(b->shape_bytes.data + b->shape[i].off, sb->data, sb->len) == 0)
+        if (shape_is(b, i, slice_make(sb->data, sb->len)))
             return i;
     struct cb_shape sh =
         {ev,   (uint32_t)b->shape_bytes.len, (uint32_t)sb->len, (uint32_t)b->nshape_items, n, 0, 0,
@@ -1297,7 +1634,8 @@ static bool cb_absorb(struct cat_builder *b, const struct cat_file *c)
         }
         for (uint32_t k = e->pair0; k < e->pair0 + e->npair; k++) {
             const struct cat_pair *cp = &c->pair[k];
-            struct cb_pair *p = cb_host_pair(b, hmap[cp->host], ei);
+            uint32_t pk = cb_host_pair(b, hmap[cp->host], ei);
+            struct cb_pair *p = &b->host[hmap[cp->host]].pairs[pk];
             p->mask |= cp->mask;
             if (c->flags & CAT_F_NO_SETS)
                 continue;

@@ -36,9 +36,22 @@ static inline uint64_t hash_bytes(const char *p, size_t n, uint64_t seed)
         memcpy(&w, p, 8);
         h = key_mix64(h ^ w);
     }
+    /* the tail as memcpy into a zeroed word would put it (little-endian),
+     * without the byte stores whose reload stalls */
     uint64_t w = 0;
-    if (n)
-        memcpy(&w, p, n);
+    if (n >= 4) {
+        uint32_t a, c;
+        memcpy(&a, p, 4);
+        memcpy(&c, p + n - 4, 4);
+        w = a | (uint64_t)c << (8 * (n - 4));
+    } else if (n >= 2) {
+        uint16_t a, c;
+        memcpy(&a, p, 2);
+        memcpy(&c, p + n - 2, 2);
+        w = a | (uint64_t)c << (8 * (n - 2));
+    } else if (n) {
+        w = (uint8_t)*p;
+    }
     return key_mix64(h ^ w ^ ((uint64_t)n << 56));
 }
 
