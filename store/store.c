@@ -317,10 +317,12 @@ static void add_db(struct store *s, struct store_db *db)
 static void warn_no_meta(struct store *s, const char *name)
 {
     struct buf dir = BUF_INIT;
-    buf_printf(&dir, "%s/%s", s->dir, name);
+    buf_printf(&dir, "%s/%s/.", s->dir, name);
+    bool is_dir = env_exists(s->env, dir.data); /* LOCK and other files are not */
+    dir.len -= 2;
     char **names;
     size_t n;
-    if (env_list(s->env, dir.data, &names, &n) == ERR_OK) { /* a directory */
+    if (is_dir && env_list(s->env, buf_cstr(&dir), &names, &n) == ERR_OK) {
         if (n)
             log_warn("%s has no META: not opened as a database, and not created over", dir.data);
         env_free_list(names, n);

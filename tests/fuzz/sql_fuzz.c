@@ -88,7 +88,7 @@ static void run_group(const struct sql_select *sel, const struct plan *p, struct
 {
     struct grouper *g;
     struct buf err = BUF_INIT, out = BUF_INIT;
-    if (group_new(sel, p, 8, &g, &err) == ERR_OK) {
+    if (group_new(sel, p, 8, true, &g, &err) == ERR_OK) {
         int rc = ERR_OK;
         for (size_t i = 0; i < NROWS && rc == ERR_OK; i++) {
             int mrc;
