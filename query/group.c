@@ -98,10 +98,17 @@ static double dbl_of_key(uint64_t u)
 static void put_str(struct buf *b, struct slice s)
 {
     buf_putc(b, 0x03);
-    for (size_t i = 0; i < s.len; i++) {
-        buf_putc(b, s.ptr[i]);
-        if (s.ptr[i] == 0)
+    const char *p = s.ptr, *end = s.ptr + s.len;
+    while (p < end) { /* runs without 0x00 are copied whole */
+        const char *z = memchr(p, 0, (size_t)(end - p));
+        size_t n = z ? (size_t)(z - p) : (size_t)(end - p);
+        buf_append(b, p, n);
+        p += n;
+        if (z) {
+            buf_putc(b, 0);
             buf_putc(b, (char)0xff);
+            p++;
+        }
     }
     buf_putc(b, 0);
     buf_putc(b, 0);
