@@ -757,6 +757,27 @@ void cond_required_words(const struct sql_expr *e, uint64_t **out, size_t *n, si
     }
 }
 
+bool cond_is_implied(const struct sql_expr *e)
+{
+    if (!e)
+        return true;
+    if (e->kind == SQL_E_AND) {
+        for (size_t i = 0; i < e->nkids; i++)
+            if (!cond_is_implied(e->kids[i]))
+                return false;
+        return true;
+    }
+    if (e->kind != SQL_E_LEAF)
+        return false;
+    if (e->col.kind == SQL_COL_TS)
+        return (e->leaf == SQL_L_CMP && e->op != SQL_NE) || e->leaf == SQL_L_IN;
+    if (e->col.kind != SQL_COL_HOST && e->col.kind != SQL_COL_EVENT)
+        return false;
+    if (e->leaf == SQL_L_CMP)
+        return e->op == SQL_EQ && e->v.type == SQL_V_STRING;
+    return e->leaf == SQL_L_IN && e->nints == 0 && e->nflts == 0;
+}
+
 bool cond_only_key_range(const struct sql_expr *e)
 {
     if (!e)

@@ -57,6 +57,11 @@ void cond_derive(struct sql_where *w);
  * top through AND only. Appends to *out (n, cap: a growable array). */
 void cond_required_words(const struct sql_expr *e, uint64_t **out, size_t *n, size_t *cap);
 
+/* True if the condition says no more than what cond_derive implies (ts
+ * bounds and points, host and event sets, joined by AND): a row inside
+ * those satisfies it without being evaluated. */
+bool cond_is_implied(const struct sql_expr *e);
+
 /* True if the condition holds only ts bounds, host = and event = (one
  * each), joined by AND: what a range tombstone can store. */
 bool cond_only_key_range(const struct sql_expr *e);

@@ -42,6 +42,7 @@ struct exec {
     struct store_rows *rows; /* the rows of one GET key or index entry */
     struct exec_row row;
     struct cond_row crow; /* the row as the condition saw it */
+    bool check_cond;      /* the condition says more than the key checks */
     uint64_t scanned;
     uint64_t *words;
     size_t nwords, wcap;
@@ -108,6 +109,8 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec *
     e->snap = snap;
     e->p = p;
     cond_required_words(p->where->cond, &e->words, &e->nwords, &e->wcap);
+    /* the ts, host and event checks on the keys are then the whole test */
+    e->check_cond = !cond_is_implied(p->where->cond);
     if (p->is_empty || p->kind == PLAN_GET) {
         *out = e;
         return ERR_OK;
@@ -345,7 +348,7 @@ static int next_of_rows(struct exec *e)
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
         cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
-        if (!cond_match(e->p->where->cond, &e->crow, &rc)) {
+        if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
             if (rc)
                 return rc;
             continue;
@@ -398,7 +401,7 @@ static int next_scan(struct exec *e)
         if (!key_ok(e, &r))
             continue;
         cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
-        if (!cond_match(e->p->where->cond, &e->crow, &rc)) {
+        if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
             if (rc)
                 return rc;
             continue;
