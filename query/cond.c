@@ -498,12 +498,12 @@ static void set_from(struct sql_strset *s, char *const *v, const size_t *len, si
     s->n = n;
 }
 
-static bool set_has(const struct sql_strset *s, const char *v, size_t n)
+bool cond_sorted_has(char *const *v, const size_t *len, size_t n, struct slice s)
 {
-    size_t lo = 0, hi = s->n;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = slice_cmp(slice_make(s->v[mid], s->len[mid]), slice_make(v, n));
+        int c = slice_cmp(slice_make(v[mid], len[mid]), s);
         if (c == 0)
             return true;
         if (c < 0)
@@ -512,6 +512,11 @@ static bool set_has(const struct sql_strset *s, const char *v, size_t n)
             hi = mid;
     }
     return false;
+}
+
+static bool set_has(const struct sql_strset *s, const char *v, size_t n)
+{
+    return cond_sorted_has(s->v, s->len, s->n, slice_make(v, n));
 }
 
 /* a := a AND b (sets intersect; unset is everything). */
@@ -1062,18 +1067,7 @@ static bool in_flts(const struct sql_expr *e, double x)
 
 static bool in_strs(const struct sql_expr *e, struct slice s)
 {
-    size_t lo = 0, hi = e->nstrs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = slice_cmp(slice_make(e->strs[mid], e->slens[mid]), s);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
+    return cond_sorted_has(e->strs, e->slens, e->nstrs, s);
 }
 
 static enum tv eval_in(const struct sql_expr *e, const struct operand *o)

@@ -49,6 +49,9 @@ void cond_in_finish(struct sql_expr *e);
  * (*bad_off, 0-based) and what is wrong. */
 int cond_prepare(struct sql_expr *e, size_t *bad_off, struct buf *err);
 
+/* True if s is among the n strings v (lengths len), sorted bytewise. */
+bool cond_sorted_has(char *const *v, const size_t *len, size_t n, struct slice s);
+
 /* Fills w's implied bounds and sets (sql.h) from w->cond. */
 void cond_derive(struct sql_where *w);
 

@@ -292,20 +292,7 @@ static int next_entry(struct exec *e, struct slice *k, struct slice *v)
 
 static bool set_has(const struct sql_strset *s, struct slice v)
 {
-    if (!s->is_set)
-        return true;
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) { /* the set is sorted bytewise */
-        size_t mid = (lo + hi) / 2;
-        int c = slice_cmp(slice_make(s->v[mid], s->len[mid]), v);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
+    return !s->is_set || cond_sorted_has(s->v, s->len, s->n, v);
 }
 
 static bool ts_ok(const struct plan *p, int64_t ts)
