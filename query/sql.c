@@ -909,6 +909,9 @@ static int parse_and(struct parser *ps, struct sql_expr **out)
     do {
         struct sql_expr *e;
         if (parse_primary(ps, &e)) {
+            /* a sticky error (an unclosed comment met by the lexer) can
+             * come after e was built */
+            cond_free(e);
             cond_free(*out);
             *out = NULL;
             return ps->rc;

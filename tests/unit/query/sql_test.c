@@ -148,6 +148,11 @@ static const struct bad_case bad[] = {
      "error at position 56: bad regular expression: quantifier does not follow a repeatable "
      "item"},
     {"SELECT * FROM d WHERE MATCH('')", "error at position 30: MATCH needs at least one word"},
+    /* the lexer meets the unclosed comment after the leaf was built: freed */
+    {"SELECT * FROM d WHERE MATCH('x') /* open",
+     "syntax error at position 34: unterminated comment"},
+    {"SELECT * FROM d WHERE (msg LIKE 'x') /*+ open",
+     "syntax error at position 38: unterminated comment"},
     {"SELECT * FROM d WHERE MATCH('\"ab')", "error at position 30: unterminated \" in MATCH"},
     {"SELECT * FROM d WHERE ts LIKE '1%'",
      "error at position 23: ts is a number: compare it, do not match it"},
