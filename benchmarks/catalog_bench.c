@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/coding.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -43,20 +44,6 @@ static uint64_t rnd(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return rng;
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int64_t cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 static const char *const statuses[] = {"200", "301", "404", "500", "503"};
@@ -90,7 +77,7 @@ static int load(struct store_db *db, long long events)
     struct batch *bt = batch_new();
     struct buf v = BUF_INIT;
     char host[32], ev[32];
-    int64_t step = SPAN_NS / events, t0 = now_ns();
+    int64_t step = SPAN_NS / events, t0 = clock_mono_ns();
     int rc = ERR_OK;
     for (long long i = 0; i < events && !rc; i++) {
         make_row(i, host, ev, &v);
@@ -104,13 +91,13 @@ static int load(struct store_db *db, long long events)
         if (!rc && i % 1000000 == 999999)
             rc = store_db_compact(db);
     }
-    double load_s = (double)(now_ns() - t0) / 1e9;
+    double load_s = (double)(clock_mono_ns() - t0) / 1e9;
     if (!rc)
         rc = store_db_flush(db);
     if (!rc)
         rc = store_db_compact(db);
     printf("loaded %lld events in %.1f s, flushed and compacted in %.1f s\n", events, load_s,
-           (double)(now_ns() - t0) / 1e9 - load_s);
+           (double)(clock_mono_ns() - t0) / 1e9 - load_s);
     batch_free(bt);
     buf_destroy(&v);
     return rc;
@@ -168,13 +155,13 @@ static void time_shape(struct store_db *db, const struct shape *sh, const char *
                                      .host = sh->host ? &hs : NULL,
                                      .event = sh->event ? &es : NULL,
                                      .tag_key = slice_cstr(sh->key ? sh->key : "")};
-        int64_t t0 = now_ns(), c0 = cpu_ns();
+        int64_t t0 = clock_mono_ns(), c0 = clock_thread_cpu_ns();
         struct store_snap *snap = store_snapshot(db);
         names = 0;
         rc = store_catalog(snap, &cq, count_fn, &names);
         store_snap_release(snap);
-        lat[i] = now_ns() - t0;
-        cpu[i] = cpu_ns() - c0;
+        lat[i] = clock_mono_ns() - t0;
+        cpu[i] = clock_thread_cpu_ns() - c0;
     }
     if (rc) {
         printf("%-26s %-9s error %s\n", sh->label, range, err_name(rc));
@@ -253,10 +240,10 @@ static void disk_share(const char *dir)
             struct sst_table *t;
             struct cat_file *c = NULL;
             if (!index && sst_open(env_posix(), fpath, NULL, NULL, &t) == ERR_OK) {
-                int64_t t0 = now_ns();
+                int64_t t0 = clock_mono_ns();
                 if (cat_file_load(t, sst_get_props(t), fpath, NULL, &c) == ERR_OK)
                     mem += cat_file_bytes(c);
-                load_ns += now_ns() - t0;
+                load_ns += clock_mono_ns() - t0;
                 cat_file_free(c);
                 sst_unref(t);
             }
@@ -332,7 +319,7 @@ static void builder_cost(const char *dir)
                 char out[4500];
                 snprintf(out, sizeof out, "%s.bench.tmp", best);
                 struct iter *it = sst_iter(t);
-                int64_t c0 = cpu_ns();
+                int64_t c0 = clock_thread_cpu_ns();
                 if (mode)
                     sst_builder_new(env_posix(), out, &o, &b);
                 for (it_seek_first(it); it_valid(it); it_next(it)) {
@@ -345,14 +332,14 @@ static void builder_cost(const char *dir)
                 }
                 struct buf raw = BUF_INIT;
                 struct sst_props props;
-                int64_t c1 = cpu_ns();
+                int64_t c1 = clock_thread_cpu_ns();
                 if (mode)
                     sst_builder_finish(b, &props);
                 else
                     ob->finish(ob, (uint64_t)best_size, &raw);
-                if (!mode && (double)(cpu_ns() - c1) / 1e6 < fin_ms)
-                    fin_ms = (double)(cpu_ns() - c1) / 1e6;
-                double dt = (double)(cpu_ns() - c0) / 1e6;
+                if (!mode && (double)(clock_thread_cpu_ns() - c1) / 1e6 < fin_ms)
+                    fin_ms = (double)(clock_thread_cpu_ns() - c1) / 1e6;
+                double dt = (double)(clock_thread_cpu_ns() - c0) / 1e6;
                 if (dt < ms[mode])
                     ms[mode] = dt;
                 if (!mode)
@@ -466,7 +453,7 @@ int main(int argc, char **argv)
     struct store *s;
     struct store_db *db;
     struct db_opts dbo = {16, true, 0};
-    int64_t t0 = now_ns();
+    int64_t t0 = clock_mono_ns();
     if (store_open(&so, &s)) {
         fprintf(stderr, "cannot open the store in %s\n", dir);
         return 1;
@@ -478,7 +465,7 @@ int main(int argc, char **argv)
     }
     if (reuse)
         printf("catalog_bench: %s reused (opened in %.0f ms)\n", dir,
-               (double)(now_ns() - t0) / 1e6);
+               (double)(clock_mono_ns() - t0) / 1e6);
     else
         printf("catalog_bench: %lld events, %d hosts x %d events over 10 h, 16 buckets, DESC, "
                "dir %s\n",

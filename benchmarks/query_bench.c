@@ -34,6 +34,7 @@
 #include "bench_logmsg.h"
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "ingest/ingest.h"
@@ -58,20 +59,6 @@ struct bench {
     bool fixed_msg;    /* --data fixed */
     double shape_secs; /* --shape-seconds */
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int64_t cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 static uint64_t rnd(struct bench *b)
 {
@@ -182,7 +169,7 @@ static int load(struct bench *b)
     struct buf v = BUF_INIT, lines = BUF_INIT;
     char host[32], ev[32];
     int64_t step = b->span_ns / b->events;
-    int64_t t0 = now_ns();
+    int64_t t0 = clock_mono_ns();
     int rc = ERR_OK;
     for (long long i = 0; i < b->events && rc == ERR_OK; i++) {
         snprintf(host, sizeof(host), "host-%04d", (int)(rnd(b) % HOSTS));
@@ -210,13 +197,13 @@ static int load(struct bench *b)
         if (rc == ERR_OK && i % 1000000 == 999999)
             rc = store_db_compact(b->db);
     }
-    double load_s = (double)(now_ns() - t0) / 1e9;
+    double load_s = (double)(clock_mono_ns() - t0) / 1e9;
     if (rc == ERR_OK)
         rc = store_db_flush(b->db);
     if (rc == ERR_OK)
         rc = store_db_compact(b->db);
     printf("loaded %lld events in %.1f s (%.0f/s), flushed and compacted in %.1f s\n", b->events,
-           load_s, (double)b->events / load_s, (double)(now_ns() - t0) / 1e9 - load_s);
+           load_s, (double)b->events / load_s, (double)(clock_mono_ns() - t0) / 1e9 - load_s);
     batch_free(bt);
     buf_destroy(&v);
     buf_destroy(&lines);
@@ -230,14 +217,14 @@ static int load(struct bench *b)
 static int64_t run(struct bench *b, const char *sql, size_t *bytes, int64_t *cpu, char *why,
                    size_t whylen)
 {
-    int64_t c0 = cpu_ns();
+    int64_t c0 = clock_thread_cpu_ns();
     static char out[1 << 16];
     struct query_opts o;
     query_opts_default(&o);
     o.now_ns = b->now;
     struct query_cursor *c;
     struct buf err = BUF_INIT;
-    int64_t t0 = now_ns();
+    int64_t t0 = clock_mono_ns();
     if (query_sql_open(b->s, sql, strlen(sql), &o, &c, &err)) {
         snprintf(why, whylen, "%s", buf_cstr(&err));
         buf_destroy(&err);
@@ -251,8 +238,8 @@ static int64_t run(struct bench *b, const char *sql, size_t *bytes, int64_t *cpu
         snprintf(why, whylen, "%s", query_cursor_error(c));
     query_cursor_free(c);
     buf_destroy(&err);
-    *cpu = cpu_ns() - c0;
-    return n < 0 ? -1 : now_ns() - t0;
+    *cpu = clock_thread_cpu_ns() - c0;
+    return n < 0 ? -1 : clock_mono_ns() - t0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -437,9 +424,9 @@ static void measure(struct bench *b, const char *label, gen_fn gen, int q)
     size_t bytes = 0, total_bytes = 0;
     unsigned long long sc0 = metric("logbucket_query_rows_scanned_total");
     unsigned long long rt0 = metric("logbucket_query_rows_returned_total");
-    int64_t sum = 0, t_end = now_ns() + (int64_t)(b->shape_secs * 1e9);
+    int64_t sum = 0, t_end = clock_mono_ns() + (int64_t)(b->shape_secs * 1e9);
     int done = 0;
-    for (int i = 0; i < q && (i == 0 || now_ns() < t_end); i++) {
+    for (int i = 0; i < q && (i == 0 || clock_mono_ns() < t_end); i++) {
         gen(b, sql, sizeof(sql));
         lat[i] = run(b, sql, &bytes, &cpu[i], why, sizeof(why));
         if (lat[i] < 0) {
