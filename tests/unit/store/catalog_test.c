@@ -27,6 +27,7 @@
 #include "store/ikey.h"
 #include "store/store.h"
 #include "store/table/sst.h"
+#include "tests/support/store_fixture.h"
 #include "tests/support/store_testutil.h"
 
 #define SEC 1000000000LL
@@ -82,16 +83,12 @@ static void reopen(struct fixture *f)
 static int setup(void **state)
 {
     struct fixture *f = xcalloc(1, sizeof *f);
-    f->dir = tu_mkdtemp("catalog");
     f->rng = 88172645463325252ULL;
     store_opts_default(&f->o);
-    f->o.dir = f->dir;
     f->o.clock = fixed_clock;
     f->o.wal_sync = STORE_SYNC_NONE;
-    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
     struct db_opts o = {.buckets = BUCKETS, .ts_desc = true, .ttl_ns = 0};
-    assert_int_equal(store_db_create(f->s, "d", &o), ERR_OK);
-    assert_int_equal(store_db_get(f->s, "d", &f->db), ERR_OK);
+    assert_int_equal(tu_store_with_db("catalog", &f->o, &o, &f->dir, &f->s, &f->db), ERR_OK);
     *state = f;
     return 0;
 }
@@ -99,10 +96,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    store_db_unref(f->db);
-    store_close(f->s);
-    tu_rmtree(f->dir);
-    free(f->dir);
+    tu_store_close(f->dir, f->s, f->db);
     free(f->rows);
     free(f);
     return 0;

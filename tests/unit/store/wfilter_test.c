@@ -32,6 +32,7 @@
 #include "store/table/sst.h"
 #include "store/table/sst_int.h"
 #include "store/table/wfilter.h"
+#include "tests/support/store_fixture.h"
 #include "tests/support/store_testutil.h"
 
 #define SEC 1000000000LL
@@ -719,15 +720,11 @@ static int64_t fixed_clock(void *arg)
 static int setup(void **state)
 {
     struct fixture *f = xcalloc(1, sizeof *f);
-    f->dir = tu_mkdtemp("wfstore");
     store_opts_default(&f->o);
-    f->o.dir = f->dir;
     f->o.clock = fixed_clock;
     f->o.wal_sync = STORE_SYNC_NONE;
-    assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
     struct db_opts o = {.buckets = 1, .ts_desc = true, .ttl_ns = 0};
-    assert_int_equal(store_db_create(f->s, "d", &o), ERR_OK);
-    assert_int_equal(store_db_get(f->s, "d", &f->db), ERR_OK);
+    assert_int_equal(tu_store_with_db("wfstore", &f->o, &o, &f->dir, &f->s, &f->db), ERR_OK);
     *state = f;
     return 0;
 }
@@ -736,10 +733,7 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     sst_test_set_version(0);
-    store_db_unref(f->db);
-    store_close(f->s);
-    tu_rmtree(f->dir);
-    free(f->dir);
+    tu_store_close(f->dir, f->s, f->db);
     free(f);
     return 0;
 }
