@@ -569,22 +569,21 @@ test_expect_success 'compaction: four parts of a point and a log batch, each flu
 # points of T and the lines of J lie in two one-hour windows): eight each,
 # fewer once merged. Merges run at each retention check (every second) and
 # may already have run between the cycles (counters restart with the daemon).
-test_expect_success 'compaction: the retention check merges the files (within 30 s) and settles' '
-    n=0 &&
-    while test "$(metric compactions_total cmp)" -eq 0 && test $n -lt 300; do
-        sleep 0.1
-        n=$((n + 1))
-    done &&
-    test "$(metric compactions_total cmp)" -gt 0 &&
-    n=0 &&
-    while test "$(metric compaction_backlog cmp)" -gt 0 && test $n -lt 300; do
-        sleep 0.1
-        n=$((n + 1))
-    done &&
+merged() {
     test "$(metric compaction_backlog cmp)" -eq 0 &&
     test "$(metric partition_files cmp 0)" -lt 8 &&
-    test "$(metric partition_files cmp index)" -lt 8 &&
-    diag "cmp: $(metric compactions_total cmp) compactions, $(metric partition_files cmp 0) files in bucket 0, $(metric partition_files cmp index) in the host index"
+    test "$(metric partition_files cmp index)" -lt 8
+}
+# A merge that already ran before the last restart leaves the counter at 0
+# now, so the files are what is waited for, not the counter.
+test_expect_success 'compaction: the retention check merges the files (within 30 s) and settles' '
+    n=0 &&
+    while ! merged && test $n -lt 300; do
+        sleep 0.1
+        n=$((n + 1))
+    done &&
+    merged &&
+    diag "cmp: $(metric compactions_total cmp) compactions since the restart, $(metric partition_files cmp 0) files in bucket 0, $(metric partition_files cmp index) in the host index"
 '
 
 test_expect_success 'compaction: one row with every field, each log line once, every entry kept' '
