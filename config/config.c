@@ -91,7 +91,17 @@ static const struct option options[] = {
      "request waiting for its WAL fsync or a long query holds up no other connection; N "
      "shares a pool of N threads among all connections."},
     {"max_connections", OPT_INT, FIELD(max_connections), "1024", 1, 1000000, 0, NULL,
-     "Open HTTP connections at most; more are refused."},
+     "Open HTTP connections at most; more are refused. A reserve of 16 more is kept for /ping "
+     "and /health."},
+    {"max_connections_per_client", OPT_INT, FIELD(max_connections_per_client), "256", 0, 1000000, 0,
+     NULL,
+     "Open HTTP connections at most from one client address (0: no limit of its own), so that "
+     "one client cannot take every slot."},
+    {"tls_cert", OPT_STRING, FIELD(tls_cert), "", 0, MAX_STRING, 0, NULL,
+     "PEM file of the server certificate (and its chain): with tls_key set, the HTTP server "
+     "speaks only HTTPS. Empty: plain HTTP."},
+    {"tls_key", OPT_STRING, FIELD(tls_key), "", 0, MAX_STRING, 0, NULL,
+     "PEM file of the private key of tls_cert (unencrypted)."},
     {"request_timeout", OPT_DURATION, FIELD(request_timeout_ns), "30s", SEC, DAY, 0, NULL,
      "A request that takes longer, from its headers to the end of its body, is cut off (a body "
      "still arriving then: the connection is closed); also how long an idle connection is kept."},
@@ -759,6 +769,10 @@ int cfg_validate(const struct config *c, struct buf *err)
     }
     if (validate_tokens(c, err) != ERR_OK)
         rc = ERR_INVAL;
+    if ((c->tls_cert && c->tls_cert[0]) != (c->tls_key && c->tls_key[0])) {
+        buf_puts(err, "tls_cert and tls_key go together: set both (HTTPS) or neither (HTTP)\n");
+        rc = ERR_INVAL;
+    }
     return rc;
 }
 

@@ -61,7 +61,10 @@ struct config {
     int log_level;                       /* enum log_level of config/log.h; debug|info|warn|error */
     struct cfg_token *tokens;            /* owned array of ntokens */
     size_t ntokens;
-    bool insecure; /* false */
+    bool insecure;                      /* false */
+    int64_t max_connections_per_client; /* 256; 0 = no limit */
+    char *tls_cert;                     /* "": plain HTTP */
+    char *tls_key;                      /* "" */
 };
 
 /* What the command line asked for besides options. config_path borrows

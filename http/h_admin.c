@@ -10,6 +10,7 @@
 #endif
 
 #include "base/clock.h"
+#include "http/guard.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 #include "query/query.h"
@@ -91,6 +92,15 @@ static void metrics_http(struct buf *out)
                "# TYPE logbucket_http_requests_in_flight gauge\n"
                "logbucket_http_requests_in_flight %d\n",
                atomic_load(&server.in_flight));
+    buf_printf(out,
+               "# HELP logbucket_http_connections_open HTTP connections open.\n"
+               "# TYPE logbucket_http_connections_open gauge\n"
+               "logbucket_http_connections_open %d\n"
+               "# HELP logbucket_http_slow_clients_closed_total Connections closed because their "
+               "request headers did not arrive within request_timeout.\n"
+               "# TYPE logbucket_http_slow_clients_closed_total counter\n"
+               "logbucket_http_slow_clients_closed_total %llu\n",
+               guard_open(), (unsigned long long)guard_cut_total());
 }
 
 static void metrics_jemalloc(struct buf *out)

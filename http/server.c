@@ -8,6 +8,7 @@
 #include "http/server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +21,15 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "http/guard.h"
 #include "http/handlers.h"
 #include "http/reply.h"
 
 /* URL arguments a request may carry. */
 #define SRV_MAX_URL_ARGS 1000
+/* Connections kept beyond max_connections for /ping and /health, so that a
+ * health check still gets through when clients hold every other slot. */
+#define SRV_RESERVE 16
 
 /* *con_cls before the first call of a request whose URL arguments on_uri
  * dropped (more than SRV_MAX_URL_ARGS). */
@@ -203,6 +208,17 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
         reply_error(con, req, MHD_HTTP_URI_TOO_LONG, msg);
         return false;
     }
+    if (guard_open() > (int)server.cfg->max_connections && route->id != ROUTE_PING &&
+        route->id != ROUTE_HEALTH) {
+        struct MHD_Response *resp = reply_error_response(
+            "too many connections: every slot (max_connections) is taken; retry later", NULL);
+        if (resp) {
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+            reply_queue(con, req, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+        }
+        return false;
+    }
     if (route->id == ROUTE_NOT_FOUND) {
         reply_error(con, req, MHD_HTTP_NOT_FOUND,
                     "not found: no such endpoint (see README for /write, /api/v2/write, "
@@ -288,6 +304,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         const struct route *route = route_find(method, url, &allow);
         req = req_new(route);
         *con_cls = req;
+        guard_headers_done(con);
         atomic_fetch_add(&server.in_flight, 1);
         if (!req_admit(con, req, route, method, allow, args_dropped))
             return MHD_YES;
@@ -325,9 +342,9 @@ static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
-    (void)con;
     struct srv_req *req = *con_cls;
     *con_cls = NULL;
+    guard_request_done(con);
     if (!req || req == (void *)&args_cut)
         return; /* ended before the access handler saw it */
     unsigned status = req->status ? req->status : 0;
@@ -373,6 +390,15 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *ss, sockl
     return ERR_OK;
 }
 
+static bool srv_is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+}
+
 static void format_addr(const struct sockaddr_storage *ss, unsigned port, char *out, size_t n)
 {
     char ip[INET6_ADDRSTRLEN] = "?";
@@ -383,6 +409,64 @@ static void format_addr(const struct sockaddr_storage *ss, unsigned port, char *
         inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, sizeof ip);
         snprintf(out, n, "%s:%u", ip, port);
     }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        guard_opened(con, socket_context);
+    else
+        guard_closed(socket_context);
+}
+
+/* The whole of a PEM file, NUL-terminated, or NULL with the reason logged. */
+static char *read_pem(const char *what, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        log_error("cannot read %s %s: %s", what, path, strerror(errno));
+        return NULL;
+    }
+    struct buf b = BUF_INIT;
+    char piece[4096];
+    size_t n;
+    while ((n = fread(piece, 1, sizeof piece, f)) > 0)
+        buf_append(&b, piece, n);
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad || b.len == 0 || !strstr(buf_cstr(&b), "-----BEGIN ")) {
+        log_error("%s %s is %s", what, path, bad ? "unreadable" : "not a PEM file");
+        buf_destroy(&b);
+        return NULL;
+    }
+    return buf_steal(&b, NULL);
+}
+
+/* With tls_cert and tls_key set: reads both into *cert and *key (freed by
+ * srv_stop) and adds MHD_USE_TLS to *flags. ERR_OK, or ERR_INVAL logged. */
+static int tls_setup(const struct config *cfg, unsigned *flags)
+{
+    if (!cfg->tls_cert || !cfg->tls_cert[0])
+        return ERR_OK;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        log_error("tls_cert is set, but this libmicrohttpd was built without TLS");
+        return ERR_INVAL;
+    }
+    server.tls_cert = read_pem("tls_cert", cfg->tls_cert);
+    server.tls_key = server.tls_cert ? read_pem("tls_key", cfg->tls_key) : NULL;
+    if (!server.tls_key)
+        return ERR_INVAL;
+    *flags |= MHD_USE_TLS;
+    return ERR_OK;
+}
+
+static void tls_free(void)
+{
+    free(server.tls_cert);
+    free(server.tls_key);
+    server.tls_cert = server.tls_key = NULL;
 }
 
 int srv_start(const struct config *cfg, struct store *store)
@@ -412,21 +496,45 @@ int srv_start(const struct config *cfg, struct store *store)
         flags |= MHD_USE_THREAD_PER_CONNECTION;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    struct MHD_OptionItem pool[] = {{MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->http_threads,
-                                     NULL},
-                                    {MHD_OPTION_END, 0, NULL}};
-    if (cfg->http_threads == 0)
-        pool[0].option = MHD_OPTION_END;
+    if (tls_setup(cfg, &flags) != ERR_OK) {
+        tls_free();
+        return ERR_INVAL;
+    }
+    struct MHD_OptionItem extra[] = {{MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->http_threads,
+                                      NULL},
+                                     {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                      (intptr_t)cfg->max_connections_per_client, NULL},
+                                     {MHD_OPTION_HTTPS_MEM_CERT, 0, server.tls_cert},
+                                     {MHD_OPTION_HTTPS_MEM_KEY, 0, server.tls_key},
+                                     {MHD_OPTION_END, 0, NULL}};
+    size_t nextra = 0;
+    if (cfg->http_threads != 0)
+        extra[nextra++] = extra[0];
+    if (cfg->max_connections_per_client != 0)
+        extra[nextra++] = extra[1];
+    if (server.tls_cert) {
+        extra[nextra++] = extra[2];
+        extra[nextra++] = extra[3];
+    }
+    extra[nextra].option = MHD_OPTION_END;
+    if (guard_start(cfg->request_timeout_ns) != ERR_OK) {
+        tls_free();
+        return ERR_NOMEM;
+    }
     server.mhd =
         MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
                          mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                         MHD_OPTION_ARRAY, pool, MHD_OPTION_CONNECTION_LIMIT,
-                         (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-                         conn_timeout_s(), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+                         MHD_OPTION_ARRAY, extra, MHD_OPTION_CONNECTION_LIMIT,
+                         (unsigned)cfg->max_connections + SRV_RESERVE, MHD_OPTION_NOTIFY_CONNECTION,
+                         on_connection, NULL, MHD_OPTION_CONNECTION_TIMEOUT, conn_timeout_s(),
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
                          MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED,
                          on_completed, NULL, MHD_OPTION_END);
     if (!server.mhd) {
-        log_error("cannot listen on %s (address in use, or not allowed?)", cfg->listen);
+        log_error("cannot listen on %s (address in use, or not allowed%s?)", cfg->listen,
+                  server.tls_cert ? ", or a certificate and key that do not match" : "");
+        guard_stop();
+        tls_free();
         return ERR_IO;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(server.mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -437,8 +545,11 @@ int srv_start(const struct config *cfg, struct store *store)
         snprintf(threads, sizeof threads, "a thread per connection");
     else
         snprintf(threads, sizeof threads, "%u threads", (unsigned)cfg->http_threads);
-    log_info("listening on http://%s (%s, %u connections max)", where, threads,
-             (unsigned)cfg->max_connections);
+    log_info("listening on %s://%s (%s, %u connections max)", server.tls_cert ? "https" : "http",
+             where, threads, (unsigned)cfg->max_connections);
+    if (!server.tls_cert && cfg->ntokens > 0 && !srv_is_loopback(&ss))
+        log_warn("listening beyond loopback without TLS: tokens and data cross the network in "
+                 "clear text (set tls_cert and tls_key)");
     return ERR_OK;
 }
 
@@ -460,4 +571,6 @@ void srv_stop(int64_t wait_ns)
         log_warn("stopping with %d requests still in flight", left);
     MHD_stop_daemon(server.mhd);
     server.mhd = NULL;
+    guard_stop();
+    tls_free();
 }

@@ -69,6 +69,7 @@ struct server {
     atomic_int in_flight; /* requests started and not completed */
     atomic_bool stopping;
     struct event_stamp stamp; /* strictly increasing arrival stamps of raw/JSON lines */
+    char *tls_cert, *tls_key; /* PEM text with tls_cert set, else NULL */
     /* requests by route and status slot */
     atomic_uint_fast64_t requests[ROUTE_COUNT][SRV_STATUS_SLOTS];
 };

@@ -175,16 +175,18 @@ test_expect_success 'SIGINT stops the daemon with exit 0' '
     lb_stop 5
 '
 
-test_expect_success 'max_connections: one more connection is refused, and served once one closes' '
+test_expect_success 'max_connections: one more request gets 503, /ping still answers from the reserve, and all is served once one closes' '
     lb_start --set max_connections=3 &&
     test_when_finished "lb_release; lb_stop 5" &&
     lb_hold 3 20 &&
-    code=$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 "$LB_URL/ping" || :) &&
-    test "$code" != 204 &&
+    test "$(lb_req GET /ping --max-time 5)" = 204 &&
+    test "$(lb_req POST /api/v1/sql --max-time 5 --data-binary "SHOW DATABASES")" = 503 &&
+    grep -q "too many connections" body &&
     lb_release &&
     n=0 &&
-    while [ "$(lb_req GET /ping)" != 204 ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done &&
-    test "$(lb_req GET /ping)" = 204
+    while [ "$(lb_req POST /api/v1/sql --data-binary "SHOW DATABASES")" != 200 ] && [ $n -lt 100 ]; do
+        sleep 0.05; n=$((n + 1)); done &&
+    test "$(lb_req POST /api/v1/sql --data-binary "SHOW DATABASES")" = 200
 '
 
 test_expect_success 'a pool of http_threads serves writes and queries' '

@@ -4,7 +4,8 @@
 # data directory, stopped by its PID.
 #
 #   . "$(dirname "$0")/lib.sh"
-#   lb_start [daemon args...]   sets LB_PID, LB_PORT, LB_URL, LB_DATA
+#   lb_start [daemon args...]   sets LB_PID, LB_PORT, LB_URL, LB_DATA (https:// with
+#                               tls_cert: curl then needs CURL_CA_BUNDLE)
 #   lb_req METHOD PATH [curl args...]  prints the status; body in ./body, headers in ./headers
 #   lb_stop                     SIGTERM, waits, returns the exit status
 #   lb_kill9                    SIGKILL, waits
@@ -33,7 +34,8 @@ lb_wait_port() {
     n=0
     limit=$(( ${2:-10} * 20 ))
     while [ $n -lt $limit ]; do
-        LB_PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1" | tail -n 1)
+        LB_PORT=$(sed -n 's/.*listening on https\{0,1\}:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1" | tail -n 1)
+        LB_SCHEME=$(sed -n 's/.*listening on \(https\{0,1\}\):.*/\1/p' "$1" | tail -n 1)
         [ -n "$LB_PORT" ] && return 0
         kill -0 "$LB_PID" 2>/dev/null || return 1
         sleep 0.05
@@ -53,7 +55,7 @@ lb_start() {
         cat "$LB_LOG.new" >>"$LB_LOG"
         return 1
     fi
-    LB_URL=http://127.0.0.1:$LB_PORT
+    LB_URL=$LB_SCHEME://127.0.0.1:$LB_PORT
     export LB_PID LB_PORT LB_URL LB_DATA
     n=0
     while [ $n -lt 100 ]; do
