@@ -370,7 +370,12 @@ static int delete_range(struct run *r, struct buf *err)
     rc = store_db_delete_range(r->db, slice_make(w->host.v[0], w->host.len[0]),
                                w->event.is_set ? &ev : NULL, w->has_lo ? w->ts_lo : INT64_MIN,
                                w->has_hi ? w->ts_hi : INT64_MAX);
-    if (rc)
+    if (rc == ERR_BUSY)
+        buf_printf(err,
+                   "delete refused for now: %d range deletes of database %s still wait for "
+                   "compaction to apply them; retry in a few seconds",
+                   STORE_MAX_RANGE_DELETES, store_db_name(r->db));
+    else if (rc)
         buf_printf(err, "delete failed: %s", err_name(rc));
     return rc;
 }

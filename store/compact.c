@@ -865,6 +865,19 @@ int compact_drop_before(struct part *p, int64_t floor, uint64_t *bytes, bool *fa
     return rc;
 }
 
+/* A range tombstone overlaps a file not yet merged past it. */
+static bool tombs_unapplied(const struct version *v, const struct tomb_set *tombs)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const struct file_meta *f = v->files[i];
+        for (size_t t = 0; t < tombs->n; t++)
+            if (f->tomb_seq < tombs->v[t].seq && f->props.max_ts >= tombs->v[t].lo &&
+                f->props.min_ts <= tombs->v[t].hi)
+                return true;
+    }
+    return false;
+}
+
 bool compact_wanted(struct part *p)
 {
     pthread_mutex_lock(&p->mu);
@@ -872,7 +885,9 @@ bool compact_wanted(struct part *p)
     version_ref(v);
     pthread_mutex_unlock(&p->mu);
     size_t *idx = xcalloc(v->n + 1, sizeof *idx);
-    bool want = false;
+    struct tomb_set *tombs = db_tombs(p->db);
+    bool want = tombs_unapplied(v, tombs);
+    tomb_set_unref(tombs);
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
     for (size_t i = 0, j; i < v->n && !want; i = j) {
         size_t n = 0;

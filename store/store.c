@@ -120,6 +120,9 @@ static void run_job(struct store *s, struct job *j)
             return;
         }
         compact_delete_old_wal(j->db);
+        /* tombstones of rows that were only in that memtable can go now */
+        if (store_db_range_tombstones(j->db))
+            db_purge_tombs(j->db);
         if (compact_wanted(j->p)) {
             pthread_mutex_lock(&s->bg_mu);
             j->p->want_compact = true;

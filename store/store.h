@@ -200,9 +200,11 @@ int store_write(struct store_db *db, struct batch *b);
  * once invisible to every later snapshot, iterator and point read; durable
  * (DATA/<db>/TOMBSTONES, fsynced) when this returns. Compaction drops the
  * covered rows and then the tombstone. Rows written afterwards are not
- * affected. ERR_INVAL for bad names or lo > hi; ERR_BUSY with 4096
- * tombstones outstanding after waiting write_stall_ns for compactions to
+ * affected. ERR_INVAL for bad names or lo > hi; ERR_BUSY with
+ * STORE_MAX_RANGE_DELETES tombstones outstanding after freezing the
+ * memtables and waiting write_stall_ns for the flush and compactions to
  * purge some; ERR_NOSPC on a full disk. */
+#define STORE_MAX_RANGE_DELETES 4096
 int store_db_delete_range(struct store_db *db, struct slice host, const struct slice *event,
                           int64_t lo, int64_t hi);
 /* Range tombstones outstanding. */

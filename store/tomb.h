@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/slice.h"
+#include "store/store.h"
 
 /* A range tombstone (tomb.c): rows of host (and event when has_event)
  * with lo <= ts <= hi and a sequence below seq are deleted. */
@@ -29,7 +30,7 @@ struct tomb_set {
     struct range_tomb *v;
 };
 
-#define STORE_MAX_TOMBSTONES 4096
+#define STORE_MAX_TOMBSTONES STORE_MAX_RANGE_DELETES
 
 struct tomb_set *tomb_set_new(size_t n);
 void tomb_set_ref(struct tomb_set *t);   /* NULL ok */

@@ -248,12 +248,38 @@ static void test_damaged_file(void **state)
     assert_int_equal(get_rc(f->db, T0, "a", "x"), ERR_NOTFOUND);
 }
 
+/* STORE_MAX_RANGE_DELETES deletes of rows still in the memtable, and more
+ * after them: the store freezes the memtables, the flush and the purge make
+ * room, and the next delete is taken instead of failing with ERR_BUSY until
+ * something else flushes. */
+static void test_full_tombstones_make_room(void **state)
+{
+    struct fixture *f = *state;
+    char host[32];
+    for (int i = 0; i < 8; i++) {
+        snprintf(host, sizeof host, "h%d", i);
+        put(f->db, T0 + i * SEC, host, "x", "v");
+    }
+    for (int i = 0; i < STORE_MAX_RANGE_DELETES + 40; i++) {
+        snprintf(host, sizeof host, "h%d", i);
+        int rc = store_db_delete_range(f->db, slice_cstr(host), NULL, T0, T0 + N * SEC);
+        if (rc != ERR_OK)
+            fail_msg("delete %d: %s", i, err_name(rc));
+    }
+    assert_true(store_db_range_tombstones(f->db) <= STORE_MAX_RANGE_DELETES);
+    for (int i = 0; i < 8; i++) {
+        snprintf(host, sizeof host, "h%d", i);
+        assert_int_equal(count_now(f->db, host, "x", INT64_MIN, INT64_MAX), 0);
+    }
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_range_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_tombstones_make_room, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
