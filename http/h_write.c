@@ -243,24 +243,38 @@ static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *r
 static enum MHD_Result write_error(struct MHD_Connection *con, struct srv_req *req,
                                    struct write_ctx *c, int rc)
 {
+    /* A request is written in one batch at its end (ingest.h,
+     * whole_request): whatever failed, nothing of it is stored. */
     const char *text = ingest_error_text(c->in);
-    char msg[300];
+    char msg[400];
     switch (rc) {
     case ERR_TOOBIG:
-        snprintf(msg, sizeof msg, "request body too large: over max_body_bytes (%llu bytes)%s",
-                 (unsigned long long)server.cfg->max_body_bytes,
-                 c->in && ingest_written(c->in) ? "; earlier batches of it were stored" : "");
+        if (*text)
+            snprintf(msg, sizeof msg, "request too large: %s; nothing of it was stored", text);
+        else
+            snprintf(msg, sizeof msg,
+                     "request body too large: over max_body_bytes (%llu bytes); nothing of it "
+                     "was stored",
+                     (unsigned long long)server.cfg->max_body_bytes);
         break;
     case ERR_BUSY:
-        snprintf(msg, sizeof msg, "the store is flushing behind writes: retry later");
+        snprintf(msg, sizeof msg,
+                 "the store is flushing behind writes: nothing of this request was stored; "
+                 "retry later");
         break;
     case ERR_NOSPC:
-        snprintf(msg, sizeof msg, "disk full: writes are refused until space is freed");
+        snprintf(msg, sizeof msg,
+                 "disk full: nothing of this request was stored; writes are refused until space "
+                 "is freed");
         break;
     case ERR_INVAL:
-        snprintf(msg, sizeof msg, "bad request body: %s", *text ? text : "invalid encoding");
+        snprintf(msg, sizeof msg, "bad request body: %s; nothing of it was stored",
+                 *text ? text : "invalid encoding");
         break;
-    default: snprintf(msg, sizeof msg, "write failed: %s", err_name(rc)); break;
+    default:
+        snprintf(msg, sizeof msg, "write failed: %s; nothing of this request was stored",
+                 err_name(rc));
+        break;
     }
     return fail(con, req, c, outcome_of(rc), reply_status_for(rc), msg);
 }

@@ -39,6 +39,7 @@ struct ingest {
     uint64_t inflated_bytes;
     int64_t lo, hi; /* accepted ts window */
     size_t pend_rows, pend_bytes;
+    size_t whole_max; /* whole_request: most pend_bytes */
     uint64_t written, dropped;
     struct buf errors;
     size_t nerrors;         /* lines in errors */
@@ -54,6 +55,7 @@ void ingest_params_default(struct ingest_params *p)
 {
     memset(p, 0, sizeof *p);
     p->format = INGEST_LINEPROTO;
+    p->whole_request = true;
 }
 
 const char *ingest_params_check(const struct ingest_params *p, const struct event_limits *lim)
@@ -100,6 +102,11 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
         in->prm.batch_rows = INGEST_BATCH_ROWS;
     if (!in->prm.batch_bytes)
         in->prm.batch_bytes = INGEST_BATCH_BYTES;
+    in->whole_max = INGEST_WHOLE_MAX_BYTES;
+    if (in->prm.max_body_bytes > INGEST_WHOLE_MAX_BYTES / INGEST_WHOLE_FACTOR)
+        in->whole_max = in->prm.max_body_bytes < SIZE_MAX / INGEST_WHOLE_FACTOR
+                            ? in->prm.max_body_bytes * INGEST_WHOLE_FACTOR
+                            : SIZE_MAX;
     in->lo = params->reject_older_than_ns
                  ? sat_add(in->prm.arrival_ns, -params->reject_older_than_ns)
                  : INT64_MIN;
@@ -190,6 +197,17 @@ static void flush(struct ingest *in)
     in->pend_bytes = 0;
 }
 
+static void too_many_rows(struct ingest *in)
+{
+    in->status = ERR_TOOBIG;
+    buf_reset(&in->errors);
+    buf_printf(&in->errors,
+               "the rows of this request take more than %zu MiB of memory (%llu rows so far): "
+               "split it into smaller requests",
+               in->whole_max >> 20, (unsigned long long)in->pend_rows);
+    in->nerrors = 0;
+}
+
 /* The tags of ev sorted by key (insertion sort: a handful of tags). */
 static const struct rec_tag *sort_tags(struct ingest *in, const struct event *ev)
 {
@@ -241,8 +259,12 @@ static void add_event(struct ingest *in, uint64_t line_no, const struct event *e
     in->sink.put(in->sink.arg, &row);
     in->pend_rows++;
     in->pend_bytes += row.id.len + row.value.len + ev->host.len + ev->name.len + 32;
-    if (in->pend_rows >= in->prm.batch_rows || in->pend_bytes >= in->prm.batch_bytes)
+    if (in->prm.whole_request) {
+        if (in->pend_bytes > in->whole_max)
+            too_many_rows(in);
+    } else if (in->pend_rows >= in->prm.batch_rows || in->pend_bytes >= in->prm.batch_bytes) {
         flush(in);
+    }
 }
 
 static void handle(struct ingest *in, const struct event_result *r)

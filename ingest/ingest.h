@@ -7,7 +7,8 @@
  *      ingest_new(params, limits, db, &in).
  *   2. for every body chunk: rc = ingest_feed(in, chunk, n); on rc != ERR_OK
  *      stop feeding (drain the rest) and reply from rc: ERR_TOOBIG 413 (body
- *      or inflated body over max_body_bytes), ERR_INVAL 400 (bad gzip: the
+ *      or inflated body over max_body_bytes, or its rows too large: the
+ *      text is ingest_error_text()), ERR_INVAL 400 (bad gzip: the
  *      text is ingest_error_text()), ERR_BUSY 503 + Retry-After, ERR_NOSPC
  *      507, other 500.
  *   3. at the end of the body: rc = ingest_finish(in); same mapping. With
@@ -16,15 +17,18 @@
  *      line) and the counts ingest_written() / ingest_dropped().
  *   4. ingest_free(in) in the request-completed callback.
  *
- * Rows are flushed with store_write while feeding, whenever a batch reaches
- * batch_rows rows or batch_bytes bytes, and the last batch in
- * ingest_finish, so memory stays bounded whatever the body size. Each batch
- * is atomic and a line is one row, so a line is stored whole or not at all.
- * A store error (ERR_BUSY, ERR_NOSPC, ...) or ERR_TOOBIG mid-request leaves
- * the batches already written in place: the reply is the error, and a client
- * that retries the whole request (as InfluxDB clients do) rewrites the same
- * rows, which is harmless because a row with the same key replaces the
- * earlier version whole (DESIGN.md section 7).
+ * A request is stored whole or not at all (whole_request, the default): its
+ * rows are collected as the body is parsed and written in one batch (one
+ * WAL record) by ingest_finish, after the body has ended well. A body cut
+ * off by its client, a truncated or damaged gzip body, a body over
+ * max_body_bytes or a store error stores nothing, so the client's retry
+ * stores each row once, even rows whose identity is their arrival stamp
+ * (raw lines). Memory is bounded by the body size limit: rows over
+ * INGEST_WHOLE_FACTOR x max_body_bytes (at least INGEST_WHOLE_MAX_BYTES)
+ * fail the request with ERR_TOOBIG.
+ * Without whole_request (tests, loaders), rows are flushed whenever a
+ * batch reaches batch_rows rows or batch_bytes bytes. Either way a line is
+ * one row, stored whole or not at all.
  *
  * Lines without a timestamp: line protocol takes params.arrival_ns (one
  * value for the whole request); raw and JSON lines take the shared strictly
@@ -55,6 +59,11 @@ enum ingest_format {
 #define INGEST_MAX_ERRORS 100
 #define INGEST_BATCH_ROWS 5000
 #define INGEST_BATCH_BYTES (4u << 20)
+/* A whole request's rows may take this many times max_body_bytes of
+ * memory (rows cost more than their lines: keys, lengths, a sequence). */
+#define INGEST_WHOLE_FACTOR 4
+/* ... and at least this much (also without max_body_bytes). */
+#define INGEST_WHOLE_MAX_BYTES (256u << 20)
 
 struct ingest_params {
     enum ingest_format format;
@@ -69,12 +78,19 @@ struct ingest_params {
     int64_t arrival_ns;           /* request arrival time; 0 = now */
     int64_t reject_older_than_ns; /* 0 = off */
     int64_t reject_newer_than_ns; /* 0 = off */
-    size_t batch_rows;            /* 0 = INGEST_BATCH_ROWS */
-    size_t batch_bytes;           /* 0 = INGEST_BATCH_BYTES */
+    bool whole_request;           /* true (the default): every row goes to the store in
+                                   * one batch at ingest_finish, so a request is stored
+                                   * whole or not at all; batch_rows/batch_bytes do not
+                                   * apply, and rows over INGEST_WHOLE_FACTOR x
+                                   * max_body_bytes (at least INGEST_WHOLE_MAX_BYTES)
+                                   * of memory fail with ERR_TOOBIG */
+    size_t batch_rows;            /* without whole_request; 0 = INGEST_BATCH_ROWS */
+    size_t batch_bytes;           /* without whole_request; 0 = INGEST_BATCH_BYTES */
     struct event_stamp *stamp;    /* shared stamp for RAW/JSONL; NULL = arrival_ns */
 };
 
-/* Zeroes p (LINEPROTO, ns, no gzip, no limits, defaults). */
+/* Zeroes p (LINEPROTO, ns, no gzip, no limits, defaults) and sets
+ * whole_request. */
 void ingest_params_default(struct ingest_params *p);
 /* NULL if params and limits can start a request, else a static reason
  * ("raw ingest needs event=NAME", "host too long", ...). */

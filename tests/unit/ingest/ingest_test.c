@@ -152,6 +152,7 @@ static void test_batches_flush_while_feeding(void **state)
     fake_init(&f);
     struct ingest_params p;
     params(&p);
+    p.whole_request = false;
     p.batch_rows = 3;
     struct event_limits lim = limits();
     struct ingest *in = start(&f, &p, &lim);
@@ -171,6 +172,7 @@ static void test_batches_flush_while_feeding(void **state)
     /* a byte budget flushes too */
     fake_init(&f);
     params(&p);
+    p.whole_request = false;
     p.batch_bytes = 1;
     in = start(&f, &p, &lim);
     const char *body = "a v=1\nb v=2\nc v=3\n";
@@ -178,6 +180,59 @@ static void test_batches_flush_while_feeding(void **state)
     assert_int_equal(f.nwrites, 3);
     assert_int_equal(ingest_finish(in), ERR_OK);
     assert_int_equal(f.nwrites, 3);
+    ingest_free(in);
+    fake_destroy(&f);
+}
+
+/* whole_request (the default): one write at the end, after the body ended
+ * well; a body that fails before stores nothing. */
+static void test_whole_request(void **state)
+{
+    (void)state;
+    struct fake f;
+    fake_init(&f);
+    struct ingest_params p;
+    params(&p);
+    assert_true(p.whole_request);
+    p.batch_rows = 3; /* does not apply */
+    struct event_limits lim = limits();
+    struct ingest *in = start(&f, &p, &lim);
+    for (int i = 0; i < 10; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "m v=%di %d\n", i, i + 1);
+        assert_int_equal(ingest_feed(in, line, (size_t)n), ERR_OK);
+    }
+    assert_int_equal(f.nwrites, 0);
+    assert_int_equal(ingest_written(in), 0);
+    assert_int_equal(ingest_finish(in), ERR_OK);
+    assert_int_equal(f.nwrites, 1);
+    assert_int_equal(ingest_written(in), 10);
+    ingest_free(in);
+    fake_destroy(&f);
+
+    /* the store refusing the one batch: nothing written */
+    fake_init(&f);
+    f.fail_at = 1;
+    f.fail_rc = ERR_BUSY;
+    params(&p);
+    in = start(&f, &p, &lim);
+    assert_int_equal(ingest_feed(in, "a v=1\nb v=2\n", 12), ERR_OK);
+    assert_int_equal(ingest_finish(in), ERR_BUSY);
+    assert_int_equal(ingest_written(in), 0);
+    ingest_free(in);
+    fake_destroy(&f);
+
+    /* a body over max_body_bytes after many lines: nothing written */
+    fake_init(&f);
+    params(&p);
+    p.max_body_bytes = 1000;
+    in = start(&f, &p, &lim);
+    int rc = ERR_OK;
+    for (int i = 0; i < 200 && rc == ERR_OK; i++)
+        rc = ingest_feed(in, "a v=1\n", 6);
+    assert_int_equal(rc, ERR_TOOBIG);
+    assert_int_equal(ingest_finish(in), ERR_TOOBIG);
+    assert_int_equal(f.nwrites, 0);
     ingest_free(in);
     fake_destroy(&f);
 }
@@ -193,6 +248,7 @@ static void test_store_error_mid_request(void **state)
         f.fail_rc = codes[c];
         struct ingest_params p;
         params(&p);
+        p.whole_request = false;
         p.batch_rows = 2;
         struct event_limits lim = limits();
         struct ingest *in = start(&f, &p, &lim);
@@ -536,6 +592,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_and_errors),
         cmocka_unit_test(test_batches_flush_while_feeding),
+        cmocka_unit_test(test_whole_request),
         cmocka_unit_test(test_store_error_mid_request),
         cmocka_unit_test(test_errors_capped),
         cmocka_unit_test(test_reject_window),
