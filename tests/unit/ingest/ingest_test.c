@@ -590,18 +590,12 @@ static void test_raw_and_jsonl(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_and_errors),
-        cmocka_unit_test(test_batches_flush_while_feeding),
-        cmocka_unit_test(test_whole_request),
-        cmocka_unit_test(test_store_error_mid_request),
-        cmocka_unit_test(test_errors_capped),
-        cmocka_unit_test(test_reject_window),
-        cmocka_unit_test(test_body_too_big),
-        cmocka_unit_test(test_params_check),
-        cmocka_unit_test(test_gzip_every_split),
-        cmocka_unit_test(test_gzip_bad),
-        cmocka_unit_test(test_gzip_bomb_capped),
-        cmocka_unit_test(test_raw_and_jsonl),
+        cmocka_unit_test(test_rows_and_errors),  cmocka_unit_test(test_batches_flush_while_feeding),
+        cmocka_unit_test(test_whole_request),    cmocka_unit_test(test_store_error_mid_request),
+        cmocka_unit_test(test_errors_capped),    cmocka_unit_test(test_reject_window),
+        cmocka_unit_test(test_body_too_big),     cmocka_unit_test(test_params_check),
+        cmocka_unit_test(test_gzip_every_split), cmocka_unit_test(test_gzip_bad),
+        cmocka_unit_test(test_gzip_bomb_capped), cmocka_unit_test(test_raw_and_jsonl),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
