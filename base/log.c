@@ -104,9 +104,9 @@ void log_msg(enum log_level level, const char *fmt, ...)
     if (n > sizeof line - 2)
         n = sizeof line - 2;
     if (dropped) {
-        int k = snprintf(line + n, sizeof line - n - 1,
-                         " (and %lu more like it not logged: over %d a second)", dropped,
-                         LOG_BURST);
+        int k =
+            snprintf(line + n, sizeof line - n - 1,
+                     " (and %lu more like it not logged: over %d a second)", dropped, LOG_BURST);
         if (k > 0)
             n += (size_t)k;
         if (n > sizeof line - 2)
