@@ -21,18 +21,38 @@ const char *err_name(int code)
     case ERR_BUSY: return "BUSY";
     case ERR_TOOBIG: return "TOOBIG";
     case ERR_EXISTS: return "EXISTS";
+    case ERR_OFFLINE: return "OFFLINE";
     default: return "UNKNOWN";
     }
 }
 
-int err_corrupt_at(const char *file, int line, const char *fmt, ...)
+static _Thread_local char detail[512];
+
+const char *err_detail(void)
 {
-    char msg[512];
+    return detail;
+}
+
+void err_note(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    log_error("corruption (%s:%d): %s", file, line, msg);
+}
+
+void err_clear(void)
+{
+    detail[0] = '\0';
+}
+
+int err_corrupt_at(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    log_error("corruption (%s:%d): %s", file, line, detail);
     return ERR_CORRUPT;
 }
 

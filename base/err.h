@@ -17,6 +17,7 @@ enum {
     ERR_BUSY = -8,
     ERR_TOOBIG = -9,
     ERR_EXISTS = -10,
+    ERR_OFFLINE = -11, /* a database that failed to open at start: offline */
 };
 
 /* Upper-case name of an error code ("CORRUPT"); "UNKNOWN" for others. */
@@ -26,6 +27,13 @@ const char *err_name(int code);
 #define err_corrupt(...) err_corrupt_at(__FILE__, __LINE__, __VA_ARGS__)
 int err_corrupt_at(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The detail of the last error noted on this thread: the message of the
+ * last err_corrupt(), or of err_note(); "" after err_clear(). For a caller
+ * that must say why an operation failed (a database that cannot open). */
+const char *err_detail(void);
+void err_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void err_clear(void);
 
 /* Maps an errno value to an ERR_* code (ENOSPC -> ERR_NOSPC, ENOENT ->
  * ERR_NOTFOUND, EACCES/EPERM -> ERR_PERM, ENOMEM -> ERR_NOMEM, else ERR_IO). */

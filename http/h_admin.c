@@ -36,13 +36,27 @@ enum MHD_Result h_health(struct MHD_Connection *con, struct srv_req *req, const 
 {
     (void)upload;
     (void)upload_size;
-    char body[256];
     int64_t up = (clock_real_ns() - server.started_ns) / 1000000000LL;
-    int n = snprintf(body, sizeof body,
-                     "{\"name\":\"logbucket\",\"message\":\"ready for queries and writes\","
-                     "\"status\":\"pass\",\"checks\":[],\"version\":\"%s\",\"uptime_s\":%lld}\n",
-                     LB_VERSION, (long long)up);
-    return reply_send(con, req, MHD_HTTP_OK, "application/json", body, (size_t)n);
+    struct store_offline *off;
+    size_t noff = store_offline_list(server.store, &off);
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "{\"name\":\"logbucket\",\"message\":\"%s\",\"status\":\"%s\",\"checks\":[",
+               noff ? "ready for queries and writes; some databases are offline"
+                    : "ready for queries and writes",
+               noff ? "warn" : "pass");
+    /* An offline database is a check that fails; the others serve. */
+    for (size_t i = 0; i < noff; i++) {
+        buf_puts(&b, i ? ",{\"name\":\"database " : "{\"name\":\"database ");
+        reply_json_escape(&b, off[i].name, strlen(off[i].name));
+        buf_puts(&b, "\",\"status\":\"fail\",\"message\":\"offline: ");
+        reply_json_escape(&b, off[i].why, strlen(off[i].why));
+        buf_puts(&b, "\"}");
+    }
+    buf_printf(&b, "],\"version\":\"%s\",\"uptime_s\":%lld}\n", LB_VERSION, (long long)up);
+    store_offline_free(off, noff);
+    enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", b.data, b.len);
+    buf_destroy(&b);
+    return r;
 }
 
 static void metrics_process(struct buf *out)

@@ -134,6 +134,15 @@ static int open_db(const char *name, struct store_db **out)
     return store_db_get(server.store, name, out);
 }
 
+/* "database D is offline since the start: WHY" */
+static void offline_msg(const char *db, char *msg, size_t n)
+{
+    struct buf why = BUF_INIT;
+    store_db_offline_reason(server.store, db, &why);
+    snprintf(msg, n, "database %s is offline since the start: %s", db, buf_cstr(&why));
+    buf_destroy(&why);
+}
+
 static void limits_from_config(struct event_limits *lim)
 {
     const struct config *cfg = server.cfg;
@@ -230,6 +239,8 @@ static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *r
                      db);
         else if (rc == ERR_INVAL)
             snprintf(msg, sizeof msg, "invalid database name: %s (" STORE_DB_NAME_RULE ")", db);
+        else if (rc == ERR_OFFLINE)
+            offline_msg(db, msg, sizeof msg);
         else
             snprintf(msg, sizeof msg, "cannot open database %s: %s", db, err_name(rc));
         return fail(con, req, c, outcome_of(rc), reply_status_for(rc), msg);

@@ -20,6 +20,7 @@ unsigned reply_status_for(int err)
     case ERR_BUSY: return MHD_HTTP_SERVICE_UNAVAILABLE;
     case ERR_NOSPC: return MHD_HTTP_INSUFFICIENT_STORAGE;
     case ERR_EXISTS: return MHD_HTTP_CONFLICT;
+    case ERR_OFFLINE: return MHD_HTTP_SERVICE_UNAVAILABLE;
     default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }
 }

@@ -141,9 +141,12 @@ static void run_finish(struct run *r, int outcome)
 static int open_db(struct query_cursor *c, const char *name, struct store_db **db, struct buf *err)
 {
     int rc = store_db_get(c->s, name, db);
-    if (rc == ERR_NOTFOUND)
+    if (rc == ERR_NOTFOUND) {
         buf_printf(err, "database '%s' not found", name);
-    else if (rc)
+    } else if (rc == ERR_OFFLINE) {
+        buf_printf(err, "database '%s' is offline since the start: ", name);
+        store_db_offline_reason(c->s, name, err);
+    } else if (rc)
         buf_printf(err, "cannot open database '%s': %s", name, err_name(rc));
     return rc;
 }
@@ -202,7 +205,10 @@ static int do_create(struct query_cursor *c, const struct sql_stmt *st, struct b
     }
     if (rc == ERR_EXISTS && st->if_not_exists)
         rc = ERR_OK;
-    if (rc == ERR_EXISTS)
+    if (rc == ERR_OFFLINE) {
+        buf_printf(err, "database '%s' exists but is offline: ", st->db);
+        store_db_offline_reason(c->s, st->db, err);
+    } else if (rc == ERR_EXISTS)
         buf_printf(err, "database '%s' already exists", st->db);
     else if (rc == ERR_INVAL)
         buf_printf(err, "bad database name '%s' (" STORE_DB_NAME_RULE ")", st->db);
@@ -286,6 +292,25 @@ static void show_row(struct query_cursor *c, const char *name, const struct db_o
     row_end(c);
 }
 
+/* Databases that could not open at start, after the others, with why. */
+static void show_offline(struct query_cursor *c)
+{
+    struct store_offline *v;
+    size_t n = store_offline_list(c->s, &v);
+    for (size_t i = 0; i < n; i++) {
+        if (!query_db_visible(&c->o, v[i].name))
+            continue;
+        row_begin(c);
+        buf_puts(&c->out, "{\"name\":");
+        enc_json_str(&c->out, v[i].name, strlen(v[i].name));
+        buf_puts(&c->out, ",\"status\":\"offline\",\"error\":");
+        enc_json_str(&c->out, v[i].why, strlen(v[i].why));
+        buf_puts(&c->out, "}");
+        row_end(c);
+    }
+    store_offline_free(v, n);
+}
+
 static int do_show(struct query_cursor *c, struct buf *err)
 {
     char **names = NULL;
@@ -312,6 +337,7 @@ static int do_show(struct query_cursor *c, struct buf *err)
         free(names[i]);
     }
     free(names);
+    show_offline(c);
     stmt_end(c);
     return ERR_OK;
 }

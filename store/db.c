@@ -302,6 +302,7 @@ int db_open(struct store *s, const char *name, const struct db_opts *create, str
     struct store_db *db = db_alloc(s, name);
     struct env *env = s->env;
     int rc;
+    err_clear();
     if (create) {
         db->buckets = create->buckets;
         db->desc = create->ts_desc;
@@ -329,7 +330,8 @@ int db_open(struct store *s, const char *name, const struct db_opts *create, str
     if (!rc)
         rc = rebuild_old_index(db);
     if (rc) {
-        log_error("database %s: cannot open: %s", name, err_name(rc));
+        log_error("database %s: cannot open: %s%s%s", name, err_name(rc),
+                  err_detail()[0] ? ": " : "", err_detail());
         db_close(db);
         return rc;
     }

@@ -210,6 +210,13 @@ void store_metrics(struct store *s, struct buf *out)
         buf_append(out, fam[f].data, fam[f].len);
         buf_destroy(&fam[f]);
     }
+    struct store_offline *off;
+    size_t noff = store_offline_list(s, &off);
+    family(out, "database_offline", "gauge",
+           "1 for a database that could not open at start (see /health for why).");
+    for (size_t i = 0; i < noff; i++)
+        buf_printf(out, "logbucket_database_offline{db=\"%s\"} 1\n", off[i].name);
+    store_offline_free(off, noff);
     struct cache_stats cs;
     cache_stats(s->cache, &cs);
     family(out, "memtable_bytes", "gauge", "Bytes of all memtables of all databases.");

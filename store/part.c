@@ -115,6 +115,9 @@ int part_open_file(struct part *p, uint64_t number, const struct sst_props *prop
     struct sst_table *t;
     int rc = sst_open(s->env, path.data, s->cache, &p->db->m.corrupt, &t);
     if (rc) {
+        if (rc != ERR_CORRUPT) /* corruption has said where */
+            err_note("cannot open %s: %s", path.data,
+                     rc == ERR_NOTFOUND ? "missing (listed in its MANIFEST)" : err_name(rc));
         buf_destroy(&path);
         return rc;
     }

@@ -333,6 +333,96 @@ static void warn_no_meta(struct store *s, const char *name)
     buf_destroy(&dir);
 }
 
+/* Keeps name offline with the reason db_open left (err_detail). */
+static void add_offline(struct store *s, const char *name, int rc)
+{
+    s->offline = xrealloc(s->offline, (s->noffline + 1) * sizeof *s->offline);
+    struct store_offline *o = &s->offline[s->noffline++];
+    o->name = xstrdup(name);
+    o->rc = rc;
+    struct buf why = BUF_INIT;
+    buf_printf(&why, "%s", err_name(rc));
+    if (err_detail()[0])
+        buf_printf(&why, ": %s", err_detail());
+    o->why = buf_steal(&why, NULL);
+    log_error("database %s is offline (the others serve): %s; fix or restore its files and "
+              "restart, or DROP DATABASE %s",
+              name, o->why, name);
+}
+
+static struct store_offline *find_offline(struct store *s, const char *name, size_t *pos)
+{
+    for (size_t i = 0; i < s->noffline; i++)
+        if (strcmp(s->offline[i].name, name) == 0) {
+            if (pos)
+                *pos = i;
+            return &s->offline[i];
+        }
+    return NULL;
+}
+
+static int offline_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct store_offline *)a)->name, ((const struct store_offline *)b)->name);
+}
+
+size_t store_offline_list(struct store *s, struct store_offline **out)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->noffline;
+    struct store_offline *v = xcalloc(n + 1, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        v[i].name = xstrdup(s->offline[i].name);
+        v[i].rc = s->offline[i].rc;
+        v[i].why = xstrdup(s->offline[i].why);
+    }
+    pthread_mutex_unlock(&s->mu);
+    qsort(v, n, sizeof *v, offline_cmp);
+    *out = v;
+    return n;
+}
+
+void store_offline_free(struct store_offline *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].name);
+        free(v[i].why);
+    }
+    free(v);
+}
+
+bool store_db_offline_reason(struct store *s, const char *name, struct buf *why)
+{
+    pthread_mutex_lock(&s->mu);
+    struct store_offline *o = find_offline(s, name, NULL);
+    if (o)
+        buf_puts(why, o->why);
+    pthread_mutex_unlock(&s->mu);
+    return o != NULL;
+}
+
+/* Drops an offline database: its directory goes aside and is deleted. */
+static int drop_offline(struct store *s, size_t pos)
+{
+    struct store_offline o = s->offline[pos];
+    memmove(s->offline + pos, s->offline + pos + 1, (s->noffline - pos - 1) * sizeof o);
+    s->noffline--;
+    struct buf from = BUF_INIT, to = BUF_INIT;
+    buf_printf(&from, "%s/%s", s->dir, o.name);
+    buf_printf(&to, "%s/.dropped-%s-%llu", s->dir, o.name, (unsigned long long)clock_mono_ns());
+    int rc = env_rename(s->env, from.data, to.data);
+    if (rc == ERR_OK) {
+        env_sync_dir(s->env, s->dir);
+        env_remove_tree(s->env, to.data);
+        log_info("offline database %s dropped", o.name);
+    }
+    buf_destroy(&from);
+    buf_destroy(&to);
+    free(o.name);
+    free(o.why);
+    return rc;
+}
+
 static int open_all(struct store *s)
 {
     char **names;
@@ -356,9 +446,11 @@ static int open_all(struct store *s)
             continue;
         }
         struct store_db *db;
-        rc = db_open(s, names[i], NULL, &db);
-        if (!rc)
+        int orc = db_open(s, names[i], NULL, &db);
+        if (orc == ERR_OK)
             add_db(s, db);
+        else
+            add_offline(s, names[i], orc);
     }
     buf_destroy(&meta);
     env_free_list(names, n);
@@ -414,6 +506,7 @@ void store_close(struct store *s)
     for (size_t i = 0; i < s->ndbs; i++)
         store_db_unref(s->dbs[i]);
     free(s->dbs);
+    store_offline_free(s->offline, s->noffline);
     if (s->lock)
         s->env->ops->unlock(s->lock);
     cache_free(s->cache);
@@ -444,9 +537,9 @@ int store_db_create(struct store *s, const char *name, const struct db_opts *opt
     if (!valid_name(name) || opts->buckets < 1 || opts->buckets > 1024 || opts->ttl_ns < 0)
         return ERR_INVAL;
     pthread_mutex_lock(&s->mu);
-    int rc = ERR_EXISTS;
+    int rc = find_offline(s, name, NULL) ? ERR_OFFLINE : ERR_EXISTS;
     struct store_db *db;
-    if (!find_db(s, name, NULL)) {
+    if (rc == ERR_EXISTS && !find_db(s, name, NULL)) {
         rc = db_open(s, name, opts, &db);
         if (!rc)
             add_db(s, db);
@@ -461,9 +554,10 @@ int store_db_get(struct store *s, const char *name, struct store_db **out)
     struct store_db *db = find_db(s, name, NULL);
     if (db)
         db_ref(db);
+    bool offline = !db && find_offline(s, name, NULL);
     pthread_mutex_unlock(&s->mu);
     if (!db)
-        return ERR_NOTFOUND;
+        return offline ? ERR_OFFLINE : ERR_NOTFOUND;
     *out = db;
     return ERR_OK;
 }
@@ -480,6 +574,11 @@ int store_db_drop(struct store *s, const char *name)
 {
     size_t pos;
     pthread_mutex_lock(&s->mu);
+    if (find_offline(s, name, &pos)) {
+        int rc = drop_offline(s, pos);
+        pthread_mutex_unlock(&s->mu);
+        return rc;
+    }
     struct store_db *db = find_db(s, name, &pos);
     if (db) {
         memmove(s->dbs + pos, s->dbs + pos + 1, (s->ndbs - pos - 1) * sizeof *s->dbs);

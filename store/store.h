@@ -86,15 +86,33 @@ void store_close(struct store *s);
 /* The names store_db_create accepts, worded for error messages. */
 #define STORE_DB_NAME_RULE "1 to 64 of A-Z a-z 0-9 _ - ., not starting with ."
 
-/* Creates a database. ERR_EXISTS if it exists, ERR_INVAL for a bad name
- * (STORE_DB_NAME_RULE) or bad options. */
+/* Creates a database. ERR_EXISTS if it exists, ERR_OFFLINE if a database
+ * of that name is offline, ERR_INVAL for a bad name (STORE_DB_NAME_RULE)
+ * or bad options. */
 int store_db_create(struct store *s, const char *name, const struct db_opts *opts);
 /* Borrows a reference to an open database; release with store_db_unref.
- * ERR_NOTFOUND if it does not exist. */
+ * ERR_NOTFOUND if it does not exist, ERR_OFFLINE if it is offline. */
 int store_db_get(struct store *s, const char *name, struct store_db **out);
 void store_db_unref(struct store_db *db);
-/* Drops a database and deletes its files once the last reference is gone. */
+/* Drops a database and deletes its files once the last reference is gone.
+ * An offline database is dropped too: its files are deleted. */
 int store_db_drop(struct store *s, const char *name);
+
+/* Offline databases: one that cannot open at start (a damaged or missing
+ * file, META, TOMBSTONES, WAL damage before its tail) does not stop the
+ * store; it is kept offline, its files untouched, with the reason, and the
+ * others serve. It stays offline until the daemon restarts (after a fix)
+ * or it is dropped. */
+struct store_offline {
+    char *name;
+    int rc;    /* what opening it returned */
+    char *why; /* "CORRUPT: wal 000003.log: bad record at offset 80", ... */
+};
+/* The offline databases, sorted by name; free with store_offline_free. */
+size_t store_offline_list(struct store *s, struct store_offline **out);
+void store_offline_free(struct store_offline *v, size_t n);
+/* The reason database name is offline, in why; false if it is not. */
+bool store_db_offline_reason(struct store *s, const char *name, struct buf *why);
 /* Names of all databases, sorted; the caller frees each and the array. */
 int store_db_list(struct store *s, char ***names, size_t *count);
 

@@ -89,6 +89,8 @@ struct store {
     pthread_mutex_t mu;     /* guards dbs */
     struct store_db **dbs;
     size_t ndbs;
+    struct store_offline *offline; /* under mu */
+    size_t noffline;
     pthread_mutex_t bg_mu;    /* guards scheduling state and part.busy */
     pthread_cond_t bg_cond;   /* work to do */
     pthread_cond_t done_cond; /* a job finished */

@@ -11,6 +11,9 @@
  * code of the call that failed. *dir is the caller's (tu_store_close). */
 int tu_store_with_db(const char *tag, struct store_opts *o, const struct db_opts *dbo, char **dir,
                      struct store **s, struct store_db **db);
+/* For a database that store_db_get finds offline: what opening it
+ * returned (it fails the test when no reason is given), and closes s. */
+int tu_offline_rc(struct store *s, const char *name);
 /* Releases db, closes s, removes dir and frees it. */
 void tu_store_close(char *dir, struct store *s, struct store_db *db);
 

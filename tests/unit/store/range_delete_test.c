@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "model/key.h"
 #include "store/store.h"
+#include "tests/support/store_fixture.h"
 #include "tests/support/store_testutil.h"
 
 #define SEC 1000000000LL
@@ -240,7 +241,15 @@ static void test_damaged_file(void **state)
     assert_true(tu_file_size(path.data) > 20);
     assert_int_equal(tu_flip_byte(path.data, 14, 0x40), 0);
     struct store *s = NULL;
-    assert_int_equal(store_open(&f->o, &s), ERR_CORRUPT);
+    /* the database is offline, the store opens */
+    assert_int_equal(store_open(&f->o, &s), ERR_OK);
+    struct store_db *db;
+    assert_int_equal(store_db_get(s, "d", &db), ERR_OFFLINE);
+    struct buf why = BUF_INIT;
+    assert_true(store_db_offline_reason(s, "d", &why));
+    assert_non_null(strstr(buf_cstr(&why), "TOMBSTONES"));
+    buf_destroy(&why);
+    assert_int_equal(tu_offline_rc(s, "d"), ERR_CORRUPT);
     assert_int_equal(tu_flip_byte(path.data, 14, 0x40), 0);
     buf_destroy(&path);
     assert_int_equal(store_open(&f->o, &f->s), ERR_OK);
