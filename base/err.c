@@ -63,9 +63,8 @@ int err_from_errno(int e)
     case ENOSPC:
     case EDQUOT: return ERR_NOSPC;
     case ENOENT: return ERR_NOTFOUND;
-    case EACCES:
-    case EPERM:
-    case EROFS: return ERR_PERM;
+    /* A file the daemon may not write is a server fault (500), not a
+     * client's missing right (ERR_PERM is the auth layer's 403). */
     case ENOMEM: return ERR_NOMEM;
     case EEXIST: return ERR_EXISTS;
     default: return ERR_IO;

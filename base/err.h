@@ -35,8 +35,10 @@ const char *err_detail(void);
 void err_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void err_clear(void);
 
-/* Maps an errno value to an ERR_* code (ENOSPC -> ERR_NOSPC, ENOENT ->
- * ERR_NOTFOUND, EACCES/EPERM -> ERR_PERM, ENOMEM -> ERR_NOMEM, else ERR_IO). */
+/* Maps an errno value to an ERR_* code (ENOSPC/EDQUOT -> ERR_NOSPC, ENOENT
+ * -> ERR_NOTFOUND, ENOMEM -> ERR_NOMEM, EEXIST -> ERR_EXISTS, else ERR_IO:
+ * EACCES/EPERM/EROFS on the data directory are the server's fault, not a
+ * client's missing right). */
 int err_from_errno(int e);
 
 #endif
