@@ -91,7 +91,7 @@ UNIT_TESTS := $(foreach l,$(LAYERS),\
 BENCH_SRCS := $(wildcard benchmarks/*.c)
 BENCHES := $(patsubst benchmarks/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all run test unit e2e bench fuzz clean deps check-deps format format-check
+.PHONY: all run test unit e2e bench fuzz soak clean deps check-deps format format-check
 # keep the objects of test and benchmark binaries: a second make rebuilds nothing
 .SECONDARY:
 all: $(DAEMON) $(if $(filter 0,$(SANITIZED)),logbucketd)
@@ -152,6 +152,13 @@ test: deps
 	    echo "== $$f"; cat "$$f"; rc=1; done;) exit $$rc
 
 bench: $(BENCHES)
+
+# A bounded soak (10 minutes; SOAK_SECS=N for another length): 64 client
+# loops of mixed writes and queries, RSS and descriptors printed over time
+# and checked flat after warm-up.
+SOAK_SECS ?= 600
+soak: all
+	./scripts/soak.sh $(SOAK_SECS) 64
 
 FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzz.c)
 fuzz:
