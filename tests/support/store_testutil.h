@@ -35,8 +35,26 @@ struct fault_env {
     atomic_bool hold_sst;       /* appends to *.sst files wait while set */
     atomic_bool nospc_sst;      /* appends to *.sst files fail with ERR_NOSPC */
     atomic_long appends, syncs;
+    /* Power loss (after fault_env_track): > 0, the Nth sync from now is the
+     * moment of the loss: it and every later append, sync, rename, unlink
+     * and directory sync fail with ERR_IO and change nothing. */
+    atomic_long crash_at_sync;
+    atomic_long fail_rename_at; /* > 0: the Nth rename from now fails, changing nothing */
+    atomic_bool crashed;        /* the loss happened */
+    struct fe_track *track;     /* what a power loss would undo; NULL until tracked */
 };
 
 void fault_env_init(struct fault_env *fe, struct env *base);
+/* Starts recording what is durable: file lengths synced, files whose
+ * directory was synced since they were created, renames followed by a sync
+ * of their directory. */
+void fault_env_track(struct fault_env *fe);
+/* Makes the files what the disk would hold after the power loss (call once
+ * the store is closed): unsynced appends cut off, files created since the
+ * last sync of their directory removed, renames since then undone (the
+ * target's old content back). Returns the files changed. */
+int fault_env_power_loss(struct fault_env *fe);
+/* Frees the tracking (NULL track ok). */
+void fault_env_destroy(struct fault_env *fe);
 
 #endif
