@@ -886,7 +886,7 @@ static int parse_show(struct ps *x, struct iql_stmt *st)
         return show_tail(x, st, false);
     }
     if (accept_kw(x, "MEASUREMENT")) {
-        accept_kw(x, "EXACT");
+        st->exact = accept_kw(x, "EXACT");
         if (expect_kw(x, "CARDINALITY"))
             return x->rc;
         st->kind = IQL_SHOW_MEAS_CARD;
@@ -986,7 +986,7 @@ static int parse_statement(struct ps *x, struct iql_stmt *st)
             return fail(x, "FROM or WHERE");
         return ERR_OK;
     }
-    return fail(x, "SELECT, DELETE, SHOW, CREATE, DROP");
+    return fail(x, "SELECT, DELETE, SHOW, CREATE, DROP, EXPLAIN, GRANT, REVOKE, ALTER, SET, KILL");
 }
 
 void iql_script_free(struct iql_script *s)
