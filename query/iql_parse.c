@@ -639,7 +639,7 @@ static int source(struct ps *x, struct iql_stmt *st)
         }
         if (!src.is_regex)
             src.name = parts[--n];
-        if (n >= 2 || (src.is_regex && n == 3)) {
+        if ((!src.is_regex && n >= 2) || (src.is_regex && n == 3)) {
             src.db = parts[0];
             parts[0] = NULL;
         }
@@ -716,6 +716,14 @@ static int group_by(struct ps *x, struct iql_stmt *st)
             char *t = ident(x);
             if (!t)
                 return x->rc;
+            if (accept_op(x, "::")) { /* "host"::tag */
+                char *ty = ident(x);
+                free(ty);
+                if (!ty) {
+                    free(t);
+                    return x->rc;
+                }
+            }
             st->group_tags = xrealloc(st->group_tags, (st->ngroup_tags + 1) * sizeof(char *));
             st->group_tags[st->ngroup_tags++] = t;
         }

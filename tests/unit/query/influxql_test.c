@@ -63,6 +63,8 @@ static void test_parse(void **state)
         "time(10s, -5s), * fill(linear) ORDER BY time DESC LIMIT 5 OFFSET 1 SLIMIT 2 SOFFSET 1 "
         "tz('UTC')",
         "SELECT percentile(v, 99.5) FROM cpu WHERE time > 0 fill(-1.5)",
+        "SELECT mean(\"v\") FROM \"autogen\".\"cpu\" WHERE time > now() - 1h GROUP BY time(1m), "
+        "\"host\"::tag fill(null)",
         "-- a comment\nSELECT v FROM cpu WHERE (a = 'x' OR b != 'y') AND c !~ /z/",
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
@@ -278,6 +280,10 @@ static void test_select_raw(void **state)
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,3]]},{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],"
               "\"values\":[[1700000000000000000,1]]}]"));
+    /* "rp"."m": the policy is ignored, the database is the request's */
+    expect(f, "SELECT n FROM \"autogen\".\"cpu\" WHERE time > 0 AND host = 'b'", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000060000000000,7]]}]"));
     expect(f, "SELECT n FROM cpu WHERE time > 0 AND region != 'eu'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000060000000000,7]]}]"));
