@@ -418,7 +418,7 @@ bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n,
     size_t h = hash_bytes(key, len) & (m->cap - 1);
     for (; m->slots[h]; h = (h + 1) & (m->cap - 1)) {
         size_t i = m->slots[h] - 1;
-        if (m->len[i] == len && memcmp(m->keys.data + m->off[i], key, len) == 0) {
+        if (m->len[i] == len && (len == 0 || memcmp(m->keys.data + m->off[i], key, len) == 0)) {
             *idx = i;
             return false;
         }
