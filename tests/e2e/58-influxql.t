@@ -88,9 +88,11 @@ test_expect_success 'transformations, GROUP BY *, SLIMIT, ORDER BY time DESC, LI
     body_is "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[[1700000150,9],[1700000060,7]]}]}]}"
 '
 
-test_expect_success 'POST with q as a form field, rp accepted; epoch units' '
+test_expect_success 'POST with q as a form field, rp accepted; epoch units; db and epoch as form fields too' '
     test "$(lb_req POST "/query?db=d&rp=autogen&epoch=h" --data-urlencode "q=SELECT used FROM mem WHERE time > 0 LIMIT 1")" = 200 &&
     body_is "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"mem\",\"columns\":[\"time\",\"used\"],\"values\":[[472222,100]]}]}]}" &&
+    test "$(lb_req POST /query --data-urlencode "q=SELECT used FROM mem WHERE time > 0 LIMIT 1" --data-urlencode db=d --data-urlencode epoch=m)" = 200 &&
+    body_is "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"mem\",\"columns\":[\"time\",\"used\"],\"values\":[[28333333,100]]}]}]}" &&
     for u in ns u µs ms s m h; do
         test "$(iq "SELECT used FROM mem WHERE time > 0 LIMIT 1" --data-urlencode "epoch=$u")" = 200 || return 1
     done &&
