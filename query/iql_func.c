@@ -172,11 +172,14 @@ struct aslot {
     bool all_int, ovf;
     struct iql_val mn, mx, first, last; /* first/last strings owned */
     int64_t mn_ts, mx_ts, first_ts, last_ts;
-    double wm, m2; /* Welford */
+    double wm, m2;   /* Welford */
+    unsigned picked; /* the selectors whose point the last feed replaced (PICK_*) */
     double *vals;
     int64_t *vts;
     size_t nv, cap;
 };
+
+enum { PICK_FIRST = 1, PICK_LAST = 2, PICK_MIN = 4, PICK_MAX = 8 };
 
 struct iql_astate {
     struct aslot s[1];
@@ -216,15 +219,18 @@ static void feed_num(struct aslot *a, const struct iql_val *v, int64_t ts)
         a->all_int = isint;
         a->mn = a->mx = *v;
         a->mn_ts = a->mx_ts = ts;
+        a->picked |= PICK_MIN | PICK_MAX;
     } else {
         a->all_int &= isint;
         if (x < num(&a->mn) || (x == num(&a->mn) && ts < a->mn_ts)) {
             a->mn = *v;
             a->mn_ts = ts;
+            a->picked |= PICK_MIN;
         }
         if (x > num(&a->mx) || (x == num(&a->mx) && ts < a->mx_ts)) {
             a->mx = *v;
             a->mx_ts = ts;
+            a->picked |= PICK_MAX;
         }
     }
     a->sum += x;
@@ -246,10 +252,12 @@ static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int
     if (a->n == 1 || ts < a->first_ts) {
         set_owned(&a->first, v);
         a->first_ts = ts;
+        a->picked |= PICK_FIRST;
     }
     if (a->n == 1 || ts >= a->last_ts) {
         set_owned(&a->last, v);
         a->last_ts = ts;
+        a->picked |= PICK_LAST;
     }
     if (!numeric)
         return 0;
@@ -482,16 +490,51 @@ void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o)
     g->min_bucket = INT64_MAX;
 }
 
+static void aux_free(struct iql_val *v, size_t n)
+{
+    for (size_t k = 0; v && k < n; k++)
+        if (v[k].kind == IQL_V_STR)
+            free((void *)v[k].s.ptr);
+    free(v);
+}
+
 void iql_groups_destroy(struct iql_groups *g)
 {
     for (size_t i = 0; i < g->n; i++) {
         for (size_t k = 0; k < g->o.nslots; k++)
             aslot_free(&g->st[i]->s[k]);
         free(g->st[i]);
+        if (g->aux)
+            aux_free(g->aux[i], g->o.naux);
     }
     free(g->st);
+    free(g->aux);
     iql_keymap_destroy(&g->km);
     buf_destroy(&g->kb);
+}
+
+static unsigned pick_of(enum iql_fn fn)
+{
+    return fn == IQL_F_FIRST  ? PICK_FIRST
+           : fn == IQL_F_LAST ? PICK_LAST
+           : fn == IQL_F_MIN  ? PICK_MIN
+           : fn == IQL_F_MAX  ? PICK_MAX
+                              : 0;
+}
+
+/* The selector of slot 0 picked this row: keep its other columns. */
+static void aux_capture(struct iql_groups *g, size_t idx, struct cond_row *row)
+{
+    for (size_t k = 0; k < g->o.naux; k++) {
+        struct iql_val v;
+        iql_eval_raw(g->o.aux[k], row, g->o.host_tag, &v);
+        set_owned(&g->aux[idx][k], &v);
+    }
+}
+
+const struct iql_val *iql_groups_aux(const struct iql_groups *g, size_t i)
+{
+    return g->aux ? g->aux[i] : NULL;
 }
 
 int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts)
@@ -521,7 +564,12 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
         }
         g->st = xrealloc(g->st, (g->n + 1) * sizeof *g->st);
         size_t sz = sizeof(struct aslot) * (g->o.nslots ? g->o.nslots : 1);
-        g->st[g->n++] = xcalloc(1, sz);
+        g->st[g->n] = xcalloc(1, sz);
+        if (g->o.naux) {
+            g->aux = xrealloc(g->aux, (g->n + 1) * sizeof *g->aux);
+            g->aux[g->n] = xcalloc(g->o.naux, sizeof **g->aux);
+        }
+        g->n++;
         if (b < g->min_bucket)
             g->min_bucket = b;
     }
@@ -533,7 +581,10 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
             continue;
         struct iql_val v;
         iql_val_of_field(f, &v);
+        st->s[k].picked = 0;
         g->kept += feed(&st->s[k], sl->fn, &v, row->ts);
+        if (k == 0 && g->o.naux && (st->s[0].picked & pick_of(sl->fn)))
+            aux_capture(g, idx, row);
     }
     if (g->kept > IQL_MAX_POINTS) {
         buf_printf(err, "too many values kept for median, mode, percentile, distinct or "

@@ -133,6 +133,11 @@ struct iql_group_opts {
     int64_t interval, offset;
     size_t max_groups;
     const struct iql_tz *tz; /* buckets aligned to its local time; NULL: UTC */
+    /* A lone selector (slots[0]) with other columns: their values at the
+     * point it picks (iql_groups_aux), evaluated over the row */
+    const struct iql_ex *const *aux;
+    size_t naux;
+    const char *host_tag;
 };
 
 /* The bucket start of ts under o (has_time; offset normalized by
@@ -144,6 +149,7 @@ struct iql_groups {
     struct iql_group_opts o;
     struct iql_keymap km; /* series key + 8-byte bucket */
     struct iql_astate **st;
+    struct iql_val **aux; /* naux values per group, strings owned */
     size_t n;
     size_t kept; /* values kept for median, mode, percentile, distinct, integral */
     struct buf kb;
@@ -158,6 +164,8 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
  * *ts for min, max, first, last). */
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);
 void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts);
+/* The aux columns' values of group i (NULL without aux). */
+const struct iql_val *iql_groups_aux(const struct iql_groups *g, size_t i);
 /* distinct(): the distinct values of slot k of group i, sorted. */
 size_t iql_groups_distinct(struct iql_groups *g, size_t i, size_t k, struct iql_val **out);
 

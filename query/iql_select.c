@@ -28,6 +28,7 @@ struct col {
     int tr;        /* enum iql_tr, or -1 */
     double tr_arg; /* unit in ns, or N of moving_average */
     bool is_tag;   /* raw: a tag, which alone does not make a row */
+    bool is_aux;   /* aggregate query: a field or tag at the lone selector's point */
 };
 
 /* What a statement reads from one measurement. */
@@ -135,7 +136,7 @@ static void add_col(struct sel *s, const struct iql_ex *ex, const char *alias, i
         }
     }
     s->cols = xrealloc(s->cols, (s->ncols + 1) * sizeof *s->cols);
-    s->cols[s->ncols++] = (struct col){ex, buf_steal(&n, NULL), tr, tr_arg, false};
+    s->cols[s->ncols++] = (struct col){ex, buf_steal(&n, NULL), tr, tr_arg, false, false};
 }
 
 static bool is_dim(const struct sel *s, const char *name)
@@ -303,7 +304,7 @@ static int build_col(struct sel *s, const struct iql_field *f)
     if (e->kind == IQL_X_CALL && e->nargs >= 1 && e->args[0]->kind == IQL_X_STAR) {
         return star_call(s, e, -1, 0);
     }
-    if (s->agg != has_call(e)) {
+    if (!s->agg && has_call(e)) {
         buf_puts(s->err, "mixing aggregate and non-aggregate queries is not supported");
         return ERR_INVAL;
     }
@@ -311,8 +312,32 @@ static int build_col(struct sel *s, const struct iql_field *f)
         return ERR_INVAL;
     add_col(s, e, f->alias, -1, 0);
     struct col *c = &s->cols[s->ncols - 1];
+    c->is_aux = s->agg && !has_call(e); /* checked by check_aux */
     c->is_tag = e->kind == IQL_X_VAR && iql_str_in(s->tagkeys, s->ntagkeys, e->s) &&
                 field_type(s, e->s) == 0;
+    return ERR_OK;
+}
+
+/* Fields or tags beside aggregates: only with one selector, whose point
+ * gives their values (InfluxDB's rule and messages). */
+static int check_aux(struct sel *s)
+{
+    size_t naux = 0;
+    for (size_t j = 0; j < s->ncols; j++)
+        naux += s->cols[j].is_aux;
+    if (naux == 0)
+        return ERR_OK;
+    bool selectors = true;
+    for (size_t k = 0; k < s->nslots; k++)
+        selectors &= iql_fn_is_selector(s->slots[k].fn);
+    if (selectors && s->nslots > 1) {
+        buf_puts(s->err, "mixing multiple selector functions with tags or fields is not supported");
+        return ERR_INVAL;
+    }
+    if (!selectors || s->nslots == 0 || s->has_tr) {
+        buf_puts(s->err, "mixing aggregate and non-aggregate queries is not supported");
+        return ERR_INVAL;
+    }
     return ERR_OK;
 }
 
@@ -591,8 +616,11 @@ static int fill_range(struct sel *s, const struct iql_groups *g, int64_t *lo, in
  * selector alone, without GROUP BY time) its point's time. */
 static bool lone_selector(const struct sel *s)
 {
-    return !s->st->has_time_group && s->ncols == 1 && s->nslots == 1 &&
-           s->cols[0].ex == s->slots[0].call && iql_fn_is_selector(s->slots[0].fn);
+    size_t plain = 0; /* columns that are the selector itself */
+    for (size_t j = 0; j < s->ncols; j++)
+        plain += !s->cols[j].is_aux;
+    return !s->st->has_time_group && s->nslots == 1 && iql_fn_is_selector(s->slots[0].fn) &&
+           plain == 1;
 }
 
 /* The rows of groups order[from..to) (one series) into p. */
@@ -619,8 +647,13 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
             free(dv);
             continue;
         }
-        for (size_t j = 0; j < s->ncols; j++)
-            iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &vals[j]);
+        const struct iql_val *aux = iql_groups_aux(g, gi);
+        for (size_t j = 0, a = 0; j < s->ncols; j++) {
+            if (s->cols[j].is_aux)
+                vals[j] = aux[a++];
+            else
+                iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &vals[j]);
+        }
         iql_points_add(p, t, vals);
     }
     free(res);
@@ -672,9 +705,15 @@ static int select_agg(struct sel *s, struct reader *rd)
 {
     struct iql_groups g;
     const struct iql_stmt *st = s->st;
-    struct iql_group_opts go = {s->slots,     s->nslots,  st->has_time_group,
-                                st->interval, st->offset, (size_t)s->c->o->q->max_groups,
-                                s->c->tz};
+    const struct iql_ex **aux = xcalloc(s->ncols + 1, sizeof *aux);
+    size_t naux = 0;
+    for (size_t j = 0; j < s->ncols; j++)
+        if (s->cols[j].is_aux)
+            aux[naux++] = s->cols[j].ex;
+    struct iql_group_opts go = {s->slots,         s->nslots,  st->has_time_group,
+                                st->interval,     st->offset, (size_t)s->c->o->q->max_groups,
+                                s->c->tz,         aux,        naux,
+                                s->c->o->host_tag};
     iql_groups_init(&g, &go);
     struct buf key = BUF_INIT;
     int rc;
@@ -690,6 +729,7 @@ static int select_agg(struct sel *s, struct reader *rd)
     else
         rc = emit_groups(s, &g);
     iql_groups_destroy(&g);
+    free(aux);
     return rc;
 }
 
@@ -705,6 +745,8 @@ static int select_measurement(struct sel *s, struct reader *rd)
     for (size_t i = 0; i < s->st->nfields; i++)
         if (build_col(s, &s->st->fields[i]))
             return ERR_INVAL;
+    if (s->agg && check_aux(s))
+        return ERR_INVAL;
     if (s->ncols == 0)
         return ERR_OK; /* a wildcard over a measurement without fields */
     if (iql_where(s->c, s->st->where, s->m, s->tagkeys, s->ntagkeys, &s->w, s->err))

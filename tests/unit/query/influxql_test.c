@@ -355,6 +355,19 @@ static void test_select_agg(void **state)
     expect(f, "SELECT max(usage) FROM cpu WHERE time > 0", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"max\"],\"values\":[["
               "1700000060,10]]}]"));
+    /* a lone selector gives the other columns of its point */
+    expect(f,
+           "SELECT max(usage), host, n FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000160000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"max\",\"host\",\"n\"],"
+              "\"values\":[[1699999980,2.5,\"a\",5],[1700000040,10,\"b\",7],[1700000100,4.5,"
+              "\"a\",9]]}]"));
+    expect(f, "SELECT first(n), usage * 2 FROM cpu WHERE time > 0 GROUP BY host", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+              "\"first\",\"usage\"],\"values\":[[1700000000,3,3]]},{\"name\":\"cpu\",\"tags\":{"
+              "\"host\":\"b\"},\"columns\":[\"time\",\"first\",\"usage\"],\"values\":[["
+              "1700000060,7,20]]}]"));
     expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
               "[1,3],[1,5],[1,9]]}]"));
@@ -406,6 +419,9 @@ static void test_statement_errors(void **state)
            R0("\"error\":\"database not found: nodb\""));
     expect(f, "SELECT mean(n), n FROM cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"mixing aggregate and non-aggregate queries is not supported\""));
+    expect(f, "SELECT max(n), min(n), host FROM cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"mixing multiple selector functions with tags or fields is not "
+              "supported\""));
     expect(f, "SELECT n FROM cpu WHERE time > 0 GROUP BY time(1m)", 0, 0,
            R0("\"error\":\"GROUP BY requires at least one aggregate function\""));
     expect(f, "SELECT mean(n) FROM cpu WHERE time > now() - 1000d GROUP BY time(1s)", 0, 0,
