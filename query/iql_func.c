@@ -618,6 +618,88 @@ size_t iql_groups_distinct(struct iql_groups *g, size_t i, size_t k, struct iql_
     return n;
 }
 
+/* Sorts slot a's kept (ts, value) pairs by ts, keeping the order of
+ * equal times (insertion sort: a group's pairs mostly come in order). */
+static void sort_pairs(struct aslot *a)
+{
+    for (size_t i = 1; i < a->nv; i++) {
+        double v = a->vals[i];
+        int64_t t = a->vts[i];
+        size_t j = i;
+        for (; j > 0 && a->vts[j - 1] > t; j--) {
+            a->vals[j] = a->vals[j - 1];
+            a->vts[j] = a->vts[j - 1];
+        }
+        a->vals[j] = v;
+        a->vts[j] = t;
+    }
+}
+
+struct integ {
+    struct iql_groups *g;
+    const size_t *order;
+    size_t from, to, at; /* at: the group of the window being summed */
+    struct iql_val *out;
+    double unit, sum;
+    int64_t start, end;
+};
+
+static void integ_emit(struct integ *st)
+{
+    while (st->at < st->to && iql_groups_bucket(st->g, st->order[st->at]) < st->start)
+        st->at++;
+    if (st->at < st->to && iql_groups_bucket(st->g, st->order[st->at]) == st->start)
+        st->out[st->at - st->from] = fval(st->sum);
+}
+
+void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, size_t from,
+                         size_t to, struct iql_val *out)
+{
+    struct integ st = {g, order, from, to, from, out, g->o.slots[k].arg, 0, 0, 0};
+    bool have = false;
+    int64_t pt = 0;
+    double pv = 0;
+    for (size_t i = from; i < to; i++) {
+        out[i - from] = (struct iql_val){.kind = IQL_V_NULL};
+        struct aslot *a = &g->st[order[i]]->s[k];
+        sort_pairs(a);
+        for (size_t n = 0; n < a->nv; n++) {
+            int64_t t = a->vts[n];
+            double v = a->vals[n];
+            if (!have) {
+                have = true;
+                st.start = iql_groups_bucket_of(g, t);
+                st.end = st.start + g->o.interval;
+                pt = t;
+                pv = v;
+                continue;
+            }
+            if (t == pt) { /* the later of one time counts */
+                pv = v;
+                continue;
+            }
+            if (t >= st.end) { /* close the window at its end, on the line to t */
+                if (pt != st.end) {
+                    double m = (v - pv) / (double)(t - pt);
+                    double at_end = m * (double)(st.end - pt) + pv;
+                    st.sum += 0.5 * (at_end + pv) * ((double)(st.end - pt) / st.unit);
+                    pv = at_end;
+                    pt = st.end;
+                }
+                integ_emit(&st);
+                st.start = iql_groups_bucket_of(g, t);
+                st.end = st.start + g->o.interval;
+                st.sum = 0;
+            }
+            st.sum += 0.5 * (v + pv) * ((double)(t - pt) / st.unit);
+            pt = t;
+            pv = v;
+        }
+    }
+    if (have)
+        integ_emit(&st);
+}
+
 /* --- expressions --- */
 
 static void arith(enum iql_op op, const struct iql_val *a, const struct iql_val *b,
@@ -858,16 +940,30 @@ static void fill_cell(struct iql_points *p, size_t i, size_t j, const struct iql
     } else if (f->mode == IQL_FILL_PREVIOUS && i > 0) {
         *v = p->v[(i - 1) * p->ncol + j];
         val_own(v);
-    } else if (f->mode == IQL_FILL_LINEAR && i > 0) {
-        const struct iql_val *a = &p->v[(i - 1) * p->ncol + j];
+    }
+}
+
+/* fill(linear) of column j: a null between two points with values is on
+ * their line, InfluxDB's m * x + b (a filled cell is no point). */
+static void fill_linear(struct iql_points *p, size_t j)
+{
+    size_t last = SIZE_MAX;
+    for (size_t i = 0; i < p->n; i++) {
+        struct iql_val *v = &p->v[i * p->ncol + j];
+        if (v->kind != IQL_V_NULL) {
+            last = i;
+            continue;
+        }
         size_t k = i + 1;
         while (k < p->n && p->v[k * p->ncol + j].kind == IQL_V_NULL)
             k++;
-        if (k == p->n || !is_num(a) || !is_num(&p->v[k * p->ncol + j]))
-            return;
-        const struct iql_val *b = &p->v[k * p->ncol + j];
-        double frac = (double)(p->ts[i] - p->ts[i - 1]) / (double)(p->ts[k] - p->ts[i - 1]);
-        double x = num(a) + (num(b) - num(a)) * frac;
+        if (last == SIZE_MAX || k == p->n)
+            continue;
+        const struct iql_val *a = &p->v[last * p->ncol + j], *b = &p->v[k * p->ncol + j];
+        if (!is_num(a) || !is_num(b))
+            continue;
+        double m = (num(b) - num(a)) / (double)(p->ts[k] - p->ts[last]);
+        double x = m * (double)(p->ts[i] - p->ts[last]) + num(a);
         *v = a->kind == IQL_V_INT && b->kind == IQL_V_INT ? ival((int64_t)x) : fval(x);
     }
 }
@@ -901,6 +997,11 @@ void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t inter
     *p = q;
     if (f->mode == IQL_FILL_NULL)
         return;
+    if (f->mode == IQL_FILL_LINEAR) {
+        for (size_t j = 0; j < p->ncol; j++)
+            fill_linear(p, j);
+        return;
+    }
     for (size_t r = 0; r < p->n; r++)
         for (size_t j = 0; j < p->ncol; j++)
             fill_cell(p, r, j, f);

@@ -164,6 +164,12 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
  * *ts for min, max, first, last). */
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);
 void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts);
+/* integral(), slot k, with GROUP BY time, as InfluxDB's reducer computes
+ * it over one series (the groups order[from..to), ascending buckets): a
+ * window's area is closed on the line to the next point, and the next
+ * window starts from there. out[i - from] gets group order[i]'s value. */
+void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, size_t from,
+                         size_t to, struct iql_val *out);
 /* The aux columns' values of group i (NULL without aux). */
 const struct iql_val *iql_groups_aux(const struct iql_groups *g, size_t i);
 /* distinct(): the distinct values of slot k of group i, sorted. */

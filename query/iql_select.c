@@ -40,6 +40,8 @@ struct sel {
     char **tagkeys, **fieldkeys;
     size_t ntagkeys, nfieldkeys;
     int *fieldtypes;
+    char **star_tags, **star_fields; /* SELECT *: the union over FROM's measurements */
+    size_t nstar_tags, nstar_fields;
     char **dims; /* GROUP BY tags, sorted */
     size_t ndims;
     struct col *cols;
@@ -166,18 +168,85 @@ static struct iql_ex *var_ex(const char *name)
 /* SELECT *: the fields and tags (not GROUP BY ones), sorted together. */
 static void star_cols(struct sel *s)
 {
-    size_t i = 0, j = 0;
-    while (i < s->nfieldkeys || j < s->ntagkeys) {
-        bool tag =
-            i == s->nfieldkeys || (j < s->ntagkeys && strcmp(s->tagkeys[j], s->fieldkeys[i]) < 0);
-        const char *name = tag ? s->tagkeys[j++] : s->fieldkeys[i++];
+    char **tk = s->star_tags, **fk = s->star_fields;
+    size_t ntk = s->nstar_tags, nfk = s->nstar_fields, i = 0, j = 0;
+    while (i < nfk || j < ntk) {
+        bool tag = i == nfk || (j < ntk && strcmp(tk[j], fk[i]) < 0);
+        const char *name = tag ? tk[j++] : fk[i++];
         if (tag && is_dim(s, name))
             continue;
-        if (i > 0 && !tag && i >= 2 && strcmp(s->fieldkeys[i - 2], name) == 0)
+        if (!tag && i >= 2 && strcmp(fk[i - 2], name) == 0)
             continue; /* a field with two types */
+        if (!tag && j > 0 && strcmp(tk[j - 1], name) == 0)
+            continue; /* a name both tag and field: listed once */
         add_col(s, own(s, var_ex(name)), NULL, -1, 0);
         s->cols[s->ncols - 1].is_tag = tag;
     }
+}
+
+static void names_merge(char ***v, size_t *n, char **add, size_t nadd)
+{
+    *v = xrealloc(*v, (*n + nadd + 1) * sizeof **v);
+    for (size_t i = 0; i < nadd; i++)
+        (*v)[(*n)++] = xstrdup(add[i]);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_sort_unique(char **v, size_t *n)
+{
+    if (*n == 0)
+        return;
+    qsort(v, *n, sizeof *v, cmp_name);
+    size_t k = 1;
+    for (size_t i = 1; i < *n; i++) {
+        if (strcmp(v[i], v[k - 1]) == 0)
+            free(v[i]);
+        else
+            v[k++] = v[i];
+    }
+    *n = k;
+}
+
+static bool has_star(const struct iql_stmt *st)
+{
+    for (size_t i = 0; i < st->nfields; i++)
+        if (st->fields[i].ex->kind == IQL_X_STAR)
+            return true;
+    return false;
+}
+
+/* The tags and fields of every measurement of ms: what SELECT * lists. */
+struct star {
+    char **tags, **fields;
+    size_t ntags, nfields;
+};
+
+static int star_union(const struct iql_ctx *c, struct store_snap *snap, char **ms, size_t nm,
+                      struct star *u)
+{
+    for (size_t i = 0; i < nm; i++) {
+        char **tk, **fk;
+        int *ft;
+        size_t ntk, nfk;
+        if (iql_tag_keys(c, snap, ms[i], &tk, &ntk))
+            return ERR_IO;
+        if (iql_field_keys(snap, ms[i], &fk, &ft, &nfk)) {
+            iql_names_free(tk, ntk);
+            return ERR_IO;
+        }
+        names_merge(&u->tags, &u->ntags, tk, ntk);
+        names_merge(&u->fields, &u->nfields, fk, nfk);
+        iql_names_free(tk, ntk);
+        iql_names_free(fk, nfk);
+        free(ft);
+    }
+    names_sort_unique(u->tags, &u->ntags);
+    names_sort_unique(u->fields, &u->nfields);
+    return ERR_OK;
 }
 
 static int collect_slots(struct sel *s, const struct iql_ex *e);
@@ -260,6 +329,8 @@ static int tr_param(struct sel *s, const struct iql_ex *e, int tr, double *arg)
             return ERR_INVAL;
         }
         *arg = (double)e->args[1]->i;
+    } else if (unit && tr != IQL_TR_ELAPSED && s->st->has_time_group) {
+        *arg = (double)s->st->interval; /* InfluxDB: the GROUP BY interval */
     }
     if (s->agg != has_call(e->args[0])) {
         buf_printf(s->err,
@@ -630,13 +701,24 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
     struct iql_val *res = xcalloc(s->nslots + 1, sizeof *res);
     struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
     bool distinct = s->nslots == 1 && s->slots[0].fn == IQL_F_DISTINCT && s->ncols == 1;
+    /* integral() with GROUP BY time spans the windows of the series */
+    struct iql_val *integ = NULL;
+    if (s->st->has_time_group) {
+        integ = xcalloc(s->nslots * (to - from) + 1, sizeof *integ);
+        for (size_t q = 0; q < s->nslots; q++)
+            if (s->slots[q].fn == IQL_F_INTEGRAL)
+                iql_groups_integral(g, q, order, from, to, integ + q * (to - from));
+    }
     for (size_t k = from; k < to; k++) {
         size_t gi = order[k];
         int64_t t =
             s->st->has_time_group ? iql_groups_bucket(g, gi) : (s->lo == INT64_MIN ? 0 : s->lo);
         int64_t pt = t;
-        for (size_t q = 0; q < s->nslots; q++)
+        for (size_t q = 0; q < s->nslots; q++) {
             iql_groups_result(g, gi, q, &res[q], &pt);
+            if (integ && s->slots[q].fn == IQL_F_INTEGRAL)
+                res[q] = integ[q * (to - from) + (k - from)];
+        }
         if (lone_selector(s))
             t = pt;
         if (distinct) {
@@ -656,6 +738,7 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
         }
         iql_points_add(p, t, vals);
     }
+    free(integ);
     free(res);
     free(vals);
 }
@@ -799,7 +882,10 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
     rd.snap = store_snapshot(rd.db);
     char **ms = NULL;
     size_t nm = 0;
+    struct star u = {0};
     int rc = iql_measurements(rd.snap, st, &ms, &nm, &r->err);
+    if (rc == ERR_OK && has_star(st) && (rc = star_union(c, rd.snap, ms, nm, &u)) != ERR_OK)
+        buf_puts(&r->err, "cannot read the catalog");
     for (size_t i = 0; i < nm && rc == ERR_OK; i++) {
         struct sel s = {0};
         s.c = c;
@@ -808,6 +894,10 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
         s.m = ms[i];
         s.err = &r->err;
         s.agg = any_agg(st);
+        s.star_tags = u.tags;
+        s.star_fields = u.fields;
+        s.nstar_tags = u.ntags;
+        s.nstar_fields = u.nfields;
         sql_where_init(&s.w);
         struct reader one = {rd.db, rd.snap, {0}, false, NULL};
         rc = select_measurement(&s, &one);
@@ -815,6 +905,8 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
         sel_destroy(&s);
     }
     iql_names_free(ms, nm);
+    iql_names_free(u.tags, u.ntags);
+    iql_names_free(u.fields, u.nfields);
     store_snap_release(rd.snap);
     store_db_unref(rd.db);
     return rc;

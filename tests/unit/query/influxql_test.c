@@ -278,6 +278,12 @@ static void test_select_raw(void **state)
     expect(f, "SELECT usage FROM cpu WHERE time > 0 GROUP BY host SLIMIT 1", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
               "\"usage\"],\"values\":[[1700000000,1.5],[1700000030,2.5],[1700000150,4.5]]}]"));
+    /* SELECT * over several measurements: the union of their columns */
+    expect(f, "SELECT * FROM cpu, mem WHERE time > 0 AND host = 'a' LIMIT 1", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"host\",\"n\",\"region\","
+              "\"usage\"],\"values\":[[1700000000,\"a\",3,\"eu\",1.5]]},{\"name\":\"mem\","
+              "\"columns\":[\"time\",\"host\",\"n\",\"region\",\"usage\"],\"values\":[["
+              "1700000000,\"a\",1,null,100]]}]"));
     /* a regex over measurements; host =~ */
     expect(f, "SELECT n FROM /^(cpu|mem)$/ WHERE time > 0 AND host =~ /a/ LIMIT 1", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
@@ -371,6 +377,29 @@ static void test_select_agg(void **state)
     expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
               "[1,3],[1,5],[1,9]]}]"));
+    /* integral() over windows: each closed on the line to the next point */
+    expect(f,
+           "SELECT integral(usage) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"integral\"],\"values\":[["
+              "1699999980,97.5],[1700000040,501.11111111111114],[1700000100,301.38888888888886],"
+              "[1700000160,null]]}]"));
+    /* derivative of an aggregate: per GROUP BY interval by default */
+    expect(f,
+           "SELECT derivative(mean(usage)) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000120000ms GROUP BY time(30s)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"derivative\"],\"values\":"
+              "[[1700000010,1],[1700000040,7.5]]}]"));
+    /* fill(linear) between the points, not from a filled bucket */
+    expect(f,
+           "SELECT mean(usage) FROM cpu WHERE time >= 1700000000000ms and time < 1700000160000ms "
+           "GROUP BY time(30s) fill(linear)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"mean\"],\"values\":[["
+              "1699999980,1.5],[1700000010,2.5],[1700000040,10],[1700000070,8.166666666666666],"
+              "[1700000100,6.333333333333334],[1700000130,4.5]]}]"));
     expect(f, "SELECT integral(usage, 1m) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"integral\"],\"values\":["
               "[1,8]]}]"));
