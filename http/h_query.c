@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "http/handlers.h"
 #include "http/reply.h"
@@ -288,31 +289,80 @@ enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const cha
                           "missing statement: send SQL as the body or as q=");
 }
 
-/* --- /query: CREATE DATABASE and SHOW DATABASES, as InfluxDB 1.x answers --- */
+/* --- /query: InfluxQL, as InfluxDB 1.x answers --- */
+
+static unsigned iql_right_flag(enum iql_right r)
+{
+    return r == IQL_ADMIN ? CFG_RIGHT_ADMIN : r == IQL_WRITE ? CFG_RIGHT_WRITE : CFG_RIGHT_READ;
+}
+
+/* Every statement's right, checked before any runs. */
+static bool iql_authorized(struct MHD_Connection *con, struct srv_req *req,
+                           const struct iql_script *s, const char *db)
+{
+    for (size_t i = 0; i < iql_count(s); i++) {
+        const char *sdb;
+        enum iql_right r = iql_right_of(s, i, &sdb);
+        if (!auth_require(con, req, iql_right_flag(r), sdb ? sdb : db))
+            return false;
+    }
+    return true;
+}
+
+/* db, epoch, chunked, chunk_size, pretty: ERR_INVAL with err for a bad one. */
+static int iql_opts_from_request(struct MHD_Connection *con, struct iql_opts *io, struct buf *err)
+{
+    io->db = srv_arg(con, "db");
+    io->host_tag = server.cfg->host_tag ? server.cfg->host_tag : "host";
+    const char *ep = srv_arg(con, "epoch");
+    if (ep && *ep && iql_epoch_unit(ep, &io->epoch)) {
+        buf_printf(err, "invalid epoch '%s': one of ns, u, µs, ms, s, m, h", ep);
+        return ERR_INVAL;
+    }
+    const char *pr = srv_arg(con, "pretty");
+    io->pretty = pr && strcmp(pr, "true") == 0;
+    const char *ch = srv_arg(con, "chunked");
+    if (ch && strcmp(ch, "true") == 0) {
+        io->chunk_size = 10000; /* InfluxDB's default */
+        const char *cs = srv_arg(con, "chunk_size");
+        if (cs && *cs) {
+            char *end;
+            errno = 0;
+            long long v = strtoll(cs, &end, 10);
+            if (errno || *end || v < 1) {
+                buf_printf(err, "invalid chunk_size '%s': a positive integer", cs);
+                return ERR_INVAL;
+            }
+            io->chunk_size = (size_t)v;
+        }
+    }
+    return ERR_OK;
+}
 
 static enum MHD_Result iql_run(struct MHD_Connection *con, struct srv_req *req, const char *q,
                                size_t len)
 {
-    struct iql_script s;
+    struct iql_script *s = NULL;
     struct buf out = BUF_INIT;
-    if (iql_parse(q, len, &s, &out) != ERR_OK) {
+    struct query_opts o;
+    struct iql_opts io = {&o, NULL, "host", 0, 0, false};
+    int rc = opts_from_request(con, req, &o, &out);
+    if (rc == ERR_OK)
+        rc = iql_opts_from_request(con, &io, &out);
+    if (rc == ERR_OK)
+        rc = iql_parse(q, len, o.now_ns ? o.now_ns : clock_real_ns(), &s, &out);
+    if (rc != ERR_OK) {
         enum MHD_Result r = reply_error(con, req, MHD_HTTP_BAD_REQUEST, buf_cstr(&out));
         buf_destroy(&out);
         return r;
     }
-    for (size_t i = 0; i < s.n; i++) {
-        bool create = s.stmts[i].kind == IQL_CREATE_DB;
-        if (!auth_require(con, req, create ? CFG_RIGHT_ADMIN : CFG_RIGHT_READ,
-                          create ? s.stmts[i].db : NULL)) {
-            buf_destroy(&out);
-            return MHD_YES;
-        }
+    if (!iql_authorized(con, req, s, io.db)) {
+        iql_script_free(s);
+        buf_destroy(&out);
+        return MHD_YES;
     }
-    struct query_opts o;
-    struct buf oerr = BUF_INIT;
-    opts_from_request(con, req, &o, &oerr); /* InfluxQL takes none of them */
-    buf_destroy(&oerr);
-    iql_exec(server.store, &s, &o, &out);
+    iql_exec(server.store, s, &io, &out);
+    iql_script_free(s);
     enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", out.data, out.len);
     buf_destroy(&out);
     return r;
@@ -322,5 +372,5 @@ enum MHD_Result h_influxql(struct MHD_Connection *con, struct srv_req *req, cons
                            size_t *upload_size)
 {
     return with_statement(con, req, upload, upload_size, iql_run,
-                          "missing query: send q=CREATE DATABASE \"name\" or q=SHOW DATABASES");
+                          "missing required parameter \"q\"");
 }

@@ -1,256 +1,216 @@
-/* A hand-sized InfluxQL reader for the two statements write clients send.
- * Identifiers are bare ([A-Za-z_][A-Za-z0-9_]*) or double-quoted with \"
- * and \\ escapes, as InfluxQL has them; keywords are case-insensitive. */
+/* The InfluxQL driver: runs each statement of a script into a result
+ * (series of rows, or an error), then writes InfluxDB 1.x's reply: one
+ * document, one document per chunk, or either indented (pretty). Times are
+ * RFC 3339 with nanoseconds (trailing zeros trimmed) or epoch integers. */
 #include "query/influxql.h"
 
-#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <time.h>
 
 #include "base/err.h"
-#include "config/config.h"
 #include "query/encode.h"
+#include "query/iql_int.h"
 #include "store/store.h"
 
-struct lex {
-    const char *p, *end;
-    struct buf *err;
-};
-
-static void skip_space(struct lex *x)
+int iql_epoch_unit(const char *v, int64_t *out)
 {
-    while (x->p < x->end && isspace((unsigned char)*x->p))
-        x->p++;
-}
-
-static bool at_end(struct lex *x)
-{
-    skip_space(x);
-    return x->p == x->end || *x->p == ';';
-}
-
-/* Length of the bare word (letters, digits, '_') at x->p, after spaces;
- * x->p is left at its start. */
-static size_t word_len(struct lex *x)
-{
-    skip_space(x);
-    const char *q = x->p;
-    while (q < x->end && (isalnum((unsigned char)*q) || *q == '_'))
-        q++;
-    return (size_t)(q - x->p);
-}
-
-static bool accept_kw(struct lex *x, const char *kw)
-{
-    size_t n = word_len(x);
-    if (n != strlen(kw) || strncasecmp(x->p, kw, n) != 0)
-        return false;
-    x->p += n;
-    return true;
-}
-
-static int fail(struct lex *x, const char *what)
-{
-    skip_space(x);
-    size_t left = (size_t)(x->end - x->p);
-    buf_printf(x->err, "error parsing query: %s at \"%.*s\"", what, left > 32 ? 32 : (int)left,
-               x->p);
-    if (left == 0)
-        buf_puts(x->err, " (end of query)");
+    static const struct {
+        const char *name;
+        int64_t ns;
+    } u[] = {{"ns", 1},
+             {"n", 1},
+             {"u", 1000},
+             {"us", 1000},
+             {"\xc2\xb5", 1000},
+             {"\xc2\xb5s", 1000},
+             {"ms", 1000000},
+             {"s", 1000000000LL},
+             {"m", 60000000000LL},
+             {"h", 3600000000000LL}};
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+        if (strcmp(v, u[i].name) == 0) {
+            *out = u[i].ns;
+            return ERR_OK;
+        }
+    *out = 0;
     return ERR_INVAL;
 }
 
-/* An identifier into out (IQL_MAX_NAME + 1 bytes). */
-static int ident(struct lex *x, char *out)
+/* --- writing --- */
+
+/* One series with rows [from, to); partial: more rows follow. */
+static void put_series(struct buf *out, const struct iql_series *s, size_t from, size_t to,
+                       bool partial)
 {
-    skip_space(x);
-    size_t n = 0;
-    if (x->p < x->end && *x->p == '"') {
-        const char *q = x->p + 1;
-        for (; q < x->end && *q != '"'; q++) {
-            if (*q == '\\' && q + 1 < x->end && (q[1] == '"' || q[1] == '\\'))
-                q++;
-            if (n == IQL_MAX_NAME)
-                return fail(x, "identifier too long");
-            out[n++] = *q;
+    buf_putc(out, '{');
+    if (s->name) {
+        buf_puts(out, "\"name\":");
+        enc_json_str(out, s->name, strlen(s->name));
+        buf_putc(out, ',');
+    }
+    if (s->tags.len) {
+        buf_puts(out, "\"tags\":");
+        buf_append(out, s->tags.data, s->tags.len);
+        buf_putc(out, ',');
+    }
+    buf_puts(out, "\"columns\":");
+    buf_append(out, s->cols.data, s->cols.len);
+    if (to > from) {
+        buf_puts(out, ",\"values\":[");
+        size_t a = from ? s->ends[from - 1] : 0;
+        for (size_t i = from; i < to; i++) {
+            if (i > from)
+                buf_putc(out, ',');
+            buf_append(out, s->rows.data + a, s->ends[i] - a);
+            a = s->ends[i];
         }
-        if (q == x->end)
-            return fail(x, "unterminated quoted identifier");
-        x->p = q + 1;
-    } else {
-        size_t len = word_len(x);
-        if (len == 0 || isdigit((unsigned char)*x->p))
-            return fail(x, "expected an identifier");
-        if (len > IQL_MAX_NAME)
-            return fail(x, "identifier too long");
-        memcpy(out, x->p, len);
-        n = len;
-        x->p += len;
+        buf_putc(out, ']');
     }
-    if (n == 0)
-        return fail(x, "empty identifier");
-    out[n] = '\0';
-    return ERR_OK;
+    if (partial)
+        buf_puts(out, ",\"partial\":true");
+    buf_putc(out, '}');
 }
 
-/* A duration literal ("30d", "1h30m") or INF (ttl 0). */
-static int duration(struct lex *x, int64_t *ns)
+static void put_result(struct buf *out, size_t id, const struct iql_result *r)
 {
-    if (accept_kw(x, "INF")) {
-        *ns = 0;
-        return ERR_OK;
-    }
-    char tmp[32];
-    size_t n = word_len(x);
-    if (n == 0 || n >= sizeof tmp)
-        return fail(x, "expected a duration");
-    memcpy(tmp, x->p, n);
-    tmp[n] = '\0';
-    if (cfg_parse_duration(tmp, ns) != ERR_OK)
-        return fail(x, "bad duration (units ns, us, ms, s, m, h, d, w)");
-    x->p += n;
-    return ERR_OK;
-}
-
-/* WITH [DURATION d] [REPLICATION n] [SHARD DURATION d] [NAME ident]: only
- * the duration matters here (it becomes the database's TTL). */
-static int with_clause(struct lex *x, struct iql_stmt *st)
-{
-    bool any = false;
-    for (;;) {
-        int64_t ns;
-        char name[IQL_MAX_NAME + 1];
-        if (accept_kw(x, "DURATION")) {
-            if (duration(x, &ns))
-                return ERR_INVAL;
-            st->has_ttl = true;
-            st->ttl_ns = ns;
-        } else if (accept_kw(x, "REPLICATION")) {
-            size_t n = word_len(x), digits = 0;
-            while (digits < n && isdigit((unsigned char)x->p[digits]))
-                digits++;
-            if (n == 0 || digits < n)
-                return fail(x, "expected a replication factor");
-            x->p += n;
-        } else if (accept_kw(x, "SHARD")) {
-            if (!accept_kw(x, "DURATION"))
-                return fail(x, "expected DURATION after SHARD");
-            if (duration(x, &ns))
-                return ERR_INVAL;
-        } else if (accept_kw(x, "NAME")) {
-            if (ident(x, name))
-                return ERR_INVAL;
-        } else {
-            return any ? ERR_OK : fail(x, "expected DURATION, REPLICATION, SHARD or NAME");
+    buf_printf(out, "{\"statement_id\":%zu", id);
+    if (r->err.len) {
+        buf_puts(out, ",\"error\":");
+        enc_json_str(out, r->err.data, r->err.len);
+    } else if (r->n) {
+        buf_puts(out, ",\"series\":[");
+        for (size_t i = 0; i < r->n; i++) {
+            if (i)
+                buf_putc(out, ',');
+            put_series(out, &r->series[i], 0, r->series[i].nrows, false);
         }
-        any = true;
+        buf_putc(out, ']');
+    }
+    buf_putc(out, '}');
+}
+
+/* Chunked: one line per chunk of at most size rows of one series. */
+static void put_chunks(struct buf *out, size_t id, const struct iql_result *r, size_t size)
+{
+    if (r->err.len || r->n == 0) {
+        buf_puts(out, "{\"results\":[");
+        put_result(out, id, r);
+        buf_puts(out, "]}\n");
+        return;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        const struct iql_series *s = &r->series[i];
+        size_t from = 0;
+        do {
+            size_t to = s->nrows - from > size ? from + size : s->nrows;
+            bool more_rows = to < s->nrows;
+            bool last = !more_rows && i + 1 == r->n;
+            buf_printf(out, "{\"results\":[{\"statement_id\":%zu,\"series\":[", id);
+            put_series(out, s, from, to, more_rows);
+            buf_puts(out, last ? "]}]}\n" : "],\"partial\":true}]}\n");
+            from = to;
+        } while (from < s->nrows);
     }
 }
 
-static int statement(struct lex *x, struct iql_stmt *st)
+/* Go's json.MarshalIndent(v, "", "    ") layout of compact JSON. */
+static void indent(const char *s, size_t n, struct buf *out)
 {
-    memset(st, 0, sizeof *st);
-    if (accept_kw(x, "CREATE")) {
-        if (!accept_kw(x, "DATABASE"))
-            return fail(x, "only CREATE DATABASE is supported");
-        st->kind = IQL_CREATE_DB;
-        if (ident(x, st->db))
-            return ERR_INVAL;
-        if (accept_kw(x, "WITH") && with_clause(x, st))
-            return ERR_INVAL;
-    } else if (accept_kw(x, "SHOW")) {
-        if (!accept_kw(x, "DATABASES"))
-            return fail(x, "only SHOW DATABASES is supported");
-        st->kind = IQL_SHOW_DBS;
-    } else {
-        return fail(x, "only CREATE DATABASE and SHOW DATABASES are understood here; "
-                       "query data with /api/v1/query or /api/v1/sql");
-    }
-    if (!at_end(x))
-        return fail(x, "unexpected text after the statement");
-    return ERR_OK;
-}
-
-int iql_parse(const char *q, size_t len, struct iql_script *out, struct buf *err)
-{
-    struct lex x = {q, q + len, err};
-    out->n = 0;
-    for (;;) {
-        if (at_end(&x)) {
-            if (x.p == x.end)
-                break;
-            x.p++; /* ';' */
+    int depth = 0;
+    bool str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (str) {
+            buf_putc(out, c);
+            if (c == '\\' && i + 1 < n)
+                buf_putc(out, s[++i]);
+            else if (c == '"')
+                str = false;
             continue;
         }
-        if (out->n == IQL_MAX_STMTS)
-            return fail(&x, "too many statements");
-        if (statement(&x, &out->stmts[out->n]))
-            return ERR_INVAL;
-        out->n++;
-    }
-    if (out->n == 0) {
-        buf_puts(err, "missing query: send q=CREATE DATABASE \"name\" or q=SHOW DATABASES");
-        return ERR_INVAL;
-    }
-    return ERR_OK;
-}
-
-/* --- execution --- */
-
-static void exec_create(struct store *s, const struct iql_stmt *st, const struct query_opts *o,
-                        struct buf *out)
-{
-    struct db_opts d = o->db_defaults;
-    if (st->has_ttl)
-        d.ttl_ns = st->ttl_ns;
-    int rc = store_db_create(s, st->db, &d);
-    if (rc == ERR_OK || rc == ERR_EXISTS)
-        return;
-    buf_puts(out, ",\"error\":\"");
-    if (rc == ERR_INVAL)
-        buf_puts(out, "bad database name (" STORE_DB_NAME_RULE ")");
-    else
-        buf_printf(out, "cannot create database: %s", err_name(rc));
-    buf_putc(out, '"');
-}
-
-static void exec_show(struct store *s, const struct query_opts *o, struct buf *out)
-{
-    char **names;
-    size_t n;
-    if (store_db_list(s, &names, &n) != ERR_OK) {
-        buf_puts(out, ",\"error\":\"cannot list databases\"");
-        return;
-    }
-    buf_puts(out, ",\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"]");
-    size_t shown = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (query_db_visible(o, names[i])) {
-            /* InfluxDB leaves "values" out when there are none */
-            buf_puts(out, shown++ ? ",[" : ",\"values\":[[");
-            enc_json_str(out, names[i], strlen(names[i]));
-            buf_putc(out, ']');
+        if (c == '"') {
+            str = true;
+            buf_putc(out, c);
+        } else if (c == '{' || c == '[') {
+            buf_putc(out, c);
+            if (i + 1 < n && (s[i + 1] == '}' || s[i + 1] == ']')) {
+                buf_putc(out, s[++i]);
+                continue;
+            }
+            depth++;
+            buf_putc(out, '\n');
+            for (int k = 0; k < depth; k++)
+                buf_puts(out, "    ");
+        } else if (c == '}' || c == ']') {
+            depth--;
+            buf_putc(out, '\n');
+            for (int k = 0; k < depth; k++)
+                buf_puts(out, "    ");
+            buf_putc(out, c);
+        } else if (c == ',') {
+            buf_puts(out, ",\n");
+            for (int k = 0; k < depth; k++)
+                buf_puts(out, "    ");
+        } else if (c == ':') {
+            buf_puts(out, ": ");
+        } else {
+            buf_putc(out, c);
         }
-        free(names[i]);
     }
-    if (shown)
-        buf_putc(out, ']');
-    free(names);
-    buf_puts(out, "}]");
 }
 
-void iql_exec(struct store *s, const struct iql_script *sc, const struct query_opts *o,
+static void run_stmt(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r)
+{
+    int rc = st->kind == IQL_SELECT ? iql_exec_select(c, st, r) : iql_exec_meta(c, st, r);
+    if (rc && r->err.len == 0)
+        buf_printf(&r->err, "%s", err_name(rc));
+    if (r->err.len) { /* a failed statement shows no partial output */
+        struct buf keep = r->err;
+        memset(&r->err, 0, sizeof r->err);
+        iql_result_destroy(r);
+        r->err = keep;
+    }
+}
+
+void iql_exec(struct store *s, const struct iql_script *sc, const struct iql_opts *o,
               struct buf *out)
 {
-    buf_puts(out, "{\"results\":[");
-    for (size_t i = 0; i < sc->n; i++) {
-        buf_printf(out, "%s{\"statement_id\":%zu", i ? "," : "", i);
-        if (sc->stmts[i].kind == IQL_CREATE_DB)
-            exec_create(s, &sc->stmts[i], o, out);
-        else
-            exec_show(s, o, out);
-        buf_putc(out, '}');
+    struct iql_ctx c = {s, o, o->q->now_ns ? o->q->now_ns : 0};
+    if (!c.now) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        c.now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     }
-    buf_puts(out, "]}\n");
+    struct buf doc = BUF_INIT;
+    if (!o->chunk_size)
+        buf_puts(&doc, "{\"results\":[");
+    for (size_t i = 0; i < sc->n; i++) {
+        struct iql_result r;
+        memset(&r, 0, sizeof r);
+        run_stmt(&c, &sc->stmts[i], &r);
+        if (o->chunk_size) {
+            put_chunks(&doc, i, &r, o->chunk_size);
+        } else {
+            if (i)
+                buf_putc(&doc, ',');
+            put_result(&doc, i, &r);
+        }
+        iql_result_destroy(&r);
+    }
+    if (!o->chunk_size)
+        buf_puts(&doc, "]}\n");
+    if (!o->pretty) {
+        buf_append(out, doc.data, doc.len);
+    } else {
+        size_t a = 0;
+        for (size_t i = 0; i < doc.len; i++)
+            if (doc.data[i] == '\n') {
+                indent(doc.data + a, i - a, out);
+                buf_putc(out, '\n');
+                a = i + 1;
+            }
+    }
+    buf_destroy(&doc);
 }

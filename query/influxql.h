@@ -1,9 +1,11 @@
-/* The InfluxQL that write clients send to /query before writing: Telegraf
- * and the InfluxDB 1.x client libraries create their database with
- * CREATE DATABASE "name" [WITH DURATION d ...] and may list databases with
- * SHOW DATABASES. Nothing else of InfluxQL is understood: data is queried
- * with /api/v1/query or /api/v1/sql, and any other statement is refused
- * with a message that says so. */
+/* InfluxQL on /query, as InfluxDB 1.x answers it: SELECT translated onto
+ * the SQL engine's conditions, plans and executor (measurement = event, the
+ * host tag = host, other tags = tags, fields = fields, time = ts), the meta
+ * statements (SHOW DATABASES / MEASUREMENTS / TAG KEYS / TAG VALUES / FIELD
+ * KEYS / SERIES / RETENTION POLICIES / MEASUREMENT CARDINALITY, CREATE and
+ * DROP DATABASE, DROP MEASUREMENT, DELETE), and InfluxDB's reply shape
+ * {"results":[{"statement_id":0,"series":[...]}]}. query/README.md
+ * ("InfluxQL") lists what differs from InfluxDB. */
 #ifndef LB_INFLUXQL_H
 #define LB_INFLUXQL_H
 
@@ -14,34 +16,42 @@
 #include "base/buf.h"
 #include "query/query.h"
 
-#define IQL_MAX_STMTS 16
+#define IQL_MAX_STMTS 64
 #define IQL_MAX_NAME 255
 
-enum iql_kind { IQL_CREATE_DB, IQL_SHOW_DBS };
+struct iql_script;
 
-struct iql_stmt {
-    enum iql_kind kind;
-    char db[IQL_MAX_NAME + 1]; /* CREATE DATABASE: the name, unquoted */
-    bool has_ttl;              /* WITH DURATION given (INF: ttl_ns 0) */
-    int64_t ttl_ns;
+/* Parses len bytes of ';'-separated statements (empty ones skipped). now_ns
+ * is now(). ERR_INVAL with InfluxDB's message in err ("error parsing query:
+ * ..."); *out is written only on success; free it with iql_script_free. */
+int iql_parse(const char *q, size_t len, int64_t now_ns, struct iql_script **out, struct buf *err);
+void iql_script_free(struct iql_script *s); /* NULL ok */
+
+/* The statements of s, and the right statement i needs (0 read, 1 write,
+ * 2 admin) on the database *db (NULL: the request's db, or none). */
+size_t iql_count(const struct iql_script *s);
+enum iql_right { IQL_READ, IQL_WRITE, IQL_ADMIN };
+enum iql_right iql_right_of(const struct iql_script *s, size_t i, const char **db);
+
+struct iql_opts {
+    const struct query_opts *q; /* limits, db_defaults, db_visible */
+    const char *db;             /* db=: NULL if none */
+    const char *host_tag;       /* the tag that is the host ("host") */
+    int64_t epoch;              /* epoch=: ns per unit; 0: RFC 3339 strings */
+    size_t chunk_size;          /* chunked=true: rows per chunk; 0 not chunked */
+    bool pretty;                /* pretty=true: indented JSON */
 };
 
-struct iql_script {
-    struct iql_stmt stmts[IQL_MAX_STMTS];
-    size_t n;
-};
-
-/* Parses len bytes of ';'-separated statements (empty ones skipped) into
- * out. ERR_OK, or ERR_INVAL with the reason in err. */
-int iql_parse(const char *q, size_t len, struct iql_script *out, struct buf *err);
-
+/* Runs the statements and appends the reply to out: one document
+ * {"results":[...]} and a newline, or with chunk_size one document per chunk
+ * (each a line, "partial":true on all but a statement's last). A failed
+ * statement gives {"statement_id":N,"error":"..."}; the others still run. */
 struct store;
-/* Runs the statements against s and appends InfluxDB 1.x's reply,
- * {"results":[{"statement_id":0,...},...]} and a newline, to out: CREATE
- * DATABASE creates with o's db_defaults (WITH DURATION as the TTL) and
- * keeps an existing database as it is, as InfluxDB does; SHOW DATABASES
- * lists those o->db_visible admits; a failed statement carries its "error". */
-void iql_exec(struct store *s, const struct iql_script *sc, const struct query_opts *o,
+void iql_exec(struct store *s, const struct iql_script *sc, const struct iql_opts *o,
               struct buf *out);
+
+/* ns per unit of an epoch= value (ns, n, u, µs, ms, s, m, h); 0 and ERR_INVAL
+ * for another. */
+int iql_epoch_unit(const char *v, int64_t *out);
 
 #endif

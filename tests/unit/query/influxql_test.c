@@ -1,95 +1,110 @@
-/* InfluxQL for write clients: the statements Telegraf and the 1.x client
- * libraries send, quoting and escapes, the WITH clause, and refusals with
- * their reasons. */
+/* InfluxQL: the statements parse (and bad ones fail with InfluxDB's
+ * message), the parser stays inside its input, statements need their
+ * rights, and statements run against a real store give InfluxDB 1.x's
+ * replies byte for byte: SELECT (raw, aggregates, GROUP BY time and tags,
+ * fill, transformations, arithmetic, limits, epoch, chunks) and the meta
+ * statements. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "base/err.h"
+#include "model/record.h"
 #include "query/influxql.h"
+#include "store/store.h"
 
-#define DAY (86400LL * 1000000000LL)
+#define S 1000000000LL
+#define T0 (1700000000LL * S) /* 2023-11-14T22:13:20Z */
+#define NOW (T0 + 3600 * S)
 
-static void parse_ok(const char *q, struct iql_script *s)
+static void parse_ok(const char *q)
 {
+    struct iql_script *s = NULL;
     struct buf err = BUF_INIT;
-    int rc = iql_parse(q, strlen(q), s, &err);
+    int rc = iql_parse(q, strlen(q), NOW, &s, &err);
     if (rc != ERR_OK)
         print_error("%s: %s\n", q, buf_cstr(&err));
     assert_int_equal(rc, ERR_OK);
+    iql_script_free(s);
     buf_destroy(&err);
 }
 
-static void test_create(void **state)
+static void test_parse(void **state)
 {
     (void)state;
-    struct iql_script s;
-    parse_ok("CREATE DATABASE \"telegraf\"", &s); /* what Telegraf sends */
-    assert_int_equal(s.n, 1);
-    assert_int_equal(s.stmts[0].kind, IQL_CREATE_DB);
-    assert_string_equal(s.stmts[0].db, "telegraf");
-    assert_false(s.stmts[0].has_ttl);
-
-    parse_ok("  create database metrics_1 ;", &s);
-    assert_int_equal(s.n, 1);
-    assert_string_equal(s.stmts[0].db, "metrics_1");
-
-    parse_ok("CREATE DATABASE \"my \\\"odd\\\" db\\\\\"", &s);
-    assert_string_equal(s.stmts[0].db, "my \"odd\" db\\");
-
-    parse_ok("CREATE DATABASE logs WITH DURATION 30d REPLICATION 1 SHARD DURATION 1h "
-             "NAME \"autogen\"",
-             &s);
-    assert_true(s.stmts[0].has_ttl);
-    assert_int_equal(s.stmts[0].ttl_ns, 30 * DAY);
-
-    parse_ok("CREATE DATABASE logs WITH DURATION INF", &s);
-    assert_true(s.stmts[0].has_ttl);
-    assert_int_equal(s.stmts[0].ttl_ns, 0);
-
-    parse_ok("CREATE DATABASE a; SHOW DATABASES;;", &s);
-    assert_int_equal(s.n, 2);
-    assert_int_equal(s.stmts[0].kind, IQL_CREATE_DB);
-    assert_int_equal(s.stmts[1].kind, IQL_SHOW_DBS);
+    static const char *const ok[] = {
+        "CREATE DATABASE \"telegraf\"",
+        "create database logs WITH DURATION 30d REPLICATION 1 SHARD DURATION 1h NAME \"autogen\"",
+        "SHOW DATABASES; SHOW MEASUREMENTS;;",
+        "SHOW MEASUREMENTS WITH MEASUREMENT =~ /cp.*/ LIMIT 100",
+        "SHOW MEASUREMENTS ON d WHERE \"host\" = 'a'",
+        "SHOW TAG KEYS FROM \"cpu\"",
+        "SHOW TAG VALUES FROM \"cpu\" WITH KEY = \"host\" WHERE region =~ /eu/",
+        "SHOW TAG VALUES WITH KEY IN (\"host\", \"region\")",
+        "SHOW FIELD KEYS FROM cpu",
+        "SHOW SERIES FROM cpu WHERE host = 'a' LIMIT 10 OFFSET 1",
+        "SHOW RETENTION POLICIES ON \"d\"",
+        "SHOW MEASUREMENT CARDINALITY",
+        "DROP DATABASE x",
+        "DROP MEASUREMENT \"cpu\"",
+        "DELETE FROM cpu WHERE time < '2024-01-01T00:00:00Z'",
+        "SELECT mean(\"value\") FROM \"cpu\" WHERE \"host\" = 'h' AND time >= 1700000000000ms and "
+        "time <= 1700000360000ms GROUP BY time(1m) fill(null)",
+        "SELECT * FROM \"d\".\"autogen\".\"cpu\" WHERE time > now() - 1h",
+        "SELECT a + b * 2, -c AS neg FROM d..cpu, /m.*/ WHERE x::field > 1.5e3",
+        "SELECT non_negative_derivative(max(v), 1s) FROM cpu WHERE time > now() - 5m GROUP BY "
+        "time(10s, -5s), * fill(linear) ORDER BY time DESC LIMIT 5 OFFSET 1 SLIMIT 2 SOFFSET 1 "
+        "tz('UTC')",
+        "SELECT percentile(v, 99.5) FROM cpu WHERE time > 0 fill(-1.5)",
+        "-- a comment\nSELECT v FROM cpu WHERE (a = 'x' OR b != 'y') AND c !~ /z/",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        parse_ok(ok[i]);
 }
 
-static void test_refused(void **state)
+static void test_parse_errors(void **state)
 {
     (void)state;
     static const struct {
         const char *q;
-        const char *why; /* a part of the reason */
+        const char *msg; /* a part of the message */
     } bad[] = {
-        {"", "missing query"},
-        {" ; ;", "missing query"},
-        {"SELECT * FROM cpu", "/api/v1/sql"},
-        {"DROP DATABASE x", "only CREATE DATABASE and SHOW DATABASES"},
-        {"CREATE USER u WITH PASSWORD 'p'", "only CREATE DATABASE"},
-        {"CREATE DATABASE", "expected an identifier"},
-        {"CREATE DATABASE 1abc", "expected an identifier"},
-        {"CREATE DATABASE \"\"", "empty identifier"},
-        {"CREATE DATABASE \"open", "unterminated"},
-        {"CREATE DATABASE x y", "unexpected text"},
-        {"CREATE DATABASE x WITH", "expected DURATION"},
-        {"CREATE DATABASE x WITH DURATION forever", "bad duration"},
-        {"CREATE DATABASE x WITH REPLICATION two", "replication"},
-        {"CREATE DATABASE x WITH SHARD 1h", "DURATION after SHARD"},
-        {"SHOW MEASUREMENTS", "only SHOW DATABASES"},
-        {"SHOW DATABASES extra", "unexpected text"},
+        {"", "missing required parameter \"q\""},
+        {" ; ;", "missing required parameter \"q\""},
+        {"SELEC x", "error parsing query: found SELEC, expected SELECT, DELETE, SHOW"},
+        {"SELECT FROM cpu", "found FROM, expected identifier"},
+        {"SELECT v cpu", "found cpu, expected FROM at line 1, char 10"},
+        {"SELECT v FROM", "found EOF, expected identifier"},
+        {"SELECT v FROM cpu WHERE", "found EOF, expected identifier, string, number, bool"},
+        {"SELECT v FROM cpu GROUP BY time(x)", "expected duration"},
+        {"SELECT v FROM cpu fill(sometimes)", "expected null, none, previous, linear or a number"},
+        {"SELECT v FROM cpu ORDER BY v", "only ORDER BY time supported"},
+        {"SELECT v FROM cpu LIMIT x", "expected integer"},
+        {"SELECT v INTO x FROM cpu", "SELECT INTO is not supported"},
+        {"SELECT v FROM cpu WHERE a = 'open", "found 'open, expected identifier"},
+        {"SHOW TAG VALUES FROM cpu", "expected WITH"},
+        {"SHOW USERS", "expected DATABASES, FIELD"},
+        {"CREATE USER u", "expected DATABASE"},
+        {"CREATE DATABASE x WITH", "expected DURATION, NAME"},
+        {"SHOW DATABASES extra", "found extra, expected ;"},
+        {"DELETE", "expected FROM or WHERE"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        struct iql_script s;
+        struct iql_script *s = NULL;
         struct buf err = BUF_INIT;
-        int rc = iql_parse(bad[i].q, strlen(bad[i].q), &s, &err);
-        if (rc != ERR_INVAL || !strstr(buf_cstr(&err), bad[i].why)) {
+        int rc = iql_parse(bad[i].q, strlen(bad[i].q), NOW, &s, &err);
+        if (rc != ERR_INVAL || !strstr(buf_cstr(&err), bad[i].msg)) {
             print_error("%s: rc %d, \"%s\"\n", bad[i].q, rc, buf_cstr(&err));
             fail();
         }
+        assert_null(s);
         buf_destroy(&err);
     }
 }
@@ -98,30 +113,366 @@ static void test_refused(void **state)
 static void test_bounded(void **state)
 {
     (void)state;
-    const char *q = "SHOW DATABASES; CREATE DATABASE abc";
+    const char *q = "SELECT mean(\"v\") * 2.5e1 FROM /c/ WHERE t =~ /x/ AND time > '2024-01-01' "
+                    "AND time < 1700000000000ms GROUP BY time(1m) fill(1); SHOW DATABASES";
     for (size_t len = 0; len <= strlen(q); len++) {
         char *copy = test_malloc(len ? len : 1);
         memcpy(copy, q, len);
-        struct iql_script s;
+        struct iql_script *s = NULL;
         struct buf err = BUF_INIT;
-        (void)iql_parse(copy, len, &s, &err);
+        if (iql_parse(copy, len, NOW, &s, &err) == ERR_OK)
+            iql_script_free(s);
         buf_destroy(&err);
         test_free(copy);
     }
-    struct iql_script s;
+}
+
+static void test_rights(void **state)
+{
+    (void)state;
+    const char *q = "SELECT v FROM x.autogen.cpu; SHOW DATABASES; DELETE FROM cpu WHERE time < 5; "
+                    "DROP MEASUREMENT cpu; CREATE DATABASE y; DROP DATABASE z; SHOW TAG KEYS ON w";
+    struct iql_script *s;
     struct buf err = BUF_INIT;
-    assert_int_equal(iql_parse(q, strlen(q) - 1, &s, &err), ERR_OK);
-    assert_string_equal(s.stmts[1].db, "ab");
+    assert_int_equal(iql_parse(q, strlen(q), NOW, &s, &err), ERR_OK);
+    assert_int_equal(iql_count(s), 7);
+    static const struct {
+        enum iql_right r;
+        const char *db;
+    } want[] = {{IQL_READ, "x"},  {IQL_READ, NULL}, {IQL_WRITE, NULL}, {IQL_WRITE, NULL},
+                {IQL_ADMIN, "y"}, {IQL_ADMIN, "z"}, {IQL_READ, "w"}};
+    for (size_t i = 0; i < 7; i++) {
+        const char *db;
+        assert_int_equal(iql_right_of(s, i, &db), want[i].r);
+        if (want[i].db)
+            assert_string_equal(db, want[i].db);
+        else
+            assert_null(db);
+    }
+    iql_script_free(s);
     buf_destroy(&err);
+}
+
+/* --- against a store --- */
+
+struct fx {
+    struct store *s;
+    char dir[64];
+};
+
+static int64_t clock_fixed(void *arg)
+{
+    (void)arg;
+    return NOW;
+}
+
+static void put(struct batch *b, int64_t ts, const char *host, const char *ev, const char *region,
+                double usage, int64_t n)
+{
+    struct rec_tag t = {slice_make("region", 6), slice_make(region, strlen(region))};
+    struct rec_field f[2] = {{.key = slice_make("usage", 5), .type = REC_FLOAT},
+                             {.key = slice_make("n", 1), .type = REC_INT}};
+    f[0].v.f = usage;
+    f[1].v.i = n;
+    struct buf v = BUF_INIT;
+    rec_encode(&v, region[0] ? &t : NULL, region[0] ? 1 : 0, f, 2);
+    batch_put(b, ts, slice_make(host, strlen(host)), slice_make(ev, strlen(ev)),
+              slice_make(v.data, v.len));
+    buf_destroy(&v);
+}
+
+static int setup(void **state)
+{
+    struct fx *f = xcalloc(1, sizeof(*f));
+    snprintf(f->dir, sizeof(f->dir), "/tmp/lbq-iql-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    struct store_opts so;
+    store_opts_default(&so);
+    so.dir = f->dir;
+    so.wal_sync = STORE_SYNC_NONE;
+    so.clock = clock_fixed;
+    assert_int_equal(store_open(&so, &f->s), 0);
+    struct db_opts d = {4, true, 0};
+    assert_int_equal(store_db_create(f->s, "d", &d), 0);
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "d", &db), 0);
+    struct batch *b = batch_new();
+    put(b, T0, "a", "cpu", "eu", 1.5, 3);
+    put(b, T0 + 30 * S, "a", "cpu", "eu", 2.5, 5);
+    put(b, T0 + 60 * S, "b", "cpu", "us", 10, 7);
+    put(b, T0 + 150 * S, "a", "cpu", "eu", 4.5, 9);
+    put(b, T0, "a", "mem", "", 100, 1);
+    assert_int_equal(store_write(db, b), 0);
+    batch_free(b);
+    store_db_unref(db);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    store_close(f->s);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "# could not remove %s\n", f->dir);
+    free(f);
+    return 0;
+}
+
+/* Runs q on database d with the options; the reply in out. */
+static void run_opts(struct fx *f, const char *q, int64_t epoch, size_t chunk, struct buf *out)
+{
+    struct query_opts qo;
+    query_opts_default(&qo);
+    qo.now_ns = NOW;
+    qo.max_groups = 1000;
+    struct iql_opts o = {&qo, "d", "host", epoch, chunk, false};
+    struct iql_script *s;
+    struct buf err = BUF_INIT;
+    buf_reset(out);
+    int rc = iql_parse(q, strlen(q), NOW, &s, &err);
+    if (rc)
+        print_error("%s: %s\n", q, buf_cstr(&err));
+    assert_int_equal(rc, ERR_OK);
+    iql_exec(f->s, s, &o, out);
+    iql_script_free(s);
+    buf_destroy(&err);
+}
+
+static void expect(struct fx *f, const char *q, int64_t epoch, size_t chunk, const char *want)
+{
+    struct buf out = BUF_INIT;
+    run_opts(f, q, epoch, chunk, &out);
+    if (strcmp(buf_cstr(&out), want) != 0) {
+        print_error("%s\n got: %s\nwant: %s\n", q, buf_cstr(&out), want);
+        fail();
+    }
+    buf_destroy(&out);
+}
+
+#define R0(x) "{\"results\":[{\"statement_id\":0," x "}]}\n"
+
+static void test_select_raw(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "SELECT * FROM cpu WHERE time < now() AND region = 'eu'", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"host\",\"n\",\"region\","
+              "\"usage\"],\"values\":[[\"2023-11-14T22:13:20Z\",\"a\",3,\"eu\",1.5],"
+              "[\"2023-11-14T22:13:50Z\",\"a\",5,\"eu\",2.5],"
+              "[\"2023-11-14T22:15:50Z\",\"a\",9,\"eu\",4.5]]}]"));
+    /* arithmetic, aliases, a tag; ORDER BY DESC, LIMIT, OFFSET; epoch */
+    expect(f,
+           "SELECT usage * 2 + 1, n / 2 AS half, host FROM cpu WHERE time > 0 AND n >= 5 "
+           "ORDER BY time DESC LIMIT 2 OFFSET 1",
+           1000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"usage\",\"half\",\"host\"],"
+              "\"values\":[[1700000060000,21,3.5,\"b\"],[1700000030000,6,2.5,\"a\"]]}]"));
+    /* GROUP BY a tag splits series; SLIMIT */
+    expect(f, "SELECT usage FROM cpu WHERE time > 0 GROUP BY host SLIMIT 1", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+              "\"usage\"],\"values\":[[1700000000,1.5],[1700000030,2.5],[1700000150,4.5]]}]"));
+    /* a regex over measurements; host =~ */
+    expect(f, "SELECT n FROM /^(cpu|mem)$/ WHERE time > 0 AND host =~ /a/ LIMIT 1", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000000000000000,3]]},{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],"
+              "\"values\":[[1700000000000000000,1]]}]"));
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND region != 'eu'", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000060000000000,7]]}]"));
+    expect(f, "SELECT n FROM nothere WHERE time > 0", 0, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+}
+
+static void test_select_agg(void **state)
+{
+    struct fx *f = *state;
+    /* the dashboard query */
+    expect(f,
+           "SELECT mean(\"usage\") FROM \"cpu\" WHERE \"host\" = 'a' AND time >= 1700000000000ms "
+           "and time <= 1700000179000ms GROUP BY time(1m) fill(null)",
+           1000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"mean\"],\"values\":[["
+              "1699999980000,2],[1700000040000,null],[1700000100000,4.5],[1700000160000,null]]}]"));
+    expect(
+        f,
+        "SELECT count(n), max(n) FROM cpu WHERE time >= 1700000000000ms and time < "
+        "1700000180000ms GROUP BY time(1m), host fill(0)",
+        1000000000, 0,
+        R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+           "\"count\",\"max\"],\"values\":[[1699999980,2,5],[1700000040,0,0],[1700000100,1,9],"
+           "[1700000160,0,0]]},"
+           "{\"name\":\"cpu\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\",\"count\",\"max\"],"
+           "\"values\":[[1699999980,0,0],[1700000040,1,7],[1700000100,0,0],[1700000160,0,0]]}]"));
+    expect(f,
+           "SELECT sum(n) FROM cpu WHERE host = 'a' AND time >= 1700000000000ms and time < "
+           "1700000160000ms GROUP BY time(1m) fill(linear)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"sum\"],\"values\":[["
+              "1699999980,8],[1700000040,8],[1700000100,9]]}]"));
+    expect(f,
+           "SELECT last(n) FROM cpu WHERE host = 'a' AND time >= 1700000000000ms and time < "
+           "1700000160000ms GROUP BY time(1m) fill(previous)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"last\"],\"values\":[["
+              "1699999980,5],[1700000040,5],[1700000100,9]]}]"));
+    expect(f,
+           "SELECT mean(usage) FROM cpu WHERE time >= 1700000000000ms and time < 1700000160000ms "
+           "GROUP BY time(1m) fill(none)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"mean\"],\"values\":[["
+              "1699999980,2],[1700000040,10],[1700000100,4.5]]}]"));
+    /* the other aggregates, over all rows of cpu */
+    expect(f,
+           "SELECT count(n), sum(n), median(n), mode(n), spread(n), min(usage), first(n), "
+           "last(usage), percentile(n, 50), stddev(n) FROM cpu WHERE time >= 1700000000000ms",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\",\"sum\",\"median\","
+              "\"mode\",\"spread\",\"min\",\"first\",\"last\",\"percentile\",\"stddev\"],"
+              "\"values\":[[1700000000,4,24,6,3,6,1.5,3,4.5,5,2.581988897471611]]}]"));
+    /* a selector alone shows its point's time */
+    expect(f, "SELECT max(usage) FROM cpu WHERE time > 0", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"max\"],\"values\":[["
+              "1700000060,10]]}]"));
+    expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
+              "[1,3],[1,5],[1,9]]}]"));
+    expect(f, "SELECT integral(usage, 1m) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"integral\"],\"values\":["
+              "[1,8]]}]"));
+    expect(f, "SELECT mean(*) FROM cpu WHERE time > 0 GROUP BY *", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\",\"region\":\"eu\"},"
+              "\"columns\":[\"time\",\"mean_n\",\"mean_usage\"],\"values\":[[1,5.666666666666667,"
+              "2.8333333333333335]]},{\"name\":\"cpu\",\"tags\":{\"host\":\"b\",\"region\":"
+              "\"us\"},\"columns\":[\"time\",\"mean_n\",\"mean_usage\"],\"values\":[[1,7,10]]}]"));
+}
+
+static void test_transformations(void **state)
+{
+    struct fx *f = *state;
+    expect(f,
+           "SELECT derivative(usage, 1s), difference(n), non_negative_difference(usage) FROM cpu "
+           "WHERE host = 'a' AND time > 0",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"derivative\",\"difference\","
+              "\"non_negative_difference\"],\"values\":[[1700000030,0.03333333333333333,2,1],"
+              "[1700000150,0.016666666666666666,4,2]]}]"));
+    expect(f,
+           "SELECT cumulative_sum(n), moving_average(n, 2), elapsed(n, 1s) FROM cpu WHERE host = "
+           "'a' AND time > 0",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"cumulative_sum\","
+              "\"moving_average\",\"elapsed\"],\"values\":[[1700000000,3,null,null],"
+              "[1700000030,8,4,30],[1700000150,17,7,120]]}]"));
+    expect(f,
+           "SELECT non_negative_derivative(max(n), 1m) FROM cpu WHERE time >= 1700000000000ms "
+           "and time < 1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"non_negative_derivative\"],"
+              "\"values\":[[1700000040,2],[1700000100,2]]}]"));
+}
+
+static void test_statement_errors(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "SELECT v FROM cpu; SELECT nope(v) FROM cpu WHERE time > 0; SHOW DATABASES", 0, 0,
+           "{\"results\":[{\"statement_id\":0,\"error\":\"a query without a time range or a host "
+           "reads the whole database, which this server refuses: add WHERE time > now() - 1h (or "
+           "host = '...')\"},{\"statement_id\":1,\"error\":\"undefined function nope()\"},"
+           "{\"statement_id\":2,\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"],"
+           "\"values\":[[\"d\"]]}]}]}\n");
+    expect(f, "SELECT v FROM nodb..cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"database not found: nodb\""));
+    expect(f, "SELECT mean(n), n FROM cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"mixing aggregate and non-aggregate queries is not supported\""));
+    expect(f, "SELECT n FROM cpu WHERE time > 0 GROUP BY time(1m)", 0, 0,
+           R0("\"error\":\"GROUP BY requires at least one aggregate function\""));
+    expect(f, "SELECT mean(n) FROM cpu WHERE time > now() - 1000d GROUP BY time(1s)", 0, 0,
+           R0("\"error\":\"too many buckets: 86400001 buckets of GROUP BY time over the range, "
+              "more than max_groups = 1000; use a larger interval or fill(none)\""));
+    expect(f, "SELECT n FROM cpu WHERE time > 0 tz('Europe/Paris')", 0, 0,
+           R0("\"error\":\"tz('Europe/Paris'): logbucket answers in UTC only\""));
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND host =~ /(/", 0, 0,
+           R0("\"error\":\"error parsing regex /(/: bad regular expression: missing closing "
+              "parenthesis\""));
+}
+
+static void test_chunks(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "SELECT n FROM cpu WHERE host = 'a' AND time > 0; SHOW DATABASES", 1, 2,
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\","
+           "\"n\"],\"values\":[[1700000000000000000,3],[1700000030000000000,5]],\"partial\":"
+           "true}],\"partial\":true}]}\n"
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\","
+           "\"n\"],\"values\":[[1700000150000000000,9]]}]}]}\n"
+           "{\"results\":[{\"statement_id\":1,\"series\":[{\"name\":\"databases\",\"columns\":["
+           "\"name\"],\"values\":[[\"d\"]]}]}]}\n");
+}
+
+static void test_meta(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "SHOW MEASUREMENTS", 0, 0,
+           R0("\"series\":[{\"name\":\"measurements\",\"columns\":[\"name\"],\"values\":[[\"cpu\"],"
+              "[\"mem\"]]}]"));
+    expect(f, "SHOW MEASUREMENTS WITH MEASUREMENT =~ /^c/ WHERE host = 'b'", 0, 0,
+           R0("\"series\":[{\"name\":\"measurements\",\"columns\":[\"name\"],\"values\":[["
+              "\"cpu\"]]}]"));
+    expect(f, "SHOW TAG KEYS", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"tagKey\"],\"values\":[[\"host\"],"
+              "[\"region\"]]},{\"name\":\"mem\",\"columns\":[\"tagKey\"],\"values\":[[\"host\"]]}"
+              "]"));
+    expect(f, "SHOW TAG VALUES FROM cpu WITH KEY = \"host\"", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"host\",\"a\"],[\"host\",\"b\"]]}]"));
+    expect(f, "SHOW TAG VALUES FROM cpu WITH KEY IN (host, region) WHERE region = 'us'", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"host\",\"b\"],[\"region\",\"us\"]]}]"));
+    expect(f, "SHOW FIELD KEYS FROM cpu", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"fieldKey\",\"fieldType\"],\"values\":"
+              "[[\"n\",\"integer\"],[\"usage\",\"float\"]]}]"));
+    expect(f, "SHOW SERIES", 0, 0,
+           R0("\"series\":[{\"columns\":[\"key\"],\"values\":[[\"cpu,host=a,region=eu\"],"
+              "[\"cpu,host=b,region=us\"],[\"mem,host=a\"]]}]"));
+    expect(f, "SHOW RETENTION POLICIES", 0, 0,
+           R0("\"series\":[{\"columns\":[\"name\",\"duration\",\"shardGroupDuration\","
+              "\"replicaN\",\"default\"],\"values\":[[\"autogen\",\"0s\",\"168h0m0s\",1,true]]}]"));
+    expect(f, "SHOW MEASUREMENT CARDINALITY", 0, 0,
+           R0("\"series\":[{\"columns\":[\"count\"],\"values\":[[2]]}]"));
+}
+
+static void test_writes(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "DELETE FROM cpu WHERE host = 'b'; SHOW SERIES FROM cpu", 0, 0,
+           "{\"results\":[{\"statement_id\":0},{\"statement_id\":1,\"series\":[{\"columns\":["
+           "\"key\"],\"values\":[[\"cpu,host=a,region=eu\"]]}]}]}\n");
+    expect(f, "DROP MEASUREMENT mem; SELECT * FROM mem WHERE time > 0", 0, 0,
+           "{\"results\":[{\"statement_id\":0},{\"statement_id\":1}]}\n");
+    expect(f, "CREATE DATABASE e WITH DURATION 2d; SHOW RETENTION POLICIES ON e; DROP DATABASE e",
+           0, 0,
+           "{\"results\":[{\"statement_id\":0},{\"statement_id\":1,\"series\":[{\"columns\":["
+           "\"name\",\"duration\",\"shardGroupDuration\",\"replicaN\",\"default\"],\"values\":[["
+           "\"autogen\",\"48h0m0s\",\"24h0m0s\",1,true]]}]},{\"statement_id\":2}]}\n");
 }
 
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_create),
-        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_bounded),
+        cmocka_unit_test(test_rights),
+        cmocka_unit_test_setup_teardown(test_select_raw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_select_agg, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transformations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_statement_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

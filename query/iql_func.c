@@ -1,0 +1,886 @@
+/* InfluxQL's functions (iql_func.h): values, aggregate states per group,
+ * arithmetic, fill and transformations. Numbers follow InfluxDB 1.x: an
+ * integer field keeps integer sums, spreads, selectors and differences;
+ * mean, median, stddev, derivative and integral are floats; percentile is
+ * the nearest rank floor(n * p / 100 + 0.5). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/err.h"
+#include "query/agg.h"
+#include "query/encode.h"
+#include "query/iql_func.h"
+#include "store/store.h"
+
+/* --- values --- */
+
+void iql_val_of_field(const struct rec_field *f, struct iql_val *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (f->type) {
+    case REC_FLOAT:
+        out->kind = IQL_V_FLOAT;
+        out->f = f->v.f;
+        break;
+    case REC_INT:
+        out->kind = IQL_V_INT;
+        out->i = f->v.i;
+        out->f = (double)f->v.i;
+        break;
+    case REC_UINT:
+        if (f->v.u <= INT64_MAX) {
+            out->kind = IQL_V_INT;
+            out->i = (int64_t)f->v.u;
+        } else {
+            out->kind = IQL_V_FLOAT;
+        }
+        out->f = (double)f->v.u;
+        break;
+    case REC_BOOL:
+        out->kind = IQL_V_BOOL;
+        out->b = f->v.b;
+        break;
+    case REC_STRING:
+        out->kind = IQL_V_STR;
+        out->s = f->v.s;
+        break;
+    }
+}
+
+void iql_val_json(const struct iql_val *v, struct buf *out)
+{
+    switch (v->kind) {
+    case IQL_V_FLOAT: {
+        if (!isfinite(v->f)) {
+            buf_puts(out, "null");
+            break;
+        }
+        size_t at = out->len;
+        enc_double(out, v->f);
+        /* Go prints a whole float without ".0" */
+        if (out->len >= at + 2 && memcmp(out->data + out->len - 2, ".0", 2) == 0)
+            out->len -= 2;
+        break;
+    }
+    case IQL_V_INT: enc_i64(out, v->i); break;
+    case IQL_V_STR: enc_json_str(out, v->s.ptr, v->s.len); break;
+    case IQL_V_BOOL: buf_puts(out, v->b ? "true" : "false"); break;
+    default: buf_puts(out, "null");
+    }
+}
+
+static bool is_num(const struct iql_val *v)
+{
+    return v->kind == IQL_V_FLOAT || v->kind == IQL_V_INT;
+}
+
+static double num(const struct iql_val *v)
+{
+    return v->kind == IQL_V_INT ? (double)v->i : v->f;
+}
+
+static struct iql_val fval(double f)
+{
+    return (struct iql_val){.kind = IQL_V_FLOAT, .f = f};
+}
+
+static struct iql_val ival(int64_t i)
+{
+    return (struct iql_val){.kind = IQL_V_INT, .i = i, .f = (double)i};
+}
+
+/* --- functions --- */
+
+static const struct {
+    const char *name;
+    enum iql_fn fn;
+    bool strings; /* takes string and boolean fields */
+} fns[] = {
+    {"count", IQL_F_COUNT, true},        {"sum", IQL_F_SUM, false},
+    {"mean", IQL_F_MEAN, false},         {"median", IQL_F_MEDIAN, false},
+    {"mode", IQL_F_MODE, false},         {"min", IQL_F_MIN, false},
+    {"max", IQL_F_MAX, false},           {"first", IQL_F_FIRST, true},
+    {"last", IQL_F_LAST, true},          {"percentile", IQL_F_PERCENTILE, false},
+    {"spread", IQL_F_SPREAD, false},     {"stddev", IQL_F_STDDEV, false},
+    {"distinct", IQL_F_DISTINCT, false}, {"integral", IQL_F_INTEGRAL, false},
+};
+
+bool iql_fn_takes_strings(const char *name)
+{
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (strcmp(name, fns[i].name) == 0)
+            return fns[i].strings;
+    return false;
+}
+
+bool iql_fn_is_selector(enum iql_fn fn)
+{
+    return fn == IQL_F_MIN || fn == IQL_F_MAX || fn == IQL_F_FIRST || fn == IQL_F_LAST;
+}
+
+int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err)
+{
+    size_t i = 0;
+    while (i < sizeof fns / sizeof fns[0] && strcmp(call->s, fns[i].name) != 0)
+        i++;
+    if (i == sizeof fns / sizeof fns[0]) {
+        buf_printf(err, "undefined function %s()", call->s);
+        return ERR_INVAL;
+    }
+    memset(out, 0, sizeof *out);
+    out->fn = fns[i].fn;
+    out->call = call;
+    size_t want = out->fn == IQL_F_PERCENTILE ? 2 : 1;
+    bool opt2 = out->fn == IQL_F_INTEGRAL;
+    if (call->nargs != want && !(opt2 && call->nargs == 2)) {
+        buf_printf(err, "invalid number of arguments for %s, expected %zu, got %zu", call->s, want,
+                   call->nargs);
+        return ERR_INVAL;
+    }
+    if (call->args[0]->kind != IQL_X_VAR) {
+        buf_printf(err, "expected field argument in %s()", call->s);
+        return ERR_INVAL;
+    }
+    out->field = call->args[0]->s;
+    out->arg = 1e9;
+    if (out->fn == IQL_F_PERCENTILE) {
+        const struct iql_ex *p = call->args[1];
+        if (p->kind != IQL_X_NUM || p->f < 0 || p->f > 100) {
+            buf_puts(err, "percentile: the second argument must be a number from 0 to 100");
+            return ERR_INVAL;
+        }
+        out->arg = p->f;
+    } else if (call->nargs == 2) {
+        if (call->args[1]->kind != IQL_X_DUR || call->args[1]->i <= 0) {
+            buf_puts(err, "second argument to integral must be a duration");
+            return ERR_INVAL;
+        }
+        out->arg = (double)call->args[1]->i;
+    }
+    return ERR_OK;
+}
+
+/* --- aggregate states --- */
+
+struct aslot {
+    int64_t n;
+    double sum;
+    int64_t isum;
+    bool all_int, ovf;
+    struct iql_val mn, mx, first, last; /* first/last strings owned */
+    int64_t mn_ts, mx_ts, first_ts, last_ts;
+    double wm, m2; /* Welford */
+    double *vals;
+    int64_t *vts;
+    size_t nv, cap;
+};
+
+struct iql_astate {
+    struct aslot s[1];
+};
+
+static void keep(struct aslot *a, double x, int64_t ts)
+{
+    if (a->nv == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 8;
+        a->vals = xrealloc(a->vals, a->cap * sizeof *a->vals);
+        a->vts = xrealloc(a->vts, a->cap * sizeof *a->vts);
+    }
+    a->vals[a->nv] = x;
+    a->vts[a->nv++] = ts;
+}
+
+static void set_owned(struct iql_val *dst, const struct iql_val *v)
+{
+    if (dst->kind == IQL_V_STR)
+        free((void *)dst->s.ptr);
+    *dst = *v;
+    if (v->kind == IQL_V_STR)
+        dst->s = slice_make(xstrndup(v->s.ptr, v->s.len), v->s.len);
+}
+
+static bool needs_values(enum iql_fn fn)
+{
+    return fn == IQL_F_MEDIAN || fn == IQL_F_MODE || fn == IQL_F_PERCENTILE ||
+           fn == IQL_F_DISTINCT || fn == IQL_F_INTEGRAL;
+}
+
+static void feed_num(struct aslot *a, const struct iql_val *v, int64_t ts)
+{
+    double x = num(v);
+    bool isint = v->kind == IQL_V_INT;
+    if (a->n == 1) {
+        a->all_int = isint;
+        a->mn = a->mx = *v;
+        a->mn_ts = a->mx_ts = ts;
+    } else {
+        a->all_int &= isint;
+        if (x < num(&a->mn) || (x == num(&a->mn) && ts < a->mn_ts)) {
+            a->mn = *v;
+            a->mn_ts = ts;
+        }
+        if (x > num(&a->mx) || (x == num(&a->mx) && ts < a->mx_ts)) {
+            a->mx = *v;
+            a->mx_ts = ts;
+        }
+    }
+    a->sum += x;
+    if (isint && __builtin_add_overflow(a->isum, v->i, &a->isum))
+        a->ovf = true;
+    double d = x - a->wm;
+    a->wm += d / (double)a->n;
+    a->m2 += d * (x - a->wm);
+}
+
+/* Adds v (non-null) at ts to slot a of function fn; returns the values
+ * it kept (0 or 1). */
+static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int64_t ts)
+{
+    bool numeric = is_num(v);
+    if (!numeric && fn != IQL_F_COUNT && fn != IQL_F_FIRST && fn != IQL_F_LAST)
+        return 0;
+    a->n++;
+    if (a->n == 1 || ts < a->first_ts) {
+        set_owned(&a->first, v);
+        a->first_ts = ts;
+    }
+    if (a->n == 1 || ts >= a->last_ts) {
+        set_owned(&a->last, v);
+        a->last_ts = ts;
+    }
+    if (!numeric)
+        return 0;
+    feed_num(a, v, ts);
+    if (!needs_values(fn))
+        return 0;
+    keep(a, v->kind == IQL_V_INT ? (double)v->i : v->f, ts);
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static struct iql_val typed(const struct aslot *a, double x)
+{
+    return a->all_int ? ival((int64_t)x) : fval(x);
+}
+
+static struct iql_val mode_of(struct aslot *a)
+{
+    qsort(a->vals, a->nv, sizeof(double), cmp_double);
+    double best = a->vals[0];
+    size_t bestn = 0;
+    for (size_t i = 0; i < a->nv;) {
+        size_t j = i;
+        while (j < a->nv && a->vals[j] == a->vals[i])
+            j++;
+        if (j - i > bestn) {
+            bestn = j - i;
+            best = a->vals[i];
+        }
+        i = j;
+    }
+    return typed(a, best);
+}
+
+static struct iql_val integral_of(struct aslot *a, double unit)
+{
+    /* sort (ts, value) pairs by ts: insertion into index order */
+    size_t n = a->nv;
+    size_t *ix = xmalloc((n ? n : 1) * sizeof *ix);
+    for (size_t i = 0; i < n; i++)
+        ix[i] = i;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && a->vts[ix[j - 1]] > a->vts[ix[j]]; j--) {
+            size_t t = ix[j];
+            ix[j] = ix[j - 1];
+            ix[j - 1] = t;
+        }
+    double total = 0;
+    for (size_t i = 1; i < n; i++) {
+        double dt = (double)(a->vts[ix[i]] - a->vts[ix[i - 1]]);
+        total += (a->vals[ix[i]] + a->vals[ix[i - 1]]) / 2 * dt / unit;
+    }
+    free(ix);
+    return fval(total);
+}
+
+static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *out, int64_t *ts)
+{
+    *out = (struct iql_val){.kind = IQL_V_NULL};
+    if (a->n == 0)
+        return;
+    switch (sl->fn) {
+    case IQL_F_COUNT: *out = ival(a->n); break;
+    case IQL_F_SUM: *out = a->all_int && !a->ovf ? ival(a->isum) : fval(a->sum); break;
+    case IQL_F_MEAN: *out = fval(a->sum / (double)a->n); break;
+    case IQL_F_MIN:
+        *out = a->mn;
+        *ts = a->mn_ts;
+        break;
+    case IQL_F_MAX:
+        *out = a->mx;
+        *ts = a->mx_ts;
+        break;
+    case IQL_F_FIRST:
+        *out = a->first;
+        *ts = a->first_ts;
+        break;
+    case IQL_F_LAST:
+        *out = a->last;
+        *ts = a->last_ts;
+        break;
+    case IQL_F_SPREAD:
+        *out = a->all_int ? ival(a->mx.i - a->mn.i) : fval(num(&a->mx) - num(&a->mn));
+        break;
+    case IQL_F_STDDEV:
+        if (a->n > 1)
+            *out = fval(sqrt(a->m2 / (double)(a->n - 1)));
+        break;
+    case IQL_F_MEDIAN:
+        qsort(a->vals, a->nv, sizeof(double), cmp_double);
+        *out = a->nv % 2 ? typed(a, a->vals[a->nv / 2])
+                         : fval((a->vals[a->nv / 2 - 1] + a->vals[a->nv / 2]) / 2);
+        if (a->nv % 2 && a->all_int)
+            *out = fval(a->vals[a->nv / 2]);
+        break;
+    case IQL_F_PERCENTILE: {
+        qsort(a->vals, a->nv, sizeof(double), cmp_double);
+        long i = (long)floor((double)a->nv * sl->arg / 100.0 + 0.5) - 1;
+        if (i >= 0 && (size_t)i < a->nv)
+            *out = typed(a, a->vals[i]);
+        break;
+    }
+    case IQL_F_MODE: *out = mode_of(a); break;
+    case IQL_F_INTEGRAL: *out = integral_of(a, sl->arg); break;
+    case IQL_F_DISTINCT: break;
+    }
+}
+
+static void aslot_free(struct aslot *a)
+{
+    if (a->first.kind == IQL_V_STR)
+        free((void *)a->first.s.ptr);
+    if (a->last.kind == IQL_V_STR)
+        free((void *)a->last.s.ptr);
+    free(a->vals);
+    free(a->vts);
+}
+
+/* --- key map --- */
+
+void iql_keymap_init(struct iql_keymap *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+void iql_keymap_destroy(struct iql_keymap *m)
+{
+    free(m->slots);
+    free(m->off);
+    free(m->len);
+    buf_destroy(&m->keys);
+}
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static void keymap_grow(struct iql_keymap *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    size_t *slots = xcalloc(cap, sizeof *slots);
+    for (size_t i = 0; i < m->n; i++) {
+        size_t h = hash_bytes(m->keys.data + m->off[i], m->len[i]) & (cap - 1);
+        while (slots[h])
+            h = (h + 1) & (cap - 1);
+        slots[h] = i + 1;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->cap = cap;
+}
+
+bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n, size_t *idx)
+{
+    (void)n;
+    if ((m->n + 1) * 2 > m->cap)
+        keymap_grow(m);
+    size_t h = hash_bytes(key, len) & (m->cap - 1);
+    for (; m->slots[h]; h = (h + 1) & (m->cap - 1)) {
+        size_t i = m->slots[h] - 1;
+        if (m->len[i] == len && memcmp(m->keys.data + m->off[i], key, len) == 0) {
+            *idx = i;
+            return false;
+        }
+    }
+    m->off = xrealloc(m->off, (m->n + 1) * sizeof *m->off);
+    m->len = xrealloc(m->len, (m->n + 1) * sizeof *m->len);
+    m->off[m->n] = m->keys.len;
+    m->len[m->n] = len;
+    buf_append(&m->keys, key, len);
+    buf_putc(&m->keys, '\0');
+    m->slots[h] = m->n + 1;
+    *idx = m->n++;
+    return true;
+}
+
+const char *iql_keymap_key(const struct iql_keymap *m, size_t idx)
+{
+    return m->keys.data + m->off[idx];
+}
+
+size_t iql_keymap_len(const struct iql_keymap *m, size_t idx)
+{
+    return m->len[idx];
+}
+
+/* qsort takes no argument: the map being sorted, per thread */
+static _Thread_local const struct iql_keymap *tl_map;
+
+static int cmp_idx(const void *a, const void *b)
+{
+    const struct iql_keymap *m = tl_map;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    size_t lx = m->len[x], ly = m->len[y];
+    int c = memcmp(m->keys.data + m->off[x], m->keys.data + m->off[y], lx < ly ? lx : ly);
+    return c ? c : (lx > ly) - (lx < ly);
+}
+
+size_t *iql_keymap_sorted(const struct iql_keymap *m, size_t n)
+{
+    size_t *v = xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = i;
+    tl_map = m;
+    qsort(v, n, sizeof *v, cmp_idx);
+    return v;
+}
+
+/* --- groups --- */
+
+void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o)
+{
+    memset(g, 0, sizeof *g);
+    g->o = *o;
+    if (g->o.has_time) {
+        g->o.offset %= g->o.interval;
+        if (g->o.offset < 0)
+            g->o.offset += g->o.interval;
+    }
+    iql_keymap_init(&g->km);
+    g->min_bucket = INT64_MAX;
+}
+
+void iql_groups_destroy(struct iql_groups *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        for (size_t k = 0; k < g->o.nslots; k++)
+            aslot_free(&g->st[i]->s[k]);
+        free(g->st[i]);
+    }
+    free(g->st);
+    iql_keymap_destroy(&g->km);
+    buf_destroy(&g->kb);
+}
+
+int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
+                   struct buf *err)
+{
+    int64_t b = g->o.has_time ? agg_time_bucket(row->ts, g->o.interval, g->o.offset) : 0;
+    unsigned char kb[8];
+    agg_key_i64(b, kb);
+    buf_reset(&g->kb);
+    buf_append(&g->kb, skey, sklen);
+    buf_append(&g->kb, kb, 8);
+    size_t idx;
+    if (iql_keymap_get(&g->km, g->kb.data, g->kb.len, g->n, &idx)) {
+        if (g->n >= g->o.max_groups) {
+            buf_printf(err,
+                       "too many groups: more than max_groups = %zu (series times buckets); "
+                       "use a larger GROUP BY time interval or a shorter time range",
+                       g->o.max_groups);
+            return ERR_TOOBIG;
+        }
+        g->st = xrealloc(g->st, (g->n + 1) * sizeof *g->st);
+        size_t sz = sizeof(struct aslot) * (g->o.nslots ? g->o.nslots : 1);
+        g->st[g->n++] = xcalloc(1, sz);
+        if (b < g->min_bucket)
+            g->min_bucket = b;
+    }
+    struct iql_astate *st = g->st[idx];
+    for (size_t k = 0; k < g->o.nslots; k++) {
+        const struct iql_slot *sl = &g->o.slots[k];
+        const struct rec_field *f = cond_row_field(row, slice_make(sl->field, strlen(sl->field)));
+        if (!f)
+            continue;
+        struct iql_val v;
+        iql_val_of_field(f, &v);
+        g->kept += feed(&st->s[k], sl->fn, &v, row->ts);
+    }
+    if (g->kept > IQL_MAX_POINTS) {
+        buf_printf(err, "too many values kept for median, mode, percentile, distinct or "
+                        "integral (more than 5000000): narrow the time range");
+        return ERR_TOOBIG;
+    }
+    return ERR_OK;
+}
+
+int64_t iql_groups_bucket(const struct iql_groups *g, size_t i)
+{
+    const char *k = iql_keymap_key(&g->km, i) + iql_keymap_len(&g->km, i) - 8;
+    return agg_key_i64_get((const unsigned char *)k, false);
+}
+
+void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts)
+{
+    result(&g->st[i]->s[k], &g->o.slots[k], out, ts);
+}
+
+size_t iql_groups_distinct(struct iql_groups *g, size_t i, size_t k, struct iql_val **out)
+{
+    struct aslot *a = &g->st[i]->s[k];
+    qsort(a->vals, a->nv, sizeof(double), cmp_double);
+    struct iql_val *v = xcalloc(a->nv + 1, sizeof *v);
+    size_t n = 0;
+    for (size_t j = 0; j < a->nv; j++)
+        if (j == 0 || a->vals[j] != a->vals[j - 1])
+            v[n++] = typed(a, a->vals[j]);
+    *out = v;
+    return n;
+}
+
+/* --- expressions --- */
+
+static void arith(enum iql_op op, const struct iql_val *a, const struct iql_val *b,
+                  struct iql_val *out)
+{
+    *out = (struct iql_val){.kind = IQL_V_NULL};
+    if (!is_num(a) || !is_num(b))
+        return;
+    if (a->kind == IQL_V_INT && b->kind == IQL_V_INT && op != IQL_O_DIV) {
+        int64_t r;
+        bool ovf = op == IQL_O_ADD   ? __builtin_add_overflow(a->i, b->i, &r)
+                   : op == IQL_O_SUB ? __builtin_sub_overflow(a->i, b->i, &r)
+                                     : __builtin_mul_overflow(a->i, b->i, &r);
+        if (!ovf) {
+            *out = ival(r);
+            return;
+        }
+    }
+    double x = num(a), y = num(b);
+    switch (op) {
+    case IQL_O_ADD: *out = fval(x + y); break;
+    case IQL_O_SUB: *out = fval(x - y); break;
+    case IQL_O_MUL: *out = fval(x * y); break;
+    case IQL_O_DIV: *out = fval(y == 0 ? 0 : x / y); break;
+    default: break;
+    }
+}
+
+static void literal(const struct iql_ex *e, struct iql_val *out)
+{
+    *out = (struct iql_val){.kind = IQL_V_NULL};
+    if (e->kind == IQL_X_NUM)
+        *out = e->is_int ? ival(e->i) : fval(e->f);
+    else if (e->kind == IQL_X_STR)
+        *out = (struct iql_val){.kind = IQL_V_STR, .s = slice_make(e->s, strlen(e->s))};
+    else if (e->kind == IQL_X_BOOL)
+        *out = (struct iql_val){.kind = IQL_V_BOOL, .b = e->b};
+    else if (e->kind == IQL_X_DUR)
+        *out = ival(e->i);
+}
+
+void iql_eval_raw(const struct iql_ex *e, struct cond_row *row, const char *host_tag,
+                  struct iql_val *out)
+{
+    if (e->kind == IQL_X_BIN) {
+        struct iql_val a, b;
+        iql_eval_raw(e->l, row, host_tag, &a);
+        iql_eval_raw(e->r, row, host_tag, &b);
+        arith(e->op, &a, &b, out);
+        return;
+    }
+    if (e->kind != IQL_X_VAR) {
+        literal(e, out);
+        return;
+    }
+    *out = (struct iql_val){.kind = IQL_V_NULL};
+    struct slice n = slice_make(e->s, strlen(e->s));
+    const struct rec_field *f = cond_row_field(row, n);
+    if (f) {
+        iql_val_of_field(f, out);
+    } else if (strcmp(e->s, host_tag) == 0) {
+        if (row->host.len)
+            *out = (struct iql_val){.kind = IQL_V_STR, .s = row->host};
+    } else {
+        const struct rec_tag *t = cond_row_tag(row, n);
+        if (t)
+            *out = (struct iql_val){.kind = IQL_V_STR, .s = t->value};
+    }
+}
+
+void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const struct iql_val *res,
+                  size_t nslots, struct iql_val *out)
+{
+    if (e->kind == IQL_X_BIN) {
+        struct iql_val a, b;
+        iql_eval_agg(e->l, slots, res, nslots, &a);
+        iql_eval_agg(e->r, slots, res, nslots, &b);
+        arith(e->op, &a, &b, out);
+        return;
+    }
+    if (e->kind == IQL_X_CALL) {
+        *out = (struct iql_val){.kind = IQL_V_NULL};
+        for (size_t k = 0; k < nslots; k++)
+            if (slots[k].call == e)
+                *out = res[k];
+        return;
+    }
+    literal(e, out);
+}
+
+/* --- points --- */
+
+void iql_points_init(struct iql_points *p, size_t ncol)
+{
+    memset(p, 0, sizeof *p);
+    p->ncol = ncol;
+}
+
+static void val_own(struct iql_val *v)
+{
+    if (v->kind == IQL_V_STR)
+        v->s = slice_make(xstrndup(v->s.ptr, v->s.len), v->s.len);
+}
+
+static void val_drop(struct iql_val *v)
+{
+    if (v->kind == IQL_V_STR)
+        free((void *)v->s.ptr);
+    v->kind = IQL_V_NULL;
+}
+
+void iql_points_add(struct iql_points *p, int64_t ts, const struct iql_val *vals)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->ts = xrealloc(p->ts, p->cap * sizeof *p->ts);
+        p->v = xrealloc(p->v, p->cap * (p->ncol ? p->ncol : 1) * sizeof *p->v);
+    }
+    p->ts[p->n] = ts;
+    for (size_t j = 0; j < p->ncol; j++) {
+        p->v[p->n * p->ncol + j] = vals[j];
+        val_own(&p->v[p->n * p->ncol + j]);
+    }
+    p->n++;
+}
+
+void iql_points_free(struct iql_points *p)
+{
+    for (size_t i = 0; i < p->n * p->ncol; i++)
+        val_drop(&p->v[i]);
+    free(p->ts);
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+void iql_points_reverse(struct iql_points *p)
+{
+    for (size_t a = 0, b = p->n ? p->n - 1 : 0; a < b; a++, b--) {
+        int64_t t = p->ts[a];
+        p->ts[a] = p->ts[b];
+        p->ts[b] = t;
+        for (size_t j = 0; j < p->ncol; j++) {
+            struct iql_val v = p->v[a * p->ncol + j];
+            p->v[a * p->ncol + j] = p->v[b * p->ncol + j];
+            p->v[b * p->ncol + j] = v;
+        }
+    }
+}
+
+void iql_points_drop_empty(struct iql_points *p, const bool *mask)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        bool any = false;
+        for (size_t j = 0; j < p->ncol; j++)
+            any |= mask[j] && p->v[i * p->ncol + j].kind != IQL_V_NULL;
+        if (!any) {
+            for (size_t j = 0; j < p->ncol; j++)
+                val_drop(&p->v[i * p->ncol + j]);
+            continue;
+        }
+        p->ts[k] = p->ts[i];
+        memmove(&p->v[k * p->ncol], &p->v[i * p->ncol], p->ncol * sizeof *p->v);
+        k++;
+    }
+    p->n = k;
+}
+
+void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
+{
+    bool have = false, all_int = true;
+    struct iql_val prev = {0};
+    int64_t prev_ts = 0;
+    double csum = 0;
+    int64_t isum = 0;
+    size_t win = tr == IQL_TR_MOVING_AVERAGE ? (size_t)arg : 0;
+    double *ring = win ? xcalloc(win, sizeof *ring) : NULL;
+    size_t seen = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        struct iql_val *v = &p->v[i * p->ncol + col];
+        if (!is_num(v)) {
+            val_drop(v);
+            continue;
+        }
+        struct iql_val cur = *v, out = {.kind = IQL_V_NULL};
+        double dt = (double)(p->ts[i] - prev_ts);
+        switch (tr) {
+        case IQL_TR_DERIVATIVE:
+        case IQL_TR_NN_DERIVATIVE:
+            if (have && dt != 0)
+                out = fval((num(&cur) - num(&prev)) / (dt / arg));
+            break;
+        case IQL_TR_DIFFERENCE:
+        case IQL_TR_NN_DIFFERENCE:
+            if (have)
+                arith(IQL_O_SUB, &cur, &prev, &out);
+            break;
+        case IQL_TR_ELAPSED:
+            if (have)
+                out = ival((int64_t)(dt / arg));
+            break;
+        case IQL_TR_CUMULATIVE_SUM:
+            all_int &= cur.kind == IQL_V_INT;
+            csum += num(&cur);
+            isum += cur.kind == IQL_V_INT ? cur.i : 0;
+            out = all_int ? ival(isum) : fval(csum);
+            break;
+        case IQL_TR_MOVING_AVERAGE: {
+            ring[seen++ % win] = num(&cur);
+            if (seen >= win) {
+                double s = 0;
+                for (size_t k = 0; k < win; k++)
+                    s += ring[k];
+                out = fval(s / (double)win);
+            }
+            break;
+        }
+        }
+        if ((tr == IQL_TR_NN_DERIVATIVE || tr == IQL_TR_NN_DIFFERENCE) && is_num(&out) &&
+            num(&out) < 0)
+            out.kind = IQL_V_NULL;
+        prev = cur;
+        prev_ts = p->ts[i];
+        have = true;
+        *v = out;
+    }
+    free(ring);
+}
+
+static void fill_cell(struct iql_points *p, size_t i, size_t j, const struct iql_fill_spec *f)
+{
+    struct iql_val *v = &p->v[i * p->ncol + j];
+    if (v->kind != IQL_V_NULL)
+        return;
+    if (f->mode == IQL_FILL_VALUE) {
+        *v = f->value == floor(f->value) && fabs(f->value) < 9e15 ? ival((int64_t)f->value)
+                                                                  : fval(f->value);
+    } else if (f->mode == IQL_FILL_PREVIOUS && i > 0) {
+        *v = p->v[(i - 1) * p->ncol + j];
+        val_own(v);
+    } else if (f->mode == IQL_FILL_LINEAR && i > 0) {
+        const struct iql_val *a = &p->v[(i - 1) * p->ncol + j];
+        size_t k = i + 1;
+        while (k < p->n && p->v[k * p->ncol + j].kind == IQL_V_NULL)
+            k++;
+        if (k == p->n || !is_num(a) || !is_num(&p->v[k * p->ncol + j]))
+            return;
+        const struct iql_val *b = &p->v[k * p->ncol + j];
+        double frac = (double)(p->ts[i] - p->ts[i - 1]) / (double)(p->ts[k] - p->ts[i - 1]);
+        double x = num(a) + (num(b) - num(a)) * frac;
+        *v = a->kind == IQL_V_INT && b->kind == IQL_V_INT ? ival((int64_t)x) : fval(x);
+    }
+}
+
+void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t interval,
+                     const struct iql_fill_spec *f)
+{
+    if (f->mode == IQL_FILL_NONE)
+        return;
+    struct iql_points q;
+    iql_points_init(&q, p->ncol);
+    struct iql_val *nulls = xcalloc(p->ncol + 1, sizeof *nulls);
+    size_t i = 0;
+    for (int64_t t = lo; t <= hi; t += interval) {
+        while (i < p->n && p->ts[i] < t)
+            i++;
+        if (i < p->n && p->ts[i] == t) {
+            iql_points_add(&q, t, &p->v[i * p->ncol]);
+            i++;
+        } else {
+            iql_points_add(&q, t, nulls);
+        }
+        if (hi - t < interval)
+            break;
+    }
+    free(nulls);
+    iql_points_free(p);
+    *p = q;
+    if (f->mode == IQL_FILL_NULL)
+        return;
+    for (size_t r = 0; r < p->n; r++)
+        for (size_t j = 0; j < p->ncol; j++)
+            fill_cell(p, r, j, f);
+}
+
+/* --- catalog --- */
+
+struct fk {
+    char **names;
+    int *types;
+    size_t n, cap;
+};
+
+static int fk_cb(void *arg, struct slice name, int type)
+{
+    struct fk *f = arg;
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 16;
+        f->names = xrealloc(f->names, f->cap * sizeof *f->names);
+        f->types = xrealloc(f->types, f->cap * sizeof *f->types);
+    }
+    f->names[f->n] = xstrndup(name.ptr, name.len);
+    f->types[f->n++] = type;
+    return 0;
+}
+
+int iql_field_keys(struct store_snap *snap, const char *m, char ***names, int **types, size_t *n)
+{
+    struct fk f = {0};
+    struct slice ev = slice_make(m, strlen(m));
+    struct store_cat_query q = {STORE_CAT_FIELDS,  INT64_MIN, INT64_MAX, NULL, &ev,
+                                slice_make("", 0), 0};
+    int rc = store_catalog(snap, &q, fk_cb, &f);
+    if (rc) {
+        for (size_t i = 0; i < f.n; i++)
+            free(f.names[i]);
+        free(f.names);
+        free(f.types);
+        return rc;
+    }
+    *names = f.names;
+    *types = f.types;
+    *n = f.n;
+    return ERR_OK;
+}

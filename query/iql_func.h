@@ -1,0 +1,161 @@
+/* InfluxQL's functions over rows: values, the aggregate and selector
+ * states (count, sum, mean, median, mode, min, max, first, last,
+ * percentile, spread, stddev, distinct, integral) kept per group of
+ * (series, time bucket), arithmetic between values and constants, series
+ * points with fill and the transformations (derivative, difference,
+ * moving_average, cumulative_sum, elapsed), as InfluxDB 1.x computes them.
+ * Private to query/. */
+#ifndef LB_IQL_FUNC_H
+#define LB_IQL_FUNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/slice.h"
+#include "model/record.h"
+#include "query/cond.h"
+#include "query/iql_int.h"
+
+#define IQL_MAX_POINTS 5000000 /* points or kept values of one statement */
+
+enum iql_vkind { IQL_V_NULL, IQL_V_FLOAT, IQL_V_INT, IQL_V_STR, IQL_V_BOOL };
+
+struct iql_val {
+    enum iql_vkind kind;
+    double f;
+    int64_t i;
+    bool b;
+    struct slice s;
+};
+
+void iql_val_of_field(const struct rec_field *f, struct iql_val *out);
+void iql_val_json(const struct iql_val *v, struct buf *out);
+
+enum iql_fn {
+    IQL_F_COUNT,
+    IQL_F_SUM,
+    IQL_F_MEAN,
+    IQL_F_MEDIAN,
+    IQL_F_MODE,
+    IQL_F_MIN,
+    IQL_F_MAX,
+    IQL_F_FIRST,
+    IQL_F_LAST,
+    IQL_F_PERCENTILE,
+    IQL_F_SPREAD,
+    IQL_F_STDDEV,
+    IQL_F_DISTINCT,
+    IQL_F_INTEGRAL,
+};
+
+struct iql_slot {
+    enum iql_fn fn;
+    const char *field;         /* borrowed from the call */
+    double arg;                /* percentile: p; integral: unit in ns */
+    const struct iql_ex *call; /* the call it stands for */
+};
+
+/* The slot of an aggregate call; ERR_INVAL with err for an unknown
+ * function or bad arguments. */
+int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err);
+bool iql_fn_takes_strings(const char *name);
+bool iql_fn_is_selector(enum iql_fn fn);
+
+enum iql_tr {
+    IQL_TR_DERIVATIVE,
+    IQL_TR_NN_DERIVATIVE,
+    IQL_TR_DIFFERENCE,
+    IQL_TR_NN_DIFFERENCE,
+    IQL_TR_MOVING_AVERAGE,
+    IQL_TR_CUMULATIVE_SUM,
+    IQL_TR_ELAPSED,
+};
+
+/* Rows of one series: ts and ncol values each; strings are copied. */
+struct iql_points {
+    size_t ncol;
+    int64_t *ts;
+    struct iql_val *v;
+    size_t n, cap;
+};
+
+void iql_points_init(struct iql_points *p, size_t ncol);
+void iql_points_add(struct iql_points *p, int64_t ts, const struct iql_val *vals);
+void iql_points_free(struct iql_points *p);
+void iql_points_reverse(struct iql_points *p);
+/* Drops the rows whose columns of mask (ncol flags) are all null. */
+void iql_points_drop_empty(struct iql_points *p, const bool *mask);
+/* Column col := its transformation tr (arg: unit ns or window). */
+void iql_transform(struct iql_points *p, size_t col, int tr, double arg);
+
+struct iql_fill_spec {
+    enum iql_fill mode;
+    double value;
+};
+/* Gives p (rows at bucket starts, ascending) a row for every bucket from
+ * lo to hi (bucket starts) as mode says. */
+void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t interval,
+                     const struct iql_fill_spec *f);
+
+/* Values of expressions: raw rows (fields, tags, the host tag) and
+ * aggregate results (slots[i] gives res[i]). */
+void iql_eval_raw(const struct iql_ex *e, struct cond_row *row, const char *host_tag,
+                  struct iql_val *out);
+void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const struct iql_val *res,
+                  size_t nslots, struct iql_val *out);
+
+/* A map of byte keys to indexes 0, 1, 2, ... in order of arrival. */
+struct iql_keymap {
+    size_t *slots; /* index + 1; 0 empty */
+    size_t cap;
+    struct buf keys;
+    size_t *off, *len; /* of each key in keys */
+    size_t n;
+};
+void iql_keymap_init(struct iql_keymap *m);
+void iql_keymap_destroy(struct iql_keymap *m);
+/* Sets *idx to key's index: true if it is new (then it is n). */
+bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n, size_t *idx);
+const char *iql_keymap_key(const struct iql_keymap *m, size_t idx);
+size_t iql_keymap_len(const struct iql_keymap *m, size_t idx);
+/* The indexes 0..n-1 in bytewise order of their keys (caller frees). */
+size_t *iql_keymap_sorted(const struct iql_keymap *m, size_t n);
+
+/* Aggregate states per (series key, time bucket). */
+struct iql_group_opts {
+    const struct iql_slot *slots;
+    size_t nslots;
+    bool has_time;
+    int64_t interval, offset;
+    size_t max_groups;
+};
+
+struct iql_astate;
+struct iql_groups {
+    struct iql_group_opts o;
+    struct iql_keymap km; /* series key + 8-byte bucket */
+    struct iql_astate **st;
+    size_t n;
+    size_t kept; /* values kept for median, mode, percentile, distinct, integral */
+    struct buf kb;
+    int64_t min_bucket;
+};
+
+void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o);
+void iql_groups_destroy(struct iql_groups *g);
+int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
+                   struct buf *err);
+/* Group i's bucket start, and the result of slot k (its point's ts in
+ * *ts for min, max, first, last). */
+int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);
+void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts);
+/* distinct(): the distinct values of slot k of group i, sorted. */
+size_t iql_groups_distinct(struct iql_groups *g, size_t i, size_t k, struct iql_val **out);
+
+/* Catalog: the field keys of m with their REC_* types, sorted by name. */
+struct store_snap;
+int iql_field_keys(struct store_snap *snap, const char *m, char ***names, int **types, size_t *n);
+
+#endif

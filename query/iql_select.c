@@ -1,0 +1,761 @@
+/* InfluxQL SELECT on the SQL engine: per measurement, WHERE becomes a
+ * condition (iql_where.c) that plan.c plans (a fixed host is INDEX, a time
+ * range SCAN) and exec.c reads; rows are grouped by series (measurement and
+ * GROUP BY tag values) and time bucket into the aggregate states of
+ * iql_func.c, or kept as raw points; then each series is filled, its
+ * transformations applied, limited and written in InfluxDB's shape. Memory
+ * is bounded: groups and buckets by max_groups, kept points and values by
+ * IQL_MAX_POINTS, the reply by IQL_MAX_RESULT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/err.h"
+#include "query/agg.h"
+#include "query/cond.h"
+#include "query/encode.h"
+#include "query/iql_func.h"
+#include "query/plan.h"
+#include "query/query_int.h"
+#include "store/store.h"
+
+/* One output column. */
+struct col {
+    const struct iql_ex *ex; /* the value (inside a transformation: its argument) */
+    char *name;
+    int tr;        /* enum iql_tr, or -1 */
+    double tr_arg; /* unit in ns, or N of moving_average */
+    bool is_tag;   /* raw: a tag, which alone does not make a row */
+};
+
+/* What a statement reads from one measurement. */
+struct sel {
+    const struct iql_ctx *c;
+    const struct iql_stmt *st;
+    struct iql_result *r;
+    const char *m;
+    char **tagkeys, **fieldkeys;
+    size_t ntagkeys, nfieldkeys;
+    int *fieldtypes;
+    char **dims; /* GROUP BY tags, sorted */
+    size_t ndims;
+    struct col *cols;
+    size_t ncols;
+    struct iql_ex **owned; /* expressions made for wildcards */
+    size_t nowned;
+    struct iql_slot *slots;
+    size_t nslots;
+    bool agg, has_tr;
+    struct sql_where w;
+    int64_t lo, hi; /* the query's time range (INT64_MIN / MAX: open) */
+    struct buf *err;
+    size_t points; /* kept so far (IQL_MAX_POINTS) */
+};
+
+static const char *const tr_names[] = {"derivative",     "non_negative_derivative",
+                                       "difference",     "non_negative_difference",
+                                       "moving_average", "cumulative_sum",
+                                       "elapsed"};
+
+static int tr_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof tr_names / sizeof tr_names[0]; i++)
+        if (strcmp(name, tr_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+static void sel_destroy(struct sel *s)
+{
+    iql_names_free(s->tagkeys, s->ntagkeys);
+    iql_names_free(s->fieldkeys, s->nfieldkeys);
+    free(s->fieldtypes);
+    for (size_t i = 0; i < s->ncols; i++)
+        free(s->cols[i].name);
+    free(s->cols);
+    for (size_t i = 0; i < s->nowned; i++)
+        iql_ex_free(s->owned[i]);
+    free(s->owned);
+    free(s->slots);
+    free(s->dims);
+    sql_where_destroy(&s->w);
+}
+
+/* --- columns --- */
+
+static struct iql_ex *own(struct sel *s, struct iql_ex *e)
+{
+    s->owned = xrealloc(s->owned, (s->nowned + 1) * sizeof *s->owned);
+    s->owned[s->nowned++] = e;
+    return e;
+}
+
+static void derive_name(const struct iql_ex *e, struct buf *out)
+{
+    if (e->kind == IQL_X_VAR || e->kind == IQL_X_CALL) {
+        buf_puts(out, e->s);
+    } else if (e->kind == IQL_X_BIN) {
+        size_t at = out->len;
+        derive_name(e->l, out);
+        size_t mid = out->len;
+        if (mid > at)
+            buf_putc(out, '_');
+        derive_name(e->r, out);
+        if (out->len == mid + 1)
+            out->len = mid;
+    }
+}
+
+static void add_col(struct sel *s, const struct iql_ex *ex, const char *alias, int tr,
+                    double tr_arg)
+{
+    struct buf n = BUF_INIT;
+    if (alias)
+        buf_puts(&n, alias);
+    else
+        derive_name(tr >= 0 ? ex : ex, &n);
+    if (n.len == 0)
+        buf_puts(&n, "expr");
+    /* InfluxDB makes names unique with _1, _2 ... */
+    for (size_t k = 0, again = 1; again; k++) {
+        again = 0;
+        for (size_t i = 0; i < s->ncols; i++)
+            if (strcmp(s->cols[i].name, buf_cstr(&n)) == 0)
+                again = 1;
+        if (again) {
+            char *base = xstrdup(buf_cstr(&n));
+            char *us = strrchr(base, '_');
+            if (k > 0 && us)
+                *us = '\0';
+            buf_reset(&n);
+            buf_printf(&n, "%s_%zu", base, k + 1);
+            free(base);
+        }
+    }
+    s->cols = xrealloc(s->cols, (s->ncols + 1) * sizeof *s->cols);
+    s->cols[s->ncols++] = (struct col){ex, buf_steal(&n, NULL), tr, tr_arg, false};
+}
+
+static bool is_dim(const struct sel *s, const char *name)
+{
+    for (size_t i = 0; i < s->ndims; i++)
+        if (strcmp(s->dims[i], name) == 0)
+            return true;
+    return false;
+}
+
+static int field_type(const struct sel *s, const char *name)
+{
+    for (size_t i = 0; i < s->nfieldkeys; i++)
+        if (strcmp(s->fieldkeys[i], name) == 0)
+            return s->fieldtypes[i];
+    return 0;
+}
+
+static struct iql_ex *var_ex(const char *name)
+{
+    struct iql_ex *v = xcalloc(1, sizeof *v);
+    v->kind = IQL_X_VAR;
+    v->s = xstrdup(name);
+    return v;
+}
+
+/* SELECT *: the fields and tags (not GROUP BY ones), sorted together. */
+static void star_cols(struct sel *s)
+{
+    size_t i = 0, j = 0;
+    while (i < s->nfieldkeys || j < s->ntagkeys) {
+        bool tag =
+            i == s->nfieldkeys || (j < s->ntagkeys && strcmp(s->tagkeys[j], s->fieldkeys[i]) < 0);
+        const char *name = tag ? s->tagkeys[j++] : s->fieldkeys[i++];
+        if (tag && is_dim(s, name))
+            continue;
+        if (i > 0 && !tag && i >= 2 && strcmp(s->fieldkeys[i - 2], name) == 0)
+            continue; /* a field with two types */
+        add_col(s, own(s, var_ex(name)), NULL, -1, 0);
+        s->cols[s->ncols - 1].is_tag = tag;
+    }
+}
+
+static int collect_slots(struct sel *s, const struct iql_ex *e);
+
+/* fn(*): one column fn_field per field it can take. */
+static int star_call(struct sel *s, const struct iql_ex *call, int tr, double tr_arg)
+{
+    for (size_t i = 0; i < s->nfieldkeys; i++) {
+        if (i > 0 && strcmp(s->fieldkeys[i - 1], s->fieldkeys[i]) == 0)
+            continue;
+        bool num = s->fieldtypes[i] != REC_STRING && s->fieldtypes[i] != REC_BOOL;
+        if (!num && !iql_fn_takes_strings(call->s))
+            continue;
+        struct iql_ex *c = own(s, xcalloc(1, sizeof *c));
+        c->kind = IQL_X_CALL;
+        c->s = xstrdup(call->s);
+        c->nargs = call->nargs;
+        c->args = xcalloc(call->nargs, sizeof *c->args);
+        c->args[0] = var_ex(s->fieldkeys[i]);
+        for (size_t k = 1; k < call->nargs; k++) {
+            c->args[k] = xcalloc(1, sizeof **c->args);
+            *c->args[k] = *call->args[k];
+            c->args[k]->s = NULL;
+            c->args[k]->args = NULL;
+            c->args[k]->nargs = 0;
+            c->args[k]->l = c->args[k]->r = NULL;
+        }
+        char name[IQL_MAX_NAME * 2 + 2];
+        snprintf(name, sizeof name, "%s_%s", call->s, s->fieldkeys[i]);
+        if (collect_slots(s, c))
+            return ERR_INVAL;
+        add_col(s, c, name, tr, tr_arg);
+    }
+    return ERR_OK;
+}
+
+/* Registers the aggregate calls under e as slots; ERR_INVAL for a call
+ * that is not an aggregate (or a misplaced transformation). */
+static int collect_slots(struct sel *s, const struct iql_ex *e)
+{
+    if (e->kind == IQL_X_BIN)
+        return collect_slots(s, e->l) || collect_slots(s, e->r) ? ERR_INVAL : ERR_OK;
+    if (e->kind != IQL_X_CALL)
+        return ERR_OK;
+    struct iql_slot sl;
+    if (iql_slot_of(e, &sl, s->err))
+        return ERR_INVAL;
+    s->slots = xrealloc(s->slots, (s->nslots + 1) * sizeof *s->slots);
+    s->slots[s->nslots++] = sl;
+    return ERR_OK;
+}
+
+static bool has_call(const struct iql_ex *e)
+{
+    if (!e)
+        return false;
+    return e->kind == IQL_X_CALL || has_call(e->l) || has_call(e->r);
+}
+
+/* The transformation of a column (name(arg[, unit or N])): its argument
+ * and parameter. */
+static int tr_param(struct sel *s, const struct iql_ex *e, int tr, double *arg)
+{
+    if (e->nargs < 1 || e->nargs > 2) {
+        buf_printf(s->err, "invalid number of arguments for %s", e->s);
+        return ERR_INVAL;
+    }
+    bool unit = tr == IQL_TR_DERIVATIVE || tr == IQL_TR_NN_DERIVATIVE || tr == IQL_TR_ELAPSED;
+    *arg = tr == IQL_TR_ELAPSED ? 1 : 1e9;
+    if (tr == IQL_TR_MOVING_AVERAGE) {
+        if (e->nargs != 2 || e->args[1]->kind != IQL_X_NUM || !e->args[1]->is_int ||
+            e->args[1]->i < 1) {
+            buf_puts(s->err, "moving_average window must be an integer greater than 0");
+            return ERR_INVAL;
+        }
+        *arg = (double)e->args[1]->i;
+    } else if (e->nargs == 2) {
+        if (!unit || e->args[1]->kind != IQL_X_DUR || e->args[1]->i <= 0) {
+            buf_printf(s->err, "second argument to %s must be a duration", e->s);
+            return ERR_INVAL;
+        }
+        *arg = (double)e->args[1]->i;
+    }
+    if (s->agg != has_call(e->args[0])) {
+        buf_printf(s->err,
+                   s->agg ? "mixing aggregate and non-aggregate queries is not supported"
+                          : "%s aggregate requires a GROUP BY interval",
+                   e->s);
+        return ERR_INVAL;
+    }
+    if (!s->agg && e->args[0]->kind != IQL_X_VAR) {
+        buf_printf(s->err, "expected field argument in %s()", e->s);
+        return ERR_INVAL;
+    }
+    return ERR_OK;
+}
+
+static int build_col(struct sel *s, const struct iql_field *f)
+{
+    const struct iql_ex *e = f->ex;
+    int tr = e->kind == IQL_X_CALL ? tr_of(e->s) : -1;
+    double arg = 0;
+    if (tr >= 0) {
+        if (tr_param(s, e, tr, &arg))
+            return ERR_INVAL;
+        s->has_tr = true;
+        const struct iql_ex *in = e->args[0];
+        if (in->kind == IQL_X_CALL && in->nargs >= 1 && in->args[0]->kind == IQL_X_STAR) {
+            return star_call(s, in, tr, arg);
+        }
+        if (collect_slots(s, in))
+            return ERR_INVAL;
+        add_col(s, in, f->alias ? f->alias : e->s, tr, arg);
+        return ERR_OK;
+    }
+    if (e->kind == IQL_X_STAR) {
+        if (s->agg) {
+            buf_puts(s->err, "mixing aggregate and non-aggregate queries is not supported");
+            return ERR_INVAL;
+        }
+        star_cols(s);
+        return ERR_OK;
+    }
+    if (e->kind == IQL_X_CALL && e->nargs >= 1 && e->args[0]->kind == IQL_X_STAR) {
+        return star_call(s, e, -1, 0);
+    }
+    if (s->agg != has_call(e)) {
+        buf_puts(s->err, "mixing aggregate and non-aggregate queries is not supported");
+        return ERR_INVAL;
+    }
+    if (collect_slots(s, e))
+        return ERR_INVAL;
+    add_col(s, e, f->alias, -1, 0);
+    struct col *c = &s->cols[s->ncols - 1];
+    c->is_tag = e->kind == IQL_X_VAR && iql_str_in(s->tagkeys, s->ntagkeys, e->s) &&
+                field_type(s, e->s) == 0;
+    return ERR_OK;
+}
+
+static bool any_agg(const struct iql_stmt *st)
+{
+    for (size_t i = 0; i < st->nfields; i++) {
+        const struct iql_ex *e = st->fields[i].ex;
+        if (e->kind == IQL_X_CALL && tr_of(e->s) >= 0 && e->nargs > 0)
+            e = e->args[0];
+        if (has_call(e))
+            return true;
+    }
+    return false;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void build_dims(struct sel *s)
+{
+    const struct iql_stmt *st = s->st;
+    if (st->group_all) {
+        s->dims = xcalloc(s->ntagkeys + 1, sizeof(char *));
+        for (size_t i = 0; i < s->ntagkeys; i++)
+            s->dims[s->ndims++] = s->tagkeys[i];
+        return;
+    }
+    s->dims = xcalloc(st->ngroup_tags + 1, sizeof(char *));
+    for (size_t i = 0; i < st->ngroup_tags; i++)
+        if (!is_dim(s, st->group_tags[i]))
+            s->dims[s->ndims++] = st->group_tags[i];
+    qsort(s->dims, s->ndims, sizeof(char *), cmp_cstr);
+}
+
+/* --- rows --- */
+
+/* The series key of a row: each GROUP BY tag's value and a NUL. */
+static void series_key(const struct sel *s, struct cond_row *row, struct buf *key)
+{
+    buf_reset(key);
+    for (size_t i = 0; i < s->ndims; i++) {
+        if (strcmp(s->dims[i], s->c->o->host_tag) == 0) {
+            buf_append(key, row->host.ptr, row->host.len);
+        } else {
+            const struct rec_tag *t = cond_row_tag(row, slice_make(s->dims[i], strlen(s->dims[i])));
+            if (t)
+                buf_append(key, t->value.ptr, t->value.len);
+        }
+        buf_putc(key, '\0');
+    }
+}
+
+/* {"k":"v",...} of a series key; empty when there are no dims. */
+static void tags_json(const struct sel *s, const char *key, struct buf *out)
+{
+    if (s->ndims == 0)
+        return;
+    buf_putc(out, '{');
+    for (size_t i = 0; i < s->ndims; i++) {
+        size_t n = strlen(key);
+        if (i)
+            buf_putc(out, ',');
+        enc_json_str(out, s->dims[i], strlen(s->dims[i]));
+        buf_putc(out, ':');
+        enc_json_str(out, key, n);
+        key += n + 1;
+    }
+    buf_putc(out, '}');
+}
+
+static void cols_json(const struct sel *s, struct buf *out)
+{
+    buf_puts(out, "[\"time\"");
+    for (size_t i = 0; i < s->ncols; i++) {
+        buf_putc(out, ',');
+        enc_json_str(out, s->cols[i].name, strlen(s->cols[i].name));
+    }
+    buf_putc(out, ']');
+}
+
+/* Applies transformations, drops rows, orders, limits and writes one
+ * series. Takes p. */
+static int emit_series(struct sel *s, const char *key, struct iql_points *p)
+{
+    bool *mask = xcalloc(s->ncols + 1, sizeof *mask);
+    bool drop = s->has_tr || (s->agg && (s->st->fill == IQL_FILL_NONE || !s->st->has_time_group));
+    for (size_t j = 0; j < s->ncols; j++) {
+        if (s->cols[j].tr >= 0)
+            iql_transform(p, j, s->cols[j].tr, s->cols[j].tr_arg);
+        mask[j] = !s->has_tr || s->cols[j].tr >= 0;
+    }
+    if (drop)
+        iql_points_drop_empty(p, mask);
+    free(mask);
+    if (s->st->desc && s->agg) /* groups come ascending, raw rows in the plan's order */
+        iql_points_reverse(p);
+    size_t from = (size_t)s->st->offset_rows, to = p->n;
+    if (s->st->limit > 0 && from + (size_t)s->st->limit < to)
+        to = from + (size_t)s->st->limit;
+    if (from >= to || (p->n == 0)) {
+        iql_points_free(p);
+        return ERR_OK;
+    }
+    struct iql_series *ser = iql_series_add(s->r, s->m, strlen(s->m));
+    tags_json(s, key, &ser->tags);
+    cols_json(s, &ser->cols);
+    for (size_t i = from; i < to; i++) {
+        size_t start = ser->rows.len;
+        buf_putc(&ser->rows, '[');
+        iql_put_time(s->c, &ser->rows, p->ts[i]);
+        for (size_t j = 0; j < s->ncols; j++) {
+            buf_putc(&ser->rows, ',');
+            iql_val_json(&p->v[i * p->ncol + j], &ser->rows);
+        }
+        buf_putc(&ser->rows, ']');
+        iql_series_row_end(s->r, ser, start);
+    }
+    iql_points_free(p);
+    if (s->r->bytes > IQL_MAX_RESULT) {
+        buf_puts(s->err, "the result is larger than 256 MiB: add a LIMIT or narrow the time range");
+        return ERR_TOOBIG;
+    }
+    return ERR_OK;
+}
+
+/* --- reading --- */
+
+struct reader {
+    struct store_db *db;
+    struct store_snap *snap;
+    struct plan plan;
+    bool has_plan;
+    struct exec *ex;
+};
+
+static void reader_close(struct reader *rd)
+{
+    query_exec_free(rd->ex);
+    if (rd->has_plan)
+        plan_destroy(&rd->plan);
+}
+
+static int reader_open(struct sel *s, struct reader *rd, bool unordered)
+{
+    struct sql_select sel;
+    memset(&sel, 0, sizeof sel);
+    sel.where = s->w;
+    sel.order = s->st->desc ? -1 : 1;
+    struct db_opts dbo;
+    store_db_opts(rd->db, &dbo);
+    const struct query_opts *q = s->c->o->q;
+    struct plan_opts po = {q->max_get_rows, q->allow_full_scan, q->full_scan, s->c->now};
+    struct buf perr = BUF_INIT;
+    int rc = plan_build(&sel, &dbo, &po, &rd->plan, &perr);
+    if (rc == ERR_INVAL) {
+        buf_puts(s->err,
+                 "a query without a time range or a host reads the whole database, "
+                 "which this server refuses: add WHERE time > now() - 1h (or host = '...')");
+    } else if (rc) {
+        buf_puts(s->err, buf_cstr(&perr));
+    }
+    buf_destroy(&perr);
+    if (rc)
+        return rc;
+    rd->has_plan = true;
+    rd->plan.where = &s->w;
+    rd->plan.unordered = unordered;
+    return query_exec_open(rd->snap, &rd->plan, &rd->ex, s->err);
+}
+
+static int read_error(struct sel *s, int rc)
+{
+    if (s->err->len == 0)
+        buf_printf(s->err,
+                   rc == ERR_TOOBIG ? "a regular expression ran past its match limit"
+                                    : "query failed while reading: %s",
+                   err_name(rc));
+    return rc;
+}
+
+/* Raw points: one iql_points per series, found by key. */
+static int select_raw(struct sel *s, struct reader *rd)
+{
+    struct iql_keymap km;
+    iql_keymap_init(&km);
+    struct iql_points *ser = NULL;
+    size_t nser = 0;
+    struct buf key = BUF_INIT;
+    int rc;
+    size_t want = s->st->limit > 0 && s->ndims == 0 && !s->has_tr
+                      ? (size_t)(s->st->limit + s->st->offset_rows)
+                      : SIZE_MAX;
+    struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
+    while ((rc = query_exec_next(rd->ex)) == 1) {
+        struct cond_row *row = query_exec_cond_row(rd->ex);
+        bool any = false;
+        for (size_t j = 0; j < s->ncols; j++) {
+            iql_eval_raw(s->cols[j].ex, row, s->c->o->host_tag, &vals[j]);
+            any |= vals[j].kind != IQL_V_NULL && !s->cols[j].is_tag;
+        }
+        if (!any)
+            continue;
+        series_key(s, row, &key);
+        size_t idx;
+        if (iql_keymap_get(&km, key.data, key.len, nser, &idx)) {
+            if (nser >= (size_t)s->c->o->q->max_groups) {
+                buf_printf(s->err, "too many series: more than max_groups = %lld",
+                           (long long)s->c->o->q->max_groups);
+                rc = ERR_TOOBIG;
+                break;
+            }
+            ser = xrealloc(ser, (nser + 1) * sizeof *ser);
+            iql_points_init(&ser[nser], s->ncols);
+            nser++;
+        }
+        if (ser[idx].n >= want)
+            continue;
+        if (++s->points > IQL_MAX_POINTS) {
+            buf_puts(s->err, "too many points: add a LIMIT or narrow the time range");
+            rc = ERR_TOOBIG;
+            break;
+        }
+        iql_points_add(&ser[idx], row->ts, vals);
+        if (s->ndims == 0 && ser[idx].n >= want)
+            break;
+    }
+    free(vals);
+    buf_destroy(&key);
+    if (rc < 0)
+        read_error(s, rc);
+    size_t *order = iql_keymap_sorted(&km, nser);
+    for (size_t k = 0; k < nser; k++) {
+        size_t i = order[k];
+        bool skip = rc < 0 || k < (size_t)s->st->soffset ||
+                    (s->st->slimit > 0 && k >= (size_t)(s->st->soffset + s->st->slimit));
+        if (skip) {
+            iql_points_free(&ser[i]);
+            continue;
+        }
+        int erc = emit_series(s, iql_keymap_key(&km, i), &ser[i]);
+        if (erc && rc >= 0)
+            rc = erc;
+        if (erc)
+            for (size_t k2 = k + 1; k2 < nser; k2++)
+                iql_points_free(&ser[order[k2]]);
+        if (erc)
+            break;
+    }
+    free(order);
+    free(ser);
+    iql_keymap_destroy(&km);
+    return rc < 0 ? rc : ERR_OK;
+}
+
+/* The fill range of a GROUP BY time query: bucket starts lo..hi; ERR_TOOBIG
+ * past max_groups buckets. */
+static int fill_range(struct sel *s, const struct iql_groups *g, int64_t *lo, int64_t *hi)
+{
+    const struct iql_stmt *st = s->st;
+    int64_t off = g->o.offset;
+    *lo = s->lo != INT64_MIN ? agg_time_bucket(s->lo, st->interval, off) : g->min_bucket;
+    *hi = agg_time_bucket(s->hi, st->interval, off);
+    double n = ((double)*hi - (double)*lo) / (double)st->interval + 1;
+    if (st->fill != IQL_FILL_NONE && n > (double)s->c->o->q->max_groups) {
+        buf_printf(s->err,
+                   "too many buckets: %.0f buckets of GROUP BY time over the range, more than "
+                   "max_groups = %lld; use a larger interval or fill(none)",
+                   n, (long long)s->c->o->q->max_groups);
+        return ERR_TOOBIG;
+    }
+    return ERR_OK;
+}
+
+/* The time a group's row shows: its bucket, the query's start, or (one
+ * selector alone, without GROUP BY time) its point's time. */
+static bool lone_selector(const struct sel *s)
+{
+    return !s->st->has_time_group && s->ncols == 1 && s->nslots == 1 &&
+           s->cols[0].ex == s->slots[0].call && iql_fn_is_selector(s->slots[0].fn);
+}
+
+/* The rows of groups order[from..to) (one series) into p. */
+static void series_points(struct sel *s, struct iql_groups *g, const size_t *order, size_t from,
+                          size_t to, struct iql_points *p)
+{
+    struct iql_val *res = xcalloc(s->nslots + 1, sizeof *res);
+    struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
+    bool distinct = s->nslots == 1 && s->slots[0].fn == IQL_F_DISTINCT && s->ncols == 1;
+    for (size_t k = from; k < to; k++) {
+        size_t gi = order[k];
+        int64_t t =
+            s->st->has_time_group ? iql_groups_bucket(g, gi) : (s->lo == INT64_MIN ? 0 : s->lo);
+        int64_t pt = t;
+        for (size_t q = 0; q < s->nslots; q++)
+            iql_groups_result(g, gi, q, &res[q], &pt);
+        if (lone_selector(s))
+            t = pt;
+        if (distinct) {
+            struct iql_val *dv;
+            size_t nd = iql_groups_distinct(g, gi, 0, &dv);
+            for (size_t d = 0; d < nd; d++)
+                iql_points_add(p, t, &dv[d]);
+            free(dv);
+            continue;
+        }
+        for (size_t j = 0; j < s->ncols; j++)
+            iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &vals[j]);
+        iql_points_add(p, t, vals);
+    }
+    free(res);
+    free(vals);
+}
+
+static bool same_series(const struct iql_groups *g, size_t a, size_t b)
+{
+    size_t la = iql_keymap_len(&g->km, a), lb = iql_keymap_len(&g->km, b);
+    return la == lb && memcmp(iql_keymap_key(&g->km, a), iql_keymap_key(&g->km, b), la - 8) == 0;
+}
+
+static int emit_groups(struct sel *s, struct iql_groups *g)
+{
+    const struct iql_stmt *st = s->st;
+    int64_t lo = 0, hi = 0;
+    if (st->has_time_group && g->n && fill_range(s, g, &lo, &hi))
+        return ERR_TOOBIG;
+    size_t *order = iql_keymap_sorted(&g->km, g->n);
+    struct iql_fill_spec fill = {st->fill, st->fill_value};
+    int rc = ERR_OK;
+    size_t nser = 0;
+    for (size_t k = 0; k < g->n && rc == ERR_OK; nser++) {
+        size_t end = k + 1;
+        while (end < g->n && same_series(g, order[k], order[end]))
+            end++;
+        bool skip = nser < (size_t)st->soffset ||
+                    (st->slimit > 0 && nser >= (size_t)(st->soffset + st->slimit));
+        if (!skip) {
+            struct iql_points p;
+            iql_points_init(&p, s->ncols);
+            series_points(s, g, order, k, end, &p);
+            if (st->has_time_group)
+                iql_points_fill(&p, lo, hi, st->interval, &fill);
+            rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
+        }
+        k = end;
+    }
+    free(order);
+    return rc;
+}
+
+static int select_agg(struct sel *s, struct reader *rd)
+{
+    struct iql_groups g;
+    const struct iql_stmt *st = s->st;
+    struct iql_group_opts go = {s->slots,     s->nslots,  st->has_time_group,
+                                st->interval, st->offset, (size_t)s->c->o->q->max_groups};
+    iql_groups_init(&g, &go);
+    struct buf key = BUF_INIT;
+    int rc;
+    while ((rc = query_exec_next(rd->ex)) == 1) {
+        struct cond_row *row = query_exec_cond_row(rd->ex);
+        series_key(s, row, &key);
+        if ((rc = iql_groups_add(&g, key.data ? key.data : "", key.len, row, s->err)) != ERR_OK)
+            break;
+    }
+    buf_destroy(&key);
+    if (rc < 0)
+        read_error(s, rc);
+    else
+        rc = emit_groups(s, &g);
+    iql_groups_destroy(&g);
+    return rc;
+}
+
+static int select_measurement(struct sel *s, struct reader *rd)
+{
+    struct store_snap *snap = rd->snap;
+    if (iql_tag_keys(s->c, snap, s->m, &s->tagkeys, &s->ntagkeys) ||
+        iql_field_keys(snap, s->m, &s->fieldkeys, &s->fieldtypes, &s->nfieldkeys)) {
+        buf_puts(s->err, "cannot read the catalog");
+        return ERR_IO;
+    }
+    build_dims(s);
+    for (size_t i = 0; i < s->st->nfields; i++)
+        if (build_col(s, &s->st->fields[i]))
+            return ERR_INVAL;
+    if (s->ncols == 0)
+        return ERR_OK; /* a wildcard over a measurement without fields */
+    if (iql_where(s->c, s->st->where, s->m, s->tagkeys, s->ntagkeys, &s->w, s->err))
+        return ERR_INVAL;
+    if (s->agg && s->st->has_time_group && !s->w.has_hi) {
+        /* InfluxDB's upper bound of GROUP BY time queries is now() */
+        sql_where_ts_hi(&s->w, s->c->now);
+    }
+    s->lo = s->w.has_lo ? s->w.ts_lo : INT64_MIN;
+    s->hi = s->w.has_hi ? s->w.ts_hi : INT64_MAX;
+    int rc = reader_open(s, rd, s->agg);
+    if (rc == ERR_OK)
+        rc = s->agg ? select_agg(s, rd) : select_raw(s, rd);
+    return rc;
+}
+
+static int check_select(const struct iql_stmt *st, struct buf *err)
+{
+    if (st->has_tz && strcasecmp(st->tz, "UTC") != 0 && strcasecmp(st->tz, "Etc/UTC") != 0) {
+        buf_printf(err, "tz('%s'): logbucket answers in UTC only", st->tz);
+        return ERR_INVAL;
+    }
+    if (st->has_time_group && !any_agg(st)) {
+        buf_puts(err, "GROUP BY requires at least one aggregate function");
+        return ERR_INVAL;
+    }
+    return ERR_OK;
+}
+
+int iql_exec_select(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r)
+{
+    if (check_select(st, &r->err))
+        return ERR_INVAL;
+    struct reader rd = {0};
+    const char *db = st->nfrom && st->from[0].db ? st->from[0].db : NULL;
+    if (iql_open_db(c, db, &rd.db, r))
+        return ERR_NOTFOUND;
+    rd.snap = store_snapshot(rd.db);
+    char **ms = NULL;
+    size_t nm = 0;
+    int rc = iql_measurements(rd.snap, st, &ms, &nm, &r->err);
+    for (size_t i = 0; i < nm && rc == ERR_OK; i++) {
+        struct sel s = {0};
+        s.c = c;
+        s.st = st;
+        s.r = r;
+        s.m = ms[i];
+        s.err = &r->err;
+        s.agg = any_agg(st);
+        sql_where_init(&s.w);
+        struct reader one = {rd.db, rd.snap, {0}, false, NULL};
+        rc = select_measurement(&s, &one);
+        reader_close(&one);
+        sel_destroy(&s);
+    }
+    iql_names_free(ms, nm);
+    store_snap_release(rd.snap);
+    store_db_unref(rd.db);
+    return rc;
+}
