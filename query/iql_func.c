@@ -418,7 +418,7 @@ bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n,
     size_t h = hash_bytes(key, len) & (m->cap - 1);
     for (; m->slots[h]; h = (h + 1) & (m->cap - 1)) {
         size_t i = m->slots[h] - 1;
-        if (m->len[i] == len && memcmp(m->keys.data + m->off[i], key, len) == 0) {
+        if (m->len[i] == len && (len == 0 || memcmp(m->keys.data + m->off[i], key, len) == 0)) {
             *idx = i;
             return false;
         }
@@ -814,13 +814,16 @@ static void fill_cell(struct iql_points *p, size_t i, size_t j, const struct iql
 }
 
 void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t interval,
-                     const struct iql_fill_spec *f)
+                     const struct iql_fill_spec *f, const bool *is_count)
 {
     if (f->mode == IQL_FILL_NONE)
         return;
     struct iql_points q;
     iql_points_init(&q, p->ncol);
     struct iql_val *nulls = xcalloc(p->ncol + 1, sizeof *nulls);
+    for (size_t j = 0; j < p->ncol; j++)
+        if (f->mode == IQL_FILL_NULL && is_count[j])
+            nulls[j] = ival(0);
     size_t i = 0;
     for (int64_t t = lo; t <= hi; t += interval) {
         while (i < p->n && p->ts[i] < t)

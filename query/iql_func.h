@@ -95,9 +95,10 @@ struct iql_fill_spec {
     double value;
 };
 /* Gives p (rows at bucket starts, ascending) a row for every bucket from
- * lo to hi (bucket starts) as mode says. */
+ * lo to hi (bucket starts) as mode says; with fill(null) the columns of
+ * is_count (count()) get 0 in a new row, as InfluxDB does. */
 void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t interval,
-                     const struct iql_fill_spec *f);
+                     const struct iql_fill_spec *f, const bool *is_count);
 
 /* Values of expressions: raw rows (fields, tags, the host tag) and
  * aggregate results (slots[i] gives res[i]). */

@@ -120,6 +120,7 @@ struct iql_stmt {
     size_t nkeys;
     char *key_re; /* owned */
     bool key_neg; /* != or !~ */
+    bool exact;   /* SHOW MEASUREMENT EXACT CARDINALITY */
     /* CREATE DATABASE WITH DURATION */
     bool has_ttl;
     int64_t ttl_ns;

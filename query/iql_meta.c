@@ -538,7 +538,12 @@ static int show_card(const struct iql_ctx *c, struct store_db *db, struct store_
     struct names ns;
     if (measurements(c, db, snap, st, &ns, r))
         return ERR_INVAL;
-    struct iql_series *s = series(r, NULL, "[\"count\"]");
+    if (ns.n == 0) {
+        iql_keymap_destroy(&ns.km);
+        return ERR_OK;
+    }
+    struct iql_series *s =
+        series(r, NULL, st->exact ? "[\"count\"]" : "[\"cardinality estimation\"]");
     size_t start = s->rows.len;
     buf_printf(&s->rows, "[%zu]", ns.n);
     iql_series_row_end(r, s, start);

@@ -639,7 +639,7 @@ static int source(struct ps *x, struct iql_stmt *st)
         }
         if (!src.is_regex)
             src.name = parts[--n];
-        if (n >= 2 || (src.is_regex && n == 3)) {
+        if ((!src.is_regex && n >= 2) || (src.is_regex && n == 3)) {
             src.db = parts[0];
             parts[0] = NULL;
         }
@@ -716,6 +716,14 @@ static int group_by(struct ps *x, struct iql_stmt *st)
             char *t = ident(x);
             if (!t)
                 return x->rc;
+            if (accept_op(x, "::")) { /* "host"::tag */
+                char *ty = ident(x);
+                free(ty);
+                if (!ty) {
+                    free(t);
+                    return x->rc;
+                }
+            }
             st->group_tags = xrealloc(st->group_tags, (st->ngroup_tags + 1) * sizeof(char *));
             st->group_tags[st->ngroup_tags++] = t;
         }
@@ -886,7 +894,7 @@ static int parse_show(struct ps *x, struct iql_stmt *st)
         return show_tail(x, st, false);
     }
     if (accept_kw(x, "MEASUREMENT")) {
-        accept_kw(x, "EXACT");
+        st->exact = accept_kw(x, "EXACT");
         if (expect_kw(x, "CARDINALITY"))
             return x->rc;
         st->kind = IQL_SHOW_MEAS_CARD;
@@ -986,7 +994,7 @@ static int parse_statement(struct ps *x, struct iql_stmt *st)
             return fail(x, "FROM or WHERE");
         return ERR_OK;
     }
-    return fail(x, "SELECT, DELETE, SHOW, CREATE, DROP");
+    return fail(x, "SELECT, DELETE, SHOW, CREATE, DROP, EXPLAIN, GRANT, REVOKE, ALTER, SET, KILL");
 }
 
 void iql_script_free(struct iql_script *s)

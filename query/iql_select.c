@@ -641,6 +641,10 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
         return ERR_TOOBIG;
     size_t *order = iql_keymap_sorted(&g->km, g->n);
     struct iql_fill_spec fill = {st->fill, st->fill_value};
+    bool *is_count = xcalloc(s->ncols + 1, sizeof *is_count);
+    for (size_t j = 0; j < s->ncols; j++)
+        for (size_t q = 0; q < s->nslots; q++)
+            is_count[j] |= s->cols[j].ex == s->slots[q].call && s->slots[q].fn == IQL_F_COUNT;
     int rc = ERR_OK;
     size_t nser = 0;
     for (size_t k = 0; k < g->n && rc == ERR_OK; nser++) {
@@ -654,11 +658,12 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
             iql_points_init(&p, s->ncols);
             series_points(s, g, order, k, end, &p);
             if (st->has_time_group)
-                iql_points_fill(&p, lo, hi, st->interval, &fill);
+                iql_points_fill(&p, lo, hi, st->interval, &fill, is_count);
             rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
         }
         k = end;
     }
+    free(is_count);
     free(order);
     return rc;
 }

@@ -63,6 +63,8 @@ static void test_parse(void **state)
         "time(10s, -5s), * fill(linear) ORDER BY time DESC LIMIT 5 OFFSET 1 SLIMIT 2 SOFFSET 1 "
         "tz('UTC')",
         "SELECT percentile(v, 99.5) FROM cpu WHERE time > 0 fill(-1.5)",
+        "SELECT mean(\"v\") FROM \"autogen\".\"cpu\" WHERE time > now() - 1h GROUP BY time(1m), "
+        "\"host\"::tag fill(null)",
         "-- a comment\nSELECT v FROM cpu WHERE (a = 'x' OR b != 'y') AND c !~ /z/",
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
@@ -278,9 +280,17 @@ static void test_select_raw(void **state)
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,3]]},{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],"
               "\"values\":[[1700000000000000000,1]]}]"));
+    /* "rp"."m": the policy is ignored, the database is the request's */
+    expect(f, "SELECT n FROM \"autogen\".\"cpu\" WHERE time > 0 AND host = 'b'", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000060000000000,7]]}]"));
     expect(f, "SELECT n FROM cpu WHERE time > 0 AND region != 'eu'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000060000000000,7]]}]"));
+    /* a name that is no tag compared with '' is a missing tag */
+    expect(f, "SELECT n FROM mem WHERE time > 0 AND region = ''", 1, 0,
+           R0("\"series\":[{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000000000000000,1]]}]"));
     expect(f, "SELECT n FROM nothere WHERE time > 0", 0, 0,
            "{\"results\":[{\"statement_id\":0}]}\n");
 }
@@ -305,6 +315,13 @@ static void test_select_agg(void **state)
            "[1700000160,0,0]]},"
            "{\"name\":\"cpu\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\",\"count\",\"max\"],"
            "\"values\":[[1699999980,0,0],[1700000040,1,7],[1700000100,0,0],[1700000160,0,0]]}]"));
+    /* count() is 0 in an empty bucket of fill(null), the others null */
+    expect(f,
+           "SELECT count(n), max(n) FROM cpu WHERE host = 'b' AND time >= 1700000000000ms and "
+           "time < 1700000160000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\",\"max\"],"
+              "\"values\":[[1699999980,0,null],[1700000040,1,7],[1700000100,0,null]]}]"));
     expect(f,
            "SELECT sum(n) FROM cpu WHERE host = 'a' AND time >= 1700000000000ms and time < "
            "1700000160000ms GROUP BY time(1m) fill(linear)",
@@ -440,6 +457,8 @@ static void test_meta(void **state)
            R0("\"series\":[{\"columns\":[\"name\",\"duration\",\"shardGroupDuration\","
               "\"replicaN\",\"default\"],\"values\":[[\"autogen\",\"0s\",\"168h0m0s\",1,true]]}]"));
     expect(f, "SHOW MEASUREMENT CARDINALITY", 0, 0,
+           R0("\"series\":[{\"columns\":[\"cardinality estimation\"],\"values\":[[2]]}]"));
+    expect(f, "SHOW MEASUREMENT EXACT CARDINALITY", 0, 0,
            R0("\"series\":[{\"columns\":[\"count\"],\"values\":[[2]]}]"));
 }
 
