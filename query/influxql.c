@@ -177,7 +177,7 @@ static void run_stmt(const struct iql_ctx *c, const struct iql_stmt *st, struct 
 void iql_exec(struct store *s, const struct iql_script *sc, const struct iql_opts *o,
               struct buf *out)
 {
-    struct iql_ctx c = {s, o, o->q->now_ns ? o->q->now_ns : 0};
+    struct iql_ctx c = {s, o, o->q->now_ns ? o->q->now_ns : 0, NULL};
     if (!c.now) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);

@@ -12,6 +12,7 @@
 #include "query/agg.h"
 #include "query/encode.h"
 #include "query/iql_func.h"
+#include "query/iql_tz.h"
 #include "store/store.h"
 
 /* --- values --- */
@@ -493,10 +494,17 @@ void iql_groups_destroy(struct iql_groups *g)
     buf_destroy(&g->kb);
 }
 
+int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts)
+{
+    if (!g->o.tz)
+        return agg_time_bucket(ts, g->o.interval, g->o.offset);
+    return iql_tz_bucket(g->o.tz, ts, g->o.interval, g->o.offset);
+}
+
 int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
                    struct buf *err)
 {
-    int64_t b = g->o.has_time ? agg_time_bucket(row->ts, g->o.interval, g->o.offset) : 0;
+    int64_t b = g->o.has_time ? iql_groups_bucket_of(g, row->ts) : 0;
     unsigned char kb[8];
     agg_key_i64(b, kb);
     buf_reset(&g->kb);

@@ -125,13 +125,19 @@ size_t iql_keymap_len(const struct iql_keymap *m, size_t idx);
 size_t *iql_keymap_sorted(const struct iql_keymap *m, size_t n);
 
 /* Aggregate states per (series key, time bucket). */
+struct iql_groups;
 struct iql_group_opts {
     const struct iql_slot *slots;
     size_t nslots;
     bool has_time;
     int64_t interval, offset;
     size_t max_groups;
+    const struct iql_tz *tz; /* buckets aligned to its local time; NULL: UTC */
 };
+
+/* The bucket start of ts under o (has_time; offset normalized by
+ * iql_groups_init). */
+int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts);
 
 struct iql_astate;
 struct iql_groups {

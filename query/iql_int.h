@@ -159,13 +159,15 @@ void iql_series_row_end(struct iql_result *r, struct iql_series *s, size_t start
 void iql_result_destroy(struct iql_result *r);
 
 /* The run's context. */
+struct iql_tz;
 struct iql_ctx {
     struct store *s;
     const struct iql_opts *o;
     int64_t now;
+    const struct iql_tz *tz; /* tz('...') of the statement; NULL: UTC */
 };
 
-/* Appends a time: epoch units or RFC 3339. */
+/* Appends a time: epoch units or RFC 3339 (with c->tz's offset). */
 void iql_put_time(const struct iql_ctx *c, struct buf *out, int64_t ns);
 
 int iql_exec_select(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r);

@@ -12,6 +12,7 @@
 
 #include "base/err.h"
 #include "query/iql_int.h"
+#include "query/iql_tz.h"
 
 enum tok_type { T_EOF, T_SEMI, T_IDENT, T_QIDENT, T_STR, T_NUM, T_DUR, T_REGEX, T_OP, T_BAD };
 
@@ -798,6 +799,17 @@ static int tz_clause(struct ps *x, struct iql_stmt *st)
         return fail(x, "string");
     st->has_tz = true;
     st->tz = xstrdup(x->t.v);
+    if (strcmp(st->tz, "UTC") != 0) { /* InfluxDB refuses an unknown zone as it parses */
+        struct iql_tz *z;
+        struct buf msg = BUF_INIT;
+        if (iql_tz_load(st->tz, &z, &msg)) {
+            fail_msg(x, buf_cstr(&msg));
+            buf_destroy(&msg);
+            return x->rc;
+        }
+        buf_destroy(&msg);
+        iql_tz_free(z);
+    }
     lex(x);
     return expect_op(x, ")");
 }

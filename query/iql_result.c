@@ -10,6 +10,7 @@
 #include "base/err.h"
 #include "query/encode.h"
 #include "query/iql_int.h"
+#include "query/iql_tz.h"
 #include "store/store.h"
 
 void iql_put_time(const struct iql_ctx *c, struct buf *out, int64_t ns)
@@ -18,12 +19,13 @@ void iql_put_time(const struct iql_ctx *c, struct buf *out, int64_t ns)
         enc_i64(out, ns / c->o->epoch);
         return;
     }
+    int32_t off = iql_tz_offset(c->tz, ns);
     int64_t sec = ns / 1000000000LL, frac = ns % 1000000000LL;
     if (frac < 0) {
         frac += 1000000000LL;
         sec--;
     }
-    time_t t = (time_t)sec;
+    time_t t = (time_t)(sec + off);
     struct tm tm;
     gmtime_r(&t, &tm);
     char tmp[64];
@@ -37,7 +39,12 @@ void iql_put_time(const struct iql_ctx *c, struct buf *out, int64_t ns)
         n += (size_t)snprintf(tmp + n, sizeof tmp - n, ".%0*lld", w, (long long)frac);
     }
     buf_append(out, tmp, n);
-    buf_puts(out, "Z\"");
+    if (off == 0) {
+        buf_puts(out, "Z\"");
+        return;
+    }
+    int32_t a = off < 0 ? -off : off;
+    buf_printf(out, "%c%02d:%02d\"", off < 0 ? '-' : '+', (int)(a / 3600), (int)(a / 60 % 60));
 }
 
 /* --- results --- */

@@ -16,6 +16,7 @@
 #include "query/cond.h"
 #include "query/encode.h"
 #include "query/iql_func.h"
+#include "query/iql_tz.h"
 #include "query/plan.h"
 #include "query/query_int.h"
 #include "store/store.h"
@@ -573,9 +574,8 @@ static int select_raw(struct sel *s, struct reader *rd)
 static int fill_range(struct sel *s, const struct iql_groups *g, int64_t *lo, int64_t *hi)
 {
     const struct iql_stmt *st = s->st;
-    int64_t off = g->o.offset;
-    *lo = s->lo != INT64_MIN ? agg_time_bucket(s->lo, st->interval, off) : g->min_bucket;
-    *hi = agg_time_bucket(s->hi, st->interval, off);
+    *lo = s->lo != INT64_MIN ? iql_groups_bucket_of(g, s->lo) : g->min_bucket;
+    *hi = iql_groups_bucket_of(g, s->hi);
     double n = ((double)*hi - (double)*lo) / (double)st->interval + 1;
     if (st->fill != IQL_FILL_NONE && n > (double)s->c->o->q->max_groups) {
         buf_printf(s->err,
@@ -673,7 +673,8 @@ static int select_agg(struct sel *s, struct reader *rd)
     struct iql_groups g;
     const struct iql_stmt *st = s->st;
     struct iql_group_opts go = {s->slots,     s->nslots,  st->has_time_group,
-                                st->interval, st->offset, (size_t)s->c->o->q->max_groups};
+                                st->interval, st->offset, (size_t)s->c->o->q->max_groups,
+                                s->c->tz};
     iql_groups_init(&g, &go);
     struct buf key = BUF_INIT;
     int rc;
@@ -722,10 +723,6 @@ static int select_measurement(struct sel *s, struct reader *rd)
 
 static int check_select(const struct iql_stmt *st, struct buf *err)
 {
-    if (st->has_tz && strcasecmp(st->tz, "UTC") != 0 && strcasecmp(st->tz, "Etc/UTC") != 0) {
-        buf_printf(err, "tz('%s'): logbucket answers in UTC only", st->tz);
-        return ERR_INVAL;
-    }
     if (st->has_time_group && !any_agg(st)) {
         buf_puts(err, "GROUP BY requires at least one aggregate function");
         return ERR_INVAL;
@@ -733,10 +730,26 @@ static int check_select(const struct iql_stmt *st, struct buf *err)
     return ERR_OK;
 }
 
+static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r);
+
 int iql_exec_select(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r)
 {
     if (check_select(st, &r->err))
         return ERR_INVAL;
+    struct iql_ctx zc = *c;
+    struct iql_tz *tz = NULL;
+    if (st->has_tz && strcmp(st->tz, "UTC") != 0) {
+        if (iql_tz_load(st->tz, &tz, &r->err))
+            return ERR_INVAL;
+        zc.tz = tz;
+    }
+    int rc = select_db(&zc, st, r);
+    iql_tz_free(tz);
+    return rc;
+}
+
+static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r)
+{
     struct reader rd = {0};
     const char *db = st->nfrom && st->from[0].db ? st->from[0].db : NULL;
     if (iql_open_db(c, db, &rd.db, r))

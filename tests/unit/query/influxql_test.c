@@ -97,6 +97,9 @@ static void test_parse_errors(void **state)
         {"CREATE DATABASE x WITH", "expected DURATION, NAME"},
         {"SHOW DATABASES extra", "found extra, expected ;"},
         {"DELETE", "expected FROM or WHERE"},
+        {"SELECT v FROM cpu tz('Nope/Zone')",
+         "error parsing query: unable to find time zone Nope/Zone"},
+        {"SELECT v FROM cpu tz('../../etc/passwd')", "unable to find time zone"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct iql_script *s = NULL;
@@ -408,8 +411,17 @@ static void test_statement_errors(void **state)
     expect(f, "SELECT mean(n) FROM cpu WHERE time > now() - 1000d GROUP BY time(1s)", 0, 0,
            R0("\"error\":\"too many buckets: 86400001 buckets of GROUP BY time over the range, "
               "more than max_groups = 1000; use a larger interval or fill(none)\""));
-    expect(f, "SELECT n FROM cpu WHERE time > 0 tz('Europe/Paris')", 0, 0,
-           R0("\"error\":\"tz('Europe/Paris'): logbucket answers in UTC only\""));
+    /* tz(): times with the zone's offset, buckets on its local midnight */
+    expect(f, "SELECT n FROM cpu WHERE host = 'b' AND time > 0 tz('Europe/Paris')", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "\"2023-11-14T23:14:20+01:00\",7]]}]"));
+    expect(f,
+           "SELECT count(n) FROM cpu WHERE time >= '2023-11-14T00:00:00Z' AND time < "
+           "'2023-11-15T12:00:00Z' GROUP BY time(1d) tz('America/Chicago')",
+           0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\"],\"values\":[["
+              "\"2023-11-13T00:00:00-06:00\",0],[\"2023-11-14T00:00:00-06:00\",4],"
+              "[\"2023-11-15T00:00:00-06:00\",0]]}]"));
     expect(f, "SELECT n FROM cpu WHERE time > 0 AND host =~ /(/", 0, 0,
            R0("\"error\":\"error parsing regex /(/: bad regular expression: missing closing "
               "parenthesis\""));
