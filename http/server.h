@@ -18,6 +18,7 @@
 
 struct store;
 struct srv_req;
+struct tail_hub;
 
 /* A route handler. It is called as libmicrohttpd calls the access handler:
  * once per upload piece (*upload_size > 0, consume and set it to 0) and once
@@ -36,6 +37,7 @@ enum route_id {
     ROUTE_QUERY,
     ROUTE_SQL,
     ROUTE_INFLUXQL,
+    ROUTE_TAIL,
     ROUTE_NOT_FOUND,
     ROUTE_BAD_METHOD,
     ROUTE_COUNT
@@ -64,6 +66,7 @@ struct server {
     const struct config *cfg; /* read-only after start */
     struct store *store;
     struct MHD_Daemon *mhd;
+    struct tail_hub *tail; /* the live tail (h_tail.c) */
     int64_t started_ns; /* realtime, for uptime */
     atomic_uint_fast64_t req_seq;
     atomic_int in_flight; /* requests started and not completed */
