@@ -6,6 +6,8 @@
  * pool's other connections, so the route answers 501 there. The hub lives
  * in struct server: made at start, shut down (every stream ends) when the
  * server stops accepting, freed after the last connection. */
+#include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -15,9 +17,15 @@
 #include "query/tail.h"
 
 #define TAIL_BLOCK (16 * 1024)
-/* How long a read waits before looking again (the hub ends streams at
- * shutdown by itself; this only bounds a lost wake-up). */
-#define TAIL_WAIT_NS (1000LL * 1000 * 1000)
+/* How long a read waits for rows before it looks whether the client hung
+ * up (a blocked reader learns of it no other way). */
+#define TAIL_WAIT_NS (250LL * 1000 * 1000)
+
+/* The content reader's state: the client and its connection's socket. */
+struct tail_stream {
+    struct tail_client *c;
+    int fd;
+};
 
 int h_tail_start(void)
 {
@@ -48,21 +56,35 @@ void h_tail_metrics(struct buf *out)
     tail_hub_metrics(server.tail, out);
 }
 
+/* True if the peer closed its side (or the socket failed). */
+static bool hung_up(int fd)
+{
+    if (fd < 0)
+        return false;
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static ssize_t tail_stream_read(void *cls, uint64_t pos, char *out, size_t max)
 {
     (void)pos;
+    struct tail_stream *ts = cls;
     for (;;) {
-        ssize_t n = tail_read(cls, out, max, TAIL_WAIT_NS);
+        ssize_t n = tail_read(ts->c, out, max, TAIL_WAIT_NS);
         if (n > 0)
             return n;
         if (n < 0)
             return MHD_CONTENT_READER_END_OF_STREAM;
+        if (hung_up(ts->fd))
+            return MHD_CONTENT_READER_END_WITH_ERROR;
     }
 }
 
 static void tail_stream_free(void *cls)
 {
-    tail_close(cls);
+    struct tail_stream *ts = cls;
+    tail_close(ts->c);
+    free(ts);
 }
 
 static const char *param_get(void *arg, const char *name)
@@ -100,11 +122,16 @@ static void tail_query_opts(const struct srv_req *req, struct query_opts *o)
 static enum MHD_Result tail_respond(struct MHD_Connection *con, struct srv_req *req,
                                     struct tail_client *c, int fmt)
 {
+    struct tail_stream *ts = xcalloc(1, sizeof *ts);
+    ts->c = c;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+    ts->fd = ci ? ci->connect_fd : -1;
     struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, TAIL_BLOCK, tail_stream_read, c,
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, TAIL_BLOCK, tail_stream_read, ts,
                                           tail_stream_free);
     if (!resp) {
-        tail_close(c);
+        tail_stream_free(ts);
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,

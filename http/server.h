@@ -66,7 +66,6 @@ struct server {
     const struct config *cfg; /* read-only after start */
     struct store *store;
     struct MHD_Daemon *mhd;
-    struct tail_hub *tail; /* the live tail (h_tail.c) */
     int64_t started_ns; /* realtime, for uptime */
     atomic_uint_fast64_t req_seq;
     atomic_int in_flight; /* requests started and not completed */
@@ -74,6 +73,8 @@ struct server {
     struct event_stamp stamp; /* strictly increasing arrival stamps of raw/JSON lines */
     /* requests by route and status slot */
     atomic_uint_fast64_t requests[ROUTE_COUNT][SRV_STATUS_SLOTS];
+
+    struct tail_hub *tail; /* the live tail (h_tail.c) */
 };
 
 extern struct server server;

@@ -421,6 +421,14 @@ static int initial_rows(const struct tail_hub *h, const char *(*get)(void *, con
     } else if (since && *since) {
         *n = h->o.initial_max_rows;
     }
+    int64_t t;
+    if (since && *since && sql_parse_time(since, strlen(since), clock_real_ns(), &t) != ERR_OK) {
+        buf_printf(err,
+                   "bad since '%s': use integer ns, RFC 3339 (2024-01-01T00:00:00Z), now, or "
+                   "relative like -1h",
+                   since);
+        return ERR_INVAL;
+    }
     return ERR_OK;
 }
 
