@@ -202,11 +202,68 @@ static void clients_lost(struct tail_hub *h, const struct tail_batch *b)
     }
 }
 
+/* A client that follows given hosts, once per host: sorted by host, so
+ * that a row is checked only against the clients of its host (and those
+ * that follow every host), not against every client. */
+struct host_ref {
+    struct slice host;
+    struct tail_client *c;
+};
+
 struct dispatch {
     struct tail_hub *h;
-    struct tail_client **v; /* the batch's database's clients */
-    size_t n;
+    struct tail_client **any; /* clients of the database without a host set */
+    size_t nany, anycap;
+    struct host_ref *refs; /* the others, by host */
+    size_t nrefs, refcap;
 };
+
+static int host_cmp(struct slice a, struct slice b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = memcmp(a.ptr, b.ptr, n);
+    return c ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+    return host_cmp(((const struct host_ref *)a)->host, ((const struct host_ref *)b)->host);
+}
+
+/* The first ref of host (d->nrefs if none). */
+static size_t refs_find(const struct dispatch *d, struct slice host)
+{
+    size_t lo = 0, hi = d->nrefs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (host_cmp(d->refs[mid].host, host) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Sends the row to c if it matches; *state: 0 not yet checked, 1 sendable
+ * (TTL checked, encoded in h->row), -1 not sendable. */
+static void offer_row(struct tail_hub *h, struct tail_client *c, const struct store_row *row,
+                      int *state)
+{
+    int rc = ERR_OK;
+    if (*state < 0 || !cond_match(c->where.cond, &h->crow, &rc))
+        return;
+    if (*state == 0) {
+        *state = -1;
+        if (row->ts < store_db_cutoff(c->db, row->event))
+            return; /* rows a read would hide are not sent either */
+        buf_reset(&h->row);
+        struct enc_proj all = {true, NULL, 0};
+        if (enc_row(&h->row, row->ts, row->host, row->event, row->id, row->value, &all))
+            return; /* a damaged record: reads fail on it too */
+        *state = 1;
+    }
+    client_push(h, c, row->seq, h->row.data, h->row.len);
+}
 
 static int dispatch_row(void *arg, const struct store_row *row)
 {
@@ -214,28 +271,36 @@ static int dispatch_row(void *arg, const struct store_row *row)
     struct tail_hub *h = d->h;
     if (row->is_delete)
         return 0;
+    size_t i = refs_find(d, row->host);
+    if (d->nany == 0 && (i == d->nrefs || host_cmp(d->refs[i].host, row->host) != 0))
+        return 0; /* nobody follows this host */
     cond_row_set(&h->crow, row->ts, row->host, row->event, row->id, row->value);
-    bool encoded = false, checked_ttl = false;
-    for (size_t i = 0; i < d->n; i++) {
-        struct tail_client *c = d->v[i];
-        int rc = ERR_OK;
-        if (!cond_match(c->where.cond, &h->crow, &rc))
-            continue;
-        if (!checked_ttl) { /* rows a read would hide are not sent either */
-            checked_ttl = true;
-            if (row->ts < store_db_cutoff(c->db, row->event))
-                return 0;
-        }
-        if (!encoded) {
-            buf_reset(&h->row);
-            struct enc_proj all = {true, NULL, 0};
-            if (enc_row(&h->row, row->ts, row->host, row->event, row->id, row->value, &all))
-                return 0; /* a damaged record: reads fail on it too */
-            encoded = true;
-        }
-        client_push(h, c, row->seq, h->row.data, h->row.len);
-    }
+    int state = 0;
+    for (; i < d->nrefs && host_cmp(d->refs[i].host, row->host) == 0; i++)
+        offer_row(h, d->refs[i].c, row, &state);
+    for (size_t k = 0; k < d->nany; k++)
+        offer_row(h, d->any[k], row, &state);
     return 0;
+}
+
+static void dispatch_add(struct dispatch *d, struct tail_client *c)
+{
+    const struct sql_strset *hs = &c->where.host;
+    if (!hs->is_set) {
+        if (d->nany == d->anycap) {
+            d->anycap = d->anycap ? d->anycap * 2 : 16;
+            d->any = xrealloc(d->any, d->anycap * sizeof *d->any);
+        }
+        d->any[d->nany++] = c;
+        return;
+    }
+    for (size_t i = 0; i < hs->n; i++) {
+        if (d->nrefs == d->refcap) {
+            d->refcap = d->refcap ? d->refcap * 2 : 16;
+            d->refs = xrealloc(d->refs, d->refcap * sizeof *d->refs);
+        }
+        d->refs[d->nrefs++] = (struct host_ref){slice_make(hs->v[i], hs->len[i]), c};
+    }
 }
 
 static void dispatch_batch(struct tail_hub *h, struct tail_batch *b)
@@ -246,21 +311,18 @@ static void dispatch_batch(struct tail_hub *h, struct tail_batch *b)
         pthread_mutex_unlock(&h->mu);
         return;
     }
-    struct dispatch d = {h, NULL, 0};
-    size_t cap = 0;
-    for (struct tail_client *c = h->clients; c; c = c->next) {
-        if (c->db != b->db || strcmp(store_db_name(c->db), b->db_name) != 0)
-            continue;
-        if (d.n == cap) {
-            cap = cap ? cap * 2 : 16;
-            d.v = xrealloc(d.v, cap * sizeof *d.v);
-        }
-        d.v[d.n++] = c;
-    }
-    if (d.n) {
+    struct dispatch d;
+    memset(&d, 0, sizeof d);
+    d.h = h;
+    for (struct tail_client *c = h->clients; c; c = c->next)
+        if (c->db == b->db && strcmp(store_db_name(c->db), b->db_name) == 0)
+            dispatch_add(&d, c);
+    if (d.nrefs)
+        qsort(d.refs, d.nrefs, sizeof *d.refs, ref_cmp);
+    if (d.nany || d.nrefs)
         store_commit_rows(slice_make(b->payload, b->len), dispatch_row, &d);
-    }
-    free(d.v);
+    free(d.any);
+    free(d.refs);
     pthread_mutex_unlock(&h->mu);
 }
 
