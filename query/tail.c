@@ -183,8 +183,7 @@ static void client_push(struct tail_hub *h, struct tail_client *c, uint64_t seq,
     frame_row(&c->q, c->fmt, row, n);
     uint32_t len = (uint32_t)(c->q.len - at - ENTRY_HEAD);
     memcpy(c->q.data + at + 8, &len, 4);
-    pthread_cond_signal(&c->cond);
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&c->mu); /* woken once per batch (dispatch_batch) */
 }
 
 /* Counts n lost rows for every client of db. */
@@ -202,20 +201,25 @@ static void clients_lost(struct tail_hub *h, const struct tail_batch *b)
     }
 }
 
-/* A client that follows given hosts, once per host: sorted by host, so
- * that a row is checked only against the clients of its host (and those
- * that follow every host), not against every client. */
+/* A client that follows given hosts (else given events), once per name:
+ * sorted by name, so that a row is checked only against the clients of
+ * its host or event (and those that follow every row), not against every
+ * client. */
 struct host_ref {
-    struct slice host;
+    struct slice host; /* the host or the event */
     struct tail_client *c;
+};
+
+struct name_refs {
+    struct host_ref *v;
+    size_t n, cap;
 };
 
 struct dispatch {
     struct tail_hub *h;
-    struct tail_client **any; /* clients of the database without a host set */
+    struct tail_client **any; /* clients of the database without a host or event set */
     size_t nany, anycap;
-    struct host_ref *refs; /* the others, by host */
-    size_t nrefs, refcap;
+    struct name_refs hosts, events; /* the others, by host or else by event */
 };
 
 static int host_cmp(struct slice a, struct slice b)
@@ -230,18 +234,23 @@ static int ref_cmp(const void *a, const void *b)
     return host_cmp(((const struct host_ref *)a)->host, ((const struct host_ref *)b)->host);
 }
 
-/* The first ref of host (d->nrefs if none). */
-static size_t refs_find(const struct dispatch *d, struct slice host)
+/* The first ref of name (r->n if none). */
+static size_t refs_find(const struct name_refs *r, struct slice name)
 {
-    size_t lo = 0, hi = d->nrefs;
+    size_t lo = 0, hi = r->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (host_cmp(d->refs[mid].host, host) < 0)
+        if (host_cmp(r->v[mid].host, name) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+static bool refs_has(const struct name_refs *r, size_t i, struct slice name)
+{
+    return i < r->n && host_cmp(r->v[i].host, name) == 0;
 }
 
 /* Sends the row to c if it matches; *state: 0 not yet checked, 1 sendable
@@ -271,35 +280,55 @@ static int dispatch_row(void *arg, const struct store_row *row)
     struct tail_hub *h = d->h;
     if (row->is_delete)
         return 0;
-    size_t i = refs_find(d, row->host);
-    if (d->nany == 0 && (i == d->nrefs || host_cmp(d->refs[i].host, row->host) != 0))
-        return 0; /* nobody follows this host */
+    size_t i = refs_find(&d->hosts, row->host);
+    size_t j = refs_find(&d->events, row->event);
+    if (d->nany == 0 && !refs_has(&d->hosts, i, row->host) && !refs_has(&d->events, j, row->event))
+        return 0; /* nobody follows this host or event */
     cond_row_set(&h->crow, row->ts, row->host, row->event, row->id, row->value);
     int state = 0;
-    for (; i < d->nrefs && host_cmp(d->refs[i].host, row->host) == 0; i++)
-        offer_row(h, d->refs[i].c, row, &state);
+    for (; refs_has(&d->hosts, i, row->host); i++)
+        offer_row(h, d->hosts.v[i].c, row, &state);
+    for (; refs_has(&d->events, j, row->event); j++)
+        offer_row(h, d->events.v[j].c, row, &state);
     for (size_t k = 0; k < d->nany; k++)
         offer_row(h, d->any[k], row, &state);
     return 0;
 }
 
+static void refs_add(struct name_refs *r, const struct sql_strset *set, struct tail_client *c)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        if (r->n == r->cap) {
+            r->cap = r->cap ? r->cap * 2 : 16;
+            r->v = xrealloc(r->v, r->cap * sizeof *r->v);
+        }
+        r->v[r->n++] = (struct host_ref){slice_make(set->v[i], set->len[i]), c};
+    }
+}
+
 static void dispatch_add(struct dispatch *d, struct tail_client *c)
 {
-    const struct sql_strset *hs = &c->where.host;
-    if (!hs->is_set) {
+    if (c->where.host.is_set) {
+        refs_add(&d->hosts, &c->where.host, c);
+    } else if (c->where.event.is_set) {
+        refs_add(&d->events, &c->where.event, c);
+    } else {
         if (d->nany == d->anycap) {
             d->anycap = d->anycap ? d->anycap * 2 : 16;
             d->any = xrealloc(d->any, d->anycap * sizeof *d->any);
         }
         d->any[d->nany++] = c;
-        return;
     }
-    for (size_t i = 0; i < hs->n; i++) {
-        if (d->nrefs == d->refcap) {
-            d->refcap = d->refcap ? d->refcap * 2 : 16;
-            d->refs = xrealloc(d->refs, d->refcap * sizeof *d->refs);
-        }
-        d->refs[d->nrefs++] = (struct host_ref){slice_make(hs->v[i], hs->len[i]), c};
+}
+
+/* Wakes the readers of the clients that may have got rows. */
+static void wake_readers(struct tail_hub *h)
+{
+    for (struct tail_client *c = h->clients; c; c = c->next) {
+        pthread_mutex_lock(&c->mu);
+        if (c->q.len > c->qpos)
+            pthread_cond_signal(&c->cond);
+        pthread_mutex_unlock(&c->mu);
     }
 }
 
@@ -317,12 +346,17 @@ static void dispatch_batch(struct tail_hub *h, struct tail_batch *b)
     for (struct tail_client *c = h->clients; c; c = c->next)
         if (c->db == b->db && strcmp(store_db_name(c->db), b->db_name) == 0)
             dispatch_add(&d, c);
-    if (d.nrefs)
-        qsort(d.refs, d.nrefs, sizeof *d.refs, ref_cmp);
-    if (d.nany || d.nrefs)
+    if (d.hosts.n)
+        qsort(d.hosts.v, d.hosts.n, sizeof *d.hosts.v, ref_cmp);
+    if (d.events.n)
+        qsort(d.events.v, d.events.n, sizeof *d.events.v, ref_cmp);
+    if (d.nany || d.hosts.n || d.events.n) {
         store_commit_rows(slice_make(b->payload, b->len), dispatch_row, &d);
+        wake_readers(h);
+    }
     free(d.any);
-    free(d.refs);
+    free(d.hosts.v);
+    free(d.events.v);
     pthread_mutex_unlock(&h->mu);
 }
 
