@@ -165,7 +165,7 @@ static const struct option options[] = {
      "dropped marker says how many."},
     {"tail_keepalive", OPT_DURATION, FIELD(tail_keepalive_ns), "15s", 100 * MS, DAY, 0, NULL,
      "A live tail stream idle this long gets a keep-alive (SSE comment, NDJSON heartbeat "
-     "object), so that proxies keep it open."},
+     "object), so that proxies keep it open; at most half of request_timeout."},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])

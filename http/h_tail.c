@@ -30,11 +30,16 @@ struct tail_stream {
 int h_tail_start(void)
 {
     const struct config *cfg = server.cfg;
+    /* A stream silent for request_timeout would be cut as idle: the
+     * keep-alive comes well before. */
+    int64_t keepalive = cfg->tail_keepalive_ns;
+    if (keepalive > cfg->request_timeout_ns / 2)
+        keepalive = cfg->request_timeout_ns / 2;
     struct tail_hub_opts o = {
         .max_clients = (size_t)cfg->max_tail_clients,
         .client_buffer_bytes = (size_t)cfg->tail_buffer_bytes,
         .queue_bytes = (size_t)cfg->tail_buffer_bytes * 64,
-        .keepalive_ns = cfg->tail_keepalive_ns,
+        .keepalive_ns = keepalive,
         .initial_max_rows = 10000,
     };
     return tail_hub_new(server.store, &o, &server.tail);
