@@ -65,6 +65,9 @@ struct config {
     int64_t max_connections_per_client; /* 256; 0 = no limit */
     char *tls_cert;                     /* "": plain HTTP */
     char *tls_key;                      /* "" */
+    int64_t max_tail_clients;   /* 256 */
+    uint64_t tail_buffer_bytes; /* 1MiB */
+    int64_t tail_keepalive_ns;  /* 15s (key: tail_keepalive) */
 };
 
 /* What the command line asked for besides options. config_path borrows

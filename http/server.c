@@ -483,6 +483,10 @@ int srv_start(const struct config *cfg, struct store *store)
     server.started_ns = clock_real_ns();
     event_stamp_init(&server.stamp, NULL, NULL);
     atomic_store(&server.stopping, false);
+    if (h_tail_start() != ERR_OK) {
+        log_error("cannot start the live tail's dispatcher thread");
+        return ERR_NOMEM;
+    }
 
     /* poll, not epoll: in epoll mode libmicrohttpd 0.9.75 misses a FIN that
      * arrives with the last bytes of an unfinished body, and such a
@@ -535,6 +539,7 @@ int srv_start(const struct config *cfg, struct store *store)
                   server.tls_cert ? ", or a certificate and key that do not match" : "");
         guard_stop();
         tls_free();
+        h_tail_free();
         return ERR_IO;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(server.mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -561,6 +566,7 @@ void srv_stop(int64_t wait_ns)
     MHD_socket fd = MHD_quiesce_daemon(server.mhd);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
+    h_tail_shutdown(); /* tail streams end now: they would never finish */
     int64_t deadline = clock_mono_ns() + wait_ns;
     while (atomic_load(&server.in_flight) > 0 && clock_mono_ns() < deadline) {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -573,4 +579,5 @@ void srv_stop(int64_t wait_ns)
     server.mhd = NULL;
     guard_stop();
     tls_free();
+    h_tail_free();
 }
