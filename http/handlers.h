@@ -19,6 +19,8 @@ enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const cha
                       size_t *upload_size);
 enum MHD_Result h_influxql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
                            size_t *upload_size);
+enum MHD_Result h_console(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                          size_t *upload_size);
 
 /* What a route needs from the caller's token when tokens are configured. */
 enum route_auth { AUTH_NONE, AUTH_ANY, AUTH_READ, AUTH_WRITE, AUTH_HANDLER };
