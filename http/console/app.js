@@ -12,10 +12,11 @@ const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'logbucket.token';
 const MAX_ROWS_SHOWN = 2000; // rows kept in the table while tailing
 
-const state = {
+const DEFAULTS = {
   db: '', range: '1h', from: '', to: '', host: '', event: '',
   mode: 'words', field: 'msg', q: '', where: '', limit: 100,
 };
+const state = Object.assign({}, DEFAULTS);
 
 // The current search: its range and condition, kept for paging.
 let current = null;
@@ -308,7 +309,11 @@ const HASH_KEYS = ['db', 'range', 'from', 'to', 'host', 'event', 'mode', 'field'
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   for (const k of HASH_KEYS) {
-    if (!p.has(k)) continue;
+    if (!p.has(k)) {
+      // a link names the whole state; the database stays as picked
+      if (k !== 'db') state[k] = DEFAULTS[k];
+      continue;
+    }
     state[k] = k === 'limit' ? Math.min(10000, Math.max(1, parseInt(p.get(k), 10) || 100)) : p.get(k);
   }
 }
