@@ -280,14 +280,20 @@ function planSummary(p) {
 }
 
 function jsonText(v) {
-  return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x), 2);
+  return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x));
+}
+
+// Indented JSON, with arrays of numbers kept on one line.
+function prettyJson(v) {
+  const text = JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x), 2);
+  return text.replace(/\[\s+([-\d.,\s]+?)\s+\]/g, (m, inner) => '[' + inner.replace(/\s+/g, ' ') + ']');
 }
 
 async function explain(stmt) {
   $('queries').open = true;
   try {
     const rows = await sql('EXPLAIN ANALYZE ' + stmt);
-    $('explain').textContent = rows.map(jsonText).join('\n');
+    $('explain').textContent = rows.map(prettyJson).join('\n');
     return rows[0];
   } catch (e) {
     $('explain').textContent = e.message;
@@ -585,7 +591,9 @@ async function loadHistogram(r, cond, seq) {
   for (const b of buckets) total += b.n;
   $('hist-lo').textContent = fmtTime(r.lo);
   $('hist-hi').textContent = fmtTime(r.hi);
-  $('hist-info').textContent = `${total} matching rows · ${bars} buckets of ${w}`;
+  let most = 0;
+  for (const b of buckets) most = Math.max(most, b.n);
+  $('hist-info').textContent = `${total} matching rows · ${bars} buckets of ${w} · highest bar ${most}`;
   $('hist').dataset.bars = String(bars);
   $('hist').dataset.total = String(total);
 }
