@@ -37,8 +37,8 @@ async function sql(stmt, tok) {
   return text.split('\n').filter((l) => l).map((l) => JSON.parse(l.replace(/^\{"(ts|t)":(-?\d+)/, '{"$1":"$2"')));
 }
 
-async function shot(page, name) {
-  await page.screenshot({path: path.join(outdir, name + '.png'), fullPage: true});
+async function shot(page, name, viewportOnly) {
+  await page.screenshot({path: path.join(outdir, name + '.png'), fullPage: !viewportOnly});
 }
 
 async function ready(page) {
@@ -107,6 +107,10 @@ async function mainChecks(page, problems) {
     if (JSON.stringify(times) !== JSON.stringify(sorted)) return 'not newest first';
     if (!(await page.evaluate(() => location.hash)).includes('db=logs')) return 'the hash lacks db=logs';
     await shot(page, 'main');
+    await page.click('#rows tbody tr.row:nth-child(2)');
+    await page.waitForSelector('#rows tbody tr.detail', {timeout: 3000});
+    await shot(page, 'console', true); // the README's picture (docs/console.png)
+    await page.click('#rows tbody tr.row:nth-child(2)');
   });
 
   await check('a word search shows exactly the matching rows', async () => {
@@ -138,6 +142,7 @@ async function mainChecks(page, problems) {
     await page.waitForFunction(() => /plan SCAN/.test(document.getElementById('plan').textContent), {timeout: 5000});
     const plan = await page.$eval('#plan', (e) => e.textContent);
     if (!/rows scanned/.test(plan) || !/ms in the daemon/.test(plan)) return plan;
+
     await page.click('#queries summary');
     await page.click('#query-log li button.explain');
     await page.waitForFunction(() => /"analyze"/.test(document.getElementById('explain').textContent), {timeout: 5000});

@@ -95,8 +95,24 @@ test_expect_success 'the page uses no innerHTML, eval or inline handlers' '
 
 # --- the page, in chromium ---
 
+# Debian's chromium (and node, npm) are installed once per machine, as root,
+# by apt-get when missing; puppeteer-core from npm into a folder outside the
+# tree (LB_NPM_CACHE_DIR), without its own browser download.
 pptr_dir=${LB_NPM_CACHE_DIR:-${TMPDIR:-/tmp}}/logbucket-npm-puppeteer
 CHROMIUM=${LB_CHROMIUM:-/usr/bin/chromium}
+need=""
+test -x "$CHROMIUM" || need="$need chromium"
+command -v node >/dev/null || need="$need nodejs"
+command -v npm >/dev/null || need="$need npm"
+if [ -n "$need" ] && test "$(id -u)" = 0 && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive
+    export DEBIAN_FRONTEND
+    apt_install() {
+        timeout 600 apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 \
+            $need >>apt.log 2>&1
+    }
+    apt_install || { timeout 300 apt-get update -qq >>apt.log 2>&1 && apt_install; } || true
+fi
 if ! test -x "$CHROMIUM"; then
     skip_all_browser="chromium is not installed ($CHROMIUM)"
 elif ! command -v node >/dev/null || ! command -v npm >/dev/null; then
