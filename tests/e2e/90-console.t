@@ -188,6 +188,9 @@ fi
 test_expect_success BROWSER,TAIL 'page: live tail shows a newly written row within 2 s' '
     browser_ok "live tail shows a newly written row within 2 s"
 '
+test_expect_success BROWSER,TAIL 'page: live tail follows only the matching rows' '
+    browser_ok "live tail follows only the rows matching the search"
+'
 
 test_expect_success 'stop' '
     lb_stop 10
@@ -210,12 +213,16 @@ test_expect_success 'start with tokens; write three rows' '
 
 test_expect_success BROWSER 'the page asks for the token, then works; the token stays out of URLs and logs' '
     NODE_PATH="$pptr_dir/node_modules" timeout 120 node "$LB_TOP/tests/e2e/90-console.js" \
-        token "$LB_URL" "$out" c0ns0le-reader >browser.out 2>browser.err;
+        token "$LB_URL" "$out" c0ns0le-reader c0ns0le-writer >browser.out 2>browser.err;
     cat browser.out &&
     browser_ok "with tokens the page asks for one, then works" &&
     browser_ok "the token stays in sessionStorage and out of the URL" &&
     browser_ok "no script errors" &&
     ! grep -q c0ns0le-reader "$LB_LOG.new"
+'
+
+test_expect_success BROWSER,TAIL 'the live tail works with tokens (the token in a header)' '
+    browser_ok "with tokens the live tail sends the token in a header"
 '
 
 test_expect_success 'stop' '
