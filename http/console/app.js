@@ -37,13 +37,14 @@ const parseKeepsSource = (() => {
   return ok;
 })();
 
-// One JSON row; integers beyond 2^53 become BigInt (ts always does).
+// One JSON row. Integers (written without a point or exponent) become
+// BigInt, so ts keeps its nanoseconds and an integer field stays apart from
+// a float one (the daemon writes floats with a point: 1.0); where the
+// browser cannot show the source of a number, only ts is kept exact.
 function parseRow(line) {
   if (parseKeepsSource) {
     return JSON.parse(line, (k, v, ctx) => {
-      if (typeof v === 'number' && !Number.isSafeInteger(v) && ctx && /^-?\d+$/.test(ctx.source)) {
-        return BigInt(ctx.source);
-      }
+      if (typeof v === 'number' && ctx && /^-?\d+$/.test(ctx.source)) return BigInt(ctx.source);
       return v;
     });
   }
@@ -166,24 +167,35 @@ function headers(extra) {
 }
 
 // Shows the token dialog; resolves once a token is entered.
+// Escape closes the dialog without one: the request then fails, and the
+// next one that meets a 401 asks again.
 function askToken(why) {
   if (tokenWait) return tokenWait;
-  tokenWait = new Promise((resolve) => {
+  tokenWait = new Promise((resolve, reject) => {
     const dlg = $('token-dialog');
     $('token-why').textContent = why;
     $('token-input').value = '';
+    const finish = () => {
+      $('token-form').removeEventListener('submit', done);
+      dlg.removeEventListener('cancel', cancel);
+      tokenWait = null;
+    };
     const done = (ev) => {
       ev.preventDefault();
       const t = $('token-input').value.trim();
       if (!t) return;
       sessionStorage.setItem(TOKEN_KEY, t);
-      $('token-form').removeEventListener('submit', done);
+      finish();
       dlg.close();
-      tokenWait = null;
       $('logout').classList.remove('hidden');
       resolve();
     };
+    const cancel = () => {
+      finish();
+      reject(new Error('no token given: this daemon answers 401 without one (Run asks again)'));
+    };
     $('token-form').addEventListener('submit', done);
+    dlg.addEventListener('cancel', cancel);
     dlg.showModal();
   });
   return tokenWait;
@@ -382,6 +394,8 @@ function stateToForm() {
   $('where').value = state.where;
 }
 
+let dbsLoaded = false;
+
 async function loadDatabases() {
   const rows = await sql('SHOW DATABASES');
   const names = rows.map((r) => r.name).filter((n) => typeof n === 'string');
@@ -403,8 +417,10 @@ async function loadPickers(r) {
   setOptions($('event'), es, state.event, '(any)');
   const ch = $('chart-host').value;
   const ce = $('chart-event').value;
-  setOptions($('chart-host'), hs, ch || state.host, null);
-  setOptions($('chart-event'), es, ce || state.event, null);
+  const pick = (list, ...want) => want.find((v) => v && list.includes(v)) || '';
+  setOptions($('chart-host'), hs, pick(hs, ch, state.host), null);
+  setOptions($('chart-event'), es, pick(es, ce, state.event), null);
+  if ($('chart-panel').open) loadChartFields();
 }
 
 // ---- results ----
@@ -419,13 +435,19 @@ function messageOf(row) {
 function valueText(v) {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'string') return v;
+  if (typeof v === 'number' && parseKeepsSource) return numberText(v);
   return String(v);
 }
 
 function kindOf(v) {
   if (typeof v === 'bigint') return 'integer';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'number' : 'float';
+  if (typeof v === 'number') return parseKeepsSource ? 'float' : 'number';
   return typeof v;
+}
+
+// A float as the daemon wrote it: 1.0 stays 1.0.
+function numberText(v) {
+  return Number.isInteger(v) && Math.abs(v) < 1e21 ? v.toFixed(1) : String(v);
 }
 
 function cell(tr, text, cls) {
@@ -610,8 +632,19 @@ function zoom(from, to) {
 
 async function run() {
   const seq = ++runSeq;
-  writeHash();
   stopTail();
+  if (!dbsLoaded) {
+    try {
+      await loadDatabases(); // at the start, or after a token was refused
+      dbsLoaded = true;
+      stateToForm();
+    } catch (e) {
+      status(e.message, true);
+      return;
+    }
+  }
+  if (seq !== runSeq) return;
+  writeHash();
   if (!state.db) {
     status('no database yet: write some data first (see README, "Writing")');
     return;
@@ -874,13 +907,6 @@ async function start() {
   wire();
   readHash();
   if (token()) $('logout').classList.remove('hidden');
-  stateToForm();
-  try {
-    await loadDatabases();
-  } catch (e) {
-    status(e.message, true);
-    return;
-  }
   stateToForm();
   await run();
 }

@@ -303,6 +303,10 @@ async function tokenChecks(page) {
     const why = await page.$eval('#token-why', (e) => e.textContent);
     if (!/token/i.test(why)) return 'dialog says: ' + why;
     await shot(page, 'token-dialog');
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.getElementById('token-dialog').open && /no token given/.test(document.getElementById('status').textContent), {timeout: 5000});
+    await page.click('#run');
+    await page.waitForFunction(() => document.getElementById('token-dialog').open, {timeout: 5000});
     await page.type('#token-input', 'wrong-' + secret);
     await page.click('#token-form button');
     await page.waitForFunction(() => document.getElementById('token-dialog').open && /refused/.test(document.getElementById('token-why').textContent), {timeout: 5000});
