@@ -242,7 +242,7 @@ async function sql(stmt) {
       if (row && typeof row.error === 'string' && Object.keys(row).length <= 2) throw new Error(row.error);
       rows.push(row);
     }
-    logDone(entry, performance.now() - t0, `${rows.length} rows`);
+    logDone(entry, performance.now() - t0, plural(rows.length, 'row'));
     return rows;
   } catch (e) {
     logDone(entry, performance.now() - t0, e.message, true);
@@ -297,7 +297,8 @@ function jsonText(v) {
 
 // Indented JSON, with arrays of numbers kept on one line.
 function prettyJson(v) {
-  const text = JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x), 2);
+  const mark = (k, x) => (typeof x === 'bigint' ? `@@big@@${x}@@` : x);
+  const text = JSON.stringify(v, mark, 2).replace(/"@@big@@(-?\d+)@@"/g, '$1');
   return text.replace(/\[\s+([-\d.,\s]+?)\s+\]/g, (m, inner) => '[' + inner.replace(/\s+/g, ' ') + ']');
 }
 
@@ -314,6 +315,10 @@ async function explain(stmt) {
 }
 
 // ---- status ----
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
 
 function status(text, bad) {
   $('status').textContent = text;
@@ -593,7 +598,7 @@ async function loadOlder() {
       current.next = n.ts === ts ? {ts, skip: skip + n.skip} : n;
     }
     $('older').classList.toggle('hidden', rows.length < state.limit + skip);
-    status(`${current.shown} rows shown, newest first`);
+    status(`${plural(current.shown, 'row')} shown, newest first`);
   } catch (e) {
     status(e.message, true);
   }
@@ -615,7 +620,7 @@ async function loadHistogram(r, cond, seq) {
   $('hist-hi').textContent = fmtTime(r.hi);
   let most = 0;
   for (const b of buckets) most = Math.max(most, b.n);
-  $('hist-info').textContent = `${total} matching rows · ${bars} buckets of ${w} · highest bar ${most}`;
+  $('hist-info').textContent = `${plural(total, 'matching row')} · ${plural(bars, 'bucket')} of ${w} · highest bar ${most}`;
   $('hist').dataset.bars = String(bars);
   $('hist').dataset.total = String(total);
 }
@@ -671,7 +676,7 @@ async function run() {
     current.shown = rows.length;
     current.next = rows.length >= state.limit ? keysetAfter(rows) : null;
     $('older').classList.toggle('hidden', !current.next);
-    status(`${rows.length} rows shown, newest first`);
+    status(`${plural(rows.length, 'row')} shown, newest first`);
     document.body.dataset.state = 'ready';
     const p = await sqlPlan(stmt);
     if (seq === runSeq && p) $('plan').textContent = planSummary(p);
