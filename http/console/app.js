@@ -701,6 +701,7 @@ async function sqlPlan(stmt) {
 // Authorization header, which EventSource cannot) ----
 
 let tail = null;
+let reconnectTimer = null;
 
 function tailUrl() {
   const p = new URLSearchParams();
@@ -742,6 +743,7 @@ async function startTail() {
     if (!resp.ok) throw new Error(await errorText(resp));
     tailStatus('live tail: following new rows');
     document.body.dataset.tail = 'on';
+    me.connected = true;
     const reader = resp.body.getReader();
     const dec = new TextDecoder();
     let buf = '';
@@ -763,6 +765,15 @@ async function startTail() {
   if (tail === me) {
     tail = null;
     document.body.dataset.tail = 'off';
+    // A stream that was flowing and ended (a restart, a proxy) is opened
+    // again while the toggle is on; a refused one is not.
+    if (me.connected && $('tail').checked) {
+      tailStatus('live tail: the stream ended; connecting again in 3 s', true);
+      reconnectTimer = setTimeout(() => {
+        reconnectTimer = null;
+        if ($('tail').checked && !tail) startTail();
+      }, 3000);
+    }
   }
 }
 
@@ -790,6 +801,10 @@ function tailLine(me, line) {
 }
 
 function stopTail() {
+  if (reconnectTimer) {
+    clearTimeout(reconnectTimer);
+    reconnectTimer = null;
+  }
   if (!tail) return;
   const t = tail;
   tail = null;
