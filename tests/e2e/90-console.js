@@ -234,6 +234,16 @@ async function mainChecks(page, problems) {
     if (await page.$eval('#search', (s) => s.value) !== '%TIMEOUT%') return 'search box not set';
   });
 
+  await check('a bad SQL condition shows the daemon\'s error', async () => {
+    await page.evaluate(() => { document.body.dataset.state = ''; });
+    await page.goto(base + '/ui/#db=logs&where=' + encodeURIComponent('status >>> 5'), {waitUntil: 'load'});
+    await page.reload({waitUntil: 'load'});
+    await page.waitForFunction(() => document.body.dataset.state === 'error', {timeout: 15000});
+    const text = await page.$eval('#status', (e) => e.textContent);
+    if (!/syntax error at position \d+/.test(text)) return 'status: ' + text;
+    if (!(await page.$eval('#status', (e) => e.classList.contains('error')))) return 'not shown as an error';
+  });
+
   await check('the metric chart draws avg/min/max per bucket of a host\'s field', async () => {
     await open(page, 'db=metrics&range=1h');
     await page.click('#chart-panel summary');
@@ -356,8 +366,9 @@ async function tokenChecks(page) {
     watch(page, problems);
     if (mode === 'token') await tokenChecks(page);
     else await mainChecks(page, problems);
-    // a refused 401 is logged by chromium as a failed resource: not a page error
-    const real = problems.filter((p) => !/status of 401/.test(p));
+    // a refused 401 (no token yet) and the 400 of the bad condition are
+    // logged by chromium as failed resources: not page errors
+    const real = problems.filter((p) => !/Failed to load resource: .*status of 40[01]\b/.test(p));
     report('no script errors, CSP violations or dialogs', real.length === 0, real.join(' ; '));
   } catch (e) {
     report('the browser runs', false, String(e));

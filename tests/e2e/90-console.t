@@ -171,6 +171,9 @@ test_expect_success BROWSER 'page: drag on the histogram zooms; a shared link re
     browser_ok "dragging across the histogram zooms" &&
     browser_ok "a shared link (the URL hash) restores the search"
 '
+test_expect_success BROWSER 'page: a bad SQL condition shows the daemon'"'"'s error' '
+    browser_ok "a bad SQL condition shows the daemon"
+'
 test_expect_success BROWSER 'page: the metric chart of a host' '
     browser_ok "the metric chart draws"
 '
