@@ -580,7 +580,16 @@ function keysetAfter(rows) {
 }
 
 async function loadOlder() {
-  if (!current || !current.next) return;
+  if (!current || !current.next || $('older').disabled) return;
+  $('older').disabled = true; // one page at a time
+  try {
+    await olderPage();
+  } finally {
+    $('older').disabled = false;
+  }
+}
+
+async function olderPage() {
   const seq = runSeq;
   const {ts, skip} = current.next;
   const cond = `${current.cond} AND ts <= ${ts}`;
@@ -666,6 +675,7 @@ async function run() {
   clearRows();
   $('older').classList.add('hidden');
   $('context').classList.add('hidden');
+  $('plan').textContent = '';
   status('searching…');
   document.body.dataset.state = 'loading';
   try {
