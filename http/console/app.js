@@ -434,7 +434,8 @@ function messageOf(row) {
   const f = row.fields || {};
   if (typeof f.msg === 'string') return f.msg;
   if (typeof f.message === 'string') return f.message;
-  return Object.entries(f).map(([k, v]) => `${k}=${valueText(v)}`).join(' ');
+  const pairs = Object.entries(row.tags || {}).concat(Object.entries(f));
+  return pairs.map(([k, v]) => `${k}=${valueText(v)}`).join(' ');
 }
 
 function valueText(v) {
