@@ -518,7 +518,13 @@ function toggleDetail(tr, row) {
   ctx.className = 'show-context';
   ctx.textContent = 'show context';
   ctx.addEventListener('click', () => showContext(row));
-  td.append(ts, kvTable('tags', row.tags), kvTable('fields', row.fields), ctx);
+  const raw = document.createElement('details');
+  const sum = document.createElement('summary');
+  sum.textContent = 'JSON';
+  const pre = document.createElement('pre');
+  pre.textContent = prettyJson(row);
+  raw.append(sum, pre);
+  td.append(ts, kvTable('tags', row.tags), kvTable('fields', row.fields), ctx, raw);
   d.append(td);
   tr.after(d);
 }
