@@ -157,6 +157,15 @@ static const struct option options[] = {
      "read, write, admin (admin implies both), DATABASES a comma list of names or *."},
     {"insecure", OPT_BOOL, FIELD(insecure), "false", 0, 0, 0, NULL,
      "Allow listening beyond loopback without any token."},
+    {"max_tail_clients", OPT_INT, FIELD(max_tail_clients), "256", 0, 100000, 0, NULL,
+     "Live tail streams (GET /api/v1/tail) open at once; more get 503. Each holds a "
+     "connection (and with http_threads 0 a thread) and up to tail_buffer_bytes."},
+    {"tail_buffer_bytes", OPT_SIZE, FIELD(tail_buffer_bytes), "1MiB", 4 * KIB, GIB, 0, NULL,
+     "Output a live tail client may have pending; rows beyond are dropped for it and a "
+     "dropped marker says how many."},
+    {"tail_keepalive", OPT_DURATION, FIELD(tail_keepalive_ns), "15s", 100 * MS, DAY, 0, NULL,
+     "A live tail stream idle this long gets a keep-alive (SSE comment, NDJSON heartbeat "
+     "object), so that proxies keep it open; at most half of request_timeout."},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])

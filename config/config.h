@@ -62,6 +62,10 @@ struct config {
     struct cfg_token *tokens;            /* owned array of ntokens */
     size_t ntokens;
     bool insecure; /* false */
+
+    int64_t max_tail_clients;   /* 256 */
+    uint64_t tail_buffer_bytes; /* 1MiB */
+    int64_t tail_keepalive_ns;  /* 15s (key: tail_keepalive) */
 };
 
 /* What the command line asked for besides options. config_path borrows

@@ -126,6 +126,7 @@ enum MHD_Result h_metrics(struct MHD_Connection *con, struct srv_req *req, const
     metrics_jemalloc(&out);
     h_write_metrics(&out);
     query_metrics(&out);
+    h_tail_metrics(&out);
     if (server.store)
         store_metrics(server.store, &out);
     enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "text/plain; version=0.0.4",

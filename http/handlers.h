@@ -22,6 +22,15 @@ enum MHD_Result h_influxql(struct MHD_Connection *con, struct srv_req *req, cons
 enum MHD_Result h_console(struct MHD_Connection *con, struct srv_req *req, const char *upload,
                           size_t *upload_size);
 
+enum MHD_Result h_tail(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                       size_t *upload_size);
+/* The live tail's hub (h_tail.c): made at start, its streams ended when
+ * the server stops accepting, freed after the last connection. */
+int h_tail_start(void);
+void h_tail_shutdown(void);
+void h_tail_free(void);
+void h_tail_metrics(struct buf *out);
+
 /* What a route needs from the caller's token when tokens are configured. */
 enum route_auth { AUTH_NONE, AUTH_ANY, AUTH_READ, AUTH_WRITE, AUTH_HANDLER };
 

@@ -14,6 +14,7 @@ static const struct route routes[] = {
     {"/api/v1/query", "GET", ROUTE_QUERY, h_query, AUTH_HANDLER, false},
     {"/api/v1/sql", "GET,POST", ROUTE_SQL, h_sql, AUTH_HANDLER, true},
     {"/query", "GET,POST", ROUTE_INFLUXQL, h_influxql, AUTH_HANDLER, true},
+    {"/api/v1/tail", "GET", ROUTE_TAIL, h_tail, AUTH_HANDLER, false},
     {"/ui", "GET,HEAD", ROUTE_UI, h_console, AUTH_NONE, false},
 };
 

@@ -400,6 +400,10 @@ int srv_start(const struct config *cfg, struct store *store)
     server.started_ns = clock_real_ns();
     event_stamp_init(&server.stamp, NULL, NULL);
     atomic_store(&server.stopping, false);
+    if (h_tail_start() != ERR_OK) {
+        log_error("cannot start the live tail's dispatcher thread");
+        return ERR_NOMEM;
+    }
 
     /* poll, not epoll: in epoll mode libmicrohttpd 0.9.75 misses a FIN that
      * arrives with the last bytes of an unfinished body, and such a
@@ -428,6 +432,7 @@ int srv_start(const struct config *cfg, struct store *store)
                          on_completed, NULL, MHD_OPTION_END);
     if (!server.mhd) {
         log_error("cannot listen on %s (address in use, or not allowed?)", cfg->listen);
+        h_tail_free();
         return ERR_IO;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(server.mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -451,6 +456,7 @@ void srv_stop(int64_t wait_ns)
     MHD_socket fd = MHD_quiesce_daemon(server.mhd);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
+    h_tail_shutdown(); /* tail streams end now: they would never finish */
     int64_t deadline = clock_mono_ns() + wait_ns;
     while (atomic_load(&server.in_flight) > 0 && clock_mono_ns() < deadline) {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -461,4 +467,5 @@ void srv_stop(int64_t wait_ns)
         log_warn("stopping with %d requests still in flight", left);
     MHD_stop_daemon(server.mhd);
     server.mhd = NULL;
+    h_tail_free();
 }

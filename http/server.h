@@ -18,6 +18,7 @@
 
 struct store;
 struct srv_req;
+struct tail_hub;
 
 /* A route handler. It is called as libmicrohttpd calls the access handler:
  * once per upload piece (*upload_size > 0, consume and set it to 0) and once
@@ -36,6 +37,7 @@ enum route_id {
     ROUTE_QUERY,
     ROUTE_SQL,
     ROUTE_INFLUXQL,
+    ROUTE_TAIL,
     ROUTE_UI,
     ROUTE_NOT_FOUND,
     ROUTE_BAD_METHOD,
@@ -73,6 +75,8 @@ struct server {
     struct event_stamp stamp; /* strictly increasing arrival stamps of raw/JSON lines */
     /* requests by route and status slot */
     atomic_uint_fast64_t requests[ROUTE_COUNT][SRV_STATUS_SLOTS];
+
+    struct tail_hub *tail; /* the live tail (h_tail.c) */
 };
 
 extern struct server server;

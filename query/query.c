@@ -1208,8 +1208,8 @@ static int param_range(const char *(*get)(void *, const char *), void *arg, int6
     return ERR_OK;
 }
 
-static int params_select(const char *(*get)(void *, const char *), void *arg, int64_t now,
-                         struct sql_stmt *st, struct buf *err)
+int query_params_select(const char *(*get)(void *, const char *), void *arg, int64_t now,
+                        struct sql_stmt *st, struct buf *err)
 {
     struct sql_select *sel = &st->sel;
     const char *v;
@@ -1245,6 +1245,11 @@ static int params_select(const char *(*get)(void *, const char *), void *arg, in
     return ERR_OK;
 }
 
+uint64_t query_cursor_snap_seq(const struct query_cursor *c)
+{
+    return c->run.snap ? store_snap_seq(c->run.snap) : 0;
+}
+
 static bool param_true(const char *v)
 {
     return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
@@ -1266,7 +1271,7 @@ int query_params_open(struct store *s, const char *(*get)(void *arg, const char 
     st->kind = SQL_SELECT;
     st->pos = 1;
     st->db = xstrdup(db);
-    int rc = params_select(get, arg, c->o.now_ns, st, err);
+    int rc = query_params_select(get, arg, c->o.now_ns, st, err);
     if (rc) {
         query_metrics_record(QM_NONE, QM_INVALID, 0, 0, 0);
         query_cursor_free(c);

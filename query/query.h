@@ -123,6 +123,10 @@ size_t query_cursor_applied(const struct query_cursor *c);
 int query_params_open(struct store *s, const char *(*get)(void *arg, const char *name), void *arg,
                       const struct query_opts *o, struct query_cursor **out, struct buf *err);
 
+/* The sequence of the snapshot the open SELECT reads (store_snap_seq), 0
+ * if none was taken: the live tail's seam between its first rows and the
+ * rows committed after them. */
+uint64_t query_cursor_snap_seq(const struct query_cursor *c);
 /* Fills buf with up to max bytes of output. Returns the byte count, 0 at
  * the end, or a negative ERR_* after a mid-stream error (whose text was
  * already written to the stream). */

@@ -86,4 +86,10 @@ void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t
                           int64_t ns);
 void query_metrics_blocks(uint64_t read, uint64_t skipped);
 
+/* The SELECT of the parameter form (query_params_open's parameters but
+ * db and full_scan) into st->sel: ERR_INVAL with err set for a bad one.
+ * The live tail builds its filter with it. */
+int query_params_select(const char *(*get)(void *, const char *), void *arg, int64_t now,
+                        struct sql_stmt *st, struct buf *err);
+
 #endif

@@ -505,6 +505,14 @@ static void raise_visible(struct store_db *db, uint64_t seq)
         ;
 }
 
+/* Hands a visible batch to the subscriber, if any (store.h). */
+static void notify_commit(struct store_db *db, const struct batch *b)
+{
+    store_commit_fn fn = atomic_load(&db->store->commit_fn);
+    if (fn)
+        fn(atomic_load(&db->store->commit_arg), db, batch_payload(b));
+}
+
 int store_write(struct store_db *db, struct batch *b)
 {
     if (b->bad)
@@ -533,8 +541,11 @@ int store_write(struct store_db *db, struct batch *b)
         maybe_freeze(db);
     }
     pthread_mutex_unlock(&db->write_mu);
-    if (rc || db->store->opts.wal_sync != STORE_SYNC_ALWAYS)
+    if (rc || db->store->opts.wal_sync != STORE_SYNC_ALWAYS) {
+        if (!rc)
+            notify_commit(db, b);
         return rc;
+    }
     uint64_t durable;
     rc = wal_sync_to(db->wal, end, &durable);
     if (rc) {
@@ -542,6 +553,7 @@ int store_write(struct store_db *db, struct batch *b)
         return rc;
     }
     raise_visible(db, durable > seq ? durable : seq);
+    notify_commit(db, b);
     return ERR_OK;
 }
 
@@ -598,6 +610,21 @@ struct store_snap *store_snapshot(struct store_db *db)
     for (uint32_t i = 0; i < db->nparts; i++)
         part_snap_take(&db->parts[i], &s->ps[i]);
     return s;
+}
+
+uint64_t store_snap_seq(const struct store_snap *snap)
+{
+    return snap->seq;
+}
+
+int64_t store_db_cutoff(struct store_db *db, struct slice event)
+{
+    struct event_cuts cuts;
+    int64_t now = db_now(db);
+    db_event_cuts(db, now, &cuts);
+    int64_t cut = event_cuts_get(&cuts, event, ttl_cutoff(db));
+    event_cuts_destroy(&cuts);
+    return cut;
 }
 
 void store_snap_release(struct store_snap *snap)

@@ -280,6 +280,40 @@ struct iter *store_iter_bucket_range(struct store_snap *snap, uint32_t bucket, i
 struct iter *store_iter_host_range(struct store_snap *snap, struct slice host, int64_t ts_lo,
                                    int64_t ts_hi);
 
+/* --- committed batches (live tail) ---
+ *
+ * A subscriber learns of every batch store_write commits, once it is
+ * visible to snapshots (after its fsync under ALWAYS): fn is called in the
+ * writer's thread, after the batch's sequences are visible and before
+ * store_write returns, with the batch's payload (borrowed for the call).
+ * It must be short (copy and enqueue) and must not call store_write. The
+ * rows are read with store_commit_rows. One subscriber at a time: set it
+ * before writes start, clear it (fn NULL) once they are over. */
+typedef void (*store_commit_fn)(void *arg, struct store_db *db, struct slice payload);
+void store_set_commit_hook(struct store *s, store_commit_fn fn, void *arg);
+
+/* One row of a committed batch. seq: its sequence (a snapshot whose
+ * store_snap_seq is >= seq sees it). is_delete: a tombstone. Slices point
+ * into the payload. */
+struct store_row {
+    uint64_t seq;
+    bool is_delete;
+    int64_t ts;
+    struct slice host, event, id, value;
+};
+/* The row count of a payload (0 if damaged). */
+uint32_t store_commit_count(struct slice payload);
+/* Calls fn for each row of payload in order; stops at fn's non-zero
+ * return (returned). ERR_CORRUPT for a damaged payload. */
+int store_commit_rows(struct slice payload, int (*fn)(void *arg, const struct store_row *row),
+                      void *arg);
+/* The sequence a snapshot reads at: it sees exactly the committed rows of
+ * sequence <= this. */
+uint64_t store_snap_seq(const struct store_snap *snap);
+/* The oldest ts a read of db shows for a row of event now: the TTL,
+ * per-event TTL and disk-guard cut-off (INT64_MIN if none). */
+int64_t store_db_cutoff(struct store_db *db, struct slice event);
+
 /* --- schema catalog (discovery statements) --- */
 
 enum store_cat_kind {

@@ -100,6 +100,9 @@ struct store {
     bool has_ticker;
     int64_t next_retention_ns;
     void (*wake)(struct store *s); /* store_wake */
+    /* store_set_commit_hook: the subscriber of committed batches */
+    _Atomic(store_commit_fn) commit_fn;
+    void *_Atomic commit_arg;
 };
 
 /* A snapshot (db.c): each partition's memtables and files, and what hides
