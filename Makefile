@@ -119,6 +119,18 @@ $(BUILD)/tests/%.t: $(BUILD)/tests/unit/$(1)/%_test.o $(SUPPORT_LIB) $(call laye
 endef
 $(foreach l,$(LAYERS),$(eval $(call LAYER_RULES,$(l))))
 
+# The web console (http/console/) is built into the daemon: its files become
+# a generated C source in $(BUILD)/gen/, archived into libhttp.a.
+CONSOLE_FILES := $(sort $(wildcard http/console/*.html http/console/*.js http/console/*.css \
+    http/console/*.svg))
+CONSOLE_OBJ := $(BUILD)/gen/console_files.o
+$(BUILD)/gen/console_files.c: $(CONSOLE_FILES) scripts/embed-console.pl
+	@mkdir -p $(dir $@)
+	perl scripts/embed-console.pl $(CONSOLE_FILES) >$@.tmp && mv -f $@.tmp $@
+$(CONSOLE_OBJ): $(BUILD)/gen/console_files.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+$(call layer_lib,http): $(CONSOLE_OBJ)
+
 $(SUPPORT_LIB): $(SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@.$$$$.tmp $^ && mv -f $@.$$$$.tmp $@

@@ -19,6 +19,8 @@ enum MHD_Result h_sql(struct MHD_Connection *con, struct srv_req *req, const cha
                       size_t *upload_size);
 enum MHD_Result h_influxql(struct MHD_Connection *con, struct srv_req *req, const char *upload,
                            size_t *upload_size);
+enum MHD_Result h_console(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                          size_t *upload_size);
 
 enum MHD_Result h_tail(struct MHD_Connection *con, struct srv_req *req, const char *upload,
                        size_t *upload_size);

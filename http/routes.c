@@ -15,6 +15,7 @@ static const struct route routes[] = {
     {"/api/v1/sql", "GET,POST", ROUTE_SQL, h_sql, AUTH_HANDLER, true},
     {"/query", "GET,POST", ROUTE_INFLUXQL, h_influxql, AUTH_HANDLER, true},
     {"/api/v1/tail", "GET", ROUTE_TAIL, h_tail, AUTH_HANDLER, false},
+    {"/ui", "GET,HEAD", ROUTE_UI, h_console, AUTH_NONE, false},
 };
 
 static bool method_in(const char *method, const char *list)
@@ -37,6 +38,9 @@ const struct route *route_find(const char *method, const char *path, const char 
 {
     static const struct route not_found = {"", "", ROUTE_NOT_FOUND, NULL, AUTH_NONE, false};
     static const struct route bad_method = {"", "", ROUTE_BAD_METHOD, NULL, AUTH_NONE, false};
+    /* Every path under /ui/ is a file of the console. */
+    if (strncmp(path, "/ui/", 4) == 0)
+        path = "/ui/";
     size_t plen = strlen(path);
     /* A trailing slash names the same resource ("/write/"). */
     if (plen > 1 && path[plen - 1] == '/')

@@ -303,6 +303,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         const char *allow = NULL;
         const struct route *route = route_find(method, url, &allow);
         req = req_new(route);
+        req->url = url;
         *con_cls = req;
         guard_headers_done(con);
         atomic_fetch_add(&server.in_flight, 1);

@@ -38,6 +38,7 @@ enum route_id {
     ROUTE_SQL,
     ROUTE_INFLUXQL,
     ROUTE_TAIL,
+    ROUTE_UI,
     ROUTE_NOT_FOUND,
     ROUTE_BAD_METHOD,
     ROUTE_COUNT
@@ -57,6 +58,7 @@ struct srv_req {
     void *ctx;
     void (*ctx_free)(void *ctx);
     const struct cfg_token *token; /* authenticated token, NULL if none */
+    const char *url;               /* the request's path (MHD's, valid until it completes) */
 };
 
 /* Status codes counted per route in /metrics. */
