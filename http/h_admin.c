@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "http/handlers.h"
 #include "http/reply.h"
+#include "http/syslog_listen.h"
 #include "query/query.h"
 #include "store/store.h"
 
@@ -125,6 +126,7 @@ enum MHD_Result h_metrics(struct MHD_Connection *con, struct srv_req *req, const
     metrics_http(&out);
     metrics_jemalloc(&out);
     h_write_metrics(&out);
+    syslog_listen_metrics(&out);
     query_metrics(&out);
     if (server.store)
         store_metrics(server.store, &out);
