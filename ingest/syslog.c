@@ -466,37 +466,66 @@ static bool two_digits(struct cur *c, unsigned max, unsigned *out)
     return number(c, 2, out) && c->pos - start == 2 && *out <= max;
 }
 
+/* "hh:mm:ss" and an optional fraction (ns; digits past 9 are ignored). */
+static bool clock_time(struct cur *c, unsigned *h, unsigned *m, unsigned *s, int64_t *frac)
+{
+    if (!two_digits(c, 23, h) || !eat(c, ':') || !two_digits(c, 59, m) || !eat(c, ':') ||
+        !two_digits(c, 60, s))
+        return false;
+    *frac = 0;
+    if (!eat(c, '.'))
+        return true;
+    int64_t scale = NSEC;
+    size_t start = c->pos;
+    while (!at_end(c) && c->s[c->pos] >= '0' && c->s[c->pos] <= '9') {
+        if (c->pos - start < 9) {
+            scale /= 10;
+            *frac += (c->s[c->pos] - '0') * scale;
+        }
+        c->pos++;
+    }
+    return c->pos > start;
+}
+
 /* "Mmm dd hh:mm:ss" (the day space-padded or not, an optional fraction)
  * in local time. */
 static bool bsd_time(struct syslog_parser *p, struct cur *c, int64_t now_ns, int64_t *ts)
 {
     int mon;
     unsigned day, h, m, s;
+    int64_t frac;
     if (!month(c, &mon) || !eat(c, ' '))
         return false;
     eat(c, ' ');
     if (!number(c, 2, &day) || day < 1 || day > 31 || !eat(c, ' '))
         return false;
-    if (!two_digits(c, 23, &h) || !eat(c, ':') || !two_digits(c, 59, &m) || !eat(c, ':') ||
-        !two_digits(c, 60, &s))
+    if (!clock_time(c, &h, &m, &s, &frac))
         return false;
-    int64_t frac = 0;
-    if (eat(c, '.')) {
-        int64_t scale = NSEC;
-        size_t start = c->pos;
-        while (!at_end(c) && c->s[c->pos] >= '0' && c->s[c->pos] <= '9') {
-            if (c->pos - start < 9) {
-                scale /= 10;
-                frac += (c->s[c->pos] - '0') * scale;
-            }
-            c->pos++;
-        }
-        if (c->pos == start)
-            return false;
-    }
     now_local(p, now_ns);
     int64_t secs;
     if (!local_seconds(p, guess_year(p, mon), mon, day, h, m, s, &secs))
+        return false;
+    *ts = secs * NSEC + frac;
+    return true;
+}
+
+/* An RFC 3339 stamp in a BSD header (rsyslog takes it too, and syslog-ng's
+ * loggen sends it): with a zone as given, without one in local time. */
+static bool iso_time(struct syslog_parser *p, struct cur *c, int64_t *ts)
+{
+    struct slice t;
+    if (!token(c, 64, &t) || t.len < 19 || t.ptr[4] != '-' || t.ptr[10] != 'T')
+        return false;
+    if (time_parse_rfc3339(t.ptr, t.len, ts) == 0)
+        return true;
+    struct cur d = {t.ptr, 0, t.len};
+    unsigned year, mon, day, h, m, s;
+    int64_t frac, secs;
+    if (!number(&d, 4, &year) || d.pos != 4 || !eat(&d, '-') || !two_digits(&d, 12, &mon) ||
+        mon == 0 || !eat(&d, '-') || !two_digits(&d, 31, &day) || day == 0 || !eat(&d, 'T') ||
+        !clock_time(&d, &h, &m, &s, &frac) || !at_end(&d) || year < 1678 || year > 2261)
+        return false;
+    if (!local_seconds(p, (int)year, (int)mon - 1, day, h, m, s, &secs))
         return false;
     *ts = secs * NSEC + frac;
     return true;
@@ -538,7 +567,8 @@ static bool parse_3164(struct syslog_parser *p, struct cur *c, unsigned prival, 
                        const char *peer, struct event *ev)
 {
     ev->has_ts = true;
-    if (!bsd_time(p, c, now_ns, &ev->ts) || !eat(c, ' '))
+    bool is_iso = peek(c) >= '0' && peek(c) <= '9';
+    if (!(is_iso ? iso_time(p, c, &ev->ts) : bsd_time(p, c, now_ns, &ev->ts)) || !eat(c, ' '))
         return false;
     struct slice hostname = {NULL, 0};
     if (!looks_like_tag(c)) {
@@ -601,12 +631,16 @@ enum syslog_kind syslog_parse(struct syslog_parser *p, const char *msg, size_t l
     buf_reset(&p->text);
     memset(ev, 0, sizeof *ev);
     if (pri(&c, &prival)) {
-        if (peek(&c) >= '1' && peek(&c) <= '9') {
-            if (parse_5424(p, &c, prival, now_ns, peer, ev))
-                return SYSLOG_5424;
-        } else if (parse_3164(p, &c, prival, now_ns, peer, ev)) {
+        /* "<PRI>1 " is RFC 5424; a digit may also start a BSD header's
+         * RFC 3339 stamp */
+        size_t after = c.pos;
+        if (parse_5424(p, &c, prival, now_ns, peer, ev))
+            return SYSLOG_5424;
+        p->ntags = 0;
+        buf_reset(&p->text);
+        c.pos = after;
+        if (parse_3164(p, &c, prival, now_ns, peer, ev))
             return SYSLOG_3164;
-        }
     }
     unparsed(p, whole, now_ns, peer, ev);
     if (event_check_names(&p->lim, ev->host, ev->name)) {

@@ -139,7 +139,17 @@ static const struct msg_case cases_3164[] = {
      "3164 a|host1|facility=user;level=notice|msg:S\"\"|1795545612000000000"},
     {B("<13>Nov 24 18:40:12 host1 a[: x"),
      "3164 syslog|host1|facility=user;level=notice|msg:S\"a[: x\"|1795545612000000000"},
+    /* an RFC 3339 stamp in a BSD header (syslog-ng's loggen): as given, or
+     * local time without a zone */
+    {B("<38>2026-11-24T18:40:12 localhost prg00000[1234]: seq: 1"),
+     "3164 prg00000|localhost|facility=auth;level=info;procid=1234|msg:S\"seq: 1\"|"
+     "1795545612000000000"},
+    {B("<38>2026-11-24T19:40:12.5+01:00 h a: x"),
+     "3164 a|h|facility=auth;level=info|msg:S\"x\"|1795545612500000000"},
     /* shapes that are no RFC 3164: stored whole */
+    {B("<38>2026-11-24 18:40:12 h a: x"), WHOLE("<38>2026-11-24 18:40:12 h a: x")},
+    {B("<38>2026-13-24T18:40:12 h a: x"), WHOLE("<38>2026-13-24T18:40:12 h a: x")},
+    {B("<38>2026-11-24T18:40 h a: x"), WHOLE("<38>2026-11-24T18:40 h a: x")},
     {B("<13>Feb 30 18:40:12 h a: x"), WHOLE("<13>Feb 30 18:40:12 h a: x")},
     {B("<13>Nov 24 25:40:12 h a: x"), WHOLE("<13>Nov 24 25:40:12 h a: x")},
     {B("<13>Nov 24 18:60:12 h a: x"), WHOLE("<13>Nov 24 18:60:12 h a: x")},
