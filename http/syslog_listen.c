@@ -31,6 +31,7 @@
 
 #define READ_BYTES (64 * 1024)
 #define UDP_BYTES 65536
+#define UDP_RCVBUF (8 << 20)
 #define BATCH_BYTES (1u << 20)
 #define BUSY_RETRIES 100 /* store back-pressure: retries 20 ms apart */
 #define DRAIN_BYTES (16u << 20)
@@ -440,10 +441,11 @@ static bool udp_one(struct udp_state *s, int flags)
         s->last_len = mh.msg_namelen;
         peer_name(&ss, s->peer, sizeof s->peer);
     }
-    if (n == 0)
+    struct slice m = syslog_unframe(s->rbuf, (size_t)n);
+    if (m.len == 0)
         reject(&s->w, R_BAD_MESSAGE, 1);
     else
-        worker_message(&s->w, s->rbuf, (size_t)n);
+        worker_message(&s->w, m.ptr, m.len);
     return true;
 }
 
@@ -495,6 +497,13 @@ static int open_socket(const char *listen_at, int type, char *where, size_t wn)
     int one = 1;
     if (fd >= 0)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd >= 0 && type == SOCK_DGRAM) {
+        /* UDP has no flow control: a burst waits in the socket buffer.
+         * Beyond net.core.rmem_max only root may ask (FORCE). */
+        int bytes = UDP_RCVBUF;
+        if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    }
     if (fd >= 0 && (bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
                     (type == SOCK_STREAM && listen(fd, 128) != 0))) {
         close(fd);

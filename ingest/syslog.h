@@ -93,6 +93,10 @@ size_t syslog_frame_next(struct syslog_framer *f, const char *data, size_t len,
  * SYSLOG_FRAME_CUT for an octet-counted frame cut short, or NONE. */
 enum syslog_frame_kind syslog_frame_finish(struct syslog_framer *f, struct slice *msg);
 
+/* A datagram "LEN SP MSG" whose LEN is the length of MSG (syslog-ng's
+ * loggen frames its UDP messages so) is MSG; any other is itself. */
+struct slice syslog_unframe(const char *data, size_t len);
+
 /* --- rows ----------------------------------------------------------------- */
 
 struct store_db;

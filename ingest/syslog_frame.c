@@ -128,3 +128,16 @@ enum syslog_frame_kind syslog_frame_finish(struct syslog_framer *f, struct slice
         return SYSLOG_FRAME_CUT;
     return SYSLOG_FRAME_NONE;
 }
+
+struct slice syslog_unframe(const char *data, size_t len)
+{
+    size_t i = 0;
+    uint64_t n = 0;
+    while (i < len && i < MAX_LEN_DIGITS && data[i] >= '0' && data[i] <= '9') {
+        n = n * 10 + (uint64_t)(data[i] - '0');
+        i++;
+    }
+    if (i == 0 || data[0] == '0' || i >= len || data[i] != ' ' || n != len - i - 1)
+        return slice_make(data, len);
+    return slice_make(data + i + 1, len - i - 1);
+}

@@ -403,6 +403,25 @@ static void test_framer(void **state)
     buf_destroy(&out);
 }
 
+static void test_unframe(void **state)
+{
+    (void)state;
+    struct {
+        const char *in, *want;
+    } cases[] = {
+        {"5 hello", "hello"},   {"5 hell", "5 hell"},
+        {"6 hello", "6 hello"}, {"05 hello", "05 hello"},
+        {"5hello", "5hello"},   {"<13>1 - h a - - - x", "<13>1 - h a - - - x"},
+        {"1 ", "1 "},           {"0 ", "0 "},
+        {"12", "12"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct slice m = syslog_unframe(cases[i].in, strlen(cases[i].in));
+        assert_int_equal(m.len, strlen(cases[i].want));
+        assert_memory_equal(m.ptr, cases[i].want, m.len);
+    }
+}
+
 int main(void)
 {
     (void)render_result;
@@ -412,7 +431,7 @@ int main(void)
         cmocka_unit_test(test_rfc5424),    cmocka_unit_test(test_rfc3164),
         cmocka_unit_test(test_year_guess), cmocka_unit_test(test_local_zone),
         cmocka_unit_test(test_mapping),    cmocka_unit_test(test_names),
-        cmocka_unit_test(test_framer),
+        cmocka_unit_test(test_framer),     cmocka_unit_test(test_unframe),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
