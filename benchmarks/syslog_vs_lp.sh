@@ -24,7 +24,7 @@ http=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/l
 sl=$(sed -n 's/.*syslog: listening on tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log")
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; logbucketd pid $pid, http $http, syslog tcp $sl; $events events, $conns connections"
 "$top/build/bench/ingest_bench" --port "$http" --db lpbench --events "$events" --batch 5000 \
-    --conns "$conns" --server-pid "$pid" | grep -v '^settled'
+    --conns "$conns" --server-pid "$pid"
 "$top/build/bench/syslog_bench" --port "$sl" --http-port "$http" --events "$events" \
     --conns "$conns" --server-pid "$pid"
 "$top/build/bench/syslog_bench" --port "$sl" --http-port "$http" --events "$events" \
