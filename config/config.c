@@ -760,11 +760,30 @@ static int validate_syslog_addr(const struct config *c, const char *key, const c
     return rc;
 }
 
+/* The store's rule for database names (store/store.h STORE_DB_NAME_RULE). */
+static bool db_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || s[0] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+            return false;
+    return true;
+}
+
 static int validate_syslog(const struct config *c, struct buf *err)
 {
     int rc = validate_syslog_addr(c, "syslog_tcp_listen", c->syslog_tcp_listen, err);
     if (validate_syslog_addr(c, "syslog_udp_listen", c->syslog_udp_listen, err) != ERR_OK)
         rc = ERR_INVAL;
+    if (c->syslog_db && !db_name_ok(c->syslog_db)) {
+        buf_printf(err,
+                   "syslog_db = \"%s\": a database name is 1 to 64 of A-Z a-z 0-9 _ - ., not "
+                   "starting with .\n",
+                   c->syslog_db);
+        rc = ERR_INVAL;
+    }
     return rc;
 }
 

@@ -35,6 +35,7 @@
 #define BATCH_BYTES (1u << 20)
 #define BUSY_RETRIES 100 /* store back-pressure: retries 20 ms apart */
 #define DRAIN_BYTES (16u << 20)
+#define CONN_STACK_BYTES (512 * 1024)
 
 enum transport { T_TCP, T_UDP, T_COUNT };
 static const char *transport_names[T_COUNT] = {"tcp", "udp"};
@@ -75,7 +76,7 @@ static struct {
     pthread_mutex_t lock; /* guards conns */
     struct conn *conns;
     atomic_int nconns;
-    atomic_uint_fast64_t connections_total, idle_closes;
+    atomic_uint_fast64_t connections_total, idle_closes, store_failures;
     atomic_uint_fast64_t messages[T_COUNT][K_COUNT];
     atomic_uint_fast64_t rows[T_COUNT], bytes[T_COUNT], batches[T_COUNT];
     atomic_uint_fast64_t rejects[T_COUNT][R_COUNT];
@@ -163,8 +164,12 @@ static void worker_flush(struct worker *w)
         atomic_fetch_add(&sl.batches[w->t], 1);
         return;
     }
-    log_warn("syslog %s: %zu messages for database %s not stored: %s", transport_names[w->t], rows,
-             sl.cfg->syslog_db, err_name(rc));
+    /* the first failure, then every 1000th: a full disk must not flood the log */
+    uint64_t nth = atomic_fetch_add(&sl.store_failures, 1);
+    if (nth % 1000 == 0)
+        log_warn("syslog %s: %zu messages for database %s not stored: %s (failure %llu)",
+                 transport_names[w->t], rows, sl.cfg->syslog_db, err_name(rc),
+                 (unsigned long long)nth + 1);
     reject(w, R_STORE, rows);
     syslog_batch_clear(w->batch);
 }
@@ -379,7 +384,13 @@ static void tcp_accept_one(void)
     c->fd = fd;
     peer_name(&ss, c->peer, sizeof c->peer);
     atomic_fetch_add(&sl.nconns, 1);
-    if (pthread_create(&c->thread, NULL, tcp_conn_main, c) != 0) {
+    /* a connection's thread needs little stack: 256 connections stay cheap */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, CONN_STACK_BYTES);
+    int rc = pthread_create(&c->thread, &attr, tcp_conn_main, c);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
         atomic_fetch_sub(&sl.nconns, 1);
         close(fd);
         free(c);
@@ -543,12 +554,35 @@ static int start_one(const char *listen_at, int type, int *fd, pthread_t *th, vo
     return ERR_OK;
 }
 
+/* The configured event names must be row keys: refused at the start,
+ * not message by message. */
+static bool names_ok(const struct config *cfg)
+{
+    struct event_limits lim;
+    event_limits_default(&lim);
+    lim.max_key_bytes = (size_t)cfg->max_key_bytes;
+    const char *names[] = {cfg->syslog_event, cfg->syslog_default_event};
+    for (size_t i = 0; i < 2; i++) {
+        if (!names[i] || (i == 0 && !*names[i]))
+            continue;
+        const char *why = event_check_names(&lim, slice_cstr(""), slice_cstr(names[i]));
+        if (why) {
+            log_error("syslog: %s = \"%s\": %s", i ? "syslog_default_event" : "syslog_event",
+                      names[i], why);
+            return false;
+        }
+    }
+    return true;
+}
+
 int syslog_listen_start(const struct config *cfg, struct store *store)
 {
     bool tcp = cfg->syslog_tcp_listen && *cfg->syslog_tcp_listen;
     bool udp = cfg->syslog_udp_listen && *cfg->syslog_udp_listen;
     if (!tcp && !udp)
         return ERR_OK;
+    if (!names_ok(cfg))
+        return ERR_INVAL;
     sl.cfg = cfg;
     sl.store = store;
     sl.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

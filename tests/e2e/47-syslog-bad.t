@@ -15,7 +15,9 @@ test_expect_success 'a listener beyond loopback needs a token or insecure' '
     grep -q "syslog_tcp_listen = \"0.0.0.0:5514\" is reachable beyond loopback" err &&
     test_must_fail "$LOGBUCKETD" --set syslog_udp_listen=nohost --check-config 2>err &&
     grep -q "syslog_udp_listen" err &&
-    "$LOGBUCKETD" --set syslog_udp_listen=0.0.0.0:5514 --set insecure=true --check-config
+    "$LOGBUCKETD" --set syslog_udp_listen=0.0.0.0:5514 --set insecure=true --check-config &&
+    test_must_fail "$LOGBUCKETD" --set syslog_db=.hidden --check-config 2>err &&
+    grep -q "syslog_db = \".hidden\": a database name is" err
 '
 
 test_expect_success 'start with small limits' '
