@@ -183,7 +183,7 @@ static const struct option options[] = {
      0, NULL,
      "Longest syslog message; a longer one is dropped and counted (RFC 5424 asks for at least "
      "480 bytes; a UDP datagram holds at most 65507)."},
-    {"syslog_batch_rows", OPT_INT, FIELD(syslog_batch_rows), "1000", 1, 100000, 0, NULL,
+    {"syslog_batch_rows", OPT_INT, FIELD(syslog_batch_rows), "5000", 1, 100000, 0, NULL,
      "Syslog messages a connection gathers before writing them as one batch."},
     {"syslog_flush_interval", OPT_DURATION, FIELD(syslog_flush_interval_ns), "10ms", MS, 10 * SEC,
      0, NULL,

@@ -72,7 +72,7 @@ struct config {
     int64_t syslog_max_connections;    /* 256 */
     int64_t syslog_idle_timeout_ns;    /* 5m */
     uint64_t syslog_max_message_bytes; /* 64KiB */
-    int64_t syslog_batch_rows;         /* 1000 */
+    int64_t syslog_batch_rows;         /* 5000 */
     int64_t syslog_flush_interval_ns;  /* 10ms */
 };
 

@@ -32,7 +32,7 @@
 #define READ_BYTES (64 * 1024)
 #define UDP_BYTES 65536
 #define UDP_RCVBUF (8 << 20)
-#define BATCH_BYTES (1u << 20)
+#define BATCH_BYTES (4u << 20)
 #define BUSY_RETRIES 100 /* store back-pressure: retries 20 ms apart */
 #define DRAIN_BYTES (16u << 20)
 #define CONN_STACK_BYTES (512 * 1024)
@@ -397,6 +397,7 @@ static void tcp_accept_one(void)
         atomic_fetch_add(&sl.rejects[T_TCP][R_REFUSED], 1);
         return;
     }
+    pthread_setname_np(c->thread, "lb-syslog-conn");
     atomic_fetch_add(&sl.connections_total, 1);
     pthread_mutex_lock(&sl.lock);
     c->next = sl.conns;
@@ -549,6 +550,7 @@ static int start_one(const char *listen_at, int type, int *fd, pthread_t *th, vo
         *fd = -1;
         return ERR_NOMEM;
     }
+    pthread_setname_np(*th, type == SOCK_STREAM ? "lb-syslog-tcp" : "lb-syslog-udp");
     *started = true;
     log_info("syslog: listening on %s://%s (database %s)", name, where, sl.cfg->syslog_db);
     return ERR_OK;

@@ -3,7 +3,7 @@
  * unless syslog_tcp_listen / syslog_udp_listen are set. Messages are parsed
  * by ingest/syslog.h and written to syslog_db in bounded batches: per TCP
  * connection, and one for the UDP socket, each written when it holds
- * syslog_batch_rows rows (or 1 MiB) or its oldest row has waited
+ * syslog_batch_rows rows (or 4 MiB) or its oldest row has waited
  * syslog_flush_interval, through store_write (durable under wal_sync).
  *
  * Threads: one accepting TCP connections, one per TCP connection (at most
