@@ -262,7 +262,7 @@ static int run(const struct opts *o)
         rows = rows_written(o->http_port);
         if (rows >= rows0 + (int64_t)sent)
             break;
-        struct timespec ts = {0, 10 * 1000 * 1000};
+        struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     double el = bh_now() - t0;
