@@ -99,10 +99,19 @@ test_expect_success 'the host index finds the messages of a host' '
     test "$(sl_count "SELECT COUNT(*) FROM syslog WHERE host = '"'"'$host'"'"' AND event = '"'"'nlapp'"'"'")" = 500
 '
 
+test_expect_success 'an exact duplicate is one row; any difference is another' '
+    dup="<13>1 2026-01-02T03:04:05.000006Z h1 dupapp - - - same text" &&
+    printf "%s\n%s\n%s\n" "$dup" "$dup" "$dup." >dups &&
+    "$LB_TOP/tests/e2e/syslog-send.pl" tcp "$SL_TCP" dups &&
+    sl_wait_count "SELECT /*+ full_scan */ COUNT(*) FROM syslog WHERE event = '"'"'dupapp'"'"'" 2 &&
+    sleep 0.2 &&
+    test "$(sl_count "SELECT /*+ full_scan */ COUNT(*) FROM syslog WHERE event = '"'"'dupapp'"'"'")" = 2
+'
+
 test_expect_success 'metrics count messages, rows, bytes and connections' '
-    test "$(sl_metric "logbucket_syslog_rows_total{transport=\"tcp\"}")" = 802 &&
+    test "$(sl_metric "logbucket_syslog_rows_total{transport=\"tcp\"}")" = 805 &&
     test "$(sl_metric "logbucket_syslog_rows_total{transport=\"udp\"}")" = 100 &&
-    test "$(sl_metric "logbucket_syslog_messages_total{transport=\"tcp\",format=\"rfc5424\"}")" = 301 &&
+    test "$(sl_metric "logbucket_syslog_messages_total{transport=\"tcp\",format=\"rfc5424\"}")" = 304 &&
     test "$(sl_metric "logbucket_syslog_messages_total{transport=\"tcp\",format=\"rfc3164\"}")" = 501 &&
     test "$(sl_metric "logbucket_syslog_messages_total{transport=\"udp\",format=\"rfc3164\"}")" = 50 &&
     test "$(sl_metric "logbucket_syslog_bytes_total{transport=\"tcp\"}")" -gt 20000 &&
@@ -113,7 +122,7 @@ test_expect_success 'metrics count messages, rows, bytes and connections' '
 test_expect_success 'a written message survives kill -9' '
     lb_kill9 &&
     sl_start &&
-    test "$(sl_count "SELECT /*+ full_scan */ COUNT(*) FROM syslog")" = 902
+    test "$(sl_count "SELECT /*+ full_scan */ COUNT(*) FROM syslog")" = 904
 '
 
 # A stop writes what the listeners hold: with a 10 s flush interval and a
