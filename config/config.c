@@ -59,6 +59,7 @@ static const struct enum_name wal_sync_names[] = {{"always", CFG_WAL_ALWAYS},
                                                   {"none", CFG_WAL_NONE},
                                                   {NULL, 0}};
 static const struct enum_name ts_order_names[] = {{"desc", 1}, {"asc", 0}, {NULL, 0}};
+static const struct enum_name syslog_host_names[] = {{"hostname", 0}, {"peer", 1}, {NULL, 0}};
 static const struct enum_name log_level_names[] = {{"debug", LOG_DEBUG},
                                                    {"info", LOG_INFO},
                                                    {"warn", LOG_WARN},
@@ -176,6 +177,37 @@ static const struct option options[] = {
     {"tail_keepalive", OPT_DURATION, FIELD(tail_keepalive_ns), "15s", 100 * MS, DAY, 0, NULL,
      "A live tail stream idle this long gets a keep-alive (SSE comment, NDJSON heartbeat "
      "object), so that proxies keep it open; at most half of request_timeout."},
+    {"syslog_tcp_listen", OPT_STRING, FIELD(syslog_tcp_listen), "", 0, MAX_STRING, 0, NULL,
+     "Address and port of the syslog TCP listener (newline or octet-counted framing), e.g. "
+     "127.0.0.1:6514; empty turns it off. Beyond loopback a token (or insecure = true) is "
+     "required, as for listen."},
+    {"syslog_udp_listen", OPT_STRING, FIELD(syslog_udp_listen), "", 0, MAX_STRING, 0, NULL,
+     "Address and port of the syslog UDP listener (one message per datagram); empty turns it "
+     "off. Same rule beyond loopback."},
+    {"syslog_db", OPT_STRING, FIELD(syslog_db), "syslog", 0, 64, CFG_NONEMPTY, NULL,
+     "Database of syslog messages, created on the first write like any database."},
+    {"syslog_event", OPT_STRING, FIELD(syslog_event), "", 0, MAX_STRING, 0, NULL,
+     "Event name of every syslog message (the app-name is then kept as tag appname); empty "
+     "takes each message's app-name (RFC 3164: its tag)."},
+    {"syslog_default_event", OPT_STRING, FIELD(syslog_default_event), "syslog", 0, MAX_STRING,
+     CFG_NONEMPTY, NULL, "Event name of a syslog message without app-name or tag."},
+    {"syslog_host", OPT_ENUM, FIELD(syslog_host_peer), "hostname", 0, 0, 0, syslog_host_names,
+     "Host of a syslog message: hostname (its HOSTNAME; the sender's address without one) or "
+     "peer (always the sender's address)."},
+    {"syslog_max_connections", OPT_INT, FIELD(syslog_max_connections), "256", 1, 100000, 0, NULL,
+     "Open syslog TCP connections at most; more are closed at once and counted."},
+    {"syslog_idle_timeout", OPT_DURATION, FIELD(syslog_idle_timeout_ns), "5m", SEC, 7 * DAY, 0,
+     NULL, "A syslog TCP connection that sends nothing for this long is closed."},
+    {"syslog_max_message_bytes", OPT_SIZE, FIELD(syslog_max_message_bytes), "64KiB", 480, 16 * MIB,
+     0, NULL,
+     "Longest syslog message; a longer one is dropped and counted (RFC 5424 asks for at least "
+     "480 bytes; a UDP datagram holds at most 65507)."},
+    {"syslog_batch_rows", OPT_INT, FIELD(syslog_batch_rows), "5000", 1, 100000, 0, NULL,
+     "Syslog messages a connection gathers before writing them as one batch."},
+    {"syslog_flush_interval", OPT_DURATION, FIELD(syslog_flush_interval_ns), "10ms", MS, 10 * SEC,
+     0, NULL,
+     "Longest time a received syslog message waits in its connection's batch before it is "
+     "written (what a crash may lose besides)."},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -724,6 +756,56 @@ static int validate_tokens(const struct config *c, struct buf *err)
     return rc;
 }
 
+/* The syslog listen addresses, when set, follow the rules of listen. */
+static int validate_syslog_addr(const struct config *c, const char *key, const char *v,
+                                struct buf *err)
+{
+    struct cfg_addr a;
+    struct buf why = BUF_INIT;
+    int rc = ERR_OK;
+    if (!v || !*v) {
+        rc = ERR_OK;
+    } else if (cfg_parse_listen(v, &a, &why) != ERR_OK) {
+        buf_printf(err, "%s = \"%s\": %s\n", key, v, buf_cstr(&why));
+        rc = ERR_INVAL;
+    } else if (!cfg_addr_is_loopback(&a) && c->ntokens == 0 && !c->insecure) {
+        buf_printf(err,
+                   "%s = \"%s\" is reachable beyond loopback and no token is configured "
+                   "(syslog itself carries none): add a token line, or set insecure = true\n",
+                   key, v);
+        rc = ERR_INVAL;
+    }
+    buf_destroy(&why);
+    return rc;
+}
+
+/* The store's rule for database names (store/store.h STORE_DB_NAME_RULE). */
+static bool db_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || s[0] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+            return false;
+    return true;
+}
+
+static int validate_syslog(const struct config *c, struct buf *err)
+{
+    int rc = validate_syslog_addr(c, "syslog_tcp_listen", c->syslog_tcp_listen, err);
+    if (validate_syslog_addr(c, "syslog_udp_listen", c->syslog_udp_listen, err) != ERR_OK)
+        rc = ERR_INVAL;
+    if (c->syslog_db && !db_name_ok(c->syslog_db)) {
+        buf_printf(err,
+                   "syslog_db = \"%s\": a database name is 1 to 64 of A-Z a-z 0-9 _ - ., not "
+                   "starting with .\n",
+                   c->syslog_db);
+        rc = ERR_INVAL;
+    }
+    return rc;
+}
+
 /* Re-checks each value's own rules, for structs changed by hand. */
 static int validate_values(const struct config *c, struct buf *err)
 {
@@ -782,6 +864,8 @@ int cfg_validate(const struct config *c, struct buf *err)
         buf_puts(err, "tls_cert and tls_key go together: set both (HTTPS) or neither (HTTP)\n");
         rc = ERR_INVAL;
     }
+    if (validate_syslog(c, err) != ERR_OK)
+        rc = ERR_INVAL;
     return rc;
 }
 

@@ -68,6 +68,18 @@ struct config {
     int64_t max_tail_clients;   /* 256 */
     uint64_t tail_buffer_bytes; /* 1MiB */
     int64_t tail_keepalive_ns;  /* 15s (key: tail_keepalive) */
+    /* syslog listeners (http/syslog.c); "" = off */
+    char *syslog_tcp_listen;
+    char *syslog_udp_listen;
+    char *syslog_db;                   /* "syslog" */
+    char *syslog_event;                /* "" = the app-name */
+    char *syslog_default_event;        /* "syslog" */
+    bool syslog_host_peer;             /* key syslog_host = hostname|peer; hostname */
+    int64_t syslog_max_connections;    /* 256 */
+    int64_t syslog_idle_timeout_ns;    /* 5m */
+    uint64_t syslog_max_message_bytes; /* 64KiB */
+    int64_t syslog_batch_rows;         /* 5000 */
+    int64_t syslog_flush_interval_ns;  /* 10ms */
 };
 
 /* What the command line asked for besides options. config_path borrows

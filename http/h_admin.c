@@ -13,6 +13,7 @@
 #include "http/guard.h"
 #include "http/handlers.h"
 #include "http/reply.h"
+#include "http/syslog_listen.h"
 #include "query/query.h"
 #include "store/store.h"
 
@@ -149,6 +150,7 @@ enum MHD_Result h_metrics(struct MHD_Connection *con, struct srv_req *req, const
     metrics_http(&out);
     metrics_jemalloc(&out);
     h_write_metrics(&out);
+    syslog_listen_metrics(&out);
     query_metrics(&out);
     h_tail_metrics(&out);
     if (server.store)

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "config/config.h"
 #include "http/server.h"
+#include "http/syslog_listen.h"
 #include "store/store.h"
 
 static enum store_wal_sync wal_sync_of(enum cfg_wal_sync s)
@@ -117,8 +118,15 @@ int main(int argc, char **argv)
         cfg_destroy(&cfg);
         return 1;
     }
+    if (syslog_listen_start(&cfg, store) != ERR_OK) {
+        srv_stop(cfg.request_timeout_ns);
+        store_close(store);
+        cfg_destroy(&cfg);
+        return 1;
+    }
     int sig = wait_for_signal();
     log_info("received %s: finishing requests in flight", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    syslog_listen_stop();
     srv_stop(cfg.request_timeout_ns);
     store_close(store);
     log_info("logbucketd stopped");

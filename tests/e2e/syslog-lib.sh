@@ -1,0 +1,65 @@
+# Helpers of the syslog end-to-end tests, sourced after lib.sh: the daemon
+# with both syslog listeners on kernel-chosen loopback ports (read from its
+# "syslog: listening on" log lines), SQL counts, /metrics values.
+#
+#   sl_start [daemon args...]   lb_start with the listeners; sets SL_TCP, SL_UDP
+#   sl_count STATEMENT          prints N of {"count":N}
+#   sl_wait_count STATEMENT N   waits (10 s at most) until the count is N
+#   sl_metric 'NAME{LABELS}'    prints the value of a /metrics line (0 if none)
+
+sl_ports() {
+    SL_TCP=$(sed -n 's/.*syslog: listening on tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$LB_LOG.new" | tail -n 1)
+    SL_UDP=$(sed -n 's/.*syslog: listening on udp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$LB_LOG.new" | tail -n 1)
+    test -n "$SL_TCP" && test -n "$SL_UDP"
+}
+
+sl_start() {
+    lb_start --set syslog_tcp_listen=127.0.0.1:0 --set syslog_udp_listen=127.0.0.1:0 "$@" &&
+    sl_ports
+}
+
+sl_sql() { lb_req POST /api/v1/sql -H "Content-Type: text/plain" --data-binary "$1"; }
+
+sl_count() {
+    code=$(sl_sql "$1")
+    if test "$code" != 200; then
+        echo "$1: HTTP $code $(cat body)" >&2
+        return 1
+    fi
+    sed -n 's/^{"count":\([0-9]*\)}$/\1/p' body
+}
+
+sl_wait_count() {
+    n=0
+    while test $n -lt 100; do
+        got=$(sl_count "$1") || got=
+        test "$got" = "$2" && return 0
+        sleep 0.1
+        n=$((n + 1))
+    done
+    echo "$1: $got rows, want $2" >&2
+    return 1
+}
+
+sl_metric() {
+    curl -s "$LB_URL/metrics" >metrics.txt &&
+    awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' metrics.txt
+}
+
+# diag TEXT: a TAP comment, shown by prove -v even when the test is quiet
+diag() { printf '%s\n' "$*" | sed 's/^/# /' >&5; }
+
+# sl_rows STATEMENT: the rows with ts replaced by TS (compared whole)
+sl_rows() {
+    code=$(sl_sql "$1") && test "$code" = 200 &&
+    sed 's/^{"ts":[0-9]*,/{"ts":TS,/' body
+}
+
+# sl_ts_within STATEMENT LO HI: every row's ts (ns) is in [LO, HI] seconds
+sl_ts_within() {
+    code=$(sl_sql "$1") && test "$code" = 200 &&
+    sed -n 's/^{"ts":\([0-9]*\),.*/\1/p' body >ts.txt &&
+    test -s ts.txt &&
+    awk -v lo="$2" -v hi="$3" '{ s = substr($1, 1, length($1) - 9) + 0; if (s < lo || s > hi) bad++ }
+        END { exit bad ? 1 : 0 }' ts.txt
+}
