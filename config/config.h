@@ -61,7 +61,13 @@ struct config {
     int log_level;                       /* enum log_level of config/log.h; debug|info|warn|error */
     struct cfg_token *tokens;            /* owned array of ntokens */
     size_t ntokens;
-    bool insecure; /* false */
+    bool insecure;               /* false */
+    char *es_database;           /* "logs": database of /_bulk */
+    char *es_timestamp_field;    /* "@timestamp" */
+    char *es_host_fields;        /* "host.name,host,hostname" */
+    char *es_event_fields;       /* "event.dataset,service.name" */
+    bool es_event_from_document; /* false: the index is the event */
+    char *es_message_field;      /* "message" */
 };
 
 /* What the command line asked for besides options. config_path borrows

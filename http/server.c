@@ -36,6 +36,7 @@ static void req_free(struct srv_req *req)
         return;
     if (req->ctx_free)
         req->ctx_free(req->ctx);
+    free(req->path);
     free(req);
 }
 
@@ -287,6 +288,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         const char *allow = NULL;
         const struct route *route = route_find(method, url, &allow);
         req = req_new(route);
+        req->path = xstrdup(url);
+        snprintf(req->method, sizeof req->method, "%s", method);
         *con_cls = req;
         atomic_fetch_add(&server.in_flight, 1);
         if (!req_admit(con, req, route, method, allow, args_dropped))

@@ -234,6 +234,7 @@ size_t event_feed_next(struct event_feed *f, const char *data, size_t len, struc
     size_t n = event_lines_next(&f->lines, data, len, &k, &line);
     out->kind = EVENT_NONE;
     out->line_no = f->lines.line_no;
+    out->line = k == EVENT_LINE_OK ? line : slice_make("", 0);
     if (k == EVENT_LINE_TOOLONG) {
         snprintf(f->reason, sizeof f->reason, "line too long (max %zu)", f->lines.max_line);
         out->kind = EVENT_BAD;
@@ -251,6 +252,7 @@ bool event_feed_finish(struct event_feed *f, struct event_result *out)
     if (event_lines_finish(&f->lines, &line) != EVENT_LINE_OK)
         return false;
     out->line_no = f->lines.line_no;
+    out->line = line;
     out->kind = f->parse(f->parser, line.ptr, line.len, &out->ev, &out->reason);
     return out->kind != EVENT_NONE;
 }

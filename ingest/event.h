@@ -69,6 +69,7 @@ struct event_result {
     uint64_t line_no;   /* 1-based, counting every line of the body */
     struct event ev;    /* EVENT_OK; borrowed, valid until the next parser call */
     const char *reason; /* EVENT_BAD; NUL-terminated, valid until the next parser call */
+    struct slice line;  /* the line's text (empty for a line too long); as ev */
 };
 
 /* --- the line splitter -------------------------------------------------- */

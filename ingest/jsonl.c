@@ -210,34 +210,25 @@ static const char *header_keys(struct jsonl_parser *p, json_t *root, struct even
     return event_check_names(&p->lim, ev->host, ev->name);
 }
 
-static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len, struct event *ev)
+/* Flattens every member of p->root into p->fields, except ts, host and
+ * event when skip_header; then points the fields' slices at the finished
+ * buffers and refuses duplicate keys. */
+static const char *flatten_root(struct jsonl_parser *p, bool skip_header)
 {
-    json_error_t jerr;
-    json_decref(p->root);
-    p->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!p->root)
-        return why(p, "invalid JSON: ", jerr.text, strlen(jerr.text));
-    if (!json_is_object(p->root))
-        return "line is not a JSON object";
-    const char *w = header_keys(p, p->root, ev);
-    if (w)
-        return w;
     p->nfields = 0;
     buf_reset(&p->keys);
     buf_reset(&p->strs);
-    const char *k;
+    const char *k, *w;
     json_t *v;
     json_object_foreach(p->root, k, v)
     {
-        if (!strcmp(k, "ts") || !strcmp(k, "host") || !strcmp(k, "event"))
+        if (skip_header && (!strcmp(k, "ts") || !strcmp(k, "host") || !strcmp(k, "event")))
             continue;
         buf_reset(&p->path);
         buf_puts(&p->path, k);
         if ((w = flatten(p, v)))
             return w;
     }
-    if (p->nfields == 0)
-        return "no fields (a row needs at least one besides ts, host and event)";
     for (size_t i = 0; i < p->nfields; i++) {
         size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
         p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
@@ -248,16 +239,196 @@ static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t le
     if (d >= 0)
         return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
                    p->fields[d].key.len);
+    return NULL;
+}
+
+/* Loads the line into p->root; a reason if it is not one JSON object. */
+static const char *load(struct jsonl_parser *p, const char *line, size_t len)
+{
+    json_error_t jerr;
+    json_decref(p->root);
+    p->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!p->root)
+        return why(p, "invalid JSON: ", jerr.text, strlen(jerr.text));
+    if (!json_is_object(p->root))
+        return "line is not a JSON object";
+    return NULL;
+}
+
+static void stamp_if_missing(struct jsonl_parser *p, struct event *ev)
+{
     if (!ev->has_ts && p->stamp) {
         /* only good lines take a stamp */
         ev->ts = event_stamp_next(p->stamp);
         ev->has_ts = true;
     }
+}
+
+static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len, struct event *ev)
+{
+    const char *w = load(p, line, len);
+    if (!w)
+        w = header_keys(p, p->root, ev);
+    if (!w)
+        w = flatten_root(p, true);
+    if (w)
+        return w;
+    if (p->nfields == 0)
+        return "no fields (a row needs at least one besides ts, host and event)";
+    stamp_if_missing(p, ev);
     ev->tags = NULL;
     ev->ntags = 0;
     ev->fields = p->fields;
     ev->nfields = p->nfields;
     return NULL;
+}
+
+/* --- Elasticsearch documents ------------------------------------------- */
+
+/* Index of the field named key[0..n), or -1. */
+static long field_index(const struct jsonl_parser *p, const char *key, size_t n)
+{
+    for (size_t i = 0; i < p->nfields; i++)
+        if (p->fields[i].key.len == n && memcmp(p->fields[i].key.ptr, key, n) == 0)
+            return (long)i;
+    return -1;
+}
+
+static void remove_field(struct jsonl_parser *p, long i)
+{
+    memmove(&p->fields[i], &p->fields[i + 1], (p->nfields - (size_t)i - 1) * sizeof *p->fields);
+    p->nfields--;
+}
+
+/* The first string field named in the comma list keys, removed from the
+ * fields; false if none. */
+static bool take_string(struct jsonl_parser *p, const char *keys, struct slice *out)
+{
+    const char *k = keys ? keys : "";
+    while (*k) {
+        const char *comma = strchr(k, ',');
+        size_t n = comma ? (size_t)(comma - k) : strlen(k);
+        long i = n ? field_index(p, k, n) : -1;
+        if (i >= 0 && p->fields[i].type == REC_STRING) {
+            *out = p->fields[i].v.s;
+            remove_field(p, i);
+            return true;
+        }
+        if (!comma)
+            break;
+        k = comma + 1;
+    }
+    return false;
+}
+
+static bool millis_to_ns(double ms, int64_t *out)
+{
+    double ns = ms * 1e6;
+    if (!(ns >= -9.2e18 && ns <= 9.2e18))
+        return false;
+    *out = (int64_t)ns;
+    return true;
+}
+
+static bool all_digits(struct slice s)
+{
+    size_t i = s.len && s.ptr[0] == '-' ? 1 : 0;
+    if (i == s.len || s.len - i > 18)
+        return false;
+    for (; i < s.len; i++)
+        if (s.ptr[i] < '0' || s.ptr[i] > '9')
+            return false;
+    return true;
+}
+
+/* The timestamp field (RFC 3339 or epoch milliseconds, as a number or a
+ * string of digits), removed from the fields. */
+static const char *take_ts(struct jsonl_parser *p, const char *key, struct event *ev)
+{
+    ev->has_ts = false;
+    long i = key && *key ? field_index(p, key, strlen(key)) : -1;
+    if (i < 0)
+        return NULL;
+    const struct rec_field *f = &p->fields[i];
+    bool ok = false;
+    if (f->type == REC_INT && f->v.i > -9200000000000LL && f->v.i < 9200000000000LL) {
+        ev->ts = f->v.i * 1000000;
+        ok = true;
+    } else if (f->type == REC_FLOAT) {
+        ok = millis_to_ns(f->v.f, &ev->ts);
+    } else if (f->type == REC_STRING && all_digits(f->v.s)) {
+        ok = millis_to_ns((double)strtoll(f->v.s.ptr, NULL, 10), &ev->ts);
+    } else if (f->type == REC_STRING) {
+        ok = time_parse_rfc3339(f->v.s.ptr, f->v.s.len, &ev->ts) == ERR_OK;
+    }
+    if (!ok)
+        return why(p, "bad timestamp (want RFC 3339 or epoch milliseconds) in ", key, strlen(key));
+    ev->has_ts = true;
+    remove_field(p, i);
+    return NULL;
+}
+
+/* The event: the index, unless the map prefers the document's keys and
+ * one is there; without an index, the document's keys. */
+static const char *es_event(struct jsonl_parser *p, const struct jsonl_es_map *m, const char *index,
+                            struct event *ev)
+{
+    bool has_index = index && *index;
+    if ((m->prefer_keys || !has_index) && take_string(p, m->event_keys, &ev->name))
+        return NULL;
+    if (!has_index)
+        return "index is missing: name it in the URL (/{index}/_bulk), in the action's _index, "
+               "or in one of the document's event keys";
+    ev->name = slice_cstr(index);
+    return NULL;
+}
+
+/* msg_key (a string) becomes the field "msg". */
+static void rename_msg(struct jsonl_parser *p, const char *key)
+{
+    long i = key && *key ? field_index(p, key, strlen(key)) : -1;
+    if (i < 0 || p->fields[i].type != REC_STRING || field_index(p, "msg", 3) >= 0)
+        return;
+    p->fields[i].key = slice_make("msg", 3);
+}
+
+static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len, const char *index,
+                            const struct jsonl_es_map *m, struct event *ev)
+{
+    const char *w = load(p, line, len);
+    if (!w)
+        w = flatten_root(p, false);
+    if (!w)
+        w = take_ts(p, m->ts_key, ev);
+    if (w)
+        return w;
+    if (!take_string(p, m->host_keys, &ev->host))
+        ev->host = slice_cstr(p->host);
+    if ((w = es_event(p, m, index, ev)))
+        return w;
+    if ((w = event_check_names(&p->lim, ev->host, ev->name)))
+        return w;
+    if (p->nfields == 0)
+        return "no fields (a document needs one besides its timestamp, host and event)";
+    rename_msg(p, m->msg_key);
+    stamp_if_missing(p, ev);
+    ev->tags = NULL;
+    ev->ntags = 0;
+    ev->fields = p->fields;
+    ev->nfields = p->nfields;
+    return NULL;
+}
+
+enum event_kind jsonl_parse_es(struct jsonl_parser *p, const char *line, size_t len,
+                               const char *index, const struct jsonl_es_map *m, struct event *ev,
+                               const char **reason)
+{
+    const char *w = parse_es(p, line, len, index, m, ev);
+    if (w) {
+        *reason = w;
+        return EVENT_BAD;
+    }
+    return EVENT_OK;
 }
 
 static bool blank(const char *s, size_t n)

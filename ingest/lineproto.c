@@ -78,6 +78,12 @@ int lp_precision_parse(const char *name, int64_t *ns_per_unit)
         {"s", 1000000000},
         {"m", 60LL * 1000000000},
         {"h", 3600LL * 1000000000},
+        /* InfluxDB 3's names */
+        {"nanosecond", 1},
+        {"microsecond", 1000},
+        {"millisecond", 1000000},
+        {"second", 1000000000},
+        {"auto", LP_PRECISION_AUTO},
     };
     if (!name)
         name = "";
@@ -97,7 +103,7 @@ struct lp_parser *lp_new(const struct event_limits *lim, int64_t ns_per_unit)
 {
     struct lp_parser *p = xcalloc(1, sizeof *p);
     p->lim = *lim;
-    p->ns_per_unit = ns_per_unit > 0 ? ns_per_unit : 1;
+    p->ns_per_unit = ns_per_unit > 0 || ns_per_unit == LP_PRECISION_AUTO ? ns_per_unit : 1;
     p->host_tag = slice_cstr(lim->host_tag ? lim->host_tag : "host");
     p->default_host = slice_cstr(lim->default_host ? lim->default_host : "");
     p->max_name = lim->max_key_bytes < KEY_MAX_NAME ? lim->max_key_bytes : KEY_MAX_NAME;
@@ -680,11 +686,25 @@ static const char *parse_fields(struct lp_parser *p, const char **pp, const char
     return NULL;
 }
 
+/* The multiplier of v: the parser's, or by magnitude with
+ * LP_PRECISION_AUTO (InfluxDB 3: below 5e9 seconds, 5e12 milliseconds,
+ * 5e15 microseconds, else nanoseconds). */
+static int64_t unit_of(const struct lp_parser *p, int64_t v)
+{
+    if (p->ns_per_unit != LP_PRECISION_AUTO)
+        return p->ns_per_unit;
+    uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    return a < 5000000000ULL         ? 1000000000
+           : a < 5000000000000ULL    ? 1000000
+           : a < 5000000000000000ULL ? 1000
+                                     : 1;
+}
+
 static const char *parse_ts(struct lp_parser *p, const char *q, const char *end, struct event *ev)
 {
     int64_t v;
     /* the timestamp usually ends the line: parse it whole first */
-    if (parse_i64(q, end, &v) == 1 && !__builtin_mul_overflow(v, p->ns_per_unit, &ev->ts)) {
+    if (parse_i64(q, end, &v) == 1 && !__builtin_mul_overflow(v, unit_of(p, v), &ev->ts)) {
         ev->has_ts = true;
         return NULL;
     }
@@ -694,7 +714,7 @@ static const char *parse_ts(struct lp_parser *p, const char *q, const char *end,
     int rc = parse_i64(s, q, &v);
     if (rc == 0)
         return "invalid timestamp";
-    if (rc < 0 || __builtin_mul_overflow(v, p->ns_per_unit, &ev->ts))
+    if (rc < 0 || __builtin_mul_overflow(v, unit_of(p, v), &ev->ts))
         return "timestamp out of range";
     if (skip_spaces(q, end) != end)
         return "unexpected text after the timestamp";

@@ -505,7 +505,8 @@ static void raise_visible(struct store_db *db, uint64_t seq)
         ;
 }
 
-int store_write(struct store_db *db, struct batch *b)
+/* store_write, or with is_sync false store_write_nosync. */
+static int write_batch(struct store_db *db, struct batch *b, bool is_sync)
 {
     if (b->bad)
         return ERR_INVAL;
@@ -535,6 +536,10 @@ int store_write(struct store_db *db, struct batch *b)
     pthread_mutex_unlock(&db->write_mu);
     if (rc || db->store->opts.wal_sync != STORE_SYNC_ALWAYS)
         return rc;
+    if (!is_sync) {
+        raise_visible(db, seq);
+        return ERR_OK;
+    }
     uint64_t durable;
     rc = wal_sync_to(db->wal, end, &durable);
     if (rc) {
@@ -543,6 +548,16 @@ int store_write(struct store_db *db, struct batch *b)
     }
     raise_visible(db, durable > seq ? durable : seq);
     return ERR_OK;
+}
+
+int store_write(struct store_db *db, struct batch *b)
+{
+    return write_batch(db, b, true);
+}
+
+int store_write_nosync(struct store_db *db, struct batch *b)
+{
+    return write_batch(db, b, false);
 }
 
 /* --- snapshots and reads --- */
