@@ -126,7 +126,7 @@ static void test_rows_and_errors(void **state)
                        "cpu v\n"
                        "# comment\n"
                        "mem,host=b used=2i\n"
-                       "disk free=\"x\n"
+                       "disk free=\"x\"y\n"
                        "net,host=c up=true 7";
     assert_int_equal(ingest_feed(in, body, strlen(body)), ERR_OK);
     assert_int_equal(f.nwrites, 0);
@@ -139,7 +139,7 @@ static void test_rows_and_errors(void **state)
     assert_int_equal(ingest_dropped(in), 2);
     assert_string_equal(ingest_error_text(in),
                         "line 2: missing '=' after field key \"v\"\n"
-                        "line 5: unbalanced quotes in the value of field \"free\"");
+                        "line 5: unexpected character after the string value of field \"free\"");
     assert_int_equal(ingest_status(in), ERR_OK);
     ingest_free(in);
     fake_destroy(&f);
