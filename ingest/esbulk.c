@@ -4,12 +4,12 @@
  * that nothing of an item but its rendered JSON is kept. */
 #include "ingest/esbulk.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/json.h"
+#include "ingest/jscan.h"
 
 enum esbulk_state { WANT_ACTION, WANT_DOC, SKIP_DOC, FAILED };
 enum esbulk_op { OP_INDEX, OP_CREATE, OP_DELETE, OP_UPDATE };
@@ -27,6 +27,7 @@ struct esbulk_parser {
     /* the current item */
     enum esbulk_op op;
     struct buf index, id;
+    struct buf scan;       /* jscan's scratch */
     const char *item_type; /* error type of an action-level refusal, or NULL */
 
     struct buf items; /* rendered items, comma-separated */
@@ -43,12 +44,14 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* A 20-character id, as Elasticsearch generates them, unique per item of
- * the request and very likely across requests. */
+/* A 20-character id, as Elasticsearch generates them: from the request's
+ * arrival time and the item's number, so unique within a request and very
+ * likely across requests. Ids name nothing here (events are identified by
+ * their content): the clients only echo them. */
 static void gen_id(struct esbulk_parser *p, struct buf *out)
 {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    uint64_t a = mix64((uint64_t)p->arrival_ns ^ (uint64_t)(uintptr_t)p);
+    uint64_t a = mix64((uint64_t)p->arrival_ns);
     uint64_t b = mix64(a ^ p->nitems);
     for (int i = 0; i < 10; i++) {
         buf_putc(out, b64[(a >> (6 * i)) & 63]);
@@ -63,52 +66,94 @@ static void fail(struct esbulk_parser *p, const char *what, const char *detail)
     p->state = FAILED;
 }
 
-static bool op_parse(const char *k, enum esbulk_op *op)
+static bool op_parse(struct slice k, enum esbulk_op *op)
 {
     for (int i = 0; i < 4; i++)
-        if (strcmp(k, op_names[i]) == 0) {
+        if (slice_eq(k, slice_cstr(op_names[i]))) {
             *op = (enum esbulk_op)i;
             return true;
         }
     return false;
 }
 
+/* The members of the action's object: _index and _id; others skipped. */
+static bool read_meta(struct esbulk_parser *p, struct jscan *s)
+{
+    buf_reset(&p->index);
+    buf_reset(&p->id);
+    bool has_index = false;
+    s->p++; /* '{' */
+    if (jscan_peek(s) == '}') {
+        s->p++;
+    } else {
+        for (;;) {
+            struct slice k, v;
+            enum jscan_type t;
+            if (!jscan_string(s, &k) || !jscan_expect(s, ':') || !jscan_type(s, &t))
+                return false;
+            bool is_index = slice_eq(k, slice_cstr("_index"));
+            bool is_id = slice_eq(k, slice_cstr("_id"));
+            if (t == JS_STRING && (is_index || is_id)) {
+                if (!jscan_string(s, &v))
+                    return false;
+                buf_append(is_index ? &p->index : &p->id, v.ptr, v.len);
+                has_index |= is_index;
+            } else if (!jscan_skip(s, 2)) {
+                return false;
+            }
+            char c = jscan_peek(s);
+            if (c == '}') {
+                s->p++;
+                break;
+            }
+            if (c != ',' || s->p == s->end)
+                return jscan_fail(s, "',' or '}' expected");
+            s->p++;
+        }
+    }
+    if (!has_index && p->url_index)
+        buf_puts(&p->index, p->url_index);
+    if (!p->id.len)
+        gen_id(p, &p->id);
+    return true;
+}
+
 /* Reads the action line into the current item; false (and fatal set) if
  * it is not one. */
 static bool read_action(struct esbulk_parser *p, const char *line, size_t len)
 {
-    json_error_t jerr;
-    json_t *root = json_loadb(line, len, 0, &jerr);
-    if (!root) {
-        fail(p, "invalid JSON: ", jerr.text);
-        return false;
-    }
-    if (!json_is_object(root) || json_object_size(root) != 1) {
+    struct jscan s;
+    struct slice k;
+    jscan_init(&s, line, len, &p->scan);
+    if (jscan_peek(&s) != '{') {
         fail(p, "expected one object naming an action (index, create, delete or update)", NULL);
-        json_decref(root);
         return false;
     }
-    const char *k = json_object_iter_key(json_object_iter(root));
-    json_t *meta = json_object_get(root, k);
-    bool ok = op_parse(k, &p->op) && json_is_object(meta);
-    if (!ok)
-        fail(p, "expected [create], [delete], [index] or [update] with an object, found ", k);
-    if (ok) {
-        json_t *ix = json_object_get(meta, "_index");
-        json_t *id = json_object_get(meta, "_id");
-        buf_reset(&p->index);
-        buf_reset(&p->id);
-        if (json_is_string(ix))
-            buf_append(&p->index, json_string_value(ix), json_string_length(ix));
-        else if (p->url_index)
-            buf_puts(&p->index, p->url_index);
-        if (json_is_string(id) && json_string_length(id))
-            buf_append(&p->id, json_string_value(id), json_string_length(id));
-        else
-            gen_id(p, &p->id);
+    s.p++;
+    if (!jscan_string(&s, &k) || !jscan_expect(&s, ':')) {
+        fail(p, "invalid JSON: ", s.err);
+        return false;
     }
-    json_decref(root);
-    return ok;
+    if (!op_parse(k, &p->op) || jscan_peek(&s) != '{') {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(k.len < 60 ? k.len : 60), k.ptr);
+        fail(p, "expected [create], [delete], [index] or [update] with an object, found ", name);
+        return false;
+    }
+    if (!read_meta(p, &s) || (jscan_peek(&s) != '}' && jscan_peek(&s) != ',')) {
+        fail(p, "invalid JSON: ", s.err ? s.err : "'}' expected");
+        return false;
+    }
+    if (*s.p == ',') {
+        fail(p, "expected one object naming an action (index, create, delete or update)", NULL);
+        return false;
+    }
+    s.p++;
+    if (!jscan_at_end(&s)) {
+        fail(p, "invalid JSON: text after the action", NULL);
+        return false;
+    }
+    return true;
 }
 
 static bool blank(const char *s, size_t n)
@@ -166,6 +211,7 @@ struct esbulk_parser *esbulk_new(const struct event_limits *lim, const struct js
     event_feed_init(&p->feed, lim->max_line_bytes, bulk_line, p);
     buf_init(&p->index);
     buf_init(&p->id);
+    buf_init(&p->scan);
     buf_init(&p->items);
     return p;
 }
@@ -179,6 +225,7 @@ void esbulk_free(struct esbulk_parser *p)
     event_feed_destroy(&p->feed);
     buf_destroy(&p->index);
     buf_destroy(&p->id);
+    buf_destroy(&p->scan);
     buf_destroy(&p->items);
     free(p);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "ingest/jscan.h"
 #include "model/key.h"
 #include "model/time.h"
 
@@ -32,6 +33,7 @@ struct jsonl_parser {
     struct buf keys;
     struct buf strs;
     struct buf dupbuf;
+    struct buf scan; /* jscan's scratch: unescaped strings of the line */
     char reason[200];
 };
 
@@ -54,6 +56,7 @@ struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stam
     buf_init(&p->keys);
     buf_init(&p->strs);
     buf_init(&p->dupbuf);
+    buf_init(&p->scan);
     return p;
 }
 
@@ -72,6 +75,7 @@ void jsonl_free(struct jsonl_parser *p)
     buf_destroy(&p->keys);
     buf_destroy(&p->strs);
     buf_destroy(&p->dupbuf);
+    buf_destroy(&p->scan);
     free(p);
 }
 
@@ -392,12 +396,175 @@ static void rename_msg(struct jsonl_parser *p, const char *key)
     p->fields[i].key = slice_make("msg", 3);
 }
 
+/* --- the fast path: documents read with jscan, flattened as they go ----- */
+
+static const char *scan_members(struct jsonl_parser *p, struct jscan *s, int depth);
+
+/* The compact text of the array at s (whitespace outside strings dropped)
+ * as a STRING field. */
+static const char *scan_array(struct jsonl_parser *p, struct jscan *s, int depth)
+{
+    const char *start = s->p;
+    if (!jscan_skip(s, depth))
+        return NULL;
+    struct rec_field *f = new_field(p);
+    f->type = REC_STRING;
+    p->sofs[p->nfields - 1] = p->strs.len;
+    bool in_str = false;
+    for (const char *q = start; q < s->p; q++) {
+        if (in_str) {
+            if (*q == '\\') {
+                buf_putc(&p->strs, *q++);
+            } else if (*q == '"') {
+                in_str = false;
+            }
+        } else if (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') {
+            continue;
+        } else if (*q == '"') {
+            in_str = true;
+        }
+        buf_putc(&p->strs, *q);
+    }
+    f->v.s.len = p->strs.len - p->sofs[p->nfields - 1];
+    return NULL;
+}
+
+/* A field for the value at s under the key in p->path; the limits first. */
+static const char *field_limits(struct jsonl_parser *p)
+{
+    if (p->path.len > p->lim.max_key_bytes) {
+        snprintf(p->reason, sizeof p->reason, "field key too long (max %zu)", p->lim.max_key_bytes);
+        return p->reason;
+    }
+    if (p->path.len == 0)
+        return "empty field key";
+    if (p->nfields >= p->lim.max_fields_per_line) {
+        snprintf(p->reason, sizeof p->reason, "too many fields (max %zu)",
+                 p->lim.max_fields_per_line);
+        return p->reason;
+    }
+    return NULL;
+}
+
+static void scan_scalar(struct jsonl_parser *p, struct jscan *s, enum jscan_type t)
+{
+    struct rec_field *f = new_field(p);
+    if (t == JS_STRING) {
+        f->type = REC_STRING;
+        jscan_string(s, &f->v.s);
+    } else if (t == JS_TRUE || t == JS_FALSE) {
+        f->type = REC_BOOL;
+        f->v.b = t == JS_TRUE;
+        jscan_literal(s, t == JS_TRUE ? "true" : "false");
+    } else {
+        enum jscan_type nt = JS_INT;
+        double d = 0;
+        int64_t i = 0;
+        jscan_number(s, &nt, &i, &d);
+        f->type = nt == JS_INT ? REC_INT : REC_FLOAT;
+        if (nt == JS_INT)
+            f->v.i = i;
+        else
+            f->v.f = d;
+    }
+}
+
+/* The value at s under the key in p->path. */
+static const char *scan_value(struct jsonl_parser *p, struct jscan *s, int depth)
+{
+    enum jscan_type t;
+    if (!jscan_type(s, &t))
+        return NULL;
+    if (t == JS_OBJECT)
+        return scan_members(p, s, depth + 1);
+    if (t == JS_NULL) {
+        jscan_literal(s, "null");
+        return NULL;
+    }
+    const char *w = field_limits(p);
+    if (w)
+        return w;
+    if (t == JS_ARRAY)
+        return scan_array(p, s, depth + 1);
+    scan_scalar(p, s, t);
+    return NULL;
+}
+
+/* The members of the object at s, flattened under p->path. */
+static const char *scan_members(struct jsonl_parser *p, struct jscan *s, int depth)
+{
+    if (depth > JSCAN_MAX_DEPTH) {
+        jscan_fail(s, "nested too deep");
+        return NULL;
+    }
+    if (!jscan_expect(s, '{'))
+        return NULL;
+    if (jscan_peek(s) == '}') {
+        s->p++;
+        return NULL;
+    }
+    size_t plen = p->path.len;
+    for (;;) {
+        struct slice k;
+        if (!jscan_string(s, &k) || !jscan_expect(s, ':'))
+            return NULL;
+        p->path.len = plen;
+        if (plen)
+            buf_putc(&p->path, '.');
+        buf_append(&p->path, k.ptr, k.len);
+        const char *w = scan_value(p, s, depth);
+        if (w || s->err)
+            return w;
+        char c = jscan_peek(s);
+        if (c == '}') {
+            s->p++;
+            break;
+        }
+        if (c != ',' || s->p == s->end) {
+            jscan_fail(s, "',' or '}' expected");
+            return NULL;
+        }
+        s->p++;
+    }
+    p->path.len = plen;
+    return NULL;
+}
+
+/* Reads the document into p->fields as flatten_root does. */
+static const char *scan_doc(struct jsonl_parser *p, const char *line, size_t len)
+{
+    struct jscan s;
+    jscan_init(&s, line, len, &p->scan);
+    p->nfields = 0;
+    buf_reset(&p->keys);
+    buf_reset(&p->strs);
+    buf_reset(&p->path);
+    if (jscan_peek(&s) != '{')
+        return s.p == s.end ? "empty document" : "line is not a JSON object";
+    const char *w = scan_members(p, &s, 1);
+    if (w)
+        return w;
+    if (!s.err && !jscan_at_end(&s))
+        jscan_fail(&s, "text after the document");
+    if (s.err)
+        return why(p, "invalid JSON: ", s.err, strlen(s.err));
+    for (size_t i = 0; i < p->nfields; i++) {
+        size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
+        p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
+        if (p->sofs[i] != NO_OFS)
+            p->fields[i].v.s.ptr = p->strs.data + p->sofs[i];
+    }
+    long d = event_dup_field(p->fields, p->nfields, &p->dupbuf);
+    if (d >= 0)
+        return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
+                   p->fields[d].key.len);
+    return NULL;
+}
+
 static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len, const char *index,
                             const struct jsonl_es_map *m, struct event *ev)
 {
-    const char *w = load(p, line, len);
-    if (!w)
-        w = flatten_root(p, false);
+    const char *w = scan_doc(p, line, len);
     if (!w)
         w = take_ts(p, m->ts_key, ev);
     if (w)
