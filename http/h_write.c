@@ -205,7 +205,8 @@ static const char *v3_params(struct MHD_Connection *con, const char *prec, struc
 
 /* /_bulk and /{index}/_bulk: the index and the mapping from the config
  * (kept in c, which outlives the ingest). */
-static const char *es_params(struct write_ctx *c, const char *path, struct ingest_params *p)
+static const char *es_params(struct MHD_Connection *con, struct write_ctx *c, const char *path,
+                             struct ingest_params *p)
 {
     const struct config *cfg = server.cfg;
     p->format = INGEST_ESBULK;
@@ -213,6 +214,7 @@ static const char *es_params(struct write_ctx *c, const char *path, struct inges
         (struct jsonl_es_map){cfg->es_timestamp_field, cfg->es_host_fields, cfg->es_event_fields,
                               cfg->es_event_from_document, cfg->es_message_field};
     p->es_map = &c->es_map;
+    p->es_filter = esbulk_filter_parse(srv_arg(con, "filter_path"));
     const char *end = path ? strstr(path, "/_bulk") : NULL;
     if (!end || end == path)
         return NULL; /* /_bulk */
@@ -259,7 +261,7 @@ static const char *params_from_request(struct MHD_Connection *con, struct write_
         return NULL;
     }
     if (ep == EP_ES)
-        return es_params(c, path, p);
+        return es_params(con, c, path, p);
     p->format = INGEST_LINEPROTO;
     const char *prec = srv_arg(con, "precision");
     if (ep == EP_V3)

@@ -32,6 +32,8 @@ struct esbulk_parser {
 
     struct buf items; /* rendered items, comma-separated */
     uint64_t nitems;
+    uint64_t nrendered; /* items the filter kept */
+    unsigned filter;    /* ESBULK_* parts of the reply */
     bool has_errors;
     char fatal[240];
 };
@@ -207,6 +209,7 @@ struct esbulk_parser *esbulk_new(const struct event_limits *lim, const struct js
     p->map = *map;
     p->url_index = index && *index ? xstrdup(index) : NULL;
     p->arrival_ns = arrival_ns;
+    p->filter = ESBULK_ALL;
     p->doc = jsonl_new(lim, stamp, NULL, NULL);
     event_feed_init(&p->feed, lim->max_line_bytes, bulk_line, p);
     buf_init(&p->index);
@@ -235,29 +238,110 @@ struct event_feed *esbulk_event_feed(struct esbulk_parser *p)
     return &p->feed;
 }
 
-void esbulk_item_done(struct esbulk_parser *p, const char *reason)
+unsigned esbulk_filter_parse(const char *filter_path)
 {
-    struct buf *o = &p->items;
-    if (p->nitems)
-        buf_putc(o, ',');
-    buf_printf(o, "{\"%s\":{\"_index\":", op_names[p->op]);
-    json_str(o, p->index.data, p->index.len);
-    buf_puts(o, ",\"_id\":");
-    json_str(o, p->id.data, p->id.len);
-    if (reason) {
-        buf_puts(o, ",\"status\":400,\"error\":{\"type\":\"");
+    static const struct {
+        const char *path;
+        unsigned bits;
+    } paths[] = {
+        {"took", ESBULK_TOOK},
+        {"errors", ESBULK_ERRORS},
+        {"items", ESBULK_ITEMS},
+        {"items.*", ESBULK_ITEMS},
+        {"items.*.*", ESBULK_ITEMS},
+        {"items.*.status", ESBULK_ITEM_STATUS},
+        {"items.*.error", ESBULK_ITEM_ERROR},
+        {"items.*.error.*", ESBULK_ITEM_ERROR},
+        {"items.*._id", ESBULK_ITEM_ID},
+        {"items.*._index", ESBULK_ITEM_INDEX},
+    };
+    if (!filter_path || !*filter_path)
+        return ESBULK_ALL;
+    unsigned bits = ESBULK_FILTERED;
+    const char *q = filter_path;
+    while (*q) {
+        const char *comma = strchr(q, ',');
+        size_t n = comma ? (size_t)(comma - q) : strlen(q);
+        for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+            if (strlen(paths[i].path) == n && strncmp(paths[i].path, q, n) == 0)
+                bits |= paths[i].bits;
+        if (!comma)
+            break;
+        q = comma + 1;
+    }
+    if (bits & ESBULK_ITEMS)
+        bits |= ESBULK_ITEM_STATUS | ESBULK_ITEM_ERROR | ESBULK_ITEM_ID | ESBULK_ITEM_INDEX;
+    return bits;
+}
+
+void esbulk_set_filter(struct esbulk_parser *p, unsigned bits)
+{
+    p->filter = bits;
+}
+
+/* Appends one member ("key":value) of an item, with the comma it needs. */
+static void member(struct buf *o, bool *first, const char *key)
+{
+    buf_printf(o, "%s\"%s\":", *first ? "" : ",", key);
+    *first = false;
+}
+
+/* The item as Elasticsearch writes it, less what the filter drops; false
+ * (nothing written) when nothing of it is kept. */
+static bool render_item(struct esbulk_parser *p, const char *reason, struct buf *o)
+{
+    unsigned f = p->filter;
+    bool is_full = (f & ESBULK_ITEMS) != 0;
+    bool first = true;
+    size_t start = o->len;
+    buf_printf(o, "{\"%s\":{", op_names[p->op]);
+    if (f & ESBULK_ITEM_INDEX) {
+        member(o, &first, "_index");
+        json_str(o, p->index.data, p->index.len);
+    }
+    if (f & ESBULK_ITEM_ID) {
+        member(o, &first, "_id");
+        json_str(o, p->id.data, p->id.len);
+    }
+    if (!reason && is_full) {
+        buf_printf(o,
+                   "%s\"_version\":1,\"result\":\"created\",\"_shards\":{\"total\":1,"
+                   "\"successful\":1,\"failed\":0},\"_seq_no\":%llu,\"_primary_term\":1",
+                   first ? "" : ",", (unsigned long long)p->nitems);
+        first = false;
+    }
+    if (f & ESBULK_ITEM_STATUS) {
+        member(o, &first, "status");
+        buf_puts(o, reason ? "400" : "201");
+    }
+    if (reason && (f & ESBULK_ITEM_ERROR)) {
+        member(o, &first, "error");
+        buf_puts(o, "{\"type\":\"");
         buf_puts(o, p->item_type ? p->item_type : "document_parsing_exception");
         buf_puts(o, "\",\"reason\":");
         json_str(o, reason, strlen(reason));
-        buf_puts(o, "}}}");
-        p->has_errors = true;
-    } else {
-        buf_printf(o,
-                   ",\"_version\":1,\"result\":\"created\",\"_shards\":{\"total\":1,"
-                   "\"successful\":1,\"failed\":0},\"_seq_no\":%llu,\"_primary_term\":1,"
-                   "\"status\":201}}",
-                   (unsigned long long)p->nitems);
+        buf_putc(o, '}');
     }
+    if (first) {
+        o->len = start;
+        return false;
+    }
+    buf_puts(o, "}}");
+    return true;
+}
+
+void esbulk_item_done(struct esbulk_parser *p, const char *reason)
+{
+    struct buf *o = &p->items;
+    size_t mark = o->len;
+    if (p->nrendered)
+        buf_putc(o, ',');
+    if (render_item(p, reason, o))
+        p->nrendered++;
+    else
+        o->len = mark;
+    if (reason)
+        p->has_errors = true;
     p->nitems++;
 }
 
@@ -284,10 +368,22 @@ const char *esbulk_fatal(const struct esbulk_parser *p)
 
 void esbulk_reply(const struct esbulk_parser *p, int64_t took_ms, struct buf *out)
 {
-    buf_printf(out, "{\"took\":%lld,\"errors\":%s,\"items\":[", (long long)took_ms,
-               p->has_errors ? "true" : "false");
-    buf_append(out, p->items.data, p->items.len);
-    buf_puts(out, "]}\n");
+    const char *sep = "{";
+    if (p->filter & ESBULK_TOOK) {
+        buf_printf(out, "%s\"took\":%lld", sep, (long long)took_ms);
+        sep = ",";
+    }
+    if (p->filter & ESBULK_ERRORS) {
+        buf_printf(out, "%s\"errors\":%s", sep, p->has_errors ? "true" : "false");
+        sep = ",";
+    }
+    if (p->nrendered || (p->filter & ESBULK_ITEMS)) {
+        buf_printf(out, "%s\"items\":[", sep);
+        buf_append(out, p->items.data, p->items.len);
+        buf_putc(out, ']');
+        sep = ",";
+    }
+    buf_puts(out, *sep == '{' ? "{}\n" : "}\n");
 }
 
 uint64_t esbulk_items(const struct esbulk_parser *p)

@@ -49,6 +49,28 @@ void esbulk_end(struct esbulk_parser *p, bool is_newline_end);
 const char *esbulk_fatal(const struct esbulk_parser *p);
 /* Appends the reply of a request that did not fail. */
 void esbulk_reply(const struct esbulk_parser *p, int64_t took_ms, struct buf *out);
+/* Every action of the body (the reply's items before any filter). */
 uint64_t esbulk_items(const struct esbulk_parser *p);
+
+/* The parts of the reply Elasticsearch's filter_path keeps. Shippers ask
+ * for less than the whole reply (Filebeat and Logstash:
+ * "errors,items.*.error,items.*.status"), which saves most of its bytes. */
+enum {
+    ESBULK_TOOK = 1,
+    ESBULK_ERRORS = 2,
+    ESBULK_ITEMS = 4, /* whole items */
+    ESBULK_ITEM_STATUS = 8,
+    ESBULK_ITEM_ERROR = 16,
+    ESBULK_ITEM_ID = 32,
+    ESBULK_ITEM_INDEX = 64,
+    ESBULK_ALL = 127,
+    ESBULK_FILTERED = 128, /* a filter was given (so never 0) */
+};
+/* The bits of a filter_path value (NULL or "": ESBULK_ALL). The paths
+ * understood: took, errors, items, items.*, items.*.status,
+ * items.*.error, items.*._id, items.*._index; others keep nothing. */
+unsigned esbulk_filter_parse(const char *filter_path);
+/* Before the first item. */
+void esbulk_set_filter(struct esbulk_parser *p, unsigned bits);
 
 #endif

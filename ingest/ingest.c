@@ -150,6 +150,8 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
         in->es =
             esbulk_new(lim, params->es_map, params->es_index, params->stamp, in->prm.arrival_ns);
         in->feed = esbulk_event_feed(in->es);
+        if (params->es_filter)
+            esbulk_set_filter(in->es, params->es_filter);
         /* one batch: a request Elasticsearch would refuse whole stores nothing */
         in->prm.batch_rows = SIZE_MAX;
         in->prm.batch_bytes = SIZE_MAX;

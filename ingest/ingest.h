@@ -79,6 +79,7 @@ struct ingest_params {
     bool is_no_sync;                   /* reply before the fsync (store_write_nosync) */
     const char *es_index;              /* ESBULK: the URL's index (copied); NULL = none */
     const struct jsonl_es_map *es_map; /* ESBULK: the document mapping (copied) */
+    unsigned es_filter;                /* ESBULK: esbulk_filter_parse(); 0 = all */
 };
 
 /* Zeroes p (LINEPROTO, ns, no gzip, no limits, defaults). */

@@ -66,6 +66,15 @@ test_expect_success 'POST /{index}/_bulk stores index and create documents with 
     test "$(count logs)" = 3
 '
 
+test_expect_success 'filter_path keeps what shippers ask for' '
+    head -n 4 b1 >b1f &&
+    test "$(bulk "/nginx/_bulk?db=es6&filter_path=errors,items.*.error,items.*.status" b1f)" = 200 &&
+    echo "{\"errors\":false,\"items\":[{\"index\":{\"status\":201}},{\"create\":{\"status\":201}}]}" >expect &&
+    test_cmp expect body &&
+    test "$(bulk "/nginx/_bulk?db=es6&filter_path=errors" b1f)" = 200 &&
+    echo "{\"errors\":false}" >expect && test_cmp expect body
+'
+
 test_expect_success 'a retried request stores nothing twice' '
     head -n 4 b1 >b1a &&
     test "$(bulk /nginx/_bulk b1a)" = 200 &&

@@ -616,6 +616,53 @@ static void test_esbulk_every_split(void **state)
     }
 }
 
+/* filter_path keeps only the parts asked for, as shippers ask. */
+static void test_esbulk_filter_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *filter, *reply;
+    } cases[] = {
+        {"errors,items.*.error,items.*.status",
+         "{\"errors\":true,\"items\":[{\"index\":{\"status\":201}},{\"create\":{\"status\":201}},"
+         "{\"delete\":{\"status\":400,\"error\":{\"type\":\"illegal_argument_exception\","
+         "\"reason\":\"delete is not supported: logbucket keeps every event (use DELETE FROM in "
+         "SQL)\"}}},{\"update\":{\"status\":400,\"error\":{\"type\":\"illegal_argument_exception\","
+         "\"reason\":\"update is not supported: logbucket keeps every event as it was sent\"}}},"
+         "{\"index\":{\"status\":400,\"error\":{\"type\":\"document_parsing_exception\","
+         "\"reason\":\"bad timestamp (want RFC 3339 or epoch milliseconds) in @timestamp\"}}},"
+         "{\"index\":{\"status\":201}}]}\n"},
+        {"errors", "{\"errors\":true}\n"},
+        {"took,items.*._id",
+         "{\"took\":3,\"items\":[{\"index\":{\"_id\":\"a\"}},{\"create\":{\"_id\":\"b\"}},"
+         "{\"delete\":{\"_id\":\"c\"}},{\"update\":{\"_id\":\"d\"}},{\"index\":{\"_id\":\"e\"}},"
+         "{\"index\":{\"_id\":\"f\"}}]}\n"},
+        {"nothing.known", "{}\n"},
+        {"", es_reply},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fake f;
+        fake_init(&f);
+        struct ingest_params p;
+        params(&p);
+        p.format = INGEST_ESBULK;
+        p.es_map = &es_map;
+        p.es_index = "idx";
+        p.es_filter = esbulk_filter_parse(cases[i].filter);
+        struct event_limits lim = limits();
+        struct ingest *in = start(&f, &p, &lim);
+        assert_int_equal(ingest_feed(in, es_body, sizeof es_body - 1), ERR_OK);
+        assert_int_equal(ingest_finish(in), ERR_OK);
+        assert_string_equal(buf_cstr(&f.written), es_rows);
+        struct buf reply = BUF_INIT;
+        esbulk_reply(ingest_esbulk(in), 3, &reply);
+        assert_string_equal(buf_cstr(&reply), cases[i].reply);
+        buf_destroy(&reply);
+        ingest_free(in);
+        fake_destroy(&f);
+    }
+}
+
 /* A body Elasticsearch refuses whole stores nothing and says why. */
 static void test_esbulk_refused_whole(void **state)
 {
@@ -708,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_raw_and_jsonl),
         cmocka_unit_test(test_esbulk_every_split),
         cmocka_unit_test(test_esbulk_refused_whole),
+        cmocka_unit_test(test_esbulk_filter_path),
         cmocka_unit_test(test_atomic_lineproto),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
