@@ -10,6 +10,8 @@
  * --es the same events go to /_bulk as Elasticsearch bulk bodies:
  *   {"index":{"_index":"ev07"}}
  *   {"@timestamp":1700000000000,"host":"host-0421","value":0.731,"count":12345,"message":"..."}
+ * and the reply filtered as Filebeat asks (--es-filter PATH sets another
+ * filter_path; "" the whole reply, an item of ~200 bytes per event).
  *
  *   ingest_bench --port 8086 --db bench --events 2000000 --batch 5000 --conns 4
  *   ingest_bench --port 8086 --events 2000000 --server-pid $(pidof logbucketd)
@@ -39,6 +41,7 @@
 #include <zlib.h>
 
 #include "base/buf.h"
+#include "ingest/esbulk.h"
 #include "ingest/ingest.h"
 #include "ingest/jsonl.h"
 #include "ingest/lineproto.h"
@@ -55,6 +58,7 @@ struct opts {
     bool is_parse;
     int server_pid; /* > 0: report that process's CPU per event */
     bool is_es;     /* Elasticsearch bulk bodies to /_bulk */
+    const char *es_filter;
 };
 
 static double now_s(void)
@@ -324,6 +328,37 @@ static int run_parse(const struct opts *o)
         ingest_free(in);
     }
     double t3 = now_s();
+    /* the same events as Elasticsearch bulk pairs through ingest (null sink) */
+    struct body es;
+    make_body_as(&es, o->batch, 42, true);
+    set_ts_es(&es, 1700000000000000000LL);
+    struct jsonl_es_map map = {"@timestamp", "host.name,host,hostname",
+                               "event.dataset,service.name", false, "message"};
+    double t4 = now_s();
+    for (uint64_t r = 0; r < rounds; r++) {
+        struct ingest_params prm;
+        ingest_params_default(&prm);
+        prm.format = INGEST_ESBULK;
+        prm.es_map = &map;
+        prm.es_filter = esbulk_filter_parse(o->es_filter);
+        struct ingest_sink sink = {null_put, null_write, NULL, &bytes};
+        struct ingest *in = NULL;
+        ingest_new_sink(&prm, &lim, &sink, &in);
+        for (size_t off = 0; off < es.text.len; off += chunk)
+            ingest_feed(in, es.text.data + off,
+                        es.text.len - off < chunk ? es.text.len - off : chunk);
+        ingest_finish(in);
+        struct buf reply = BUF_INIT;
+        esbulk_reply(ingest_esbulk(in), 0, &reply);
+        buf_destroy(&reply);
+        if (ingest_written(in) != es.lines) {
+            fprintf(stderr, "parse: esbulk wrote %" PRIu64 " of %zu\n", ingest_written(in),
+                    es.lines);
+            return 1;
+        }
+        ingest_free(in);
+    }
+    double t5 = now_s();
     double avg = (double)b.text.len / (double)b.lines;
     uint64_t ok_raw = 0, ok_js = 0;
     double t_raw = time_parser(1, &lim, &b.text, rounds, &ok_raw);
@@ -340,6 +375,10 @@ static int run_parse(const struct opts *o)
            (t1 - t0) * 1e9 / (double)lines, (double)lines * avg / (t1 - t0) / 1e6);
     printf("%-28s %12.0f %10.1f %10.1f\n", "ingest (parse+encode+batch)", (double)lines / (t3 - t2),
            (t3 - t2) * 1e9 / (double)lines, (double)lines * avg / (t3 - t2) / 1e6);
+    printf("%-28s %12.0f %10.1f %10.1f\n", "esbulk (ingest+reply)", (double)lines / (t5 - t4),
+           (t5 - t4) * 1e9 / (double)lines, (double)es.text.len * (double)rounds / (t5 - t4) / 1e6);
+    buf_destroy(&es.text);
+    free(es.ts_off);
     printf("%-28s %12.0f %10.1f %10.1f\n", "raw_feed", (double)lines / t_raw,
            t_raw * 1e9 / (double)lines, (double)b.text.len * (double)rounds / t_raw / 1e6);
     printf("%-28s %12.0f %10.1f %10.1f\n", "jsonl_feed (jansson)", (double)ok_js / t_js,
@@ -494,12 +533,14 @@ static void *worker_main(void *arg)
             data = b.text.data;
             len = b.text.len;
         }
-        int hl = snprintf(hdr, sizeof hdr,
-                          "POST %s?db=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                          "Content-Type: %s\r\nContent-Length: %zu\r\n%s\r\n",
-                          o->is_es ? "/_bulk" : "/write", o->db,
-                          o->is_es ? "application/x-ndjson" : "text/plain", len,
-                          o->is_gzip ? "Content-Encoding: gzip\r\n" : "");
+        int hl =
+            snprintf(hdr, sizeof hdr,
+                     "POST %s?db=%s%s%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Type: %s\r\nContent-Length: %zu\r\n%s\r\n",
+                     o->is_es ? "/_bulk" : "/write", o->db,
+                     o->is_es && *o->es_filter ? "&filter_path=" : "", o->is_es ? o->es_filter : "",
+                     o->is_es ? "application/x-ndjson" : "text/plain", len,
+                     o->is_gzip ? "Content-Encoding: gzip\r\n" : "");
         if (fd < 0 && (fd = dial(o->port)) < 0) {
             snprintf(w->err, sizeof w->err, "connect 127.0.0.1:%d: %s", o->port, strerror(errno));
             break;
@@ -783,13 +824,23 @@ static void usage(void)
 {
     fprintf(stderr, "usage: ingest_bench [--port N] [--db NAME] [--events N] [--batch LINES]\n"
                     "                    [--conns N] [--gzip] [--duration SECS] [--parse]\n"
-                    "                    [--server-pid PID] [--es]\n");
+                    "                    [--server-pid PID] [--es] [--es-filter PATH]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {8086, "bench", 1000000, 5000, 4, false, 60.0, false, 0, false};
+    struct opts o = {8086,
+                     "bench",
+                     1000000,
+                     5000,
+                     4,
+                     false,
+                     60.0,
+                     false,
+                     0,
+                     false,
+                     "errors,items.*.error,items.*.status"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -801,6 +852,8 @@ int main(int argc, char **argv)
             o.is_es = true;
         } else if (!v) {
             usage();
+        } else if (!strcmp(a, "--es-filter")) {
+            o.es_filter = v, i++;
         } else if (!strcmp(a, "--port")) {
             o.port = atoi(v), i++;
         } else if (!strcmp(a, "--db")) {

@@ -282,7 +282,11 @@ void esbulk_set_filter(struct esbulk_parser *p, unsigned bits)
 /* Appends one member ("key":value) of an item, with the comma it needs. */
 static void member(struct buf *o, bool *first, const char *key)
 {
-    buf_printf(o, "%s\"%s\":", *first ? "" : ",", key);
+    if (!*first)
+        buf_putc(o, ',');
+    buf_putc(o, '"');
+    buf_puts(o, key);
+    buf_puts(o, "\":");
     *first = false;
 }
 
@@ -294,7 +298,9 @@ static bool render_item(struct esbulk_parser *p, const char *reason, struct buf 
     bool is_full = (f & ESBULK_ITEMS) != 0;
     bool first = true;
     size_t start = o->len;
-    buf_printf(o, "{\"%s\":{", op_names[p->op]);
+    buf_puts(o, "{\"");
+    buf_puts(o, op_names[p->op]);
+    buf_puts(o, "\":{");
     if (f & ESBULK_ITEM_INDEX) {
         member(o, &first, "_index");
         json_str(o, p->index.data, p->index.len);

@@ -4,6 +4,9 @@
 #include "ingest/jscan.h"
 
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,17 +159,44 @@ static bool unescape(struct jscan *s, struct slice *out)
     return true;
 }
 
+/* The first byte at or after q that is '"', '\\', below 0x20 or 0x80 and
+ * above, 16 bytes at a time (SSE2: every x86-64 has it). */
+static const char *skip_plain(const char *q, const char *end)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - q >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+        /* signed: 0x00-0x1f and 0x80-0xff are below 0x20 */
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash));
+        hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, space));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m)
+            return q + __builtin_ctz(m);
+        q += 16;
+    }
+#endif
+    while (q < end) {
+        unsigned char c = (unsigned char)*q;
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+            break;
+        q++;
+    }
+    return q;
+}
+
 bool jscan_string(struct jscan *s, struct slice *out)
 {
     if (!jscan_expect(s, '"'))
         return false;
     const char *q = s->p;
     bool high = false;
-    while (q < s->end) {
-        unsigned char c = (unsigned char)*q;
-        if (c == '"' || c == '\\' || c < 0x20)
+    for (;;) {
+        q = skip_plain(q, s->end);
+        if (q == s->end || (unsigned char)*q < 0x80)
             break;
-        high |= c >= 0x80;
+        high = true;
         q++;
     }
     if (q < s->end && *q == '"') {
@@ -203,6 +233,39 @@ bool jscan_type(struct jscan *s, enum jscan_type *t)
 static bool digit(char c)
 {
     return c >= '0' && c <= '9';
+}
+
+static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A decimal without exponent of at most 15 significant digits is exact as
+ * mantissa / 10^k: one correctly rounded division, as strtod gives. */
+static bool fast_float(const char *q, const char *end, double *out)
+{
+    bool neg = *q == '-';
+    if (neg)
+        q++;
+    uint64_t m = 0;
+    int nd = 0, frac = -1;
+    for (; q < end; q++) {
+        if (*q == '.') {
+            frac = 0;
+            continue;
+        }
+        if (!digit(*q) || nd >= 15)
+            return false;
+        m = m * 10 + (uint64_t)(*q - '0');
+        if (m)
+            nd++;
+        if (frac >= 0)
+            frac++;
+    }
+    if (frac > 22)
+        return false;
+    double v = frac > 0 ? (double)m / pow10_exact[frac] : (double)m;
+    *out = neg ? -v : v;
+    return true;
 }
 
 bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
@@ -249,6 +312,11 @@ bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
             return jscan_fail(s, "integer out of range (int64)");
         *i = neg ? (int64_t)(0 - v) : (int64_t)v;
         *t = JS_INT;
+        s->p = q;
+        return true;
+    }
+    if (fast_float(start, q, f)) {
+        *t = JS_FLOAT;
         s->p = q;
         return true;
     }
