@@ -23,6 +23,7 @@ struct esbulk_parser {
     struct jsonl_parser *doc;
     struct event_feed feed;
     enum esbulk_state state;
+    bool is_parsed; /* bulk_line saw the current line (not so for one too long) */
 
     /* the current item */
     enum esbulk_op op;
@@ -189,6 +190,7 @@ static enum event_kind bulk_line(void *arg, const char *line, size_t len, struct
                                  const char **reason)
 {
     struct esbulk_parser *p = arg;
+    p->is_parsed = true;
     switch (p->state) {
     case WANT_ACTION: return action_line(p, line, len, reason);
     case WANT_DOC:
@@ -336,8 +338,29 @@ static bool render_item(struct esbulk_parser *p, const char *reason, struct buf 
     return true;
 }
 
+/* A line too long for max_line_bytes never reaches bulk_line: as a
+ * document it fails its item; as an action it fails the request. */
+static bool too_long_line(struct esbulk_parser *p, const char *reason)
+{
+    if (p->state == WANT_DOC) {
+        p->state = WANT_ACTION;
+        return false;
+    }
+    if (p->state == SKIP_DOC) {
+        p->state = WANT_ACTION;
+        return true;
+    }
+    if (p->state == WANT_ACTION)
+        fail(p, "", reason);
+    return true;
+}
+
 void esbulk_item_done(struct esbulk_parser *p, const char *reason)
 {
+    bool is_parsed = p->is_parsed;
+    p->is_parsed = false;
+    if (p->state == FAILED || (!is_parsed && too_long_line(p, reason)))
+        return;
     struct buf *o = &p->items;
     size_t mark = o->len;
     if (p->nrendered)

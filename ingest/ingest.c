@@ -314,6 +314,8 @@ static void parse_bytes(struct ingest *in, const char *data, size_t len)
         handle(in, &r);
         data += n;
         len -= n;
+        if (in->es && esbulk_fatal(in->es))
+            break; /* the request fails whole: nothing more to read */
     }
     if (in->es) {
         if (n_total)
