@@ -6,7 +6,12 @@
  * compactions), once until the last reply and once more when the server
  * has settled (no CPU for a second: the flushes and compactions the burst
  * left are done). With --parse it instead times the parser and the ingest path
- * (parse + encode + batch, no store) in-process on the same bodies.
+ * (parse + encode + batch, no store) in-process on the same bodies. With
+ * --es the same events go to /_bulk as Elasticsearch bulk bodies:
+ *   {"index":{"_index":"ev07"}}
+ *   {"@timestamp":1700000000000,"host":"host-0421","value":0.731,"count":12345,"message":"..."}
+ * and the reply filtered as Filebeat asks (--es-filter PATH sets another
+ * filter_path; "" the whole reply, an item of ~200 bytes per event).
  *
  *   ingest_bench --port 8086 --db bench --events 2000000 --batch 5000 --conns 4
  *   ingest_bench --port 8086 --events 2000000 --server-pid $(pidof logbucketd)
@@ -36,6 +41,7 @@
 #include <zlib.h>
 
 #include "base/buf.h"
+#include "ingest/esbulk.h"
 #include "ingest/ingest.h"
 #include "ingest/jsonl.h"
 #include "ingest/lineproto.h"
@@ -51,6 +57,8 @@ struct opts {
     double duration;
     bool is_parse;
     int server_pid; /* > 0: report that process's CPU per event */
+    bool is_es;     /* Elasticsearch bulk bodies to /_bulk */
+    const char *es_filter;
 };
 
 static double now_s(void)
@@ -84,24 +92,59 @@ static const char *words[] = {"GET",        "POST",       "/api/v1/items", "/sta
                               "timeout",    "user=alice", "user=bob",      "cache=hit",
                               "cache=miss", "bytes=5123", "rt=0.031",      "ok"};
 
-static void make_body(struct body *b, size_t lines, uint64_t seed)
+#define ES_TS_DIGITS 13
+
+/* lines events as line protocol, or (is_es) as Elasticsearch bulk pairs
+ * with the same values; ts_off marks each timestamp. */
+static void make_body_as(struct body *b, size_t lines, uint64_t seed, bool is_es)
 {
     buf_init(&b->text);
     b->ts_off = xmalloc(lines * sizeof *b->ts_off);
     b->lines = lines;
     for (size_t i = 0; i < lines; i++) {
         uint64_t r = rng_next(&seed);
-        buf_printf(&b->text, "ev%02u,host=host-%04u value=%.3f,count=%" PRIu64 "i,msg=\"",
-                   (unsigned)(r % 20), (unsigned)((r >> 8) % 1000),
-                   (double)((r >> 20) % 100000) / 1000.0, (r >> 40) % 1000000);
+        unsigned ev = (unsigned)(r % 20), host = (unsigned)((r >> 8) % 1000);
+        double value = (double)((r >> 20) % 100000) / 1000.0;
+        uint64_t count = (r >> 40) % 1000000;
+        if (is_es) {
+            buf_printf(&b->text, "{\"index\":{\"_index\":\"ev%02u\"}}\n{\"@timestamp\":", ev);
+            b->ts_off[i] = b->text.len;
+            buf_printf(&b->text,
+                       "%013d,\"host\":\"host-%04u\",\"value\":%.3f,\"count\":%" PRIu64
+                       ",\"message\":\"",
+                       0, host, value, count);
+        } else {
+            buf_printf(&b->text, "ev%02u,host=host-%04u value=%.3f,count=%" PRIu64 "i,msg=\"", ev,
+                       host, value, count);
+        }
         size_t start = b->text.len;
         while (b->text.len - start < 95) {
             buf_puts(&b->text, words[rng_next(&seed) % 16]);
             buf_putc(&b->text, ' ');
         }
+        if (is_es) {
+            buf_puts(&b->text, "\"}\n");
+            continue;
+        }
         buf_puts(&b->text, "\" ");
         b->ts_off[i] = b->text.len;
         buf_printf(&b->text, "%019d\n", 0);
+    }
+}
+
+static void make_body(struct body *b, size_t lines, uint64_t seed)
+{
+    make_body_as(b, lines, seed, false);
+}
+
+/* ES bodies: line i gets the millisecond of base + i ns. */
+static void set_ts_es(struct body *b, int64_t base)
+{
+    for (size_t i = 0; i < b->lines; i++) {
+        int64_t ms = (base + (int64_t)i) / 1000000;
+        char *d = b->text.data + b->ts_off[i];
+        for (int k = ES_TS_DIGITS - 1; k >= 0; k--, ms /= 10)
+            d[k] = (char)('0' + ms % 10);
     }
 }
 
@@ -285,6 +328,37 @@ static int run_parse(const struct opts *o)
         ingest_free(in);
     }
     double t3 = now_s();
+    /* the same events as Elasticsearch bulk pairs through ingest (null sink) */
+    struct body es;
+    make_body_as(&es, o->batch, 42, true);
+    set_ts_es(&es, 1700000000000000000LL);
+    struct jsonl_es_map map = {"@timestamp", "host.name,host,hostname",
+                               "event.dataset,service.name", false, "message"};
+    double t4 = now_s();
+    for (uint64_t r = 0; r < rounds; r++) {
+        struct ingest_params prm;
+        ingest_params_default(&prm);
+        prm.format = INGEST_ESBULK;
+        prm.es_map = &map;
+        prm.es_filter = esbulk_filter_parse(o->es_filter);
+        struct ingest_sink sink = {null_put, null_write, NULL, &bytes};
+        struct ingest *in = NULL;
+        ingest_new_sink(&prm, &lim, &sink, &in);
+        for (size_t off = 0; off < es.text.len; off += chunk)
+            ingest_feed(in, es.text.data + off,
+                        es.text.len - off < chunk ? es.text.len - off : chunk);
+        ingest_finish(in);
+        struct buf reply = BUF_INIT;
+        esbulk_reply(ingest_esbulk(in), 0, &reply);
+        buf_destroy(&reply);
+        if (ingest_written(in) != es.lines) {
+            fprintf(stderr, "parse: esbulk wrote %" PRIu64 " of %zu\n", ingest_written(in),
+                    es.lines);
+            return 1;
+        }
+        ingest_free(in);
+    }
+    double t5 = now_s();
     double avg = (double)b.text.len / (double)b.lines;
     uint64_t ok_raw = 0, ok_js = 0;
     double t_raw = time_parser(1, &lim, &b.text, rounds, &ok_raw);
@@ -301,6 +375,10 @@ static int run_parse(const struct opts *o)
            (t1 - t0) * 1e9 / (double)lines, (double)lines * avg / (t1 - t0) / 1e6);
     printf("%-28s %12.0f %10.1f %10.1f\n", "ingest (parse+encode+batch)", (double)lines / (t3 - t2),
            (t3 - t2) * 1e9 / (double)lines, (double)lines * avg / (t3 - t2) / 1e6);
+    printf("%-28s %12.0f %10.1f %10.1f\n", "esbulk (ingest+reply)", (double)lines / (t5 - t4),
+           (t5 - t4) * 1e9 / (double)lines, (double)es.text.len * (double)rounds / (t5 - t4) / 1e6);
+    buf_destroy(&es.text);
+    free(es.ts_off);
     printf("%-28s %12.0f %10.1f %10.1f\n", "raw_feed", (double)lines / t_raw,
            t_raw * 1e9 / (double)lines, (double)b.text.len * (double)rounds / t_raw / 1e6);
     printf("%-28s %12.0f %10.1f %10.1f\n", "jsonl_feed (jansson)", (double)ok_js / t_js,
@@ -431,7 +509,7 @@ static void *worker_main(void *arg)
     struct shared *sh = w->sh;
     const struct opts *o = sh->o;
     struct body b;
-    make_body(&b, o->batch, 1000 + (uint64_t)w->id);
+    make_body_as(&b, o->batch, 1000 + (uint64_t)w->id, o->is_es);
     struct buf rb = BUF_INIT;
     char hdr[512];
     int fd = -1;
@@ -447,14 +525,22 @@ static void *worker_main(void *arg)
             data = g->data;
             len = g->len;
         } else {
-            set_ts(&b, 1700000000000000000LL + (int64_t)first);
+            /* ES: a millisecond per 1000 events, so ms stay apart per batch */
+            if (o->is_es)
+                set_ts_es(&b, 1700000000000000000LL + (int64_t)first * 1000);
+            else
+                set_ts(&b, 1700000000000000000LL + (int64_t)first);
             data = b.text.data;
             len = b.text.len;
         }
-        int hl = snprintf(hdr, sizeof hdr,
-                          "POST /write?db=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                          "Content-Type: text/plain\r\nContent-Length: %zu\r\n%s\r\n",
-                          o->db, len, o->is_gzip ? "Content-Encoding: gzip\r\n" : "");
+        int hl =
+            snprintf(hdr, sizeof hdr,
+                     "POST %s?db=%s%s%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Type: %s\r\nContent-Length: %zu\r\n%s\r\n",
+                     o->is_es ? "/_bulk" : "/write", o->db,
+                     o->is_es && *o->es_filter ? "&filter_path=" : "", o->is_es ? o->es_filter : "",
+                     o->is_es ? "application/x-ndjson" : "text/plain", len,
+                     o->is_gzip ? "Content-Encoding: gzip\r\n" : "");
         if (fd < 0 && (fd = dial(o->port)) < 0) {
             snprintf(w->err, sizeof w->err, "connect 127.0.0.1:%d: %s", o->port, strerror(errno));
             break;
@@ -490,7 +576,8 @@ static void *worker_main(void *arg)
             w->lat = xrealloc(w->lat, w->caplat * sizeof *w->lat);
         }
         w->lat[w->nlat++] = t1 - t0;
-        if (st >= 200 && st < 300)
+        bool is_item_error = o->is_es && memmem(rb.data, rb.len, "\"errors\":true", 14);
+        if (st >= 200 && st < 300 && !is_item_error)
             atomic_fetch_add(&sh->events_ok, o->batch);
         else if (atomic_fetch_add(&sh->requests_bad, 1) < 3)
             fprintf(stderr, "HTTP %d: %.*s\n", st, (int)(rb.len < 300 ? rb.len : 300), rb.data);
@@ -656,8 +743,11 @@ static int run_http(const struct opts *o)
         sh.gz = xcalloc(sh.ngz, sizeof *sh.gz);
         for (size_t i = 0; i < sh.ngz; i++) {
             struct body b;
-            make_body(&b, o->batch, 7 + i);
-            set_ts(&b, 1700000000000000000LL + (int64_t)(i * o->batch));
+            make_body_as(&b, o->batch, 7 + i, o->is_es);
+            if (o->is_es)
+                set_ts_es(&b, 1700000000000000000LL + (int64_t)(i * o->batch) * 1000);
+            else
+                set_ts(&b, 1700000000000000000LL + (int64_t)(i * o->batch));
             gzip_buf(&b.text, &sh.gz[i]);
             buf_destroy(&b.text);
             free(b.ts_off);
@@ -706,8 +796,10 @@ static int run_http(const struct opts *o)
     printf("%-8s %6s %5s %6s %10s %7s %8s %8s %8s %7s %7s %5s\n", "mode", "batch", "conns", "secs",
            "events/s", "MB/s", "wireMB/s", "p50 ms", "p99 ms", "client%", "retries", "bad");
     printf("%-8s %6zu %5d %6.1f %10.0f %7.1f %8.1f %8.2f %8.2f %7.1f %7" PRIu64 " %5" PRIu64 "\n",
-           o->is_gzip ? "lp+gzip" : "lp", o->batch, o->conns, el, (double)ev / el,
-           (double)atomic_load(&sh.body_bytes) / el / 1e6,
+           o->is_es     ? (o->is_gzip ? "es+gzip" : "es")
+           : o->is_gzip ? "lp+gzip"
+                        : "lp",
+           o->batch, o->conns, el, (double)ev / el, (double)atomic_load(&sh.body_bytes) / el / 1e6,
            (double)atomic_load(&sh.wire_bytes) / el / 1e6, p50 * 1e3, p99 * 1e3, 100.0 * cpu / el,
            (uint64_t)atomic_load(&sh.retries), (uint64_t)atomic_load(&sh.requests_bad));
     if (o->server_pid > 0) {
@@ -732,13 +824,23 @@ static void usage(void)
 {
     fprintf(stderr, "usage: ingest_bench [--port N] [--db NAME] [--events N] [--batch LINES]\n"
                     "                    [--conns N] [--gzip] [--duration SECS] [--parse]\n"
-                    "                    [--server-pid PID]\n");
+                    "                    [--server-pid PID] [--es] [--es-filter PATH]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {8086, "bench", 1000000, 5000, 4, false, 60.0, false, 0};
+    struct opts o = {8086,
+                     "bench",
+                     1000000,
+                     5000,
+                     4,
+                     false,
+                     60.0,
+                     false,
+                     0,
+                     false,
+                     "errors,items.*.error,items.*.status"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -746,8 +848,12 @@ int main(int argc, char **argv)
             o.is_gzip = true;
         } else if (!strcmp(a, "--parse")) {
             o.is_parse = true;
+        } else if (!strcmp(a, "--es")) {
+            o.is_es = true;
         } else if (!v) {
             usage();
+        } else if (!strcmp(a, "--es-filter")) {
+            o.es_filter = v, i++;
         } else if (!strcmp(a, "--port")) {
             o.port = atoi(v), i++;
         } else if (!strcmp(a, "--db")) {

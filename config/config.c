@@ -208,6 +208,25 @@ static const struct option options[] = {
      0, NULL,
      "Longest time a received syslog message waits in its connection's batch before it is "
      "written (what a crash may lose besides)."},
+    {"es_database", OPT_STRING, FIELD(es_database), "logs", 0, MAX_STRING, CFG_NONEMPTY, NULL,
+     "Database that Elasticsearch bulk requests (/_bulk) write to; the URL argument db names "
+     "another."},
+    {"es_timestamp_field", OPT_STRING, FIELD(es_timestamp_field), "@timestamp", 0, MAX_STRING, 0,
+     NULL,
+     "Field of an Elasticsearch document holding its time (RFC 3339 or epoch milliseconds); "
+     "without it the document takes its arrival time."},
+    {"es_host_fields", OPT_STRING, FIELD(es_host_fields), "host.name,host,hostname", 0, MAX_STRING,
+     0, NULL,
+     "Comma list of Elasticsearch document fields (nested keys joined by dots) naming the host: "
+     "the first string one wins."},
+    {"es_event_fields", OPT_STRING, FIELD(es_event_fields), "event.dataset,service.name", 0,
+     MAX_STRING, 0, NULL,
+     "Comma list of Elasticsearch document fields naming the event when the request names no "
+     "index (or always, with es_event_from_document)."},
+    {"es_event_from_document", OPT_BOOL, FIELD(es_event_from_document), "false", 0, 0, 0, NULL,
+     "Let es_event_fields win over the index as the event of an Elasticsearch document."},
+    {"es_message_field", OPT_STRING, FIELD(es_message_field), "message", 0, MAX_STRING, 0, NULL,
+     "Elasticsearch document field stored as the field msg."},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])

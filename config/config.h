@@ -80,6 +80,12 @@ struct config {
     uint64_t syslog_max_message_bytes; /* 64KiB */
     int64_t syslog_batch_rows;         /* 5000 */
     int64_t syslog_flush_interval_ns;  /* 10ms */
+    char *es_database;           /* "logs": database of /_bulk */
+    char *es_timestamp_field;    /* "@timestamp" */
+    char *es_host_fields;        /* "host.name,host,hostname" */
+    char *es_event_fields;       /* "event.dataset,service.name" */
+    bool es_event_from_document; /* false: the index is the event */
+    char *es_message_field;      /* "message" */
 };
 
 /* What the command line asked for besides options. config_path borrows

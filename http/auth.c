@@ -1,5 +1,6 @@
 /* Tokens: where a request carries one (Authorization: Token X, Bearer X,
- * Basic base64(user:X), or InfluxDB 1.x's u/p URL arguments) and what it may
+ * Basic base64(user:X), Elasticsearch's ApiKey base64(id:X) or ApiKey X, or
+ * InfluxDB 1.x's u/p URL arguments) and what it may
  * do. Without configured tokens every request is allowed. */
 #include <stdint.h>
 #include <string.h>
@@ -47,6 +48,21 @@ static bool b64_decode(const char *in, char *out, size_t cap)
     return true;
 }
 
+/* Elasticsearch's "ApiKey base64(id:key)": the key is the secret; a value
+ * that does not decode to id:key is the secret itself. */
+static bool api_key(const char *v, char *out, size_t cap)
+{
+    char plain[1024];
+    const char *colon = NULL;
+    if (b64_decode(v, plain, sizeof plain) && strlen(plain) > 0)
+        colon = strchr(plain, ':');
+    const char *secret = colon ? colon + 1 : v;
+    if (strlen(secret) >= cap)
+        return false;
+    strcpy(out, secret);
+    return true;
+}
+
 /* The secret a request presents, copied into out; false if none. */
 static bool credentials(struct MHD_Connection *con, char *out, size_t cap)
 {
@@ -65,6 +81,8 @@ static bool credentials(struct MHD_Connection *con, char *out, size_t cap)
             strcpy(out, sp);
             return true;
         }
+        if (scheme == 6 && strncasecmp(h, "ApiKey", 6) == 0)
+            return api_key(sp, out, cap);
         if (scheme == 5 && strncasecmp(h, "Basic", 5) == 0) {
             char plain[1024];
             if (!b64_decode(sp, plain, sizeof plain))

@@ -28,10 +28,11 @@ unsigned srv_status_code(int slot)
 
 const char *srv_route_name(enum route_id r)
 {
-    static const char *names[ROUTE_COUNT] = {"ping",      "health", "metrics", "write",
-                                             "v2_write",  "ingest", "query",   "sql",
-                                             "influxql",  "tail",   "ui",      "not_found",
-                                             "bad_method"};
+    static const char *names[ROUTE_COUNT] = {"ping",       "health",  "metrics", "write",
+                                             "v2_write",   "ingest",  "query",   "sql",
+                                             "influxql",   "tail",    "ui",      "not_found",
+                                             "bad_method", "es_root", "es_bulk", "es_probe",
+                                             "v3_write"};
     return names[r];
 }
 

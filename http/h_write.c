@@ -1,8 +1,11 @@
-/* Write endpoints: POST /write (InfluxDB 1.x), /api/v2/write (2.x) and
- * /api/v1/ingest (raw lines or JSON lines). The body is fed to the ingest
- * layer piece by piece as it arrives; the reply comes after the last batch
- * is durable under wal_sync: 204, or 400 "partial write" naming the bad
- * lines, 413, 503 + Retry-After under back-pressure, 507 on a full disk. */
+/* Write endpoints: POST /write (InfluxDB 1.x), /api/v2/write (2.x),
+ * /api/v3/write_lp (3.x), /api/v1/ingest (raw lines or JSON lines) and the
+ * Elasticsearch bulk API (/_bulk, /{index}/_bulk). The body is fed to the
+ * ingest layer piece by piece as it arrives; the reply comes after the last
+ * batch is durable under wal_sync: 204, or 400 "partial write" naming the
+ * bad lines, 413, 503 + Retry-After under back-pressure, 507 on a full disk.
+ * InfluxDB 3 and Elasticsearch get their own reply shapes (write_reply_v3,
+ * write_reply_es). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +16,13 @@
 #include "base/histogram.h"
 #include "http/handlers.h"
 #include "http/reply.h"
+#include "ingest/esbulk.h"
 #include "ingest/ingest.h"
 #include "ingest/lineproto.h"
 #include "store/store.h"
 
-enum write_ep { EP_V1, EP_V2, EP_INGEST, EP_COUNT };
-static const char *ep_names[EP_COUNT] = {"write", "v2_write", "ingest"};
+enum write_ep { EP_V1, EP_V2, EP_INGEST, EP_V3, EP_ES, EP_COUNT };
+static const char *ep_names[EP_COUNT] = {"write", "v2_write", "ingest", "v3_write_lp", "es_bulk"};
 
 enum write_outcome {
     OUT_OK,
@@ -52,6 +56,9 @@ struct write_ctx {
     struct ingest *in;
     int error; /* sticky error of feeding */
     uint64_t body_bytes;
+    struct jsonl_es_map es_map; /* EP_ES: borrowed by the ingest */
+    char es_index[256];
+    bool is_atomic; /* EP_V3 with accept_partial=false */
 };
 
 static void write_ctx_free(void *p)
@@ -67,7 +74,13 @@ static void write_ctx_free(void *p)
 
 static enum write_ep ep_of(enum route_id r)
 {
-    return r == ROUTE_WRITE_V2 ? EP_V2 : r == ROUTE_INGEST ? EP_INGEST : EP_V1;
+    switch (r) {
+    case ROUTE_WRITE_V2: return EP_V2;
+    case ROUTE_INGEST: return EP_INGEST;
+    case ROUTE_WRITE_V3: return EP_V3;
+    case ROUTE_ES_BULK: return EP_ES;
+    default: return EP_V1;
+    }
 }
 
 static void count(struct write_ctx *c, struct srv_req *req, enum write_outcome o)
@@ -81,10 +94,27 @@ static void count(struct write_ctx *c, struct srv_req *req, enum write_outcome o
     histogram_record(&wm.latency, clock_mono_ns() - req->start_ns);
 }
 
+/* Elasticsearch's error type for a status. */
+static const char *es_type(unsigned status)
+{
+    switch (status) {
+    case MHD_HTTP_BAD_REQUEST: return "illegal_argument_exception";
+    case MHD_HTTP_UNAUTHORIZED: return "security_exception";
+    case MHD_HTTP_FORBIDDEN: return "security_exception";
+    case MHD_HTTP_NOT_FOUND: return "index_not_found_exception";
+    case MHD_HTTP_CONTENT_TOO_LARGE: return "content_too_long_exception";
+    case MHD_HTTP_SERVICE_UNAVAILABLE: return "es_rejected_execution_exception";
+    case MHD_HTTP_INSUFFICIENT_STORAGE: return "cluster_block_exception";
+    default: return "exception";
+    }
+}
+
 static enum MHD_Result fail(struct MHD_Connection *con, struct srv_req *req, struct write_ctx *c,
                             enum write_outcome o, unsigned status, const char *msg)
 {
     count(c, req, o);
+    if (c->ep == EP_ES)
+        return es_reply_error(con, req, status, es_type(status), msg);
     return reply_error(con, req, status, msg);
 }
 
@@ -104,6 +134,8 @@ static enum write_outcome outcome_of(int err)
 static bool db_name(struct MHD_Connection *con, enum write_ep ep, char *out, size_t cap)
 {
     const char *db = srv_arg(con, ep == EP_V2 ? "bucket" : "db");
+    if (ep == EP_ES && (!db || !*db))
+        db = server.cfg->es_database;
     if (!db || !*db)
         return false;
     size_t n = strlen(db);
@@ -155,10 +187,60 @@ static void limits_from_config(struct event_limits *lim)
     lim->default_host = cfg->default_host;
 }
 
-/* Fills params from the URL and headers; a reason on a bad request. */
-static const char *params_from_request(struct MHD_Connection *con, enum write_ep ep,
-                                       struct ingest_params *p)
+/* A boolean URL argument: absent = dflt; false and *bad if not true/false. */
+static bool bool_arg(struct MHD_Connection *con, const char *name, bool dflt, bool *bad)
 {
+    const char *v = srv_arg(con, name);
+    if (!v || !*v)
+        return dflt;
+    if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0)
+        return true;
+    if (strcasecmp(v, "false") != 0 && strcmp(v, "0") != 0)
+        *bad = true;
+    return false;
+}
+
+/* /api/v3/write_lp: precision names (default auto), accept_partial, no_sync. */
+static const char *v3_params(struct MHD_Connection *con, const char *prec, struct ingest_params *p)
+{
+    if (lp_precision_parse(prec && *prec ? prec : "auto", &p->ns_per_unit) != ERR_OK)
+        return "precision must be one of auto, nanosecond, microsecond, millisecond, second "
+               "(or ns, us, ms, s)";
+    bool bad = false;
+    p->is_atomic = !bool_arg(con, "accept_partial", true, &bad);
+    p->is_no_sync = bool_arg(con, "no_sync", false, &bad);
+    return bad ? "accept_partial and no_sync must be true or false" : NULL;
+}
+
+/* /_bulk and /{index}/_bulk: the index and the mapping from the config
+ * (kept in c, which outlives the ingest). */
+static const char *es_params(struct MHD_Connection *con, struct write_ctx *c, const char *path,
+                             struct ingest_params *p)
+{
+    const struct config *cfg = server.cfg;
+    p->format = INGEST_ESBULK;
+    c->es_map =
+        (struct jsonl_es_map){cfg->es_timestamp_field, cfg->es_host_fields, cfg->es_event_fields,
+                              cfg->es_event_from_document, cfg->es_message_field};
+    p->es_map = &c->es_map;
+    p->es_filter = esbulk_filter_parse(srv_arg(con, "filter_path"));
+    const char *end = path ? strstr(path, "/_bulk") : NULL;
+    if (!end || end == path)
+        return NULL; /* /_bulk */
+    size_t n = (size_t)(end - path - 1);
+    if (n >= sizeof c->es_index)
+        return "index name too long";
+    memcpy(c->es_index, path + 1, n);
+    c->es_index[n] = '\0';
+    p->es_index = c->es_index;
+    return NULL;
+}
+
+/* Fills params from the URL and headers; a reason on a bad request. */
+static const char *params_from_request(struct MHD_Connection *con, struct write_ctx *c,
+                                       const char *path, struct ingest_params *p)
+{
+    enum write_ep ep = c->ep;
     const struct config *cfg = server.cfg;
     ingest_params_default(p);
     p->max_body_bytes = (size_t)cfg->max_body_bytes;
@@ -187,8 +269,12 @@ static const char *params_from_request(struct MHD_Connection *con, enum write_ep
         }
         return NULL;
     }
+    if (ep == EP_ES)
+        return es_params(con, c, path, p);
     p->format = INGEST_LINEPROTO;
     const char *prec = srv_arg(con, "precision");
+    if (ep == EP_V3)
+        return v3_params(con, prec, p);
     if (prec && *prec && lp_precision_parse(prec, &p->ns_per_unit) != ERR_OK)
         return "precision must be one of ns, us, ms, s, m, h (or n, u)";
     return NULL;
@@ -220,9 +306,10 @@ static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *r
         return fail(con, req, c, OUT_TOO_BIG, MHD_HTTP_CONTENT_TOO_LARGE, msg);
     }
     struct ingest_params p;
-    const char *why = params_from_request(con, c->ep, &p);
+    const char *why = params_from_request(con, c, req->path, &p);
     if (cl && !p.is_gzip)
         p.body_hint = (size_t)strtoull(cl, NULL, 10);
+    c->is_atomic = p.is_atomic;
     struct event_limits lim;
     limits_from_config(&lim);
     if (!why)
@@ -311,6 +398,48 @@ static enum MHD_Result write_partial(struct MHD_Connection *con, struct srv_req 
     return reply_queue(con, req, MHD_HTTP_BAD_REQUEST, resp);
 }
 
+/* InfluxDB 3: 204; with bad lines 400 and their list ("partial write of
+ * line protocol occurred"), or with accept_partial=false, when nothing was
+ * stored, the first bad line ("parsing failed for write_lp endpoint"). */
+static enum MHD_Result write_reply_v3(struct MHD_Connection *con, struct srv_req *req,
+                                      struct write_ctx *c)
+{
+    if (ingest_dropped(c->in) == 0) {
+        count(c, req, OUT_OK);
+        return reply_no_content(con, req);
+    }
+    bool is_atomic = c->is_atomic && ingest_written(c->in) == 0;
+    const char *items = ingest_error_json(c->in);
+    struct buf b = BUF_INIT;
+    if (is_atomic) {
+        const char *end = strstr(items, "},{");
+        size_t n = end ? (size_t)(end - items) + 1 : strlen(items);
+        buf_puts(&b, "{\"error\":\"parsing failed for write_lp endpoint\",\"data\":");
+        buf_append(&b, items, n);
+        buf_puts(&b, "}\n");
+    } else {
+        buf_printf(&b, "{\"error\":\"partial write of line protocol occurred\",\"data\":[%s]}\n",
+                   items);
+    }
+    count(c, req, ingest_written(c->in) ? OUT_PARTIAL : OUT_UNPARSABLE);
+    enum MHD_Result r =
+        reply_send(con, req, MHD_HTTP_BAD_REQUEST, "application/json", b.data, b.len);
+    buf_destroy(&b);
+    return r;
+}
+
+/* Elasticsearch: 200 with an item per action, whatever their fate. */
+static enum MHD_Result write_reply_es(struct MHD_Connection *con, struct srv_req *req,
+                                      struct write_ctx *c)
+{
+    struct buf b = BUF_INIT;
+    esbulk_reply(ingest_esbulk(c->in), (clock_mono_ns() - req->start_ns) / 1000000, &b);
+    count(c, req, ingest_dropped(c->in) ? OUT_PARTIAL : OUT_OK);
+    enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", b.data, b.len);
+    buf_destroy(&b);
+    return r;
+}
+
 enum MHD_Result h_write(struct MHD_Connection *con, struct srv_req *req, const char *upload,
                         size_t *upload_size)
 {
@@ -327,6 +456,10 @@ enum MHD_Result h_write(struct MHD_Connection *con, struct srv_req *req, const c
     int rc = c->error != ERR_OK ? c->error : ingest_finish(c->in);
     if (rc != ERR_OK)
         return write_error(con, req, c, rc);
+    if (c->ep == EP_V3)
+        return write_reply_v3(con, req, c);
+    if (c->ep == EP_ES)
+        return write_reply_es(con, req, c);
     if (ingest_dropped(c->in) > 0)
         return write_partial(con, req, c);
     count(c, req, OUT_OK);

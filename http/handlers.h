@@ -31,6 +31,16 @@ void h_tail_shutdown(void);
 void h_tail_free(void);
 void h_tail_metrics(struct buf *out);
 
+/* Elasticsearch: GET / (version document, or 302 to /ui/ for browsers)
+ * and the probes shippers make at start (h_es.c). */
+enum MHD_Result h_es_root(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                          size_t *upload_size);
+enum MHD_Result h_es_probe(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                           size_t *upload_size);
+/* Elasticsearch's error body {"error":{"root_cause":[..],"type":..,"reason":..},"status":N}. */
+enum MHD_Result es_reply_error(struct MHD_Connection *con, struct srv_req *req, unsigned status,
+                               const char *type, const char *reason);
+
 /* What a route needs from the caller's token when tokens are configured. */
 enum route_auth { AUTH_NONE, AUTH_ANY, AUTH_READ, AUTH_WRITE, AUTH_HANDLER };
 

@@ -39,6 +39,10 @@ void reply_add_common_headers(struct MHD_Response *resp, struct srv_req *req)
     MHD_add_response_header(resp, "X-Logbucket-Version", LB_VERSION);
     MHD_add_response_header(resp, "X-Influxdb-Version", LB_INFLUX_VERSION);
     MHD_add_response_header(resp, "X-Influxdb-Build", "OSS");
+    /* Elasticsearch clients refuse a server whose replies lack it. */
+    if (req && (req->route == ROUTE_ES_ROOT || req->route == ROUTE_ES_BULK ||
+                req->route == ROUTE_ES_PROBE))
+        MHD_add_response_header(resp, "X-Elastic-Product", "Elasticsearch");
     /* While stopping, keep-alive connections are closed after each reply so
      * that no new request starts on them. */
     if (atomic_load(&server.stopping))

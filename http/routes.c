@@ -16,7 +16,41 @@ static const struct route routes[] = {
     {"/query", "GET,POST", ROUTE_INFLUXQL, h_influxql, AUTH_HANDLER, true},
     {"/api/v1/tail", "GET", ROUTE_TAIL, h_tail, AUTH_HANDLER, false},
     {"/ui", "GET,HEAD", ROUTE_UI, h_console, AUTH_NONE, false},
+    {"/api/v3/write_lp", "POST", ROUTE_WRITE_V3, h_write, AUTH_HANDLER, true},
+    {"/", "GET,HEAD", ROUTE_ES_ROOT, h_es_root, AUTH_NONE, false},
+    {"/_bulk", "POST,PUT", ROUTE_ES_BULK, h_write, AUTH_HANDLER, true},
+    {"/*/_bulk", "POST,PUT", ROUTE_ES_BULK, h_write, AUTH_HANDLER, true},
+    {"/_cat/health", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_cluster/health", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_license", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_xpack", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_nodes", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_nodes/*", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_index_template/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_template/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_ilm/policy/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
 };
+
+/* path[0..plen) matches pattern, where a '*' stands for one non-empty path
+ * segment (no '/'): the pattern of /{index}/_bulk matches "/logs/_bulk". */
+static bool path_match(const char *pattern, const char *path, size_t plen)
+{
+    size_t i = 0;
+    for (const char *p = pattern; *p; p++) {
+        if (*p != '*') {
+            if (i == plen || path[i] != *p)
+                return false;
+            i++;
+            continue;
+        }
+        size_t start = i;
+        while (i < plen && path[i] != '/')
+            i++;
+        if (i == start)
+            return false;
+    }
+    return i == plen;
+}
 
 static bool method_in(const char *method, const char *list)
 {
@@ -46,7 +80,7 @@ const struct route *route_find(const char *method, const char *path, const char 
     if (plen > 1 && path[plen - 1] == '/')
         plen--;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strlen(routes[i].path) != plen || strncmp(routes[i].path, path, plen) != 0)
+        if (!path_match(routes[i].path, path, plen))
             continue;
         if (method_in(method, routes[i].methods))
             return &routes[i];

@@ -41,6 +41,7 @@ static void req_free(struct srv_req *req)
         return;
     if (req->ctx_free)
         req->ctx_free(req->ctx);
+    free(req->path);
     free(req);
 }
 
@@ -304,6 +305,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         const struct route *route = route_find(method, url, &allow);
         req = req_new(route);
         req->url = url;
+        req->path = xstrdup(url);
+        snprintf(req->method, sizeof req->method, "%s", method);
         *con_cls = req;
         guard_headers_done(con);
         atomic_fetch_add(&server.in_flight, 1);

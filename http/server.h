@@ -41,6 +41,10 @@ enum route_id {
     ROUTE_UI,
     ROUTE_NOT_FOUND,
     ROUTE_BAD_METHOD,
+    ROUTE_ES_ROOT,  /* GET / for Elasticsearch clients */
+    ROUTE_ES_BULK,  /* /_bulk, /{index}/_bulk */
+    ROUTE_ES_PROBE, /* what Elasticsearch shippers ask at start */
+    ROUTE_WRITE_V3, /* /api/v3/write_lp */
     ROUTE_COUNT
 };
 
@@ -59,6 +63,8 @@ struct srv_req {
     void (*ctx_free)(void *ctx);
     const struct cfg_token *token; /* authenticated token, NULL if none */
     const char *url;               /* the request's path (MHD's, valid until it completes) */
+    char *path;                    /* the URL's path (owned) */
+    char method[16];               /* the request's method, cut to 15 bytes */
 };
 
 /* Status codes counted per route in /metrics. */

@@ -220,6 +220,20 @@ void event_feed_init(struct event_feed *f, size_t max_line, event_line_fn parse,
     f->parse = parse;
     f->parser = parser;
     f->reason[0] = '\0';
+    f->first_line = 0;
+    f->joined = slice_make("", 0);
+    f->flush = NULL;
+}
+
+/* A record that began on an earlier line is reported under that line. */
+static void take_joined(struct event_feed *f, struct event_result *out)
+{
+    if (f->first_line) {
+        out->line_no = f->first_line;
+        out->line = f->joined;
+        f->first_line = 0;
+        f->joined = slice_make("", 0);
+    }
 }
 
 void event_feed_destroy(struct event_feed *f)
@@ -234,12 +248,14 @@ size_t event_feed_next(struct event_feed *f, const char *data, size_t len, struc
     size_t n = event_lines_next(&f->lines, data, len, &k, &line);
     out->kind = EVENT_NONE;
     out->line_no = f->lines.line_no;
+    out->line = k == EVENT_LINE_OK ? line : slice_make("", 0);
     if (k == EVENT_LINE_TOOLONG) {
         snprintf(f->reason, sizeof f->reason, "line too long (max %zu)", f->lines.max_line);
         out->kind = EVENT_BAD;
         out->reason = f->reason;
     } else if (k == EVENT_LINE_OK) {
         out->kind = f->parse(f->parser, line.ptr, line.len, &out->ev, &out->reason);
+        take_joined(f, out);
     }
     return n;
 }
@@ -248,9 +264,18 @@ bool event_feed_finish(struct event_feed *f, struct event_result *out)
 {
     struct slice line;
     out->kind = EVENT_NONE;
-    if (event_lines_finish(&f->lines, &line) != EVENT_LINE_OK)
-        return false;
     out->line_no = f->lines.line_no;
-    out->kind = f->parse(f->parser, line.ptr, line.len, &out->ev, &out->reason);
+    if (event_lines_finish(&f->lines, &line) == EVENT_LINE_OK) {
+        out->line_no = f->lines.line_no;
+        out->line = line;
+        out->kind = f->parse(f->parser, line.ptr, line.len, &out->ev, &out->reason);
+        take_joined(f, out);
+        if (out->kind != EVENT_NONE)
+            return true;
+    }
+    if (!f->flush)
+        return false;
+    out->kind = f->flush(f->parser, NULL, 0, &out->ev, &out->reason);
+    take_joined(f, out);
     return out->kind != EVENT_NONE;
 }

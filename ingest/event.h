@@ -69,6 +69,7 @@ struct event_result {
     uint64_t line_no;   /* 1-based, counting every line of the body */
     struct event ev;    /* EVENT_OK; borrowed, valid until the next parser call */
     const char *reason; /* EVENT_BAD; NUL-terminated, valid until the next parser call */
+    struct slice line;  /* the line's text (empty for a line too long); as ev */
 };
 
 /* --- the line splitter -------------------------------------------------- */
@@ -121,6 +122,15 @@ struct event_feed {
     event_line_fn parse;
     void *parser;
     char reason[48];
+    /* A parser whose record spans lines (a line-protocol string holding a
+     * newline) returns EVENT_NONE for the lines it keeps, and with the
+     * record's result sets first_line (its first line's number) and joined
+     * (its whole text); the feed reports them and clears both. */
+    uint64_t first_line;
+    struct slice joined;
+    /* NULL, or called at the end of the body for a record still open
+     * there: its result (EVENT_NONE if none is open). */
+    event_line_fn flush;
 };
 
 void event_feed_init(struct event_feed *f, size_t max_line, event_line_fn parse, void *parser);

@@ -11,6 +11,8 @@
 
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/json.h"
+#include "ingest/esbulk.h"
 #include "ingest/jsonl.h"
 #include "ingest/lineproto.h"
 #include "ingest/rawline.h"
@@ -28,7 +30,9 @@ struct ingest {
     struct lp_parser *lp;
     struct raw_parser *raw;
     struct jsonl_parser *jsonl;
+    struct esbulk_parser *es;
     struct event_feed *feed;
+    char last_byte; /* of the (inflated) body, for ESBULK's final newline */
 
     z_stream z;
     bool is_z_init;
@@ -42,6 +46,7 @@ struct ingest {
     size_t whole_max; /* whole_request: most pend_bytes */
     uint64_t written, dropped;
     struct buf errors;
+    struct buf errors_json;
     size_t nerrors;         /* lines in errors */
     struct buf id, value;   /* encoding of the current row */
     struct rec_tag *sorted; /* the current point's tags, sorted by key */
@@ -62,10 +67,13 @@ const char *ingest_params_check(const struct ingest_params *p, const struct even
 {
     if (!lim->max_line_bytes || !lim->max_key_bytes || !lim->max_fields_per_line)
         return "bad limits: max_line_bytes, max_key_bytes and max_fields_per_line must be > 0";
-    if (p->ns_per_unit < 0 || p->reject_older_than_ns < 0 || p->reject_newer_than_ns < 0)
+    if ((p->ns_per_unit < 0 && p->ns_per_unit != LP_PRECISION_AUTO) ||
+        p->reject_older_than_ns < 0 || p->reject_newer_than_ns < 0)
         return "bad parameters: negative precision or reject window";
     if (p->format == INGEST_LINEPROTO)
         return NULL;
+    if (p->format == INGEST_ESBULK)
+        return p->es_map ? NULL : "bulk ingest needs a document mapping";
     if (p->format != INGEST_RAW && p->format != INGEST_JSONL)
         return "unknown ingest format";
     if (p->format == INGEST_RAW && (!p->event || !*p->event))
@@ -94,6 +102,8 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
     in->prm = *params;
     in->prm.host = NULL; /* copied into the raw parser; not kept */
     in->prm.event = NULL;
+    in->prm.es_index = NULL;
+    in->prm.es_map = NULL;
     in->lim = *lim;
     in->sink = *sink;
     if (!in->prm.arrival_ns)
@@ -107,6 +117,8 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
         in->whole_max = in->prm.max_body_bytes < SIZE_MAX / INGEST_WHOLE_FACTOR
                             ? in->prm.max_body_bytes * INGEST_WHOLE_FACTOR
                             : SIZE_MAX;
+    if (in->prm.is_atomic) /* one batch, as whole requests are */
+        in->prm.whole_request = true;
     in->lo = params->reject_older_than_ns
                  ? sat_add(in->prm.arrival_ns, -params->reject_older_than_ns)
                  : INT64_MIN;
@@ -114,13 +126,14 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
                  ? sat_add(in->prm.arrival_ns, params->reject_newer_than_ns)
                  : INT64_MAX;
     buf_init(&in->errors);
+    buf_init(&in->errors_json);
     buf_init(&in->id);
     buf_init(&in->value);
 
     const char *why = NULL;
     switch (params->format) {
     case INGEST_LINEPROTO:
-        in->lp = lp_new(lim, params->ns_per_unit ? params->ns_per_unit : 1);
+        in->lp = lp_new(lim, params->ns_per_unit ? params->ns_per_unit : 1); /* or AUTO */
         in->feed = lp_event_feed(in->lp);
         break;
     case INGEST_RAW: {
@@ -137,6 +150,17 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
     case INGEST_JSONL:
         in->jsonl = jsonl_new(lim, params->stamp, params->host, params->event);
         in->feed = jsonl_event_feed(in->jsonl);
+        break;
+    case INGEST_ESBULK:
+        in->es =
+            esbulk_new(lim, params->es_map, params->es_index, params->stamp, in->prm.arrival_ns);
+        in->feed = esbulk_event_feed(in->es);
+        if (params->es_filter)
+            esbulk_set_filter(in->es, params->es_filter);
+        /* one batch: a request Elasticsearch would refuse whole stores nothing */
+        in->prm.batch_rows = SIZE_MAX;
+        in->prm.batch_bytes = SIZE_MAX;
+        in->last_byte = '\n';
         break;
     }
     if (params->is_gzip) {
@@ -160,12 +184,14 @@ void ingest_free(struct ingest *in)
     lp_free(in->lp);
     raw_free(in->raw);
     jsonl_free(in->jsonl);
+    esbulk_free(in->es);
     if (in->is_z_init)
         inflateEnd(&in->z);
     free(in->zout);
     if (in->sink.destroy)
         in->sink.destroy(in->sink.arg);
     buf_destroy(&in->errors);
+    buf_destroy(&in->errors_json);
     buf_destroy(&in->id);
     buf_destroy(&in->value);
     free(in->sorted);
@@ -174,13 +200,19 @@ void ingest_free(struct ingest *in)
 
 /* --- rows --------------------------------------------------------------- */
 
-static void drop(struct ingest *in, uint64_t line_no, const char *reason)
+static void drop(struct ingest *in, uint64_t line_no, struct slice line, const char *reason)
 {
     in->dropped++;
     if (in->nerrors >= INGEST_MAX_ERRORS)
         return;
     buf_printf(&in->errors, "%sline %llu: %s", in->nerrors ? "\n" : "", (unsigned long long)line_no,
                reason);
+    struct buf *j = &in->errors_json;
+    buf_puts(j, in->nerrors ? ",{\"original_line\":" : "{\"original_line\":");
+    json_str(j, line.ptr, line.len < INGEST_ORIGINAL_MAX ? line.len : INGEST_ORIGINAL_MAX);
+    buf_printf(j, ",\"line_number\":%llu,\"error_message\":", (unsigned long long)line_no);
+    json_str(j, reason, strlen(reason));
+    buf_putc(j, '}');
     in->nerrors++;
 }
 
@@ -243,16 +275,17 @@ static void encode_row(struct ingest *in, const struct event *ev, struct ingest_
     row->value = slice_make(in->value.data, in->value.len);
 }
 
-static void add_event(struct ingest *in, uint64_t line_no, const struct event *ev)
+/* NULL if the event was added, else why it was dropped. */
+static const char *add_event(struct ingest *in, const struct event_result *r)
 {
+    const struct event *ev = &r->ev;
     int64_t ts = ev->has_ts ? ev->ts : in->prm.arrival_ns;
-    if (ts < in->lo) {
-        drop(in, line_no, "timestamp older than the reject_older_than window");
-        return;
-    }
-    if (ts > in->hi) {
-        drop(in, line_no, "timestamp newer than the reject_newer_than window");
-        return;
+    const char *why = ts < in->lo   ? "timestamp older than the reject_older_than window"
+                      : ts > in->hi ? "timestamp newer than the reject_newer_than window"
+                                    : NULL;
+    if (why) {
+        drop(in, r->line_no, r->line, why);
+        return why;
     }
     struct ingest_row row = {ts, ev->host, ev->name, {0}, {0}, false};
     encode_row(in, ev, &row);
@@ -265,24 +298,49 @@ static void add_event(struct ingest *in, uint64_t line_no, const struct event *e
     } else if (in->pend_rows >= in->prm.batch_rows || in->pend_bytes >= in->prm.batch_bytes) {
         flush(in);
     }
+    return NULL;
 }
 
 static void handle(struct ingest *in, const struct event_result *r)
 {
+    const char *why = NULL;
     if (r->kind == EVENT_OK)
-        add_event(in, r->line_no, &r->ev);
+        why = add_event(in, r);
     else if (r->kind == EVENT_BAD)
-        drop(in, r->line_no, r->reason);
+        drop(in, r->line_no, r->line, why = r->reason);
+    if (in->es && r->kind != EVENT_NONE)
+        esbulk_item_done(in->es, why);
+}
+
+/* A bulk body Elasticsearch refuses whole: the error, nothing written. */
+static void check_bulk(struct ingest *in)
+{
+    const char *fatal = esbulk_fatal(in->es);
+    if (!fatal)
+        return;
+    in->status = ERR_INVAL;
+    buf_reset(&in->errors);
+    buf_puts(&in->errors, fatal);
+    in->nerrors = 0;
 }
 
 static void parse_bytes(struct ingest *in, const char *data, size_t len)
 {
     struct event_result r;
+    size_t n_total = len;
+    char last = len ? data[len - 1] : 0;
     while (len && !in->status) {
         size_t n = event_feed_next(in->feed, data, len, &r);
         handle(in, &r);
         data += n;
         len -= n;
+        if (in->es && esbulk_fatal(in->es))
+            break; /* the request fails whole: nothing more to read */
+    }
+    if (in->es) {
+        if (n_total)
+            in->last_byte = last;
+        check_bulk(in);
     }
 }
 
@@ -368,6 +426,14 @@ int ingest_finish(struct ingest *in)
     struct event_result r;
     if (event_feed_finish(in->feed, &r))
         handle(in, &r);
+    if (in->es) {
+        esbulk_end(in->es, in->last_byte == '\n');
+        check_bulk(in);
+        if (in->status)
+            return in->status;
+    }
+    if (in->prm.is_atomic && in->dropped)
+        return ERR_OK; /* nothing is written; the caller reports the bad lines */
     flush(in);
     return in->status;
 }
@@ -382,9 +448,19 @@ uint64_t ingest_dropped(const struct ingest *in)
     return in->dropped;
 }
 
+const char *ingest_error_json(struct ingest *in)
+{
+    return buf_cstr(&in->errors_json);
+}
+
 const char *ingest_error_text(struct ingest *in)
 {
     return buf_cstr(&in->errors);
+}
+
+struct esbulk_parser *ingest_esbulk(struct ingest *in)
+{
+    return in->es;
 }
 
 int ingest_status(const struct ingest *in)

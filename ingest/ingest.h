@@ -46,6 +46,7 @@
 
 #include "base/slice.h"
 #include "ingest/event.h"
+#include "ingest/jsonl.h"
 
 struct store_db;
 struct ingest;
@@ -54,6 +55,7 @@ enum ingest_format {
     INGEST_LINEPROTO, /* /write, /api/v2/write */
     INGEST_RAW,       /* /api/v1/ingest?host=H&event=E */
     INGEST_JSONL,     /* /api/v1/ingest?format=jsonl */
+    INGEST_ESBULK,    /* /_bulk, /{index}/_bulk (ingest/esbulk.h) */
 };
 
 #define INGEST_MAX_ERRORS 100
@@ -67,26 +69,33 @@ enum ingest_format {
 
 struct ingest_params {
     enum ingest_format format;
-    int64_t ns_per_unit;          /* LINEPROTO: lp_precision_parse(); 0 = ns */
-    const char *host;             /* RAW: host of every line; NULL = default host.
-                                   * JSONL: of lines without "host" */
-    const char *event;            /* RAW: event of every line; required.
-                                   * JSONL: of lines without "event"; NULL = none */
-    bool is_gzip;                 /* Content-Encoding: gzip */
-    size_t body_hint;             /* the body's size if known (Content-Length), else 0 */
-    size_t max_body_bytes;        /* cap on the body and on the inflated body; 0 = none */
-    int64_t arrival_ns;           /* request arrival time; 0 = now */
-    int64_t reject_older_than_ns; /* 0 = off */
-    int64_t reject_newer_than_ns; /* 0 = off */
-    bool whole_request;           /* true (the default): every row goes to the store in
-                                   * one batch at ingest_finish, so a request is stored
-                                   * whole or not at all; batch_rows/batch_bytes do not
-                                   * apply, and rows over INGEST_WHOLE_FACTOR x
-                                   * max_body_bytes (at least INGEST_WHOLE_MAX_BYTES)
-                                   * of memory fail with ERR_TOOBIG */
-    size_t batch_rows;            /* without whole_request; 0 = INGEST_BATCH_ROWS */
-    size_t batch_bytes;           /* without whole_request; 0 = INGEST_BATCH_BYTES */
-    struct event_stamp *stamp;    /* shared stamp for RAW/JSONL; NULL = arrival_ns */
+    int64_t ns_per_unit;               /* LINEPROTO: lp_precision_parse(); 0 = ns */
+    const char *host;                  /* RAW: host of every line; NULL = default host.
+                                        * JSONL: of lines without "host" */
+    const char *event;                 /* RAW: event of every line; required.
+                                        * JSONL: of lines without "event"; NULL = none */
+    bool is_gzip;                      /* Content-Encoding: gzip */
+    size_t body_hint;                  /* the body's size if known (Content-Length), else 0 */
+    size_t max_body_bytes;             /* cap on the body and on the inflated body; 0 = none */
+    int64_t arrival_ns;                /* request arrival time; 0 = now */
+    int64_t reject_older_than_ns;      /* 0 = off */
+    int64_t reject_newer_than_ns;      /* 0 = off */
+    bool whole_request;                /* true (the default): every row goes to the store
+                                        * in one batch at ingest_finish, so a request is
+                                        * stored whole or not at all; batch_rows and
+                                        * batch_bytes do not apply, and rows over
+                                        * INGEST_WHOLE_FACTOR x max_body_bytes (at least
+                                        * INGEST_WHOLE_MAX_BYTES) of memory fail with
+                                        * ERR_TOOBIG */
+    size_t batch_rows;                 /* without whole_request; 0 = INGEST_BATCH_ROWS */
+    size_t batch_bytes;                /* without whole_request; 0 = INGEST_BATCH_BYTES */
+    struct event_stamp *stamp;         /* shared stamp for RAW/JSONL; NULL = arrival_ns */
+    bool is_atomic;                    /* one batch, written only if no line is bad
+                                        * (InfluxDB 3's accept_partial=false) */
+    bool is_no_sync;                   /* reply before the fsync (store_write_nosync) */
+    const char *es_index;              /* ESBULK: the URL's index (copied); NULL = none */
+    const struct jsonl_es_map *es_map; /* ESBULK: the document mapping (copied) */
+    unsigned es_filter;                /* ESBULK: esbulk_filter_parse(); 0 = all */
 };
 
 /* Zeroes p (LINEPROTO, ns, no gzip, no limits, defaults) and sets
@@ -148,6 +157,15 @@ uint64_t ingest_dropped(const struct ingest *in); /* bad lines */
  * "\n"; or the message of a gzip error. "" if none. Valid until
  * ingest_free. */
 const char *ingest_error_text(struct ingest *in);
+/* ESBULK: the bulk parser (for esbulk_reply), else NULL. The whole body
+ * of a bulk request is one batch, written at ingest_finish, so a request
+ * that fails (esbulk_fatal: ERR_INVAL from ingest_finish) stores nothing. */
+struct esbulk_parser *ingest_esbulk(struct ingest *in);
+/* The first INGEST_MAX_ERRORS bad lines as JSON objects joined by commas:
+ * {"original_line":"..","line_number":N,"error_message":".."} (InfluxDB
+ * 3's shape; original_line cut to INGEST_ORIGINAL_MAX bytes). "" if none. */
+const char *ingest_error_json(struct ingest *in);
+#define INGEST_ORIGINAL_MAX 256
 /* The sticky error (ERR_OK if none). */
 int ingest_status(const struct ingest *in);
 

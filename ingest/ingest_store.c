@@ -11,6 +11,7 @@
 struct store_sink {
     struct store_db *db; /* borrowed */
     struct batch *b;
+    bool is_no_sync;
 };
 
 static void sink_put(void *arg, const struct ingest_row *r)
@@ -22,7 +23,7 @@ static void sink_put(void *arg, const struct ingest_row *r)
 static int sink_write(void *arg)
 {
     struct store_sink *s = arg;
-    int rc = store_write(s->db, s->b);
+    int rc = s->is_no_sync ? store_write_nosync(s->db, s->b) : store_write(s->db, s->b);
     batch_clear(s->b);
     return rc;
 }
@@ -42,6 +43,7 @@ int ingest_new(const struct ingest_params *params, const struct event_limits *li
     struct store_sink *s = xmalloc(sizeof *s);
     s->db = db;
     s->b = batch_new();
+    s->is_no_sync = params->is_no_sync;
     /* rows take about the bytes of their lines: reserve once, up to a
      * whole batch, instead of growing by copies */
     size_t bytes = params->batch_bytes ? params->batch_bytes : INGEST_BATCH_BYTES;

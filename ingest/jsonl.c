@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "ingest/jscan.h"
 #include "model/key.h"
 #include "model/time.h"
 
@@ -32,6 +33,7 @@ struct jsonl_parser {
     struct buf keys;
     struct buf strs;
     struct buf dupbuf;
+    struct buf scan; /* jscan's scratch: unescaped strings of the line */
     char reason[200];
 };
 
@@ -54,6 +56,7 @@ struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stam
     buf_init(&p->keys);
     buf_init(&p->strs);
     buf_init(&p->dupbuf);
+    buf_init(&p->scan);
     return p;
 }
 
@@ -72,6 +75,7 @@ void jsonl_free(struct jsonl_parser *p)
     buf_destroy(&p->keys);
     buf_destroy(&p->strs);
     buf_destroy(&p->dupbuf);
+    buf_destroy(&p->scan);
     free(p);
 }
 
@@ -210,34 +214,25 @@ static const char *header_keys(struct jsonl_parser *p, json_t *root, struct even
     return event_check_names(&p->lim, ev->host, ev->name);
 }
 
-static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len, struct event *ev)
+/* Flattens every member of p->root into p->fields, except ts, host and
+ * event when skip_header; then points the fields' slices at the finished
+ * buffers and refuses duplicate keys. */
+static const char *flatten_root(struct jsonl_parser *p, bool skip_header)
 {
-    json_error_t jerr;
-    json_decref(p->root);
-    p->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!p->root)
-        return why(p, "invalid JSON: ", jerr.text, strlen(jerr.text));
-    if (!json_is_object(p->root))
-        return "line is not a JSON object";
-    const char *w = header_keys(p, p->root, ev);
-    if (w)
-        return w;
     p->nfields = 0;
     buf_reset(&p->keys);
     buf_reset(&p->strs);
-    const char *k;
+    const char *k, *w;
     json_t *v;
     json_object_foreach(p->root, k, v)
     {
-        if (!strcmp(k, "ts") || !strcmp(k, "host") || !strcmp(k, "event"))
+        if (skip_header && (!strcmp(k, "ts") || !strcmp(k, "host") || !strcmp(k, "event")))
             continue;
         buf_reset(&p->path);
         buf_puts(&p->path, k);
         if ((w = flatten(p, v)))
             return w;
     }
-    if (p->nfields == 0)
-        return "no fields (a row needs at least one besides ts, host and event)";
     for (size_t i = 0; i < p->nfields; i++) {
         size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
         p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
@@ -248,16 +243,359 @@ static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t le
     if (d >= 0)
         return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
                    p->fields[d].key.len);
+    return NULL;
+}
+
+/* Loads the line into p->root; a reason if it is not one JSON object. */
+static const char *load(struct jsonl_parser *p, const char *line, size_t len)
+{
+    json_error_t jerr;
+    json_decref(p->root);
+    p->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!p->root)
+        return why(p, "invalid JSON: ", jerr.text, strlen(jerr.text));
+    if (!json_is_object(p->root))
+        return "line is not a JSON object";
+    return NULL;
+}
+
+static void stamp_if_missing(struct jsonl_parser *p, struct event *ev)
+{
     if (!ev->has_ts && p->stamp) {
         /* only good lines take a stamp */
         ev->ts = event_stamp_next(p->stamp);
         ev->has_ts = true;
     }
+}
+
+static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len, struct event *ev)
+{
+    const char *w = load(p, line, len);
+    if (!w)
+        w = header_keys(p, p->root, ev);
+    if (!w)
+        w = flatten_root(p, true);
+    if (w)
+        return w;
+    if (p->nfields == 0)
+        return "no fields (a row needs at least one besides ts, host and event)";
+    stamp_if_missing(p, ev);
     ev->tags = NULL;
     ev->ntags = 0;
     ev->fields = p->fields;
     ev->nfields = p->nfields;
     return NULL;
+}
+
+/* --- Elasticsearch documents ------------------------------------------- */
+
+/* Index of the field named key[0..n), or -1. */
+static long field_index(const struct jsonl_parser *p, const char *key, size_t n)
+{
+    for (size_t i = 0; i < p->nfields; i++)
+        if (p->fields[i].key.len == n && memcmp(p->fields[i].key.ptr, key, n) == 0)
+            return (long)i;
+    return -1;
+}
+
+static void remove_field(struct jsonl_parser *p, long i)
+{
+    memmove(&p->fields[i], &p->fields[i + 1], (p->nfields - (size_t)i - 1) * sizeof *p->fields);
+    p->nfields--;
+}
+
+/* The first string field named in the comma list keys, removed from the
+ * fields; false if none. */
+static bool take_string(struct jsonl_parser *p, const char *keys, struct slice *out)
+{
+    const char *k = keys ? keys : "";
+    while (*k) {
+        const char *comma = strchr(k, ',');
+        size_t n = comma ? (size_t)(comma - k) : strlen(k);
+        long i = n ? field_index(p, k, n) : -1;
+        if (i >= 0 && p->fields[i].type == REC_STRING) {
+            *out = p->fields[i].v.s;
+            remove_field(p, i);
+            return true;
+        }
+        if (!comma)
+            break;
+        k = comma + 1;
+    }
+    return false;
+}
+
+static bool millis_to_ns(double ms, int64_t *out)
+{
+    double ns = ms * 1e6;
+    if (!(ns >= -9.2e18 && ns <= 9.2e18))
+        return false;
+    *out = (int64_t)ns;
+    return true;
+}
+
+static bool all_digits(struct slice s)
+{
+    size_t i = s.len && s.ptr[0] == '-' ? 1 : 0;
+    if (i == s.len || s.len - i > 18)
+        return false;
+    for (; i < s.len; i++)
+        if (s.ptr[i] < '0' || s.ptr[i] > '9')
+            return false;
+    return true;
+}
+
+/* The timestamp field (RFC 3339 or epoch milliseconds, as a number or a
+ * string of digits), removed from the fields. */
+static const char *take_ts(struct jsonl_parser *p, const char *key, struct event *ev)
+{
+    ev->has_ts = false;
+    long i = key && *key ? field_index(p, key, strlen(key)) : -1;
+    if (i < 0)
+        return NULL;
+    const struct rec_field *f = &p->fields[i];
+    bool ok = false;
+    if (f->type == REC_INT && f->v.i > -9200000000000LL && f->v.i < 9200000000000LL) {
+        ev->ts = f->v.i * 1000000;
+        ok = true;
+    } else if (f->type == REC_FLOAT) {
+        ok = millis_to_ns(f->v.f, &ev->ts);
+    } else if (f->type == REC_STRING && all_digits(f->v.s)) {
+        ok = millis_to_ns((double)strtoll(f->v.s.ptr, NULL, 10), &ev->ts);
+    } else if (f->type == REC_STRING) {
+        ok = time_parse_rfc3339(f->v.s.ptr, f->v.s.len, &ev->ts) == ERR_OK;
+    }
+    if (!ok)
+        return why(p, "bad timestamp (want RFC 3339 or epoch milliseconds) in ", key, strlen(key));
+    ev->has_ts = true;
+    remove_field(p, i);
+    return NULL;
+}
+
+/* The event: the index, unless the map prefers the document's keys and
+ * one is there; without an index, the document's keys. */
+static const char *es_event(struct jsonl_parser *p, const struct jsonl_es_map *m, const char *index,
+                            struct event *ev)
+{
+    bool has_index = index && *index;
+    if ((m->prefer_keys || !has_index) && take_string(p, m->event_keys, &ev->name))
+        return NULL;
+    if (!has_index)
+        return "index is missing: name it in the URL (/{index}/_bulk), in the action's _index, "
+               "or in one of the document's event keys";
+    ev->name = slice_cstr(index);
+    return NULL;
+}
+
+/* msg_key (a string) becomes the field "msg". */
+static void rename_msg(struct jsonl_parser *p, const char *key)
+{
+    long i = key && *key ? field_index(p, key, strlen(key)) : -1;
+    if (i < 0 || p->fields[i].type != REC_STRING || field_index(p, "msg", 3) >= 0)
+        return;
+    p->fields[i].key = slice_make("msg", 3);
+}
+
+/* --- the fast path: documents read with jscan, flattened as they go ----- */
+
+static const char *scan_members(struct jsonl_parser *p, struct jscan *s, int depth);
+
+/* The compact text of the array at s (whitespace outside strings dropped)
+ * as a STRING field. */
+static const char *scan_array(struct jsonl_parser *p, struct jscan *s, int depth)
+{
+    const char *start = s->p;
+    if (!jscan_skip(s, depth))
+        return NULL;
+    struct rec_field *f = new_field(p);
+    f->type = REC_STRING;
+    p->sofs[p->nfields - 1] = p->strs.len;
+    bool in_str = false;
+    for (const char *q = start; q < s->p; q++) {
+        if (in_str) {
+            if (*q == '\\') {
+                buf_putc(&p->strs, *q++);
+            } else if (*q == '"') {
+                in_str = false;
+            }
+        } else if (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') {
+            continue;
+        } else if (*q == '"') {
+            in_str = true;
+        }
+        buf_putc(&p->strs, *q);
+    }
+    f->v.s.len = p->strs.len - p->sofs[p->nfields - 1];
+    return NULL;
+}
+
+/* A field for the value at s under the key in p->path; the limits first. */
+static const char *field_limits(struct jsonl_parser *p)
+{
+    if (p->path.len > p->lim.max_key_bytes) {
+        snprintf(p->reason, sizeof p->reason, "field key too long (max %zu)", p->lim.max_key_bytes);
+        return p->reason;
+    }
+    if (p->path.len == 0)
+        return "empty field key";
+    if (p->nfields >= p->lim.max_fields_per_line) {
+        snprintf(p->reason, sizeof p->reason, "too many fields (max %zu)",
+                 p->lim.max_fields_per_line);
+        return p->reason;
+    }
+    return NULL;
+}
+
+static void scan_scalar(struct jsonl_parser *p, struct jscan *s, enum jscan_type t)
+{
+    struct rec_field *f = new_field(p);
+    if (t == JS_STRING) {
+        f->type = REC_STRING;
+        jscan_string(s, &f->v.s);
+    } else if (t == JS_TRUE || t == JS_FALSE) {
+        f->type = REC_BOOL;
+        f->v.b = t == JS_TRUE;
+        jscan_literal(s, t == JS_TRUE ? "true" : "false");
+    } else {
+        enum jscan_type nt = JS_INT;
+        double d = 0;
+        int64_t i = 0;
+        jscan_number(s, &nt, &i, &d);
+        f->type = nt == JS_INT ? REC_INT : REC_FLOAT;
+        if (nt == JS_INT)
+            f->v.i = i;
+        else
+            f->v.f = d;
+    }
+}
+
+/* The value at s under the key in p->path. */
+static const char *scan_value(struct jsonl_parser *p, struct jscan *s, int depth)
+{
+    enum jscan_type t;
+    if (!jscan_type(s, &t))
+        return NULL;
+    if (t == JS_OBJECT)
+        return scan_members(p, s, depth + 1);
+    if (t == JS_NULL) {
+        jscan_literal(s, "null");
+        return NULL;
+    }
+    const char *w = field_limits(p);
+    if (w)
+        return w;
+    if (t == JS_ARRAY)
+        return scan_array(p, s, depth + 1);
+    scan_scalar(p, s, t);
+    return NULL;
+}
+
+/* The members of the object at s, flattened under p->path. */
+static const char *scan_members(struct jsonl_parser *p, struct jscan *s, int depth)
+{
+    if (depth > JSCAN_MAX_DEPTH) {
+        jscan_fail(s, "nested too deep");
+        return NULL;
+    }
+    if (!jscan_expect(s, '{'))
+        return NULL;
+    if (jscan_peek(s) == '}') {
+        s->p++;
+        return NULL;
+    }
+    size_t plen = p->path.len;
+    for (;;) {
+        struct slice k;
+        if (!jscan_string(s, &k) || !jscan_expect(s, ':'))
+            return NULL;
+        p->path.len = plen;
+        if (plen)
+            buf_putc(&p->path, '.');
+        buf_append(&p->path, k.ptr, k.len);
+        const char *w = scan_value(p, s, depth);
+        if (w || s->err)
+            return w;
+        char c = jscan_peek(s);
+        if (c == '}') {
+            s->p++;
+            break;
+        }
+        if (c != ',' || s->p == s->end) {
+            jscan_fail(s, "',' or '}' expected");
+            return NULL;
+        }
+        s->p++;
+    }
+    p->path.len = plen;
+    return NULL;
+}
+
+/* Reads the document into p->fields as flatten_root does. */
+static const char *scan_doc(struct jsonl_parser *p, const char *line, size_t len)
+{
+    struct jscan s;
+    jscan_init(&s, line, len, &p->scan);
+    p->nfields = 0;
+    buf_reset(&p->keys);
+    buf_reset(&p->strs);
+    buf_reset(&p->path);
+    if (jscan_peek(&s) != '{')
+        return s.p == s.end ? "empty document" : "line is not a JSON object";
+    const char *w = scan_members(p, &s, 1);
+    if (w)
+        return w;
+    if (!s.err && !jscan_at_end(&s))
+        jscan_fail(&s, "text after the document");
+    if (s.err)
+        return why(p, "invalid JSON: ", s.err, strlen(s.err));
+    for (size_t i = 0; i < p->nfields; i++) {
+        size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
+        p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
+        if (p->sofs[i] != NO_OFS)
+            p->fields[i].v.s.ptr = p->strs.data + p->sofs[i];
+    }
+    long d = event_dup_field(p->fields, p->nfields, &p->dupbuf);
+    if (d >= 0)
+        return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
+                   p->fields[d].key.len);
+    return NULL;
+}
+
+static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len, const char *index,
+                            const struct jsonl_es_map *m, struct event *ev)
+{
+    const char *w = scan_doc(p, line, len);
+    if (!w)
+        w = take_ts(p, m->ts_key, ev);
+    if (w)
+        return w;
+    if (!take_string(p, m->host_keys, &ev->host))
+        ev->host = slice_cstr(p->host);
+    if ((w = es_event(p, m, index, ev)))
+        return w;
+    if ((w = event_check_names(&p->lim, ev->host, ev->name)))
+        return w;
+    if (p->nfields == 0)
+        return "no fields (a document needs one besides its timestamp, host and event)";
+    rename_msg(p, m->msg_key);
+    stamp_if_missing(p, ev);
+    ev->tags = NULL;
+    ev->ntags = 0;
+    ev->fields = p->fields;
+    ev->nfields = p->nfields;
+    return NULL;
+}
+
+enum event_kind jsonl_parse_es(struct jsonl_parser *p, const char *line, size_t len,
+                               const char *index, const struct jsonl_es_map *m, struct event *ev,
+                               const char **reason)
+{
+    const char *w = parse_es(p, line, len, index, m, ev);
+    if (w) {
+        *reason = w;
+        return EVENT_BAD;
+    }
+    return EVENT_OK;
 }
 
 static bool blank(const char *s, size_t n)

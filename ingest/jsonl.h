@@ -35,6 +35,23 @@ void jsonl_free(struct jsonl_parser *p); /* NULL ok */
 /* One complete line, as lp_parse_line. */
 enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_t len,
                                  struct event *ev, const char **reason);
+/* How an Elasticsearch document becomes an event (ingest/README.md). The
+ * document is flattened first, so keys name flattened fields ("host.name"
+ * for {"host":{"name":..}}); lists are comma-separated; strings borrowed. */
+struct jsonl_es_map {
+    const char *ts_key;     /* "@timestamp": RFC 3339 or epoch millis; removed */
+    const char *host_keys;  /* "host.name,host,hostname": the first string; removed */
+    const char *event_keys; /* "event.dataset,service.name": the event without an index */
+    bool prefer_keys;       /* event_keys win over the index when present */
+    const char *msg_key;    /* "message": renamed to the field "msg" */
+};
+
+/* One Elasticsearch document (a whole line) of the given index (NULL:
+ * none), as jsonl_parse_line; without ts_key the event takes the stamp. */
+enum event_kind jsonl_parse_es(struct jsonl_parser *p, const char *line, size_t len,
+                               const char *index, const struct jsonl_es_map *m, struct event *ev,
+                               const char **reason);
+
 /* Same contract as lp_feed / lp_finish (ingest/lineproto.h). */
 size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len, struct event_result *out);
 bool jsonl_finish(struct jsonl_parser *p, struct event_result *out);

@@ -23,8 +23,8 @@ enum {
     C_KEY = 2,       /* stops a tag key, tag value or field key: ',' '=' ' ' '\\' */
     C_STR = 4,       /* stops a string value: '"' '\\' */
     C_HIGH = 8,      /* byte >= 0x80: UTF-8 must be checked */
-    E_MEAS = 16,     /* escapable in a measurement: ',' ' ' '\\' */
-    E_KEY = 32,      /* escapable in keys and tag values: ',' '=' ' ' '\\' */
+    E_MEAS = 16,     /* escapable in a measurement: ',' ' ' */
+    E_KEY = 32,      /* escapable in keys and tag values: ',' '=' ' ' */
     E_STR = 64,      /* escapable in a string value: '"' '\\' */
     C_STOPNUM = 128, /* ends a field value token: ',' ' ' */
     C_CTRL = 256,    /* 0x00-0x1f and 0x7f: not allowed in names */
@@ -37,7 +37,9 @@ static const uint16_t cls[256] = {
     [' '] = K_SEP,
     ['='] = C_KEY | E_KEY,
     ['"'] = C_STR | E_STR,
-    ['\\'] = C_MEAS | C_KEY | C_STR | E_MEAS | E_KEY | E_STR,
+    /* a backslash escapes another only in string values: elsewhere it is
+     * literal before anything but the separators of its position */
+    ['\\'] = C_MEAS | C_KEY | C_STR | E_STR,
     [0x7f] = C_CTRL,
     [0x80 ... 0xff] = C_HIGH,
 };
@@ -59,6 +61,9 @@ struct lp_parser {
     struct buf numbuf;  /* NUL-terminated copy of a float for strtod */
     struct buf dupbuf;  /* duplicate-key check */
     struct event_feed feed;
+    struct buf pending;    /* lines of a string value still open (joined by '\n') */
+    uint64_t pending_line; /* number of pending's first line */
+    bool is_open_str;      /* the line just parsed ended inside a string value */
     char reason[192];
 };
 
@@ -78,6 +83,12 @@ int lp_precision_parse(const char *name, int64_t *ns_per_unit)
         {"s", 1000000000},
         {"m", 60LL * 1000000000},
         {"h", 3600LL * 1000000000},
+        /* InfluxDB 3's names */
+        {"nanosecond", 1},
+        {"microsecond", 1000},
+        {"millisecond", 1000000},
+        {"second", 1000000000},
+        {"auto", LP_PRECISION_AUTO},
     };
     if (!name)
         name = "";
@@ -92,12 +103,14 @@ int lp_precision_parse(const char *name, int64_t *ns_per_unit)
 
 static enum event_kind lp_line(void *p, const char *line, size_t len, struct event *ev,
                                const char **reason);
+static enum event_kind lp_flush(void *p, const char *line, size_t len, struct event *ev,
+                                const char **reason);
 
 struct lp_parser *lp_new(const struct event_limits *lim, int64_t ns_per_unit)
 {
     struct lp_parser *p = xcalloc(1, sizeof *p);
     p->lim = *lim;
-    p->ns_per_unit = ns_per_unit > 0 ? ns_per_unit : 1;
+    p->ns_per_unit = ns_per_unit > 0 || ns_per_unit == LP_PRECISION_AUTO ? ns_per_unit : 1;
     p->host_tag = slice_cstr(lim->host_tag ? lim->host_tag : "host");
     p->default_host = slice_cstr(lim->default_host ? lim->default_host : "");
     p->max_name = lim->max_key_bytes < KEY_MAX_NAME ? lim->max_key_bytes : KEY_MAX_NAME;
@@ -109,6 +122,8 @@ struct lp_parser *lp_new(const struct event_limits *lim, int64_t ns_per_unit)
     buf_init(&p->numbuf);
     buf_init(&p->dupbuf);
     event_feed_init(&p->feed, lim->max_line_bytes, lp_line, p);
+    p->feed.flush = lp_flush;
+    buf_init(&p->pending);
     return p;
 }
 
@@ -121,6 +136,7 @@ void lp_free(struct lp_parser *p)
     buf_destroy(&p->scratch);
     buf_destroy(&p->numbuf);
     buf_destroy(&p->dupbuf);
+    buf_destroy(&p->pending);
     event_feed_destroy(&p->feed);
     free(p);
 }
@@ -512,8 +528,13 @@ static const char *parse_value(struct lp_parser *p, const char **pp, const char 
     if (*s == '"') {
         q = s + 1;
         why = scan(p, &q, end, C_STR, E_STR, &f->v.s, &high);
-        if (why || q == end)
+        if (why == NUL_LINE)
+            return why;
+        if (why || q == end) {
+            /* the string may go on on the next line */
+            p->is_open_str = true;
             return why_key(p, "unbalanced quotes in the value of field", f->key);
+        }
         if (high && !utf8_valid(f->v.s.ptr, f->v.s.len))
             return why_key(p, "invalid UTF-8 in the value of field", f->key);
         f->type = REC_STRING;
@@ -680,11 +701,25 @@ static const char *parse_fields(struct lp_parser *p, const char **pp, const char
     return NULL;
 }
 
+/* The multiplier of v: the parser's, or by magnitude with
+ * LP_PRECISION_AUTO (InfluxDB 3: below 5e9 seconds, 5e12 milliseconds,
+ * 5e15 microseconds, else nanoseconds). */
+static int64_t unit_of(const struct lp_parser *p, int64_t v)
+{
+    if (p->ns_per_unit != LP_PRECISION_AUTO)
+        return p->ns_per_unit;
+    uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    return a < 5000000000ULL         ? 1000000000
+           : a < 5000000000000ULL    ? 1000000
+           : a < 5000000000000000ULL ? 1000
+                                     : 1;
+}
+
 static const char *parse_ts(struct lp_parser *p, const char *q, const char *end, struct event *ev)
 {
     int64_t v;
     /* the timestamp usually ends the line: parse it whole first */
-    if (parse_i64(q, end, &v) == 1 && !__builtin_mul_overflow(v, p->ns_per_unit, &ev->ts)) {
+    if (parse_i64(q, end, &v) == 1 && !__builtin_mul_overflow(v, unit_of(p, v), &ev->ts)) {
         ev->has_ts = true;
         return NULL;
     }
@@ -694,7 +729,7 @@ static const char *parse_ts(struct lp_parser *p, const char *q, const char *end,
     int rc = parse_i64(s, q, &v);
     if (rc == 0)
         return "invalid timestamp";
-    if (rc < 0 || __builtin_mul_overflow(v, p->ns_per_unit, &ev->ts))
+    if (rc < 0 || __builtin_mul_overflow(v, unit_of(p, v), &ev->ts))
         return "timestamp out of range";
     if (skip_spaces(q, end) != end)
         return "unexpected text after the timestamp";
@@ -755,7 +790,7 @@ static enum event_kind parse_stripped(struct lp_parser *p, const char *line, con
         q++;
     if (q == end || *q == '#')
         return EVENT_NONE;
-    const char *why = parse_line(p, q, end, ev);
+    const char *why = q == line ? parse_line(p, q, end, ev) : "measurement starts with whitespace";
     if (why) {
         /* A NUL stops every scan that could pass it (names, strings,
          * numbers, the timestamp): a line holding one always fails, and
@@ -768,11 +803,63 @@ static enum event_kind parse_stripped(struct lp_parser *p, const char *line, con
     return EVENT_OK;
 }
 
-/* The line function of the feed: the splitter has stripped the "\r". */
-static enum event_kind lp_line(void *p, const char *line, size_t len, struct event *ev,
+/* The result of the lines kept in pending, as one record. */
+static enum event_kind parse_pending(struct lp_parser *p, struct event *ev, const char **reason)
+{
+    p->feed.first_line = p->pending_line;
+    p->feed.joined = slice_make(p->pending.data, p->pending.len);
+    buf_reset(&p->pending); /* the bytes stay until the next line */
+    return parse_stripped(p, p->feed.joined.ptr, p->feed.joined.ptr + p->feed.joined.len, ev,
+                          reason);
+}
+
+/* The line function of the feed (the splitter has stripped the "\r"). A
+ * line that ends inside a string value is kept, and the next line is
+ * parsed as its continuation, up to max_line_bytes in all. */
+static enum event_kind lp_line(void *arg, const char *line, size_t len, struct event *ev,
                                const char **reason)
 {
-    return parse_stripped(p, line, line + len, ev, reason);
+    struct lp_parser *p = arg;
+    if (!p->pending.len) {
+        p->is_open_str = false;
+        enum event_kind k = parse_stripped(p, line, line + len, ev, reason);
+        if (k != EVENT_BAD || !p->is_open_str || *reason == NUL_LINE)
+            return k;
+        buf_append(&p->pending, line, len);
+        p->pending_line = p->feed.lines.line_no;
+        return EVENT_NONE;
+    }
+    if (p->pending.len + 1 + len > p->lim.max_line_bytes) {
+        p->feed.first_line = p->pending_line;
+        buf_reset(&p->pending);
+        *reason =
+            why_num(p, "line too long (a string value spanning lines)", p->lim.max_line_bytes);
+        return EVENT_BAD;
+    }
+    buf_putc(&p->pending, '\n');
+    buf_append(&p->pending, line, len);
+    p->is_open_str = false;
+    size_t keep = p->pending.len;
+    enum event_kind k = parse_pending(p, ev, reason);
+    if (k == EVENT_BAD && p->is_open_str && *reason != NUL_LINE) {
+        p->pending.len = keep; /* still open: wait for the next line */
+        p->feed.first_line = 0;
+        p->feed.joined = slice_make("", 0);
+        return EVENT_NONE;
+    }
+    return k;
+}
+
+/* At the end of the body: a string value still open is unbalanced. */
+static enum event_kind lp_flush(void *arg, const char *line, size_t len, struct event *ev,
+                                const char **reason)
+{
+    (void)line;
+    (void)len;
+    struct lp_parser *p = arg;
+    if (!p->pending.len)
+        return EVENT_NONE;
+    return parse_pending(p, ev, reason);
 }
 
 enum event_kind lp_parse_line(struct lp_parser *p, const char *line, size_t len, struct event *ev,

@@ -32,6 +32,10 @@ struct lp_parser;
 /* Parses a precision name: "ns"/"n" (also NULL or ""), "us"/"u", "ms", "s",
  * "m", "h". *ns_per_unit is 1, 1000, ... ERR_OK or ERR_INVAL. */
 int lp_precision_parse(const char *name, int64_t *ns_per_unit);
+/* InfluxDB 3 also names "nanosecond", "microsecond", "millisecond",
+ * "second" and "auto": LP_PRECISION_AUTO, the unit chosen per timestamp by
+ * its magnitude (below 5e9 s, 5e12 ms, 5e15 us, else ns). */
+#define LP_PRECISION_AUTO (-1)
 
 /* A parser for one request body. lim is copied (its strings are borrowed and
  * must outlive the parser). ns_per_unit from lp_precision_parse. */

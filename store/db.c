@@ -515,7 +515,8 @@ static void notify_commit(struct store_db *db, const struct batch *b)
         fn(atomic_load(&db->store->commit_arg), db, batch_payload(b));
 }
 
-int store_write(struct store_db *db, struct batch *b)
+/* store_write, or with is_sync false store_write_nosync. */
+static int write_batch(struct store_db *db, struct batch *b, bool is_sync)
 {
     if (b->bad)
         return ERR_INVAL;
@@ -548,6 +549,11 @@ int store_write(struct store_db *db, struct batch *b)
             notify_commit(db, b);
         return rc;
     }
+    if (!is_sync) {
+        raise_visible(db, seq);
+        notify_commit(db, b);
+        return ERR_OK;
+    }
     uint64_t durable;
     rc = wal_sync_to(db->wal, end, &durable);
     if (rc) {
@@ -557,6 +563,16 @@ int store_write(struct store_db *db, struct batch *b)
     raise_visible(db, durable > seq ? durable : seq);
     notify_commit(db, b);
     return ERR_OK;
+}
+
+int store_write(struct store_db *db, struct batch *b)
+{
+    return write_batch(db, b, true);
+}
+
+int store_write_nosync(struct store_db *db, struct batch *b)
+{
+    return write_batch(db, b, false);
 }
 
 /* --- snapshots and reads --- */

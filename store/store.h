@@ -212,6 +212,10 @@ void batch_delete_id(struct batch *b, int64_t ts, struct slice host, struct slic
  * Readers see a batch once it is durable (with ALWAYS: after its fsync).
  * The batch is not consumed; batch_clear it to reuse it. */
 int store_write(struct store_db *db, struct batch *b);
+/* store_write that returns (and makes the batch visible) without waiting
+ * for its fsync under wal_sync = always: InfluxDB 3's no_sync. A crash
+ * may lose the batch until the next fsync of the WAL. */
+int store_write_nosync(struct store_db *db, struct batch *b);
 
 /* Deletes every row of host (and of *event when event is not NULL) with
  * lo <= ts <= hi written before this call, as one range tombstone: at

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "base/err.h"
+#include "ingest/esbulk.h"
 #include "ingest/ingest.h"
 #include "ingest/lineproto.h"
 #include "model/record.h"
@@ -126,7 +127,7 @@ static void test_rows_and_errors(void **state)
                        "cpu v\n"
                        "# comment\n"
                        "mem,host=b used=2i\n"
-                       "disk free=\"x\n"
+                       "disk free=\"x\"y\n"
                        "net,host=c up=true 7";
     assert_int_equal(ingest_feed(in, body, strlen(body)), ERR_OK);
     assert_int_equal(f.nwrites, 0);
@@ -139,7 +140,7 @@ static void test_rows_and_errors(void **state)
     assert_int_equal(ingest_dropped(in), 2);
     assert_string_equal(ingest_error_text(in),
                         "line 2: missing '=' after field key \"v\"\n"
-                        "line 5: unbalanced quotes in the value of field \"free\"");
+                        "line 5: unexpected character after the string value of field \"free\"");
     assert_int_equal(ingest_status(in), ERR_OK);
     ingest_free(in);
     fake_destroy(&f);
@@ -587,15 +588,232 @@ static void test_raw_and_jsonl(void **state)
     fake_destroy(&f);
 }
 
+/* --- Elasticsearch bulk ------------------------------------------------- */
+
+static const struct jsonl_es_map es_map = {"@timestamp", "host.name,host,hostname",
+                                           "event.dataset,service.name", false, "message"};
+
+static struct ingest *start_es(struct fake *f, const char *index)
+{
+    struct ingest_params p;
+    params(&p);
+    p.format = INGEST_ESBULK;
+    p.es_map = &es_map;
+    p.es_index = index;
+    p.batch_rows = 1; /* ignored: a bulk request is one batch */
+    struct event_limits lim = limits();
+    return start(f, &p, &lim);
+}
+
+static const char es_body[] =
+    "{\"index\":{\"_id\":\"a\"}}\n"
+    "{\"@timestamp\":\"2024-05-01T10:00:00Z\",\"host\":{\"name\":\"w1\"},\"message\":\"hi\","
+    "\"n\":{\"x\":1}}\n"
+    "\n"
+    "{\"create\":{\"_index\":\"other\",\"_id\":\"b\"}}\n"
+    "{\"@timestamp\":1714557600001,\"hostname\":\"w2\",\"message\":\"m\",\"ok\":false}\n"
+    "{\"delete\":{\"_id\":\"c\"}}\n"
+    "{\"update\":{\"_id\":\"d\"}}\n"
+    "{\"doc\":{\"message\":\"skipped\"}}\n"
+    "{\"index\":{\"_id\":\"e\"}}\n"
+    "{\"@timestamp\":\"soon\",\"message\":\"m\"}\n"
+    "{\"index\":{\"_id\":\"f\"}}\n"
+    "{\"message\":\"no time\",\"event\":{\"dataset\":\"ds\"}}\n";
+
+static const char es_rows[] = "1714557600000000000|w1|idx||msg:Shi;n.x:I1;\n"
+                              "1714557600001000000|w2|other||msg:Sm;ok:B0;\n"
+                              "1000||idx||msg:Sno time;event.dataset:Sds;\n"
+                              "--\n";
+
+static const char es_reply[] =
+    "{\"took\":3,\"errors\":true,\"items\":["
+    "{\"index\":{\"_index\":\"idx\",\"_id\":\"a\",\"_version\":1,\"result\":\"created\","
+    "\"_shards\":{\"total\":1,\"successful\":1,\"failed\":0},\"_seq_no\":0,\"_primary_term\":1,"
+    "\"status\":201}},"
+    "{\"create\":{\"_index\":\"other\",\"_id\":\"b\",\"_version\":1,\"result\":\"created\","
+    "\"_shards\":{\"total\":1,\"successful\":1,\"failed\":0},\"_seq_no\":1,\"_primary_term\":1,"
+    "\"status\":201}},"
+    "{\"delete\":{\"_index\":\"idx\",\"_id\":\"c\",\"status\":400,\"error\":{\"type\":"
+    "\"illegal_argument_exception\",\"reason\":\"delete is not supported: logbucket keeps every "
+    "event (use DELETE FROM in SQL)\"}}},"
+    "{\"update\":{\"_index\":\"idx\",\"_id\":\"d\",\"status\":400,\"error\":{\"type\":"
+    "\"illegal_argument_exception\",\"reason\":\"update is not supported: logbucket keeps every "
+    "event as it was sent\"}}},"
+    "{\"index\":{\"_index\":\"idx\",\"_id\":\"e\",\"status\":400,\"error\":{\"type\":"
+    "\"document_parsing_exception\",\"reason\":\"bad timestamp (want RFC 3339 or epoch "
+    "milliseconds) in @timestamp\"}}},"
+    "{\"index\":{\"_index\":\"idx\",\"_id\":\"f\",\"_version\":1,\"result\":\"created\","
+    "\"_shards\":{\"total\":1,\"successful\":1,\"failed\":0},\"_seq_no\":5,\"_primary_term\":1,"
+    "\"status\":201}}]}\n";
+
+/* Every item's fate, the rows (one batch, written at the end) and the
+ * reply do not depend on where the body is cut. */
+static void test_esbulk_every_split(void **state)
+{
+    (void)state;
+    size_t len = sizeof es_body - 1;
+    for (size_t cut = 0; cut <= len; cut++) {
+        struct fake f;
+        fake_init(&f);
+        struct ingest *in = start_es(&f, "idx");
+        assert_int_equal(ingest_feed(in, es_body, cut), ERR_OK);
+        assert_int_equal(ingest_feed(in, es_body + cut, len - cut), ERR_OK);
+        assert_int_equal(f.nwrites, 0);
+        assert_int_equal(ingest_finish(in), ERR_OK);
+        assert_string_equal(buf_cstr(&f.written), es_rows);
+        assert_int_equal(ingest_written(in), 3);
+        assert_int_equal(ingest_dropped(in), 3);
+        struct buf reply = BUF_INIT;
+        esbulk_reply(ingest_esbulk(in), 3, &reply);
+        assert_string_equal(buf_cstr(&reply), es_reply);
+        buf_destroy(&reply);
+        ingest_free(in);
+        fake_destroy(&f);
+    }
+}
+
+/* filter_path keeps only the parts asked for, as shippers ask. */
+static void test_esbulk_filter_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *filter, *reply;
+    } cases[] = {
+        {"errors,items.*.error,items.*.status",
+         "{\"errors\":true,\"items\":[{\"index\":{\"status\":201}},{\"create\":{\"status\":201}},"
+         "{\"delete\":{\"status\":400,\"error\":{\"type\":\"illegal_argument_exception\","
+         "\"reason\":\"delete is not supported: logbucket keeps every event (use DELETE FROM in "
+         "SQL)\"}}},{\"update\":{\"status\":400,\"error\":{\"type\":\"illegal_argument_exception\","
+         "\"reason\":\"update is not supported: logbucket keeps every event as it was sent\"}}},"
+         "{\"index\":{\"status\":400,\"error\":{\"type\":\"document_parsing_exception\","
+         "\"reason\":\"bad timestamp (want RFC 3339 or epoch milliseconds) in @timestamp\"}}},"
+         "{\"index\":{\"status\":201}}]}\n"},
+        {"errors", "{\"errors\":true}\n"},
+        {"took,items.*._id",
+         "{\"took\":3,\"items\":[{\"index\":{\"_id\":\"a\"}},{\"create\":{\"_id\":\"b\"}},"
+         "{\"delete\":{\"_id\":\"c\"}},{\"update\":{\"_id\":\"d\"}},{\"index\":{\"_id\":\"e\"}},"
+         "{\"index\":{\"_id\":\"f\"}}]}\n"},
+        {"nothing.known", "{}\n"},
+        {"", es_reply},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fake f;
+        fake_init(&f);
+        struct ingest_params p;
+        params(&p);
+        p.format = INGEST_ESBULK;
+        p.es_map = &es_map;
+        p.es_index = "idx";
+        p.es_filter = esbulk_filter_parse(cases[i].filter);
+        struct event_limits lim = limits();
+        struct ingest *in = start(&f, &p, &lim);
+        assert_int_equal(ingest_feed(in, es_body, sizeof es_body - 1), ERR_OK);
+        assert_int_equal(ingest_finish(in), ERR_OK);
+        assert_string_equal(buf_cstr(&f.written), es_rows);
+        struct buf reply = BUF_INIT;
+        esbulk_reply(ingest_esbulk(in), 3, &reply);
+        assert_string_equal(buf_cstr(&reply), cases[i].reply);
+        buf_destroy(&reply);
+        ingest_free(in);
+        fake_destroy(&f);
+    }
+}
+
+/* A body Elasticsearch refuses whole stores nothing and says why. */
+static void test_esbulk_refused_whole(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body, *why;
+    } cases[] = {
+        {"{\"index\":{}}\n{\"message\":\"a\"}\n{\"index\":{}}\n",
+         "the body ends after the action on line 3: its document is missing"},
+        {"{\"index\":{}}\n{\"message\":\"a\"}",
+         "The bulk request must be terminated by a newline [\\n]"},
+        {"{\"index\":{}}\n{\"message\":\"a\"}\n{\"index\":{}\n{\"message\":\"b\"}\n",
+         "Malformed action/metadata line [3]: invalid JSON: "},
+        {"{\"index\":{}}\n{\"message\":\"a\"}\n{\"upsert\":{}}\n{\"message\":\"b\"}\n",
+         "Malformed action/metadata line [3]: expected [create], [delete], [index] or [update] "
+         "with an object, found upsert"},
+        {"{\"index\":{},\"create\":{}}\n{\"message\":\"b\"}\n",
+         "Malformed action/metadata line [1]: expected one object naming an action (index, "
+         "create, delete or update)"},
+        {"[1]\n", "Malformed action/metadata line [1]: expected one object naming an action"},
+        {"{\"index\":3}\n{}\n", "Malformed action/metadata line [1]: expected [create], "
+                                "[delete], [index] or [update] with an object, found index"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fake f;
+        fake_init(&f);
+        struct ingest *in = start_es(&f, "idx");
+        int rc = ingest_feed(in, cases[i].body, strlen(cases[i].body));
+        if (rc == ERR_OK)
+            rc = ingest_finish(in);
+        assert_int_equal(rc, ERR_INVAL);
+        assert_int_equal(f.nwrites, 0);
+        if (strncmp(ingest_error_text(in), cases[i].why, strlen(cases[i].why))) {
+            print_error("case %zu: got [%s]\n", i, ingest_error_text(in));
+            fail();
+        }
+        ingest_free(in);
+        fake_destroy(&f);
+    }
+}
+
+/* accept_partial=false: one batch, nothing written when a line is bad;
+ * the bad lines in InfluxDB 3's JSON. */
+static void test_atomic_lineproto(void **state)
+{
+    (void)state;
+    struct fake f;
+    fake_init(&f);
+    struct ingest_params p;
+    params(&p);
+    p.is_atomic = true;
+    p.batch_rows = 1;
+    struct event_limits lim = limits();
+    struct ingest *in = start(&f, &p, &lim);
+    const char *body = "a v=1 1\nb v=\"x\\\"\" 2\nc v=\nd v=2 3\n";
+    assert_int_equal(ingest_feed(in, body, strlen(body)), ERR_OK);
+    assert_int_equal(ingest_finish(in), ERR_OK);
+    assert_int_equal(f.nwrites, 0);
+    assert_int_equal(ingest_written(in), 0);
+    assert_int_equal(ingest_dropped(in), 1);
+    assert_string_equal(ingest_error_json(in),
+                        "{\"original_line\":\"c v=\",\"line_number\":3,"
+                        "\"error_message\":\"missing value for field \\\"v\\\"\"}");
+    ingest_free(in);
+    fake_destroy(&f);
+    fake_init(&f);
+    in = start(&f, &p, &lim);
+    body = "a v=1 1\nd v=2 3\n";
+    assert_int_equal(ingest_feed(in, body, strlen(body)), ERR_OK);
+    assert_int_equal(ingest_finish(in), ERR_OK);
+    assert_int_equal(f.nwrites, 1);
+    assert_int_equal(ingest_written(in), 2);
+    ingest_free(in);
+    fake_destroy(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_and_errors),  cmocka_unit_test(test_batches_flush_while_feeding),
-        cmocka_unit_test(test_whole_request),    cmocka_unit_test(test_store_error_mid_request),
-        cmocka_unit_test(test_errors_capped),    cmocka_unit_test(test_reject_window),
-        cmocka_unit_test(test_body_too_big),     cmocka_unit_test(test_params_check),
-        cmocka_unit_test(test_gzip_every_split), cmocka_unit_test(test_gzip_bad),
-        cmocka_unit_test(test_gzip_bomb_capped), cmocka_unit_test(test_raw_and_jsonl),
+        cmocka_unit_test(test_rows_and_errors),
+        cmocka_unit_test(test_batches_flush_while_feeding),
+        cmocka_unit_test(test_whole_request),
+        cmocka_unit_test(test_store_error_mid_request),
+        cmocka_unit_test(test_errors_capped),
+        cmocka_unit_test(test_reject_window),
+        cmocka_unit_test(test_body_too_big),
+        cmocka_unit_test(test_params_check),
+        cmocka_unit_test(test_gzip_every_split),
+        cmocka_unit_test(test_gzip_bad),
+        cmocka_unit_test(test_gzip_bomb_capped),
+        cmocka_unit_test(test_raw_and_jsonl),
+        cmocka_unit_test(test_esbulk_every_split),
+        cmocka_unit_test(test_esbulk_refused_whole),
+        cmocka_unit_test(test_esbulk_filter_path),
+        cmocka_unit_test(test_atomic_lineproto),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

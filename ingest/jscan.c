@@ -1,0 +1,393 @@
+/* JSON scanning in place (jscan.h). Strings are scanned for the bytes that
+ * need a look (quote, backslash, control, >= 0x80) and copied to scratch
+ * only when they hold escapes. */
+#include "ingest/jscan.h"
+
+#include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+
+void jscan_init(struct jscan *s, const char *line, size_t len, struct buf *scratch)
+{
+    s->p = line;
+    s->end = line + len;
+    buf_reset(scratch);
+    buf_reserve(scratch, len + 1);
+    s->sp = scratch->data;
+    s->err = NULL;
+    s->err_at = line;
+}
+
+bool jscan_fail(struct jscan *s, const char *why)
+{
+    if (!s->err) {
+        s->err = why;
+        s->err_at = s->p;
+    }
+    return false;
+}
+
+char jscan_peek(struct jscan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+        s->p++;
+    return s->p < s->end ? *s->p : 0;
+}
+
+bool jscan_expect(struct jscan *s, char c)
+{
+    if (jscan_peek(s) != c || s->p == s->end)
+        return jscan_fail(s, c == ':'   ? "':' expected"
+                             : c == '"' ? "string expected"
+                                        : "unexpected character");
+    s->p++;
+    return true;
+}
+
+bool jscan_at_end(struct jscan *s)
+{
+    return jscan_peek(s) == 0 && s->p == s->end;
+}
+
+static int hex4(const char *q)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = q[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static char *put_utf8(char *d, uint32_t cp)
+{
+    if (cp < 0x80) {
+        *d++ = (char)cp;
+    } else if (cp < 0x800) {
+        *d++ = (char)(0xc0 | (cp >> 6));
+        *d++ = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *d++ = (char)(0xe0 | (cp >> 12));
+        *d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *d++ = (char)(0x80 | (cp & 0x3f));
+    } else {
+        *d++ = (char)(0xf0 | (cp >> 18));
+        *d++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+        *d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *d++ = (char)(0x80 | (cp & 0x3f));
+    }
+    return d;
+}
+
+/* \uXXXX (and its low surrogate) at q (after the 'u'); the code point in
+ * *cp; returns the bytes consumed after the 'u', or 0. */
+static size_t unicode_escape(const char *q, const char *end, uint32_t *cp)
+{
+    if (end - q < 4)
+        return 0;
+    int hi = hex4(q);
+    if (hi < 0)
+        return 0;
+    if (hi < 0xd800 || hi > 0xdfff) {
+        *cp = (uint32_t)hi;
+        return 4;
+    }
+    if (hi > 0xdbff || end - q < 10 || q[4] != '\\' || q[5] != 'u')
+        return 0;
+    int lo = hex4(q + 6);
+    if (lo < 0xdc00 || lo > 0xdfff)
+        return 0;
+    *cp = 0x10000 + (((uint32_t)hi - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
+    return 10;
+}
+
+/* Unescapes the string body s->p..(closing quote) into scratch. */
+static bool unescape(struct jscan *s, struct slice *out)
+{
+    char *d = s->sp;
+    const char *q = s->p;
+    while (q < s->end && *q != '"') {
+        unsigned char c = (unsigned char)*q;
+        if (c < 0x20)
+            return jscan_fail(s, "control character in a string");
+        if (c != '\\') {
+            *d++ = *q++;
+            continue;
+        }
+        if (++q == s->end)
+            break;
+        char e = *q++;
+        switch (e) {
+        case '"':
+        case '\\':
+        case '/': *d++ = e; break;
+        case 'b': *d++ = '\b'; break;
+        case 'f': *d++ = '\f'; break;
+        case 'n': *d++ = '\n'; break;
+        case 'r': *d++ = '\r'; break;
+        case 't': *d++ = '\t'; break;
+        case 'u': {
+            uint32_t cp;
+            size_t n = unicode_escape(q, s->end, &cp);
+            if (!n)
+                return jscan_fail(s, "invalid \\u escape");
+            if (cp == 0)
+                return jscan_fail(s, "\\u0000 is not allowed in a string");
+            d = put_utf8(d, cp);
+            q += n;
+            break;
+        }
+        default: return jscan_fail(s, "invalid escape in a string");
+        }
+    }
+    if (q == s->end)
+        return jscan_fail(s, "unterminated string");
+    *out = slice_make(s->sp, (size_t)(d - s->sp));
+    s->sp = d;
+    s->p = q + 1;
+    return true;
+}
+
+/* The first byte at or after q that is '"', '\\', below 0x20 or 0x80 and
+ * above, 16 bytes at a time (SSE2: every x86-64 has it). */
+static const char *skip_plain(const char *q, const char *end)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - q >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+        /* signed: 0x00-0x1f and 0x80-0xff are below 0x20 */
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash));
+        hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, space));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m)
+            return q + __builtin_ctz(m);
+        q += 16;
+    }
+#endif
+    while (q < end) {
+        unsigned char c = (unsigned char)*q;
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+            break;
+        q++;
+    }
+    return q;
+}
+
+bool jscan_string(struct jscan *s, struct slice *out)
+{
+    if (!jscan_expect(s, '"'))
+        return false;
+    const char *q = s->p;
+    bool high = false;
+    for (;;) {
+        q = skip_plain(q, s->end);
+        if (q == s->end || (unsigned char)*q < 0x80)
+            break;
+        high = true;
+        q++;
+    }
+    if (q < s->end && *q == '"') {
+        *out = slice_make(s->p, (size_t)(q - s->p));
+        s->p = q + 1;
+    } else if (q == s->end || *q != '\\') {
+        s->p = q;
+        return jscan_fail(s, q == s->end ? "unterminated string" : "control character in a string");
+    } else if (!unescape(s, out)) {
+        return false;
+    } else {
+        high = true; /* \u escapes wrote UTF-8: the whole is checked below */
+    }
+    if (high && !utf8_valid(out->ptr, out->len))
+        return jscan_fail(s, "invalid UTF-8 in a string");
+    return true;
+}
+
+bool jscan_type(struct jscan *s, enum jscan_type *t)
+{
+    switch (jscan_peek(s)) {
+    case '"': *t = JS_STRING; return true;
+    case '{': *t = JS_OBJECT; return true;
+    case '[': *t = JS_ARRAY; return true;
+    case 't': *t = JS_TRUE; return true;
+    case 'f': *t = JS_FALSE; return true;
+    case 'n': *t = JS_NULL; return true;
+    case '-':
+    case '0' ... '9': *t = JS_INT; return true; /* or JS_FLOAT: jscan_number says */
+    default: return jscan_fail(s, s->p == s->end ? "value expected" : "invalid value");
+    }
+}
+
+static bool digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A decimal without exponent of at most 15 significant digits is exact as
+ * mantissa / 10^k: one correctly rounded division, as strtod gives. */
+static bool fast_float(const char *q, const char *end, double *out)
+{
+    bool neg = *q == '-';
+    if (neg)
+        q++;
+    uint64_t m = 0;
+    int nd = 0, frac = -1;
+    for (; q < end; q++) {
+        if (*q == '.') {
+            frac = 0;
+            continue;
+        }
+        if (!digit(*q) || nd >= 15)
+            return false;
+        m = m * 10 + (uint64_t)(*q - '0');
+        if (m)
+            nd++;
+        if (frac >= 0)
+            frac++;
+    }
+    if (frac > 22)
+        return false;
+    double v = frac > 0 ? (double)m / pow10_exact[frac] : (double)m;
+    *out = neg ? -v : v;
+    return true;
+}
+
+bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
+{
+    const char *q = s->p, *start = q;
+    bool neg = q < s->end && *q == '-';
+    if (neg)
+        q++;
+    if (q == s->end || !digit(*q))
+        return jscan_fail(s, "invalid number");
+    uint64_t v = 0;
+    bool over = false;
+    if (*q == '0') {
+        q++;
+    } else {
+        for (; q < s->end && digit(*q); q++) {
+            unsigned d = (unsigned)(*q - '0');
+            if (v > (UINT64_MAX - d) / 10)
+                over = true;
+            else
+                v = v * 10 + d;
+        }
+    }
+    bool is_float = false;
+    if (q < s->end && *q == '.') {
+        is_float = true;
+        if (++q == s->end || !digit(*q))
+            return jscan_fail(s, "invalid number");
+        while (q < s->end && digit(*q))
+            q++;
+    }
+    if (q < s->end && (*q == 'e' || *q == 'E')) {
+        is_float = true;
+        q++;
+        if (q < s->end && (*q == '+' || *q == '-'))
+            q++;
+        if (q == s->end || !digit(*q))
+            return jscan_fail(s, "invalid number");
+        while (q < s->end && digit(*q))
+            q++;
+    }
+    if (!is_float) {
+        if (over || v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
+            return jscan_fail(s, "integer out of range (int64)");
+        *i = neg ? (int64_t)(0 - v) : (int64_t)v;
+        *t = JS_INT;
+        s->p = q;
+        return true;
+    }
+    if (fast_float(start, q, f)) {
+        *t = JS_FLOAT;
+        s->p = q;
+        return true;
+    }
+    char tmp[64];
+    size_t n = (size_t)(q - start);
+    if (n >= sizeof tmp)
+        return jscan_fail(s, "number too long");
+    memcpy(tmp, start, n);
+    tmp[n] = '\0';
+    *f = strtod(tmp, NULL);
+    if (isinf(*f))
+        return jscan_fail(s, "number out of range");
+    *t = JS_FLOAT;
+    s->p = q;
+    return true;
+}
+
+bool jscan_literal(struct jscan *s, const char *word)
+{
+    size_t n = strlen(word);
+    jscan_peek(s);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+        return jscan_fail(s, "invalid literal");
+    s->p += n;
+    return true;
+}
+
+static bool skip_members(struct jscan *s, int depth, bool is_object)
+{
+    char close = is_object ? '}' : ']';
+    s->p++; /* '{' or '[' */
+    if (jscan_peek(s) == close) {
+        s->p++;
+        return true;
+    }
+    for (;;) {
+        struct slice k;
+        if (is_object && (!jscan_string(s, &k) || !jscan_expect(s, ':')))
+            return false;
+        if (!jscan_skip(s, depth + 1))
+            return false;
+        char c = jscan_peek(s);
+        if (c == close) {
+            s->p++;
+            return true;
+        }
+        if (c != ',' || s->p == s->end)
+            return jscan_fail(s, is_object ? "',' or '}' expected" : "',' or ']' expected");
+        s->p++;
+    }
+}
+
+bool jscan_skip(struct jscan *s, int depth)
+{
+    enum jscan_type t;
+    struct slice str;
+    int64_t i;
+    double f;
+    if (depth > JSCAN_MAX_DEPTH)
+        return jscan_fail(s, "nested too deep");
+    if (!jscan_type(s, &t))
+        return false;
+    switch (t) {
+    case JS_STRING: return jscan_string(s, &str);
+    case JS_INT:
+    case JS_FLOAT: return jscan_number(s, &t, &i, &f);
+    case JS_TRUE: return jscan_literal(s, "true");
+    case JS_FALSE: return jscan_literal(s, "false");
+    case JS_NULL: return jscan_literal(s, "null");
+    case JS_OBJECT: return skip_members(s, depth, true);
+    case JS_ARRAY: return skip_members(s, depth, false);
+    }
+    return false;
+}

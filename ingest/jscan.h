@@ -1,0 +1,53 @@
+/* A small JSON reader over one whole line, for the hot path of the
+ * Elasticsearch bulk API (jansson builds a tree per document: ten times the
+ * cost). It reads in place: a string without escapes is a slice of the
+ * line; one with escapes is unescaped into scratch, which jscan_init
+ * reserves to the line's length so that slices never move. Strict RFC 8259:
+ * no comments, no trailing commas, no control characters or invalid UTF-8
+ * in strings, \u0000 refused (as jansson does), integers within int64.
+ *
+ * Threading: one scanner per call; no shared state. */
+#ifndef LB_JSCAN_H
+#define LB_JSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/slice.h"
+
+#define JSCAN_MAX_DEPTH 64
+
+struct jscan {
+    const char *p, *end;
+    char *sp;           /* next free byte of the scratch */
+    const char *err;    /* first error (static text), or NULL */
+    const char *err_at; /* where it was found */
+};
+
+enum jscan_type { JS_STRING, JS_INT, JS_FLOAT, JS_TRUE, JS_FALSE, JS_NULL, JS_OBJECT, JS_ARRAY };
+
+/* Starts scanning line[0..len); scratch is reset and reserved. */
+void jscan_init(struct jscan *s, const char *line, size_t len, struct buf *scratch);
+/* Skips blanks; returns the next byte or 0 at the end. */
+char jscan_peek(struct jscan *s);
+/* Consumes c (after blanks) or fails. */
+bool jscan_expect(struct jscan *s, char c);
+/* A string (the opening quote next): its bytes in *out. */
+bool jscan_string(struct jscan *s, struct slice *out);
+/* The type of the next value (after blanks), without consuming it; false
+ * at the end or on a byte that begins no value. */
+bool jscan_type(struct jscan *s, enum jscan_type *t);
+/* A number: JS_INT (in *i) or JS_FLOAT (in *f). */
+bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f);
+/* A literal true, false or null. */
+bool jscan_literal(struct jscan *s, const char *word);
+/* Skips any value, checking it; depth is the current nesting. */
+bool jscan_skip(struct jscan *s, int depth);
+/* Nothing but blanks is left. */
+bool jscan_at_end(struct jscan *s);
+/* Sets the error (if none yet) and returns false. */
+bool jscan_fail(struct jscan *s, const char *why);
+
+#endif
