@@ -62,6 +62,15 @@ struct config {
     struct cfg_token *tokens;            /* owned array of ntokens */
     size_t ntokens;
     bool insecure; /* false */
+
+    char *loki_db;               /* "logs": database of Loki pushes without db= or X-Scope-OrgID */
+    char *loki_host_labels;      /* "host,hostname,instance" */
+    char *loki_event_labels;     /* "job,app,service_name" */
+    char *loki_default_event;    /* "loki" */
+    char *otlp_db;               /* "logs" */
+    char *otlp_host_attributes;  /* "host.name" */
+    char *otlp_event_attributes; /* "service.name" */
+    char *otlp_default_event;    /* "otlp" */
 };
 
 /* What the command line asked for besides options. config_path borrows

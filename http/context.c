@@ -28,9 +28,10 @@ unsigned srv_status_code(int slot)
 
 const char *srv_route_name(enum route_id r)
 {
-    static const char *names[ROUTE_COUNT] = {"ping",     "health",    "metrics",   "write",
-                                             "v2_write", "ingest",    "query",     "sql",
-                                             "influxql", "not_found", "bad_method"};
+    static const char *names[ROUTE_COUNT] = {"ping",      "health",    "metrics",   "write",
+                                             "v2_write",  "ingest",    "query",     "sql",
+                                             "influxql",  "loki_push", "otlp_logs", "not_found",
+                                             "bad_method"};
     return names[r];
 }
 

@@ -125,6 +125,7 @@ enum MHD_Result h_metrics(struct MHD_Connection *con, struct srv_req *req, const
     metrics_http(&out);
     metrics_jemalloc(&out);
     h_write_metrics(&out);
+    h_logs_metrics(&out);
     query_metrics(&out);
     if (server.store)
         store_metrics(server.store, &out);

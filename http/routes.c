@@ -14,6 +14,9 @@ static const struct route routes[] = {
     {"/api/v1/query", "GET", ROUTE_QUERY, h_query, AUTH_HANDLER, false},
     {"/api/v1/sql", "GET,POST", ROUTE_SQL, h_sql, AUTH_HANDLER, true},
     {"/query", "GET,POST", ROUTE_INFLUXQL, h_influxql, AUTH_HANDLER, true},
+    {"/loki/api/v1/push", "POST", ROUTE_LOKI_PUSH, h_logs, AUTH_HANDLER, true},
+    {"/v1/logs", "POST", ROUTE_OTLP_LOGS, h_logs, AUTH_HANDLER, true},
+    {"/otlp/v1/logs", "POST", ROUTE_OTLP_LOGS, h_logs, AUTH_HANDLER, true},
 };
 
 static bool method_in(const char *method, const char *list)

@@ -45,11 +45,19 @@
 
 struct store_db;
 struct ingest;
+struct logs_map;
 
 enum ingest_format {
     INGEST_LINEPROTO, /* /write, /api/v2/write */
     INGEST_RAW,       /* /api/v1/ingest?host=H&event=E */
     INGEST_JSONL,     /* /api/v1/ingest?format=jsonl */
+    /* whole-body formats (ingest/logs.h): the body is gathered (capped by
+     * max_body_bytes), checked whole, then decoded; a malformed body stores
+     * nothing (ERR_INVAL, the reason in ingest_error_text) */
+    INGEST_LOKI_JSON,  /* /loki/api/v1/push, JSON */
+    INGEST_LOKI_PROTO, /* /loki/api/v1/push, snappy-compressed protobuf */
+    INGEST_OTLP_JSON,  /* /v1/logs, OTLP/JSON */
+    INGEST_OTLP_PROTO, /* /v1/logs, protobuf */
 };
 
 #define INGEST_MAX_ERRORS 100
@@ -72,6 +80,7 @@ struct ingest_params {
     size_t batch_rows;            /* 0 = INGEST_BATCH_ROWS */
     size_t batch_bytes;           /* 0 = INGEST_BATCH_BYTES */
     struct event_stamp *stamp;    /* shared stamp for RAW/JSONL; NULL = arrival_ns */
+    const struct logs_map *map;   /* LOKI/OTLP: the host and event keys; borrowed */
 };
 
 /* Zeroes p (LINEPROTO, ns, no gzip, no limits, defaults). */
@@ -128,9 +137,9 @@ int ingest_finish(struct ingest *in);
 
 uint64_t ingest_written(const struct ingest *in); /* rows acknowledged by the store */
 uint64_t ingest_dropped(const struct ingest *in); /* bad lines */
-/* "line N: reason" for the first INGEST_MAX_ERRORS bad lines, joined by
- * "\n"; or the message of a gzip error. "" if none. Valid until
- * ingest_free. */
+/* "line N: reason" for the first INGEST_MAX_ERRORS bad lines (Loki:
+ * "entry N", OTLP: "log record N"), joined by "\n"; or the message of a gzip error. "" if none.
+ * Valid until ingest_free. */
 const char *ingest_error_text(struct ingest *in);
 /* The sticky error (ERR_OK if none). */
 int ingest_status(const struct ingest *in);
