@@ -68,6 +68,7 @@ sub otlp_request {
 my %bodies;
 my $good_loki = loki_push(loki_entry(1700000000, 'good one'), loki_entry(1700000001, 'good two'));
 $bodies{loki_good} = snappy($good_loki);
+$bodies{loki_good_raw} = $good_loki;
 $bodies{loki_truncated} = snappy(substr($good_loki, 0, length($good_loki) - 5));
 $bodies{loki_badvarint} = snappy(key(1, 2) . ("\xff" x 11));
 $bodies{loki_wiretype} = snappy(varint_field(1, 7));
