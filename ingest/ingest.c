@@ -260,7 +260,10 @@ static void add_event(struct ingest *in, uint64_t line_no, const struct event *e
     in->sink.put(in->sink.arg, &row);
     in->pend_rows++;
     in->pend_bytes += row.id.len + row.value.len + ev->host.len + ev->name.len + 32;
-    if (in->pend_rows >= in->prm.batch_rows || in->pend_bytes >= in->prm.batch_bytes)
+    /* a whole-body format writes its rows in one batch at the end: a body
+     * found malformed half-way leaves nothing stored */
+    if (!is_whole_body(in->prm.format) &&
+        (in->pend_rows >= in->prm.batch_rows || in->pend_bytes >= in->prm.batch_bytes))
         flush(in);
 }
 
@@ -381,8 +384,8 @@ static void body_error(struct ingest *in, int status, struct buf *why)
     in->nerrors = 0;
 }
 
-/* Checks the whole body first (nothing is stored from a malformed one),
- * then decodes it into rows. */
+/* Decodes the body into pending rows, written in one batch only if the
+ * whole body is well-formed: nothing is stored from a malformed one. */
 static void decode_body(struct ingest *in)
 {
     static const body_decoder decoders[] = {loki_decode_json, loki_decode_proto, otlp_decode_json,
@@ -400,13 +403,13 @@ static void decode_body(struct ingest *in)
     struct logs_out out = {body_row, body_reject, in};
     body_decoder fn = decoders[in->prm.format - INGEST_LOKI_JSON];
     if (rc == ERR_OK)
-        rc = fn(body, len, &o, NULL, &why);
-    if (rc == ERR_OK)
         rc = fn(body, len, &o, &out, &why);
-    if (rc != ERR_OK)
-        body_error(in, rc, &why);
-    else
+    if (rc != ERR_OK) {
+        body_error(in, rc, &why); /* the pending rows are never written */
+        in->dropped = 0;
+    } else {
         flush(in);
+    }
     buf_destroy(&why);
     buf_destroy(&raw);
 }
