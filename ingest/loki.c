@@ -9,12 +9,12 @@
  *                          3: repeated LabelPairAdapter structuredMetadata}
  *             Timestamp{1: int64 seconds, 2: int32 nanos}
  *             LabelPairAdapter{1: string name, 2: string value} */
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "ingest/jtape.h"
 #include "ingest/logs.h"
 #include "ingest/pb.h"
 
@@ -111,133 +111,132 @@ static void entry_end(struct loki_dec *d, int64_t ts)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static bool parse_ns(const char *s, size_t n, int64_t *out)
+static bool parse_ns(struct slice s, int64_t *out)
 {
-    bool neg = n && s[0] == '-';
+    bool neg = s.len && s.ptr[0] == '-';
     size_t i = neg;
-    if (i == n || n - i > 19)
+    if (i == s.len || s.len - i > 19)
         return false;
     int64_t v = 0;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
+    for (; i < s.len; i++) {
+        if (s.ptr[i] < '0' || s.ptr[i] > '9')
             return false;
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v))
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s.ptr[i] - '0', &v))
             return false;
     }
     *out = neg ? -v : v;
     return true;
 }
 
-static int json_ts(struct loki_dec *d, const json_t *t, int64_t *ts)
+static int json_ts(struct loki_dec *d, const struct jtape *t, uint32_t i, int64_t *ts)
 {
-    if (json_is_integer(t)) {
-        *ts = (int64_t)json_integer_value(t);
+    if (jt_int(t, i, ts))
         return ERR_OK;
-    }
-    if (json_is_string(t) && parse_ns(json_string_value(t), json_string_length(t), ts))
+    if (jt_is(t, i, JT_STR) && parse_ns(jt_str(t, i), ts))
         return ERR_OK;
     return fail(d, "%s", "entry timestamp must be a string of nanoseconds since the epoch");
 }
 
-static int json_meta(struct loki_dec *d, const json_t *m)
+static int json_meta(struct loki_dec *d, const struct jtape *t, uint32_t m)
 {
-    if (json_is_null(m))
+    if (jt_is(t, m, JT_NULL))
         return ERR_OK;
-    if (!json_is_object(m))
+    if (!jt_is(t, m, JT_OBJ))
         return fail(d, "%s", "structured metadata must be an object of strings");
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)m, k, v)
+    JT_MEMBERS(t, m, k)
     {
-        if (!json_is_string(v))
-            return fail(d, "structured metadata %s must be a string", k);
+        if (!jt_is(t, k + 1, JT_STR))
+            return fail(d, "structured metadata %.*s must be a string", (int)t->n[k].len,
+                        t->n[k].s);
         if (d->out)
-            entry_meta(d, slice_cstr(k), slice_make(json_string_value(v), json_string_length(v)));
+            entry_meta(d, jt_str(t, k), jt_str(t, k + 1));
     }
     return ERR_OK;
 }
 
-static int json_entry(struct loki_dec *d, const json_t *e)
+static int json_entry(struct loki_dec *d, const struct jtape *t, uint32_t e)
 {
-    size_t n = json_array_size(e);
-    if (!json_is_array(e) || n < 2 || n > 3)
+    size_t n = jt_count(t, e);
+    if (!jt_is(t, e, JT_ARR) || n < 2 || n > 3)
         return fail(d, "%s", "an entry must be [\"<ns>\", \"<line>\"] or with metadata as third");
+    uint32_t ts_node = e + 1, line = t->n[ts_node].end;
     int64_t ts = 0;
-    int rc = json_ts(d, json_array_get(e, 0), &ts);
+    int rc = json_ts(d, t, ts_node, &ts);
     if (rc)
         return rc;
-    const json_t *line = json_array_get(e, 1);
-    if (!json_is_string(line))
+    if (!jt_is(t, line, JT_STR))
         return fail(d, "%s", "entry line must be a string");
     d->no++;
     if (d->out)
-        entry_begin(d, slice_make(json_string_value(line), json_string_length(line)));
-    if (n == 3 && (rc = json_meta(d, json_array_get(e, 2))))
+        entry_begin(d, jt_str(t, line));
+    if (n == 3 && (rc = json_meta(d, t, t->n[line].end)))
         return rc;
     if (d->out)
         entry_end(d, ts);
     return ERR_OK;
 }
 
-static int json_labels(struct loki_dec *d, const json_t *s)
+static void put_label(struct buf *b, struct slice k, struct slice v)
+{
+    uint32_t kn = (uint32_t)k.len, vn = (uint32_t)v.len;
+    buf_append(b, &kn, 4);
+    buf_append(b, k.ptr, kn);
+    buf_append(b, &vn, 4);
+    buf_append(b, v.ptr, vn);
+}
+
+static int json_labels(struct loki_dec *d, const struct jtape *t, uint32_t s)
 {
     buf_reset(&d->labels);
-    const json_t *st = json_object_get(s, "stream");
-    if (!st || json_is_null(st)) {
-        const json_t *l = json_object_get(s, "labels"); /* the older form: a string */
+    uint32_t st = jt_get(t, s, "stream");
+    if (!st || jt_is(t, st, JT_NULL)) {
+        uint32_t l = jt_get(t, s, "labels"); /* the older form: a string */
         if (!l)
             return ERR_OK;
-        if (!json_is_string(l))
+        if (!jt_is(t, l, JT_STR))
             return fail(d, "%s", "stream labels must be a string");
-        const char *why =
-            loki_parse_labels(json_string_value(l), json_string_length(l), &d->labels);
+        const char *why = loki_parse_labels(t->n[l].s, t->n[l].len, &d->labels);
         return why ? fail(d, "bad stream labels: %s", why) : ERR_OK;
     }
-    if (!json_is_object(st))
+    if (!jt_is(t, st, JT_OBJ))
         return fail(d, "%s", "stream must be an object of label strings");
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)st, k, v)
+    JT_MEMBERS(t, st, k)
     {
-        if (!json_is_string(v))
-            return fail(d, "stream label %s must be a string", k);
-        uint32_t kn = (uint32_t)strlen(k), vn = (uint32_t)json_string_length(v);
-        buf_append(&d->labels, &kn, 4);
-        buf_append(&d->labels, k, kn);
-        buf_append(&d->labels, &vn, 4);
-        buf_append(&d->labels, json_string_value(v), vn);
+        if (!jt_is(t, k + 1, JT_STR))
+            return fail(d, "stream label %.*s must be a string", (int)t->n[k].len, t->n[k].s);
+        put_label(&d->labels, jt_str(t, k), jt_str(t, k + 1));
     }
     return ERR_OK;
 }
 
-static int json_stream(struct loki_dec *d, const json_t *s)
+static int json_stream(struct loki_dec *d, const struct jtape *t, uint32_t s)
 {
-    if (!json_is_object(s))
+    if (!jt_is(t, s, JT_OBJ))
         return fail(d, "%s", "each stream must be an object");
-    int rc = json_labels(d, s);
+    int rc = json_labels(d, t, s);
     if (rc)
         return rc;
-    const json_t *vals = json_object_get(s, "values");
-    if (!vals || json_is_null(vals))
-        vals = json_object_get(s, "entries");
-    if (!json_is_array(vals))
+    uint32_t vals = jt_get(t, s, "values");
+    if (!vals || jt_is(t, vals, JT_NULL))
+        vals = jt_get(t, s, "entries");
+    if (!jt_is(t, vals, JT_ARR))
         return fail(d, "%s", "stream values must be an array of entries");
-    size_t i;
-    json_t *e;
-    json_array_foreach(vals, i, e) if ((rc = json_entry(d, e))) return rc;
+    JT_EACH(t, vals, e)
+    {
+        if ((rc = json_entry(d, t, e)))
+            return rc;
+    }
     return ERR_OK;
 }
 
-static int json_walk(struct loki_dec *d, const json_t *root)
+static int json_walk(struct loki_dec *d, const struct jtape *t)
 {
-    const json_t *streams = json_is_object(root) ? json_object_get(root, "streams") : NULL;
-    if (!json_is_array(streams))
+    uint32_t streams = jt_get(t, 1, "streams");
+    if (!jt_is(t, streams, JT_ARR))
         return fail(d, "%s", "body must be an object with a \"streams\" array");
-    size_t i;
-    json_t *s;
-    json_array_foreach(streams, i, s)
+    JT_EACH(t, streams, s)
     {
-        int rc = json_stream(d, s);
+        int rc = json_stream(d, t, s);
         if (rc)
             return rc;
     }
@@ -247,17 +246,16 @@ static int json_walk(struct loki_dec *d, const json_t *root)
 int loki_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err)
 {
-    json_error_t je;
-    json_t *root = json_loadb(body, len, 0, &je);
-    if (!root) {
-        buf_printf(err, "bad JSON at line %d column %d: %s", je.line, je.column, je.text);
-        return ERR_INVAL;
+    struct jtape t;
+    jt_init(&t);
+    int rc = jt_parse(&t, body, len, err);
+    if (rc == ERR_OK) {
+        struct loki_dec d;
+        dec_init(&d, o, out, err);
+        rc = json_walk(&d, &t);
+        dec_destroy(&d);
     }
-    struct loki_dec d;
-    dec_init(&d, o, out, err);
-    int rc = json_walk(&d, root);
-    dec_destroy(&d);
-    json_decref(root);
+    jt_destroy(&t);
     return rc;
 }
 
