@@ -7,9 +7,11 @@
  * Two kinds of bad input:
  *   - a malformed body (bad JSON, truncated protobuf, a wrong type or wire
  *     type, a bad label string or timestamp): the decoder returns
- *     ERR_INVAL with the reason in *err and the caller stores nothing. A
- *     caller that must not store half a body runs the decoder first with
- *     out == NULL (only checks, emits nothing) and then again with out.
+ *     ERR_INVAL with the reason in *err; entries emitted before it was
+ *     found must then be discarded (ingest.c keeps a push body's rows in
+ *     one pending batch and writes it only after ERR_OK). With out == NULL
+ *     a decoder only checks, emitting nothing (tests and fuzz targets
+ *     compare both modes).
  *   - a well-formed entry that cannot be a row (a name too long, invalid
  *     UTF-8, too many keys): out->reject gets its number (1-based over the
  *     request) and reason, and the other entries are still emitted.
