@@ -8,6 +8,8 @@
  *
  *   push_bench --port 8086 --events 100000 --rounds 3 --batch 1000 --conns 2 --server-pid PID
  *
+ *   push_bench --parse --events 1000000   (in-process: decode, row encoding, batching)
+ *
  * Paths run in rounds, each round starting one path later; the figures
  * are the totals of all rounds, the daemon's CPU counted from the first
  * request of a burst until the daemon is idle again (its flushes and
@@ -31,6 +33,8 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "benchmarks/bench_http.h"
+#include "ingest/ingest.h"
+#include "ingest/logrow.h"
 #include "ingest/pb.h"
 
 enum path { P_LP, P_LOKI_JSON, P_LOKI_PROTO, P_OTLP_JSON, P_OTLP_PROTO, P_COUNT };
@@ -338,16 +342,78 @@ static void report(const struct opts *o, enum path p, const struct totals *t, do
     printf("  bad %" PRIu64 "\n", t->bad);
 }
 
+/* --- parse mode: the ingest path in-process (decode, encode, batch) ----- */
+
+static void null_put(void *arg, const struct ingest_row *row)
+{
+    (void)row;
+    ++*(uint64_t *)arg;
+}
+
+static int null_write(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static void run_parse(const struct opts *o, const char *only)
+{
+    static const enum ingest_format fmts[P_COUNT] = {INGEST_LINEPROTO, INGEST_LOKI_JSON,
+                                                     INGEST_LOKI_PROTO, INGEST_OTLP_JSON,
+                                                     INGEST_OTLP_PROTO};
+    struct logs_map loki = {"host,hostname,instance", "job,app,service_name", "loki"};
+    struct logs_map otlp = {"host.name", "service.name", "otlp"};
+    struct ev *e = malloc(o->batch * sizeof *e);
+    make_events(e, o->batch, 1000, 1700000000000000000LL);
+    struct event_limits lim;
+    event_limits_default(&lim);
+    double lp_ns = 0;
+    for (int p = 0; p < P_COUNT; p++) {
+        if (only && strcmp(only, path_names[p]) != 0)
+            continue;
+        struct buf body = BUF_INIT;
+        builders[p](&body, e, o->batch);
+        uint64_t rows = 0, reps = o->events / o->batch + 1;
+        double t0 = bh_now();
+        for (uint64_t r = 0; r < reps; r++) {
+            struct ingest_params prm;
+            ingest_params_default(&prm);
+            prm.format = fmts[p];
+            prm.map = p == P_LOKI_JSON || p == P_LOKI_PROTO ? &loki : &otlp;
+            struct ingest_sink sink = {null_put, null_write, NULL, &rows};
+            struct ingest *in;
+            if (ingest_new_sink(&prm, &lim, &sink, &in) || ingest_feed(in, body.data, body.len) ||
+                ingest_finish(in)) {
+                fprintf(stderr, "%s: %s\n", path_names[p], ingest_error_text(in));
+                exit(1);
+            }
+            ingest_free(in);
+        }
+        double ns = (bh_now() - t0) * 1e9 / (double)rows;
+        if (p == P_LP)
+            lp_ns = ns;
+        printf("%-11s %7.0f ns/event (%.2fx line protocol), %zu bytes/event\n", path_names[p], ns,
+               lp_ns > 0 ? ns / lp_ns : 1.0, body.len / o->batch);
+        buf_destroy(&body);
+    }
+    free(e);
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = {8086, 200000, 1000, 2, 0};
     const char *only = NULL;
     int rounds = 2;
+    bool is_parse = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--parse")) {
+            is_parse = true;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "usage: push_bench [--port N] [--events N] [--batch N] [--conns N] "
-                            "[--server-pid PID] [--only PATH] [--rounds R]\n");
+                            "[--server-pid PID] [--only PATH] [--rounds R] [--parse]\n");
             return 2;
         }
         if (!strcmp(a, "--port"))
@@ -370,6 +436,10 @@ int main(int argc, char **argv)
         rounds > 100) {
         fprintf(stderr, "push_bench: bad --batch, --conns or --events\n");
         return 2;
+    }
+    if (is_parse) {
+        run_parse(&o, only);
+        return 0;
     }
     bool use[P_COUNT] = {true};
     for (int p = P_LOKI_JSON; p < P_COUNT; p++)

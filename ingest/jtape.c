@@ -135,16 +135,34 @@ static bool escape(struct jp *p, char **o)
     }
 }
 
+/* Bytes a string's plain run stops at: 1 quote, backslash or control
+ * byte; 2 a byte of a multi-byte UTF-8 sequence (checked at the end). */
+static const uint8_t str_class[256] = {
+    [0 ... 0x1f] = 1,
+    ['"'] = 1,
+    ['\\'] = 1,
+    [0x80 ... 0xff] = 2,
+};
+
 static bool string(struct jp *p)
 {
     uint32_t i = push(p, JT_STR);
     char *s = ++p->p; /* after the quote */
     char *o = s;
+    bool is_ascii = true;
     for (;;) {
-        /* the plain run up to the next quote, backslash or control byte */
         char *q = p->p;
-        while (q < p->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
-            q++;
+        const char *end = p->end;
+        for (;;) {
+            while (q < end && !str_class[(unsigned char)*q])
+                q++;
+            if (q < end && str_class[(unsigned char)*q] == 2) {
+                is_ascii = false;
+                q++;
+                continue;
+            }
+            break;
+        }
         if (o != p->p)
             memmove(o, p->p, (size_t)(q - p->p));
         o += q - p->p;
@@ -156,11 +174,12 @@ static bool string(struct jp *p)
         if (*q != '\\')
             return bad(p, "control character in a string");
         p->p++;
+        is_ascii = false; /* an escape may have written a multi-byte sequence */
         if (!escape(p, &o))
             return false;
     }
     p->p++;
-    if (!utf8_valid(s, (size_t)(o - s))) {
+    if (!is_ascii && !utf8_valid(s, (size_t)(o - s))) {
         p->p = s;
         return bad(p, "invalid UTF-8 in a string");
     }

@@ -148,12 +148,17 @@ static int any_member(struct otlp_dec *d, const struct jtape *t, uint32_t any, u
         otlp_fail(d, "%s", "an AnyValue must be an object");
         return -2;
     }
-    for (int i = 0; i < 7; i++) {
-        uint32_t v = member(t, any, camel[i], snake[i]);
-        if (v) {
-            *val = v;
-            return i;
-        }
+    /* one pass over the members (a oneof has one) */
+    JT_MEMBERS(t, any, k)
+    {
+        if (jt_is(t, k + 1, JT_NULL))
+            continue;
+        struct slice key = jt_str(t, k);
+        for (int i = 0; i < 7; i++)
+            if (slice_eq(key, slice_cstr(camel[i])) || slice_eq(key, slice_cstr(snake[i]))) {
+                *val = k + 1;
+                return i;
+            }
     }
     return -1;
 }
@@ -236,12 +241,10 @@ static int any_attr(struct otlp_dec *d, const struct jtape *t, uint32_t any, str
     }
 }
 
-static int add_attrs(struct otlp_dec *d, const struct jtape *t, uint32_t owner, bool is_resource)
+static int add_attr_list(struct otlp_dec *d, const struct jtape *t, uint32_t attrs,
+                         bool is_resource)
 {
-    uint32_t attrs;
-    int rc = array_member(d, t, owner, "attributes", NULL, &attrs);
-    if (rc || !attrs)
-        return rc;
+    int rc;
     JT_EACH(t, attrs, kv)
     {
         uint32_t k = jt_get(t, kv, "key");
@@ -258,9 +261,17 @@ static int add_attrs(struct otlp_dec *d, const struct jtape *t, uint32_t owner, 
     return ERR_OK;
 }
 
-static int add_body(struct otlp_dec *d, const struct jtape *t, uint32_t rec)
+static int add_attrs(struct otlp_dec *d, const struct jtape *t, uint32_t owner, bool is_resource)
 {
-    uint32_t body = member(t, rec, "body", NULL);
+    uint32_t attrs;
+    int rc = array_member(d, t, owner, "attributes", NULL, &attrs);
+    if (rc || !attrs)
+        return rc;
+    return add_attr_list(d, t, attrs, is_resource);
+}
+
+static int add_body(struct otlp_dec *d, const struct jtape *t, uint32_t body)
+{
     struct slice msg = slice_make("", 0);
     uint32_t v = 0;
     buf_reset(&d->scratch);
@@ -279,16 +290,14 @@ static int add_body(struct otlp_dec *d, const struct jtape *t, uint32_t rec)
     return ERR_OK;
 }
 
-static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t rec)
+static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t s, uint32_t n)
 {
-    uint32_t s = member(t, rec, "severityText", "severity_text");
     if (s && !jt_is(t, s, JT_STR))
         return otlp_fail(d, "%s", "severityText must be a string");
     if (s && t->n[s].len) {
         logrow_tag(&d->row, slice_cstr("level"), jt_str(t, s));
         return ERR_OK;
     }
-    uint32_t n = member(t, rec, "severityNumber", "severity_number");
     int64_t num = 0;
     if (jt_is(t, n, JT_NUM)) {
         if (!jt_int(t, n, &num))
@@ -306,10 +315,9 @@ static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t rec)
     return ERR_OK;
 }
 
-static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t rec, const char *camel,
-                  const char *snake, const char *key)
+static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t v, const char *camel,
+                  const char *key)
 {
-    uint32_t v = member(t, rec, camel, snake);
     if (!v)
         return ERR_OK;
     if (!jt_is(t, v, JT_STR))
@@ -330,12 +338,36 @@ static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t rec, const
     return ERR_OK;
 }
 
-static int time_member(struct otlp_dec *d, const struct jtape *t, uint32_t rec, const char *camel,
-                       const char *snake, uint64_t *out)
+/* The members of a LogRecord that the mapping reads, found in one pass. */
+enum { R_TIME, R_OBSERVED, R_BODY, R_SEVTEXT, R_SEVNUM, R_TRACE, R_SPAN, R_ATTRS, R_COUNT };
+
+static void record_members(const struct jtape *t, uint32_t rec, uint32_t *m)
 {
-    uint32_t v = member(t, rec, camel, snake);
-    *out = 0;
-    return v ? json_int(d, t, v, camel, false, out) : ERR_OK;
+    static const char *camel[R_COUNT] = {"timeUnixNano",   "observedTimeUnixNano",
+                                         "body",           "severityText",
+                                         "severityNumber", "traceId",
+                                         "spanId",         "attributes"};
+    static const char *snake[R_COUNT] = {"time_unix_nano",
+                                         "observed_time_unix_nano",
+                                         "body",
+                                         "severity_text",
+                                         "severity_number",
+                                         "trace_id",
+                                         "span_id",
+                                         "attributes"};
+    memset(m, 0, R_COUNT * sizeof *m);
+    JT_MEMBERS(t, rec, k)
+    {
+        if (jt_is(t, k + 1, JT_NULL))
+            continue;
+        struct slice key = jt_str(t, k);
+        for (int i = 0; i < R_COUNT; i++)
+            if (!m[i] &&
+                (slice_eq(key, slice_cstr(camel[i])) || slice_eq(key, slice_cstr(snake[i])))) {
+                m[i] = k + 1;
+                break;
+            }
+    }
 }
 
 static int record(struct otlp_dec *d, const struct jtape *t, uint32_t rec, uint32_t resource)
@@ -345,16 +377,21 @@ static int record(struct otlp_dec *d, const struct jtape *t, uint32_t rec, uint3
     d->no++;
     d->rec_error = NULL;
     logrow_reset(&d->row);
-    uint64_t tm, obs;
+    uint32_t m[R_COUNT];
+    record_members(t, rec, m);
+    uint64_t tm = 0, obs = 0;
     int rc;
-    if ((rc = time_member(d, t, rec, "timeUnixNano", "time_unix_nano", &tm)) ||
-        (rc = time_member(d, t, rec, "observedTimeUnixNano", "observed_time_unix_nano", &obs)) ||
-        (rc = add_body(d, t, rec)) || (rc = severity(d, t, rec)) ||
-        (rc = add_id(d, t, rec, "traceId", "trace_id", "trace_id")) ||
-        (rc = add_id(d, t, rec, "spanId", "span_id", "span_id")) ||
-        (rc = add_attrs(d, t, rec, false)))
+    if ((m[R_TIME] && (rc = json_int(d, t, m[R_TIME], "timeUnixNano", false, &tm))) ||
+        (m[R_OBSERVED] &&
+         (rc = json_int(d, t, m[R_OBSERVED], "observedTimeUnixNano", false, &obs))) ||
+        (rc = add_body(d, t, m[R_BODY])) || (rc = severity(d, t, m[R_SEVTEXT], m[R_SEVNUM])) ||
+        (rc = add_id(d, t, m[R_TRACE], "traceId", "trace_id")) ||
+        (rc = add_id(d, t, m[R_SPAN], "spanId", "span_id")))
         return rc;
-    if (resource && (rc = add_attrs(d, t, resource, true)))
+    if (m[R_ATTRS] && !jt_is(t, m[R_ATTRS], JT_ARR))
+        return otlp_fail(d, "%s", "attributes must be an array");
+    if ((m[R_ATTRS] && (rc = add_attr_list(d, t, m[R_ATTRS], false))) ||
+        (resource && (rc = add_attrs(d, t, resource, true))))
         return rc;
     if (d->out)
         otlp_end_record(d, tm, obs);

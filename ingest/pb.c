@@ -13,6 +13,10 @@ void pb_init(struct pb_reader *r, const void *data, size_t len)
 
 static int read_varint(struct pb_reader *r, const uint8_t **p, uint64_t *out)
 {
+    if (*p < r->end && !(**p & 0x80)) { /* most keys and lengths: one byte */
+        *out = *(*p)++;
+        return ERR_OK;
+    }
     uint64_t v = 0;
     for (int i = 0; i < 10; i++) {
         if (*p >= r->end) {
