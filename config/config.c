@@ -227,6 +227,25 @@ static const struct option options[] = {
      "Let es_event_fields win over the index as the event of an Elasticsearch document."},
     {"es_message_field", OPT_STRING, FIELD(es_message_field), "message", 0, MAX_STRING, 0, NULL,
      "Elasticsearch document field stored as the field msg."},
+    {"loki_db", OPT_STRING, FIELD(loki_db), "logs", 0, MAX_STRING, CFG_NONEMPTY, NULL,
+     "Database of Loki pushes (/loki/api/v1/push) that name none: the URL argument db or the "
+     "X-Scope-OrgID header win."},
+    {"loki_host_labels", OPT_STRING, FIELD(loki_host_labels), "host,hostname,instance", 0,
+     MAX_STRING, 0, NULL,
+     "Comma list of Loki labels that name the host, first present wins; the others are tags."},
+    {"loki_event_labels", OPT_STRING, FIELD(loki_event_labels), "job,app,service_name", 0,
+     MAX_STRING, 0, NULL, "Comma list of Loki labels that name the event, first present wins."},
+    {"loki_default_event", OPT_STRING, FIELD(loki_default_event), "loki", 0, MAX_STRING,
+     CFG_NONEMPTY, NULL, "Event of a Loki stream without any of loki_event_labels."},
+    {"otlp_db", OPT_STRING, FIELD(otlp_db), "logs", 0, MAX_STRING, CFG_NONEMPTY, NULL,
+     "Database of OpenTelemetry logs (/v1/logs) that name none: the URL argument db or the "
+     "X-Scope-OrgID header win."},
+    {"otlp_host_attributes", OPT_STRING, FIELD(otlp_host_attributes), "host.name", 0, MAX_STRING, 0,
+     NULL, "Comma list of OpenTelemetry resource attributes that name the host."},
+    {"otlp_event_attributes", OPT_STRING, FIELD(otlp_event_attributes), "service.name", 0,
+     MAX_STRING, 0, NULL, "Comma list of OpenTelemetry resource attributes that name the event."},
+    {"otlp_default_event", OPT_STRING, FIELD(otlp_default_event), "otlp", 0, MAX_STRING,
+     CFG_NONEMPTY, NULL, "Event of an OpenTelemetry log record whose resource names none."},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])

@@ -65,9 +65,9 @@ struct config {
     int64_t max_connections_per_client; /* 256; 0 = no limit */
     char *tls_cert;                     /* "": plain HTTP */
     char *tls_key;                      /* "" */
-    int64_t max_tail_clients;   /* 256 */
-    uint64_t tail_buffer_bytes; /* 1MiB */
-    int64_t tail_keepalive_ns;  /* 15s (key: tail_keepalive) */
+    int64_t max_tail_clients;           /* 256 */
+    uint64_t tail_buffer_bytes;         /* 1MiB */
+    int64_t tail_keepalive_ns;          /* 15s (key: tail_keepalive) */
     /* syslog listeners (http/syslog.c); "" = off */
     char *syslog_tcp_listen;
     char *syslog_udp_listen;
@@ -80,12 +80,21 @@ struct config {
     uint64_t syslog_max_message_bytes; /* 64KiB */
     int64_t syslog_batch_rows;         /* 5000 */
     int64_t syslog_flush_interval_ns;  /* 10ms */
-    char *es_database;           /* "logs": database of /_bulk */
-    char *es_timestamp_field;    /* "@timestamp" */
-    char *es_host_fields;        /* "host.name,host,hostname" */
-    char *es_event_fields;       /* "event.dataset,service.name" */
-    bool es_event_from_document; /* false: the index is the event */
-    char *es_message_field;      /* "message" */
+    char *es_database;                 /* "logs": database of /_bulk */
+    char *es_timestamp_field;          /* "@timestamp" */
+    char *es_host_fields;              /* "host.name,host,hostname" */
+    char *es_event_fields;             /* "event.dataset,service.name" */
+    bool es_event_from_document;       /* false: the index is the event */
+    char *es_message_field;            /* "message" */
+
+    char *loki_db;               /* "logs": database of Loki pushes without db= or X-Scope-OrgID */
+    char *loki_host_labels;      /* "host,hostname,instance" */
+    char *loki_event_labels;     /* "job,app,service_name" */
+    char *loki_default_event;    /* "loki" */
+    char *otlp_db;               /* "logs" */
+    char *otlp_host_attributes;  /* "host.name" */
+    char *otlp_event_attributes; /* "service.name" */
+    char *otlp_default_event;    /* "otlp" */
 };
 
 /* What the command line asked for besides options. config_path borrows

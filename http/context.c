@@ -28,11 +28,11 @@ unsigned srv_status_code(int slot)
 
 const char *srv_route_name(enum route_id r)
 {
-    static const char *names[ROUTE_COUNT] = {"ping",       "health",  "metrics", "write",
-                                             "v2_write",   "ingest",  "query",   "sql",
-                                             "influxql",   "tail",    "ui",      "not_found",
-                                             "bad_method", "es_root", "es_bulk", "es_probe",
-                                             "v3_write"};
+    static const char *names[ROUTE_COUNT] = {"ping",      "health",    "metrics",    "write",
+                                             "v2_write",  "ingest",    "query",      "sql",
+                                             "influxql",  "tail",      "ui",         "loki_push",
+                                             "otlp_logs", "not_found", "bad_method", "es_root",
+                                             "es_bulk",   "es_probe",  "v3_write"};
     return names[r];
 }
 

@@ -496,3 +496,13 @@ void h_write_metrics(struct buf *out)
                    (unsigned long long)atomic_load(&wm.body_bytes[e]));
     histogram_write(&wm.latency, "logbucket_write_duration_seconds", "Write request latency.", out);
 }
+
+void h_write_limits(struct event_limits *lim)
+{
+    limits_from_config(lim);
+}
+
+int h_write_open_db(const char *name, struct store_db **out)
+{
+    return open_db(name, out);
+}

@@ -78,4 +78,15 @@ bool auth_may_read(const void *token, const char *db);
 /* Metrics of the ingest endpoints, appended to /metrics. */
 void h_write_metrics(struct buf *out);
 
+/* Log push endpoints (h_logs.c): Loki push and OpenTelemetry logs. */
+enum MHD_Result h_logs(struct MHD_Connection *con, struct srv_req *req, const char *upload,
+                       size_t *upload_size);
+void h_logs_metrics(struct buf *out);
+/* Shared with h_write.c: the event limits of the config, and a database
+ * opened (created when auto_create_databases allows). */
+struct event_limits;
+struct store_db;
+void h_write_limits(struct event_limits *lim);
+int h_write_open_db(const char *name, struct store_db **out);
+
 #endif

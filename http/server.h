@@ -39,6 +39,8 @@ enum route_id {
     ROUTE_INFLUXQL,
     ROUTE_TAIL,
     ROUTE_UI,
+    ROUTE_LOKI_PUSH,
+    ROUTE_OTLP_LOGS,
     ROUTE_NOT_FOUND,
     ROUTE_BAD_METHOD,
     ROUTE_ES_ROOT,  /* GET / for Elasticsearch clients */

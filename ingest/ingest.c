@@ -15,6 +15,7 @@
 #include "ingest/esbulk.h"
 #include "ingest/jsonl.h"
 #include "ingest/lineproto.h"
+#include "ingest/logs.h"
 #include "ingest/rawline.h"
 #include "model/record.h"
 
@@ -52,7 +53,15 @@ struct ingest {
     struct rec_tag *sorted; /* the current point's tags, sorted by key */
     size_t sorted_cap;
     int status; /* sticky */
+
+    struct buf body; /* whole-body formats: the (inflated) body */
 };
+
+static bool is_whole_body(enum ingest_format f)
+{
+    return f == INGEST_LOKI_JSON || f == INGEST_LOKI_PROTO || f == INGEST_OTLP_JSON ||
+           f == INGEST_OTLP_PROTO;
+}
 
 /* --- setup -------------------------------------------------------------- */
 
@@ -74,6 +83,10 @@ const char *ingest_params_check(const struct ingest_params *p, const struct even
         return NULL;
     if (p->format == INGEST_ESBULK)
         return p->es_map ? NULL : "bulk ingest needs a document mapping";
+    if (is_whole_body(p->format))
+        return p->map && p->map->default_event && *p->map->default_event
+                   ? NULL
+                   : "log push needs a mapping with a default event";
     if (p->format != INGEST_RAW && p->format != INGEST_JSONL)
         return "unknown ingest format";
     if (p->format == INGEST_RAW && (!p->event || !*p->event))
@@ -162,6 +175,7 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
         in->prm.batch_bytes = SIZE_MAX;
         in->last_byte = '\n';
         break;
+    default: buf_init(&in->body); break;
     }
     if (params->is_gzip) {
         /* 16 + MAX_WBITS: gzip framing only, as Content-Encoding says. */
@@ -192,6 +206,7 @@ void ingest_free(struct ingest *in)
         in->sink.destroy(in->sink.arg);
     buf_destroy(&in->errors);
     buf_destroy(&in->errors_json);
+    buf_destroy(&in->body);
     buf_destroy(&in->id);
     buf_destroy(&in->value);
     free(in->sorted);
@@ -205,8 +220,12 @@ static void drop(struct ingest *in, uint64_t line_no, struct slice line, const c
     in->dropped++;
     if (in->nerrors >= INGEST_MAX_ERRORS)
         return;
-    buf_printf(&in->errors, "%sline %llu: %s", in->nerrors ? "\n" : "", (unsigned long long)line_no,
-               reason);
+    const char *what = in->prm.format == INGEST_LOKI_JSON || in->prm.format == INGEST_LOKI_PROTO
+                           ? "entry"
+                       : is_whole_body(in->prm.format) ? "log record"
+                                                       : "line";
+    buf_printf(&in->errors, "%s%s %llu: %s", in->nerrors ? "\n" : "", what,
+               (unsigned long long)line_no, reason);
     struct buf *j = &in->errors_json;
     buf_puts(j, in->nerrors ? ",{\"original_line\":" : "{\"original_line\":");
     json_str(j, line.ptr, line.len < INGEST_ORIGINAL_MAX ? line.len : INGEST_ORIGINAL_MAX);
@@ -326,6 +345,10 @@ static void check_bulk(struct ingest *in)
 
 static void parse_bytes(struct ingest *in, const char *data, size_t len)
 {
+    if (is_whole_body(in->prm.format)) {
+        buf_append(&in->body, data, len);
+        return;
+    }
     struct event_result r;
     size_t n_total = len;
     char last = len ? data[len - 1] : 0;
@@ -415,12 +438,70 @@ int ingest_feed(struct ingest *in, const void *data, size_t len)
     return in->status;
 }
 
+/* --- whole-body formats ------------------------------------------------ */
+
+static void body_row(void *arg, uint64_t no, const struct event *ev)
+{
+    struct event_result r = {EVENT_OK, no, *ev, NULL, {0}};
+    add_event(arg, &r);
+}
+
+static void body_reject(void *arg, uint64_t no, const char *reason)
+{
+    drop(arg, no, slice_make("", 0), reason);
+}
+
+typedef int (*body_decoder)(const char *, size_t, const struct logs_opts *, const struct logs_out *,
+                            struct buf *);
+
+static void body_error(struct ingest *in, int status, struct buf *why)
+{
+    in->status = status;
+    buf_reset(&in->errors);
+    buf_append(&in->errors, why->data, why->len);
+    in->nerrors = 0;
+}
+
+/* Decodes the body into pending rows, written in one batch only if the
+ * whole body is well-formed: nothing is stored from a malformed one. */
+static void decode_body(struct ingest *in)
+{
+    static const body_decoder decoders[] = {loki_decode_json, loki_decode_proto, otlp_decode_json,
+                                            otlp_decode_proto};
+    struct buf why = BUF_INIT, raw = BUF_INIT;
+    const char *body = in->body.data ? in->body.data : "";
+    size_t len = in->body.len;
+    int rc = ERR_OK;
+    if (in->prm.format == INGEST_LOKI_PROTO) {
+        rc = logs_unsnappy(body, len, in->prm.max_body_bytes, &raw, &why);
+        body = raw.data ? raw.data : "";
+        len = raw.len;
+    }
+    struct logs_opts o = {*in->prm.map, in->lim, in->prm.stamp, in->prm.arrival_ns};
+    struct logs_out out = {body_row, body_reject, in};
+    body_decoder fn = decoders[in->prm.format - INGEST_LOKI_JSON];
+    if (rc == ERR_OK)
+        rc = fn(body, len, &o, &out, &why);
+    if (rc != ERR_OK) {
+        body_error(in, rc, &why); /* the pending rows are never written */
+        in->dropped = 0;
+    } else {
+        flush(in);
+    }
+    buf_destroy(&why);
+    buf_destroy(&raw);
+}
+
 int ingest_finish(struct ingest *in)
 {
     if (in->status)
         return in->status;
     if (in->is_z_init && in->body_bytes && !in->is_z_end) {
         gzip_error(in, ERR_INVAL, "truncated gzip body");
+        return in->status;
+    }
+    if (is_whole_body(in->prm.format)) {
+        decode_body(in);
         return in->status;
     }
     struct event_result r;

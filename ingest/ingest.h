@@ -50,12 +50,20 @@
 
 struct store_db;
 struct ingest;
+struct logs_map;
 
 enum ingest_format {
     INGEST_LINEPROTO, /* /write, /api/v2/write */
     INGEST_RAW,       /* /api/v1/ingest?host=H&event=E */
     INGEST_JSONL,     /* /api/v1/ingest?format=jsonl */
     INGEST_ESBULK,    /* /_bulk, /{index}/_bulk (ingest/esbulk.h) */
+    /* whole-body formats (ingest/logs.h): the body is gathered (capped by
+     * max_body_bytes), checked whole, then decoded; a malformed body stores
+     * nothing (ERR_INVAL, the reason in ingest_error_text) */
+    INGEST_LOKI_JSON,  /* /loki/api/v1/push, JSON */
+    INGEST_LOKI_PROTO, /* /loki/api/v1/push, snappy-compressed protobuf */
+    INGEST_OTLP_JSON,  /* /v1/logs, OTLP/JSON */
+    INGEST_OTLP_PROTO, /* /v1/logs, protobuf */
 };
 
 #define INGEST_MAX_ERRORS 100
@@ -96,6 +104,7 @@ struct ingest_params {
     const char *es_index;              /* ESBULK: the URL's index (copied); NULL = none */
     const struct jsonl_es_map *es_map; /* ESBULK: the document mapping (copied) */
     unsigned es_filter;                /* ESBULK: esbulk_filter_parse(); 0 = all */
+    const struct logs_map *map;        /* LOKI/OTLP: the host and event keys; borrowed */
 };
 
 /* Zeroes p (LINEPROTO, ns, no gzip, no limits, defaults) and sets
@@ -153,9 +162,9 @@ int ingest_finish(struct ingest *in);
 
 uint64_t ingest_written(const struct ingest *in); /* rows acknowledged by the store */
 uint64_t ingest_dropped(const struct ingest *in); /* bad lines */
-/* "line N: reason" for the first INGEST_MAX_ERRORS bad lines, joined by
- * "\n"; or the message of a gzip error. "" if none. Valid until
- * ingest_free. */
+/* "line N: reason" for the first INGEST_MAX_ERRORS bad lines (Loki:
+ * "entry N", OTLP: "log record N"), joined by "\n"; or the message of a gzip error. "" if none.
+ * Valid until ingest_free. */
 const char *ingest_error_text(struct ingest *in);
 /* ESBULK: the bulk parser (for esbulk_reply), else NULL. The whole body
  * of a bulk request is one batch, written at ingest_finish, so a request

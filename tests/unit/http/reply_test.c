@@ -60,7 +60,7 @@ static void test_routes(void **state)
     assert_int_equal(route_find("GET", "/health", &allow)->id, ROUTE_HEALTH);
     assert_int_equal(route_find("GET", "/metrics", &allow)->id, ROUTE_METRICS);
     assert_int_equal(route_find("GET", "/pingx", &allow)->id, ROUTE_NOT_FOUND);
-    assert_int_equal(route_find("GET", "/", &allow)->id, ROUTE_NOT_FOUND);
+    assert_int_equal(route_find("GET", "/", &allow)->id, ROUTE_ES_ROOT);
     assert_int_equal(route_find("GET", "", &allow)->id, ROUTE_NOT_FOUND);
     allow = NULL;
     assert_int_equal(route_find("POST", "/ping", &allow)->id, ROUTE_BAD_METHOD);

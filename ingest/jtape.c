@@ -1,0 +1,406 @@
+/* The JSON tape parser (jtape.h): recursive descent over a private copy,
+ * strings unescaped in place (an escape is never shorter than what it
+ * stands for). */
+#include "ingest/jtape.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/utf8.h"
+
+struct jp {
+    struct jtape *t;
+    char *p, *end, *start;
+    const char *why;
+    char *at; /* where why was found */
+};
+
+void jt_init(struct jtape *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void jt_destroy(struct jtape *t)
+{
+    free(t->n);
+    free(t->text);
+    jt_init(t);
+}
+
+static bool bad(struct jp *p, const char *why)
+{
+    if (!p->why) {
+        p->why = why;
+        p->at = p->p;
+    }
+    return false;
+}
+
+static uint32_t push(struct jp *p, enum jt_type ty)
+{
+    struct jtape *t = p->t;
+    if (t->len == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        t->n = xrealloc(t->n, t->cap * sizeof *t->n);
+    }
+    struct jt_node *n = &t->n[t->len];
+    memset(n, 0, sizeof *n);
+    n->type = (uint8_t)ty;
+    return (uint32_t)t->len++;
+}
+
+static void skip_ws(struct jp *p)
+{
+    while (p->p < p->end && (*p->p == ' ' || *p->p == '\n' || *p->p == '\r' || *p->p == '\t'))
+        p->p++;
+}
+
+static int hex4(const char *s)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static char *put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xc0 | cp >> 6);
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xe0 | cp >> 12);
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else {
+        *o++ = (char)(0xf0 | cp >> 18);
+        *o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    }
+    return o;
+}
+
+/* \uXXXX (and a low surrogate after a high one) at p->p (after the 'u'). */
+static bool unicode_escape(struct jp *p, char **o)
+{
+    if (p->end - p->p < 4)
+        return bad(p, "truncated \\u escape");
+    int cp = hex4(p->p);
+    if (cp < 0)
+        return bad(p, "bad \\u escape");
+    p->p += 4;
+    if (cp >= 0xdc00 && cp < 0xe000)
+        return bad(p, "lone low surrogate in \\u escape");
+    if (cp >= 0xd800 && cp < 0xdc00) {
+        int lo = p->end - p->p >= 6 && p->p[0] == '\\' && p->p[1] == 'u' ? hex4(p->p + 2) : -1;
+        if (lo < 0xdc00 || lo >= 0xe000)
+            return bad(p, "lone high surrogate in \\u escape");
+        p->p += 6;
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+    }
+    if (cp == 0)
+        return bad(p, "\\u0000 is not allowed (a NUL cannot be stored)");
+    *o = put_utf8(*o, (uint32_t)cp);
+    return true;
+}
+
+static bool escape(struct jp *p, char **o)
+{
+    if (p->p >= p->end)
+        return bad(p, "unterminated string");
+    char c = *p->p++;
+    switch (c) {
+    case '"':
+    case '\\':
+    case '/': *(*o)++ = c; return true;
+    case 'b': *(*o)++ = '\b'; return true;
+    case 'f': *(*o)++ = '\f'; return true;
+    case 'n': *(*o)++ = '\n'; return true;
+    case 'r': *(*o)++ = '\r'; return true;
+    case 't': *(*o)++ = '\t'; return true;
+    case 'u': return unicode_escape(p, o);
+    default: p->p--; return bad(p, "bad escape in a string");
+    }
+}
+
+/* Bytes a string's plain run stops at: 1 quote, backslash or control
+ * byte; 2 a byte of a multi-byte UTF-8 sequence (checked at the end). */
+static const uint8_t str_class[256] = {
+    [0 ... 0x1f] = 1,
+    ['"'] = 1,
+    ['\\'] = 1,
+    [0x80 ... 0xff] = 2,
+};
+
+static bool string(struct jp *p)
+{
+    uint32_t i = push(p, JT_STR);
+    char *s = ++p->p; /* after the quote */
+    char *o = s;
+    bool is_ascii = true;
+    for (;;) {
+        char *q = p->p;
+        const char *end = p->end;
+        for (;;) {
+            while (q < end && !str_class[(unsigned char)*q])
+                q++;
+            if (q < end && str_class[(unsigned char)*q] == 2) {
+                is_ascii = false;
+                q++;
+                continue;
+            }
+            break;
+        }
+        if (o != p->p)
+            memmove(o, p->p, (size_t)(q - p->p));
+        o += q - p->p;
+        p->p = q;
+        if (q >= p->end)
+            return bad(p, "unterminated string");
+        if (*q == '"')
+            break;
+        if (*q != '\\')
+            return bad(p, "control character in a string");
+        p->p++;
+        is_ascii = false; /* an escape may have written a multi-byte sequence */
+        if (!escape(p, &o))
+            return false;
+    }
+    p->p++;
+    if (!is_ascii && !utf8_valid(s, (size_t)(o - s))) {
+        p->p = s;
+        return bad(p, "invalid UTF-8 in a string");
+    }
+    struct jt_node *n = &p->t->n[i];
+    n->s = s;
+    n->len = (uint32_t)(o - s);
+    n->end = i + 1;
+    return true;
+}
+
+static bool digits(struct jp *p)
+{
+    char *s = p->p;
+    while (p->p < p->end && *p->p >= '0' && *p->p <= '9')
+        p->p++;
+    return p->p > s;
+}
+
+static bool number(struct jp *p)
+{
+    char *s = p->p;
+    bool is_int = true;
+    if (*p->p == '-')
+        p->p++;
+    if (p->p < p->end && *p->p == '0')
+        p->p++;
+    else if (!digits(p))
+        return bad(p, "bad number");
+    if (p->p < p->end && *p->p == '.') {
+        p->p++;
+        is_int = false;
+        if (!digits(p))
+            return bad(p, "bad number");
+    }
+    if (p->p < p->end && (*p->p == 'e' || *p->p == 'E')) {
+        p->p++;
+        is_int = false;
+        if (p->p < p->end && (*p->p == '+' || *p->p == '-'))
+            p->p++;
+        if (!digits(p))
+            return bad(p, "bad number");
+    }
+    uint32_t i = push(p, JT_NUM);
+    struct jt_node *n = &p->t->n[i];
+    n->s = s;
+    n->len = (uint32_t)(p->p - s);
+    n->is_int = is_int;
+    n->end = i + 1;
+    return true;
+}
+
+static bool word(struct jp *p, const char *w, enum jt_type ty)
+{
+    size_t n = strlen(w);
+    if ((size_t)(p->end - p->p) < n || memcmp(p->p, w, n) != 0)
+        return bad(p, "invalid literal");
+    p->p += n;
+    uint32_t i = push(p, ty);
+    p->t->n[i].end = i + 1;
+    return true;
+}
+
+static bool value(struct jp *p, int depth);
+
+static bool container(struct jp *p, int depth, bool is_obj)
+{
+    if (depth >= JT_MAX_DEPTH)
+        return bad(p, "nested too deep");
+    uint32_t i = push(p, is_obj ? JT_OBJ : JT_ARR);
+    char close = is_obj ? '}' : ']';
+    p->p++;
+    skip_ws(p);
+    if (p->p < p->end && *p->p == close) {
+        p->p++;
+        p->t->n[i].end = (uint32_t)p->t->len;
+        return true;
+    }
+    for (;;) {
+        skip_ws(p);
+        if (is_obj) {
+            if (p->p >= p->end || *p->p != '"')
+                return bad(p, "object key must be a string");
+            if (!string(p))
+                return false;
+            skip_ws(p);
+            if (p->p >= p->end || *p->p != ':')
+                return bad(p, "':' expected after an object key");
+            p->p++;
+        }
+        if (!value(p, depth + 1))
+            return false;
+        skip_ws(p);
+        if (p->p < p->end && *p->p == ',') {
+            p->p++;
+            continue;
+        }
+        if (p->p < p->end && *p->p == close) {
+            p->p++;
+            break;
+        }
+        return bad(p, is_obj ? "',' or '}' expected" : "',' or ']' expected");
+    }
+    p->t->n[i].end = (uint32_t)p->t->len;
+    return true;
+}
+
+static bool value(struct jp *p, int depth)
+{
+    skip_ws(p);
+    if (p->p >= p->end)
+        return bad(p, "unexpected end of the body");
+    switch (*p->p) {
+    case '{': return container(p, depth, true);
+    case '[': return container(p, depth, false);
+    case '"': return string(p);
+    case 't': return word(p, "true", JT_TRUE);
+    case 'f': return word(p, "false", JT_FALSE);
+    case 'n': return word(p, "null", JT_NULL);
+    default:
+        if (*p->p == '-' || (*p->p >= '0' && *p->p <= '9'))
+            return number(p);
+        return bad(p, "invalid value");
+    }
+}
+
+static void where(const struct jp *p, struct buf *err)
+{
+    unsigned line = 1, col = 1;
+    for (const char *c = p->start; c < p->at; c++) {
+        if (*c == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    buf_printf(err, "bad JSON at line %u column %u: %s", line, col, p->why);
+}
+
+int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
+{
+    if (len >= UINT32_MAX / 2) {
+        buf_puts(err, "bad JSON: body too large");
+        return ERR_INVAL;
+    }
+    free(t->text);
+    t->text = xmalloc(len + 1);
+    memcpy(t->text, body, len);
+    t->text[len] = '\0';
+    t->len = 0;
+    struct jp p = {t, t->text, t->text + len, t->text, NULL, NULL};
+    push(&p, JT_NONE); /* node 0: absent */
+    t->n[0].end = 1;
+    bool ok = value(&p, 0);
+    if (ok) {
+        skip_ws(&p);
+        if (p.p != p.end)
+            ok = bad(&p, "text after the JSON value");
+    }
+    if (!ok) {
+        where(&p, err);
+        return ERR_INVAL;
+    }
+    return ERR_OK;
+}
+
+uint32_t jt_get(const struct jtape *t, uint32_t o, const char *key)
+{
+    if (!o || t->n[o].type != JT_OBJ)
+        return 0;
+    size_t kl = strlen(key);
+    JT_MEMBERS(t, o, k)
+    {
+        if (t->n[k].len == kl && memcmp(t->n[k].s, key, kl) == 0)
+            return k + 1;
+    }
+    return 0;
+}
+
+size_t jt_count(const struct jtape *t, uint32_t a)
+{
+    size_t n = 0;
+    if (a && t->n[a].type == JT_ARR)
+        JT_EACH(t, a, c)
+    n++;
+    return n;
+}
+
+bool jt_int(const struct jtape *t, uint32_t i, int64_t *out)
+{
+    const struct jt_node *n = &t->n[i];
+    if (n->type != JT_NUM || !n->is_int)
+        return false;
+    const char *s = n->s, *e = s + n->len;
+    bool neg = *s == '-';
+    s += neg;
+    uint64_t v = 0;
+    for (; s < e; s++)
+        if (__builtin_mul_overflow(v, 10, &v) ||
+            __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
+            return false;
+    if (v > (uint64_t)INT64_MAX + neg)
+        return false;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+bool jt_double(const struct jtape *t, uint32_t i, double *out)
+{
+    const struct jt_node *n = &t->n[i];
+    if (n->type != JT_NUM)
+        return false;
+    char tmp[64];
+    if (n->len >= sizeof tmp) {
+        char *big = xstrndup(n->s, n->len);
+        *out = strtod(big, NULL);
+        free(big);
+        return true;
+    }
+    memcpy(tmp, n->s, n->len);
+    tmp[n->len] = '\0';
+    *out = strtod(tmp, NULL);
+    return true;
+}

@@ -1,0 +1,55 @@
+/* Shared by the OTLP decoders (otlp.c: protobuf, otlp_json.c: OTLP/JSON):
+ * the decoder state and the parts of a log record's mapping that do not
+ * depend on the encoding. */
+#ifndef LB_OTLP_INT_H
+#define LB_OTLP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "ingest/logs.h"
+
+struct otlp_dec {
+    const struct logs_opts *o;
+    const struct logs_out *out; /* NULL: check only */
+    struct buf *err;
+    struct logrow row;
+    struct buf scratch;
+    uint64_t no;           /* records so far */
+    const char *rec_error; /* the current record's first problem (rejects it) */
+};
+
+void otlp_dec_init(struct otlp_dec *d, const struct logs_opts *o, const struct logs_out *out,
+                   struct buf *err);
+void otlp_dec_destroy(struct otlp_dec *d);
+/* Appends the message to err; ERR_INVAL. */
+int otlp_fail(struct otlp_dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "INFO", "WARN3", ... for severity numbers 1..24; NULL otherwise. */
+const char *otlp_severity_name(int64_t n);
+/* Base64 (standard alphabet, padded) of s, appended. */
+void otlp_base64(struct buf *out, const char *s, size_t n);
+/* Lower-case hex of s, appended. */
+void otlp_hex(struct buf *out, const char *s, size_t n);
+/* Appends a finite double as JSON (null otherwise). */
+void otlp_json_double(struct buf *out, double v);
+
+/* A record attribute or resource attribute as the row takes it: a string
+ * as a tag, an int, double or bool as a field (is_resource: host and
+ * event candidates by the map first). */
+enum otlp_kind { OTLP_NONE, OTLP_STRING, OTLP_BOOL, OTLP_INT, OTLP_DOUBLE, OTLP_TEXT };
+struct otlp_attr {
+    enum otlp_kind kind;
+    struct slice s; /* STRING; TEXT: the rendered JSON or base64 */
+    bool b;
+    int64_t i;
+    double f;
+};
+void otlp_add_attr(struct otlp_dec *d, struct slice key, const struct otlp_attr *a,
+                   bool is_resource);
+/* Ends a record: the level tag, the ts (time, else observed time, else the
+ * arrival stamp) and out->row or out->reject. */
+void otlp_end_record(struct otlp_dec *d, uint64_t time_ns, uint64_t observed_ns);
+
+#endif

@@ -1,0 +1,460 @@
+/* OpenTelemetry logs as OTLP/JSON (the protobuf JSON mapping with OTLP's
+ * exceptions): camelCase names (the proto names are accepted too), 64-bit
+ * integers as strings or numbers, trace and span ids as hex strings, bytes
+ * values as base64, enums as numbers or names.
+ *
+ *   {"resourceLogs":[{"resource":{"attributes":[{"key":"service.name",
+ *     "value":{"stringValue":"api"}}]},
+ *     "scopeLogs":[{"logRecords":[{"timeUnixNano":"1700000000000000000",
+ *       "severityText":"INFO","body":{"stringValue":"hi"},
+ *       "attributes":[...],"traceId":"5b8e...","spanId":"eee1..."}]}]}]} */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/json.h"
+#include "ingest/jtape.h"
+#include "ingest/otlp_int.h"
+#include "ingest/pb.h"
+
+/* A member by its camelCase or proto name; null counts as absent. */
+static uint32_t member(const struct jtape *t, uint32_t o, const char *camel, const char *snake)
+{
+    uint32_t v = jt_get(t, o, camel);
+    if (!v && snake)
+        v = jt_get(t, o, snake);
+    return jt_is(t, v, JT_NULL) ? 0 : v;
+}
+
+/* An array member (absent: 0; another type: an error). */
+static int array_member(struct otlp_dec *d, const struct jtape *t, uint32_t o, const char *camel,
+                        const char *snake, uint32_t *out)
+{
+    *out = member(t, o, camel, snake);
+    if (*out && !jt_is(t, *out, JT_ARR))
+        return otlp_fail(d, "%s must be an array", camel);
+    return ERR_OK;
+}
+
+static bool parse_u64(struct slice s, uint64_t *out)
+{
+    if (!s.len || s.len > 20)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < s.len; i++) {
+        char c = s.ptr[i];
+        if (c < '0' || c > '9' || __builtin_mul_overflow(v, 10, &v) ||
+            __builtin_add_overflow(v, (uint64_t)(c - '0'), &v))
+            return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* An int64 (is_signed) or uint64 as a number or a decimal string. */
+static int json_int(struct otlp_dec *d, const struct jtape *t, uint32_t v, const char *what,
+                    bool is_signed, uint64_t *out)
+{
+    int64_t i;
+    if (jt_is(t, v, JT_NUM) && jt_int(t, v, &i)) {
+        if (!is_signed && i < 0)
+            return otlp_fail(d, "%s must not be negative", what);
+        *out = (uint64_t)i;
+        return ERR_OK;
+    }
+    if (jt_is(t, v, JT_NUM) && !is_signed && t->n[v].is_int && parse_u64(jt_str(t, v), out))
+        return ERR_OK;
+    if (jt_is(t, v, JT_STR)) {
+        struct slice s = jt_str(t, v);
+        bool neg = is_signed && s.len && s.ptr[0] == '-';
+        uint64_t u;
+        if (parse_u64(slice_make(s.ptr + neg, s.len - neg), &u) &&
+            (!is_signed || u <= (uint64_t)INT64_MAX + neg)) {
+            *out = neg ? (uint64_t)0 - u : u;
+            return ERR_OK;
+        }
+    }
+    return otlp_fail(d, "%s must be an integer or a string of digits", what);
+}
+
+static bool str_is(const struct jtape *t, uint32_t v, const char *w)
+{
+    return jt_is(t, v, JT_STR) && t->n[v].len == strlen(w) &&
+           memcmp(t->n[v].s, w, t->n[v].len) == 0;
+}
+
+static int json_double(struct otlp_dec *d, const struct jtape *t, uint32_t v, double *out)
+{
+    if (jt_double(t, v, out))
+        return ERR_OK;
+    if (str_is(t, v, "NaN") || str_is(t, v, "Infinity") || str_is(t, v, "-Infinity")) {
+        char c = t->n[v].s[0];
+        *out = c == 'N' ? __builtin_nan("") : c == '-' ? -__builtin_inf() : __builtin_inf();
+        return ERR_OK;
+    }
+    return otlp_fail(d, "%s", "doubleValue must be a number");
+}
+
+static int render(struct otlp_dec *d, const struct jtape *t, struct buf *out, uint32_t any,
+                  int depth);
+
+static int render_list(struct otlp_dec *d, const struct jtape *t, struct buf *out, uint32_t list,
+                       int depth, bool is_kv)
+{
+    if (!jt_is(t, list, JT_OBJ))
+        return otlp_fail(d, "%s must be an object", is_kv ? "kvlistValue" : "arrayValue");
+    uint32_t vals;
+    int rc = array_member(d, t, list, "values", NULL, &vals);
+    if (rc)
+        return rc;
+    buf_putc(out, is_kv ? '{' : '[');
+    bool first = true;
+    if (vals)
+        JT_EACH(t, vals, v)
+        {
+            if (!first)
+                buf_putc(out, ',');
+            first = false;
+            uint32_t val = v;
+            if (is_kv) {
+                uint32_t k = jt_get(t, v, "key");
+                if (!jt_is(t, k, JT_STR))
+                    return otlp_fail(d, "%s", "a KeyValue needs a string key");
+                json_str(out, t->n[k].s, t->n[k].len);
+                buf_putc(out, ':');
+                val = member(t, v, "value", NULL);
+                if (!val) {
+                    buf_puts(out, "null");
+                    continue;
+                }
+            }
+            if ((rc = render(d, t, out, val, depth + 1)))
+                return rc;
+        }
+    buf_putc(out, is_kv ? '}' : ']');
+    return ERR_OK;
+}
+
+/* The member of an AnyValue object: its name index 0..6 (string, bool,
+ * int, double, array, kvlist, bytes), -1 when empty, -2 on an error. */
+static int any_member(struct otlp_dec *d, const struct jtape *t, uint32_t any, uint32_t *val)
+{
+    static const char *camel[] = {"stringValue", "boolValue",   "intValue",  "doubleValue",
+                                  "arrayValue",  "kvlistValue", "bytesValue"};
+    static const char *snake[] = {"string_value", "bool_value",   "int_value",  "double_value",
+                                  "array_value",  "kvlist_value", "bytes_value"};
+    if (!jt_is(t, any, JT_OBJ)) {
+        otlp_fail(d, "%s", "an AnyValue must be an object");
+        return -2;
+    }
+    /* one pass over the members (a oneof has one) */
+    JT_MEMBERS(t, any, k)
+    {
+        if (jt_is(t, k + 1, JT_NULL))
+            continue;
+        struct slice key = jt_str(t, k);
+        for (int i = 0; i < 7; i++)
+            if (slice_eq(key, slice_cstr(camel[i])) || slice_eq(key, slice_cstr(snake[i]))) {
+                *val = k + 1;
+                return i;
+            }
+    }
+    return -1;
+}
+
+static int check_type(struct otlp_dec *d, const struct jtape *t, int m, uint32_t v)
+{
+    bool ok = m == 0 || m == 6 ? jt_is(t, v, JT_STR)
+              : m == 1         ? jt_is(t, v, JT_TRUE) || jt_is(t, v, JT_FALSE)
+                               : true;
+    return ok ? ERR_OK
+              : otlp_fail(d, "%s has the wrong JSON type", m == 1 ? "boolValue" : "a string value");
+}
+
+static int render(struct otlp_dec *d, const struct jtape *t, struct buf *out, uint32_t any,
+                  int depth)
+{
+    if (depth > PB_MAX_DEPTH)
+        return otlp_fail(d, "%s", "AnyValue nested too deep");
+    uint32_t v = 0;
+    int m = any_member(d, t, any, &v);
+    if (m < -1 || (m >= 0 && check_type(d, t, m, v)))
+        return ERR_INVAL;
+    uint64_t u;
+    double f;
+    switch (m) {
+    case 0:
+    case 6: json_str(out, t->n[v].s, t->n[v].len); break;
+    case 1: buf_puts(out, jt_is(t, v, JT_TRUE) ? "true" : "false"); break;
+    case 2:
+        if (json_int(d, t, v, "intValue", true, &u))
+            return ERR_INVAL;
+        buf_printf(out, "%" PRId64, (int64_t)u);
+        break;
+    case 3:
+        if (json_double(d, t, v, &f))
+            return ERR_INVAL;
+        otlp_json_double(out, f);
+        break;
+    case 4: return render_list(d, t, out, v, depth, false);
+    case 5: return render_list(d, t, out, v, depth, true);
+    default: buf_puts(out, "null"); break;
+    }
+    return ERR_OK;
+}
+
+static int any_attr(struct otlp_dec *d, const struct jtape *t, uint32_t any, struct otlp_attr *a)
+{
+    uint32_t v = 0;
+    int m = any_member(d, t, any, &v);
+    if (m < -1 || (m >= 0 && check_type(d, t, m, v)))
+        return ERR_INVAL;
+    memset(a, 0, sizeof *a);
+    uint64_t u;
+    switch (m) {
+    case 0:
+    case 6:
+        a->kind = OTLP_STRING;
+        a->s = jt_str(t, v);
+        return ERR_OK;
+    case 1:
+        a->kind = OTLP_BOOL;
+        a->b = jt_is(t, v, JT_TRUE);
+        return ERR_OK;
+    case 2:
+        if (json_int(d, t, v, "intValue", true, &u))
+            return ERR_INVAL;
+        a->kind = OTLP_INT;
+        a->i = (int64_t)u;
+        return ERR_OK;
+    case 3: a->kind = OTLP_DOUBLE; return json_double(d, t, v, &a->f);
+    case 4:
+    case 5:
+        buf_reset(&d->scratch);
+        if (render(d, t, &d->scratch, any, 1))
+            return ERR_INVAL;
+        a->kind = OTLP_TEXT;
+        a->s = slice_make(d->scratch.data, d->scratch.len);
+        return ERR_OK;
+    default: return ERR_OK;
+    }
+}
+
+static int add_attr_list(struct otlp_dec *d, const struct jtape *t, uint32_t attrs,
+                         bool is_resource)
+{
+    int rc;
+    JT_EACH(t, attrs, kv)
+    {
+        uint32_t k = jt_get(t, kv, "key");
+        if (!jt_is(t, k, JT_STR))
+            return otlp_fail(d, "%s", "an attribute needs a string key");
+        uint32_t v = member(t, kv, "value", NULL);
+        struct otlp_attr a;
+        if (!v)
+            continue;
+        if ((rc = any_attr(d, t, v, &a)))
+            return rc;
+        otlp_add_attr(d, jt_str(t, k), &a, is_resource);
+    }
+    return ERR_OK;
+}
+
+static int add_attrs(struct otlp_dec *d, const struct jtape *t, uint32_t owner, bool is_resource)
+{
+    uint32_t attrs;
+    int rc = array_member(d, t, owner, "attributes", NULL, &attrs);
+    if (rc || !attrs)
+        return rc;
+    return add_attr_list(d, t, attrs, is_resource);
+}
+
+static int add_body(struct otlp_dec *d, const struct jtape *t, uint32_t body)
+{
+    struct slice msg = slice_make("", 0);
+    uint32_t v = 0;
+    buf_reset(&d->scratch);
+    if (body) {
+        int m = any_member(d, t, body, &v);
+        if (m < -1)
+            return ERR_INVAL;
+        if (m == 0 && jt_is(t, v, JT_STR))
+            msg = jt_str(t, v);
+        else if (render(d, t, &d->scratch, body, 1))
+            return ERR_INVAL;
+        else
+            msg = slice_make(d->scratch.data ? d->scratch.data : "", d->scratch.len);
+    }
+    logrow_str(&d->row, slice_cstr("msg"), msg);
+    return ERR_OK;
+}
+
+static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t s, uint32_t n)
+{
+    if (s && !jt_is(t, s, JT_STR))
+        return otlp_fail(d, "%s", "severityText must be a string");
+    if (s && t->n[s].len) {
+        logrow_tag(&d->row, slice_cstr("level"), jt_str(t, s));
+        return ERR_OK;
+    }
+    int64_t num = 0;
+    if (jt_is(t, n, JT_NUM)) {
+        if (!jt_int(t, n, &num))
+            return otlp_fail(d, "%s", "severityNumber must be an integer");
+    } else if (jt_is(t, n, JT_STR) && t->n[n].len > 16 &&
+               memcmp(t->n[n].s, "SEVERITY_NUMBER_", 16) == 0) {
+        struct slice name = slice_make(t->n[n].s + 16, t->n[n].len - 16);
+        for (num = 24; num > 0 && !slice_eq(slice_cstr(otlp_severity_name(num)), name); num--)
+            ;
+    } else if (n) {
+        return otlp_fail(d, "%s", "severityNumber must be a number or a SEVERITY_NUMBER_ name");
+    }
+    if (otlp_severity_name(num))
+        logrow_tag(&d->row, slice_cstr("level"), slice_cstr(otlp_severity_name(num)));
+    return ERR_OK;
+}
+
+static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t v, const char *camel,
+                  const char *key)
+{
+    if (!v)
+        return ERR_OK;
+    if (!jt_is(t, v, JT_STR))
+        return otlp_fail(d, "%s must be a hex string", camel);
+    struct slice s = jt_str(t, v);
+    if (!s.len)
+        return ERR_OK;
+    size_t off = logrow_text_begin(&d->row);
+    for (size_t i = 0; i < s.len; i++) {
+        char c = s.ptr[i];
+        if (c >= 'A' && c <= 'F')
+            c = (char)(c - 'A' + 'a');
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) && !d->rec_error)
+            d->rec_error = "trace or span id is not hex";
+        buf_putc(&d->row.text, c);
+    }
+    logrow_str_from(&d->row, slice_cstr(key), off);
+    return ERR_OK;
+}
+
+/* The members of a LogRecord that the mapping reads, found in one pass. */
+enum { R_TIME, R_OBSERVED, R_BODY, R_SEVTEXT, R_SEVNUM, R_TRACE, R_SPAN, R_ATTRS, R_COUNT };
+
+static void record_members(const struct jtape *t, uint32_t rec, uint32_t *m)
+{
+    static const char *camel[R_COUNT] = {"timeUnixNano",   "observedTimeUnixNano",
+                                         "body",           "severityText",
+                                         "severityNumber", "traceId",
+                                         "spanId",         "attributes"};
+    static const char *snake[R_COUNT] = {"time_unix_nano",
+                                         "observed_time_unix_nano",
+                                         "body",
+                                         "severity_text",
+                                         "severity_number",
+                                         "trace_id",
+                                         "span_id",
+                                         "attributes"};
+    memset(m, 0, R_COUNT * sizeof *m);
+    JT_MEMBERS(t, rec, k)
+    {
+        if (jt_is(t, k + 1, JT_NULL))
+            continue;
+        struct slice key = jt_str(t, k);
+        for (int i = 0; i < R_COUNT; i++)
+            if (!m[i] &&
+                (slice_eq(key, slice_cstr(camel[i])) || slice_eq(key, slice_cstr(snake[i])))) {
+                m[i] = k + 1;
+                break;
+            }
+    }
+}
+
+static int record(struct otlp_dec *d, const struct jtape *t, uint32_t rec, uint32_t resource)
+{
+    if (!jt_is(t, rec, JT_OBJ))
+        return otlp_fail(d, "%s", "each logRecord must be an object");
+    d->no++;
+    d->rec_error = NULL;
+    logrow_reset(&d->row);
+    uint32_t m[R_COUNT];
+    record_members(t, rec, m);
+    uint64_t tm = 0, obs = 0;
+    int rc;
+    if ((m[R_TIME] && (rc = json_int(d, t, m[R_TIME], "timeUnixNano", false, &tm))) ||
+        (m[R_OBSERVED] &&
+         (rc = json_int(d, t, m[R_OBSERVED], "observedTimeUnixNano", false, &obs))) ||
+        (rc = add_body(d, t, m[R_BODY])) || (rc = severity(d, t, m[R_SEVTEXT], m[R_SEVNUM])) ||
+        (rc = add_id(d, t, m[R_TRACE], "traceId", "trace_id")) ||
+        (rc = add_id(d, t, m[R_SPAN], "spanId", "span_id")))
+        return rc;
+    if (m[R_ATTRS] && !jt_is(t, m[R_ATTRS], JT_ARR))
+        return otlp_fail(d, "%s", "attributes must be an array");
+    if ((m[R_ATTRS] && (rc = add_attr_list(d, t, m[R_ATTRS], false))) ||
+        (resource && (rc = add_attrs(d, t, resource, true))))
+        return rc;
+    if (d->out)
+        otlp_end_record(d, tm, obs);
+    return ERR_OK;
+}
+
+static int scope_logs(struct otlp_dec *d, const struct jtape *t, uint32_t sl, uint32_t resource)
+{
+    if (!jt_is(t, sl, JT_OBJ))
+        return otlp_fail(d, "%s", "each scopeLogs must be an object");
+    uint32_t recs;
+    int rc = array_member(d, t, sl, "logRecords", "log_records", &recs);
+    if (rc || !recs)
+        return rc;
+    JT_EACH(t, recs, rec)
+    {
+        if ((rc = record(d, t, rec, resource)))
+            return rc;
+    }
+    return ERR_OK;
+}
+
+static int resource_logs(struct otlp_dec *d, const struct jtape *t, uint32_t rl)
+{
+    if (!jt_is(t, rl, JT_OBJ))
+        return otlp_fail(d, "%s", "each resourceLogs must be an object");
+    uint32_t res = member(t, rl, "resource", NULL);
+    if (res && !jt_is(t, res, JT_OBJ))
+        return otlp_fail(d, "%s", "resource must be an object");
+    uint32_t scopes;
+    int rc = array_member(d, t, rl, "scopeLogs", "scope_logs", &scopes);
+    if (rc || !scopes)
+        return rc;
+    JT_EACH(t, scopes, sl)
+    {
+        if ((rc = scope_logs(d, t, sl, res)))
+            return rc;
+    }
+    return ERR_OK;
+}
+
+int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
+                     const struct logs_out *out, struct buf *err)
+{
+    struct jtape t;
+    jt_init(&t);
+    int rc = jt_parse(&t, body, len, err);
+    if (rc) {
+        jt_destroy(&t);
+        return rc;
+    }
+    struct otlp_dec d;
+    otlp_dec_init(&d, o, out, err);
+    uint32_t rls = 0;
+    rc = jt_is(&t, 1, JT_OBJ) ? array_member(&d, &t, 1, "resourceLogs", "resource_logs", &rls)
+                              : otlp_fail(&d, "%s", "body must be a JSON object");
+    if (!rc && rls)
+        JT_EACH(&t, rls, rl)
+        {
+            if ((rc = resource_logs(&d, &t, rl)))
+                break;
+        }
+    otlp_dec_destroy(&d);
+    jt_destroy(&t);
+    return rc;
+}

@@ -1,0 +1,147 @@
+/* The JSON tape parser: documents re-rendered from the tape (strings
+ * unescaped in place, numbers as written, nesting), and every refusal with
+ * its reason and position. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/err.h"
+#include "ingest/jtape.h"
+
+/* Node i rendered compactly: strings as <text>, numbers as written (i for
+ * an integer), containers with their members. Returns the next node. */
+static void render(const struct jtape *t, uint32_t i, struct buf *out)
+{
+    const struct jt_node *n = &t->n[i];
+    switch (n->type) {
+    case JT_OBJ:
+        buf_putc(out, '{');
+        JT_MEMBERS(t, i, k)
+        {
+            render(t, k, out);
+            buf_putc(out, ':');
+            render(t, k + 1, out);
+            buf_putc(out, ';');
+        }
+        buf_putc(out, '}');
+        break;
+    case JT_ARR:
+        buf_putc(out, '[');
+        JT_EACH(t, i, c)
+        {
+            render(t, c, out);
+            buf_putc(out, ';');
+        }
+        buf_putc(out, ']');
+        break;
+    case JT_STR: buf_printf(out, "<%.*s>", (int)n->len, n->s); break;
+    case JT_NUM: buf_printf(out, "%s%.*s", n->is_int ? "i" : "", (int)n->len, n->s); break;
+    case JT_TRUE: buf_puts(out, "T"); break;
+    case JT_FALSE: buf_puts(out, "F"); break;
+    case JT_NULL: buf_puts(out, "N"); break;
+    default: buf_puts(out, "?"); break;
+    }
+}
+
+static void check(const char *in, const char *want)
+{
+    struct jtape t;
+    jt_init(&t);
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    if (jt_parse(&t, in, strlen(in), &err) == ERR_OK)
+        render(&t, 1, &out);
+    else
+        buf_printf(&out, "ERR %s", buf_cstr(&err));
+    if (strcmp(buf_cstr(&out), want) != 0) {
+        fprintf(stderr, "# in %s\n#  got: %s\n# want: %s\n", in, buf_cstr(&out), want);
+        fail();
+    }
+    jt_destroy(&t);
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+static void test_documents(void **state)
+{
+    (void)state;
+    check("{}", "{}");
+    check(" [ ] ", "[]");
+    check("{\"a\":1,\"b\":[true,false,null,-0.5e3,\"x\"],\"c\":{}}",
+          "{<a>:i1;<b>:[T;F;N;-0.5e3;<x>;];<c>:{};}");
+    check("\"q\\\"\\\\\\/\\b\\f\\n\\r\\t\"", "<q\"\\/\b\f\n\r\t>");
+    check("\"\\u00e9\\u20ac\\ud83d\\ude00 \xc3\xa9\"",
+          "<\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 \xc3\xa9>");
+    check("[0,-0,12,1E+2,0.0]", "[i0;i-0;i12;1E+2;0.0;]");
+    check("[[[]],[{}]]", "[[[];];[{};];]");
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    check("", "ERR bad JSON at line 1 column 1: unexpected end of the body");
+    check("{", "ERR bad JSON at line 1 column 2: object key must be a string");
+    check("{\"a\" 1}", "ERR bad JSON at line 1 column 6: ':' expected after an object key");
+    check("[1 2]", "ERR bad JSON at line 1 column 4: ',' or ']' expected");
+    check("{\"a\":1,}", "ERR bad JSON at line 1 column 8: object key must be a string");
+    check("[1,]", "ERR bad JSON at line 1 column 4: invalid value");
+    check("\n [01]", "ERR bad JSON at line 2 column 4: ',' or ']' expected");
+    check("[-]", "ERR bad JSON at line 1 column 3: bad number");
+    check("[1.]", "ERR bad JSON at line 1 column 4: bad number");
+    check("[1e]", "ERR bad JSON at line 1 column 4: bad number");
+    check("[tru]", "ERR bad JSON at line 1 column 2: invalid literal");
+    check("[NaN]", "ERR bad JSON at line 1 column 2: invalid value");
+    check("\"abc", "ERR bad JSON at line 1 column 5: unterminated string");
+    check("\"a\tb\"", "ERR bad JSON at line 1 column 3: control character in a string");
+    check("\"\\x\"", "ERR bad JSON at line 1 column 3: bad escape in a string");
+    check("\"\\u12\"", "ERR bad JSON at line 1 column 4: truncated \\u escape");
+    check("\"\\u12zz\"", "ERR bad JSON at line 1 column 4: bad \\u escape");
+    check("\"\\u0000\"", "ERR bad JSON at line 1 column 8: \\u0000 is not allowed (a NUL cannot be "
+                         "stored)");
+    check("\"\\ud800x\"", "ERR bad JSON at line 1 column 8: lone high surrogate in \\u escape");
+    check("\"\\udc00\"", "ERR bad JSON at line 1 column 8: lone low surrogate in \\u escape");
+    check("\"\xff\"", "ERR bad JSON at line 1 column 2: invalid UTF-8 in a string");
+    check("{} x", "ERR bad JSON at line 1 column 4: text after the JSON value");
+    char deep[200];
+    memset(deep, '[', JT_MAX_DEPTH + 1);
+    deep[JT_MAX_DEPTH + 1] = '\0';
+    check(deep, "ERR bad JSON at line 1 column 65: nested too deep");
+}
+
+static void test_numbers_and_lookup(void **state)
+{
+    (void)state;
+    struct jtape t;
+    jt_init(&t);
+    struct buf err = BUF_INIT;
+    const char *doc = "{\"a\":9223372036854775807,\"b\":-9223372036854775808,"
+                      "\"c\":9223372036854775808,\"d\":1.5,\"a\":2}";
+    assert_int_equal(jt_parse(&t, doc, strlen(doc), &err), ERR_OK);
+    int64_t v;
+    double f;
+    assert_true(jt_int(&t, jt_get(&t, 1, "a"), &v) && v == INT64_MAX); /* the first "a" */
+    assert_true(jt_int(&t, jt_get(&t, 1, "b"), &v) && v == INT64_MIN);
+    assert_false(jt_int(&t, jt_get(&t, 1, "c"), &v));
+    assert_false(jt_int(&t, jt_get(&t, 1, "d"), &v));
+    assert_true(jt_double(&t, jt_get(&t, 1, "d"), &f) && f == 1.5);
+    assert_int_equal(jt_get(&t, 1, "missing"), 0);
+    assert_int_equal(jt_get(&t, jt_get(&t, 1, "d"), "x"), 0);
+    assert_int_equal(jt_count(&t, 1), 0);
+    jt_destroy(&t);
+    buf_destroy(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_documents),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_numbers_and_lookup),
+    };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,501 @@
+/* The Loki and OTLP decoders: label strings with escapes, the mapping of
+ * labels, metadata, resource and record attributes to host, event, tags
+ * and fields, and malformed bodies (a reason, nothing emitted in check
+ * mode, the same reason in both modes). Rows are rendered as render.h does:
+ *   "<no> <event>|<host>|<tags>|<fields>|<ts>", "<no> BAD <reason>",
+ *   "ERR <reason>" for a malformed body. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/err.h"
+#include "ingest/logs.h"
+#include "ingest/otlp_int.h"
+#include "ingest/pb.h"
+#include "render.h"
+
+static void on_row(void *arg, uint64_t no, const struct event *ev)
+{
+    struct buf *b = arg;
+    buf_printf(b, "%llu ", (unsigned long long)no);
+    render_event(b, ev);
+    buf_putc(b, '\n');
+}
+
+static void on_reject(void *arg, uint64_t no, const char *reason)
+{
+    buf_printf(arg, "%llu BAD %s\n", (unsigned long long)no, reason);
+}
+
+typedef int (*decoder)(const char *, size_t, const struct logs_opts *, const struct logs_out *,
+                       struct buf *);
+
+static void opts_for(struct logs_opts *o, bool is_loki, struct event_stamp *stamp)
+{
+    memset(o, 0, sizeof *o);
+    if (is_loki)
+        o->map = (struct logs_map){"host,hostname,instance", "job,app,service_name", "loki"};
+    else
+        o->map = (struct logs_map){"host.name", "service.name", "otlp"};
+    event_limits_default(&o->lim);
+    o->stamp = stamp;
+    o->arrival_ns = 42;
+}
+
+static int64_t fixed_now(void *arg)
+{
+    (void)arg;
+    return 1000;
+}
+
+/* Decodes body in check mode, then for real; both must agree. */
+static char *decode(decoder fn, bool is_loki, const char *body, size_t len)
+{
+    struct event_stamp stamp;
+    event_stamp_init(&stamp, fixed_now, NULL);
+    struct logs_opts o;
+    opts_for(&o, is_loki, &stamp);
+    struct buf out = BUF_INIT, err1 = BUF_INIT, err2 = BUF_INIT;
+    struct logs_out sink = {on_row, on_reject, &out};
+    int rc1 = fn(body, len, &o, NULL, &err1);
+    int rc2 = fn(body, len, &o, &sink, &err2);
+    assert_int_equal(rc1, rc2);
+    assert_string_equal(buf_cstr(&err1), buf_cstr(&err2));
+    if (rc2) {
+        assert_int_equal(rc2, ERR_INVAL);
+        buf_reset(&out);
+        buf_printf(&out, "ERR %s\n", buf_cstr(&err2));
+    }
+    buf_destroy(&err1);
+    buf_destroy(&err2);
+    char *s = xstrdup(buf_cstr(&out));
+    buf_destroy(&out);
+    return s;
+}
+
+static void check(decoder fn, bool is_loki, const char *body, const char *want)
+{
+    char *got = decode(fn, is_loki, body, strlen(body));
+    if (strcmp(got, want) != 0) {
+        /* cmocka cuts long messages: the whole texts go to stderr */
+        fprintf(stderr, "# body %s\n#  got: %s\n# want: %s\n", body, got, want);
+        fail();
+    }
+    free(got);
+}
+
+/* --- labels --------------------------------------------------------------- */
+
+static char *labels(const char *s)
+{
+    struct buf out = BUF_INIT, r = BUF_INIT;
+    const char *why = loki_parse_labels(s, strlen(s), &out);
+    if (why) {
+        buf_printf(&r, "ERR %s", why);
+    } else {
+        for (size_t p = 0; p < out.len;) {
+            uint32_t n;
+            for (int part = 0; part < 2; part++) {
+                memcpy(&n, out.data + p, 4);
+                buf_append(&r, out.data + p + 4, n);
+                buf_putc(&r, part ? ';' : '=');
+                p += 4 + n;
+            }
+        }
+    }
+    char *res = xstrdup(buf_cstr(&r));
+    buf_destroy(&out);
+    buf_destroy(&r);
+    return res;
+}
+
+static void test_labels(void **state)
+{
+    (void)state;
+    static const char *cases[][2] = {
+        {"{}", ""},
+        {" { } ", ""},
+        {"{a=\"b\"}", "a=b;"},
+        {"{job=\"api\", host=\"web-1\",_x9 = \"\"}", "job=api;host=web-1;_x9=;"},
+        {"{a=\"q\\\"uote\\\\ back\\nline\\ttab\"}", "a=q\"uote\\ back\nline\ttab;"},
+        {"{a=\"\\x41\\101\\u00e9\\U0001F600\"}", "a=AA\xc3\xa9\xf0\x9f\x98\x80;"},
+        {"{a=`raw \\n`}", "a=raw \\n;"},
+        {"{a=\"b\",}", "a=b;"},
+        {"", "ERR labels must start with {"},
+        {"{a=\"b\"", "ERR labels must end with }"},
+        {"{a=\"b\"} x", "ERR text after the closing } of the labels"},
+        {"{9a=\"b\"}", "ERR bad label name"},
+        {"{a-b=\"c\"}", "ERR label name must be followed by ="},
+        {"{a=b}", "ERR label value must be a quoted string"},
+        {"{a=\"b}", "ERR unterminated label value"},
+        {"{a=\"\\q\"}", "ERR unknown escape in a label value"},
+        {"{a=\"\\x4\"}", "ERR bad \\x escape in a label value"},
+        {"{a=\"\\ud800\"}", "ERR bad unicode escape in a label value"},
+        {"{a=\"\\777\"}", "ERR bad octal escape in a label value"},
+        {"{a=\"x\" b=\"y\"}", "ERR labels must be separated by ,"},
+        {"{a=\"\\", "ERR label value ends in a backslash"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = labels(cases[i][0]);
+        if (strcmp(got, cases[i][1]) != 0)
+            fail_msg("labels %s\n got: %s\nwant: %s", cases[i][0], got, cases[i][1]);
+        free(got);
+    }
+}
+
+/* --- Loki JSON ------------------------------------------------------------- */
+
+static void test_loki_json(void **state)
+{
+    (void)state;
+    /* labels: host by the first present of host,hostname,instance; event by
+     * job,app,service_name; the rest tags, then metadata; msg first */
+    check(loki_decode_json, true,
+          "{\"streams\":[{\"stream\":{\"instance\":\"i-1\",\"hostname\":\"h\",\"app\":\"a\","
+          "\"job\":\"j\",\"env\":\"prod\"},\"values\":[[\"1700000000000000001\",\"line one\","
+          "{\"trace\":\"t1\",\"env\":\"meta-loses\"}],[\"-5\",\"neg\"]]}]}",
+          "1 j|h|env=prod;trace=t1|msg:S\"line one\"|1700000000000000001\n"
+          "2 j|h|env=prod|msg:S\"neg\"|-5\n");
+    check(loki_decode_json, true,
+          "{\"streams\":[{\"stream\":{},\"values\":[[1,\"\"]]},"
+          "{\"labels\":\"{service_name=\\\"svc\\\", "
+          "host=\\\"x\\\"}\",\"entries\":[[\"2\",\"l\"]]}]}",
+          "1 loki|||msg:S\"\"|1\n2 svc|x||msg:S\"l\"|2\n");
+    check(loki_decode_json, true, "{\"streams\":[]}", "");
+    /* entries that cannot be rows are refused one by one */
+    check(loki_decode_json, true,
+          "{\"streams\":[{\"stream\":{\"job\":\"\"},\"values\":[[\"1\",\"a\"]]},"
+          "{\"stream\":{\"job\":\"ok\",\"bad\\u0001key\":\"v\"},\"values\":[[\"2\",\"b\"]]},"
+          "{\"stream\":{\"job\":\"ok\"},\"values\":[[\"3\",\"c\",{\"k\":\"nul\\u0000\"}]]}]}",
+          "ERR bad JSON at line 1 column 177: \\u0000 is not allowed (a NUL cannot be stored)\n");
+    check(loki_decode_json, true,
+          "{\"streams\":[{\"stream\":{\"job\":\"\"},\"values\":[[\"1\",\"a\"]]},"
+          "{\"stream\":{\"job\":\"ok\",\"bad\\u0001key\":\"v\"},\"values\":[[\"2\",\"b\"]]}]}",
+          "1 BAD empty event name\n2 BAD control character in a key\n");
+    static const char *bad[][2] = {
+        {"", "ERR bad JSON at line 1 column 1: unexpected end of the body\n"},
+        {"[]", "ERR body must be an object with a \"streams\" array\n"},
+        {"{\"streams\":[1]}", "ERR each stream must be an object\n"},
+        {"{\"streams\":[{\"stream\":[]}]}", "ERR stream must be an object of label strings\n"},
+        {"{\"streams\":[{\"stream\":{\"a\":1}}]}", "ERR stream label a must be a string\n"},
+        {"{\"streams\":[{\"labels\":\"{a}\",\"values\":[]}]}",
+         "ERR bad stream labels: label name must be followed by =\n"},
+        {"{\"streams\":[{\"stream\":{}}]}", "ERR stream values must be an array of entries\n"},
+        {"{\"streams\":[{\"stream\":{},\"values\":[[\"1\"]]}]}",
+         "ERR an entry must be [\"<ns>\", \"<line>\"] or with metadata as third\n"},
+        {"{\"streams\":[{\"stream\":{},\"values\":[[\"1.5\",\"l\"]]}]}",
+         "ERR entry timestamp must be a string of nanoseconds since the epoch\n"},
+        {"{\"streams\":[{\"stream\":{},\"values\":[[\"9223372036854775808\",\"l\"]]}]}",
+         "ERR entry timestamp must be a string of nanoseconds since the epoch\n"},
+        {"{\"streams\":[{\"stream\":{},\"values\":[[\"1\",\"l\",{\"a\":2}]]}]}",
+         "ERR structured metadata a must be a string\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        check(loki_decode_json, true, bad[i][0], bad[i][1]);
+}
+
+/* --- Loki protobuf --------------------------------------------------------- */
+
+static void pair(struct buf *b, uint32_t num, const char *k, const char *v)
+{
+    struct buf p = BUF_INIT;
+    pb_put_bytes(&p, 1, k, strlen(k));
+    pb_put_bytes(&p, 2, v, strlen(v));
+    pb_put_bytes(b, num, p.data, p.len);
+    buf_destroy(&p);
+}
+
+static void entry(struct buf *stream, int64_t sec, int32_t nanos, const char *line, bool meta)
+{
+    struct buf e = BUF_INIT, ts = BUF_INIT;
+    pb_put_varint(&ts, 1, (uint64_t)sec);
+    pb_put_varint(&ts, 2, (uint64_t)(int64_t)nanos);
+    pb_put_bytes(&e, 1, ts.data, ts.len);
+    pb_put_bytes(&e, 2, line, strlen(line));
+    if (meta)
+        pair(&e, 3, "trace_id", "abc");
+    pb_put_bytes(stream, 2, e.data, e.len);
+    buf_destroy(&e);
+    buf_destroy(&ts);
+}
+
+static void check_bin(decoder fn, bool is_loki, const struct buf *body, const char *want)
+{
+    char *got = decode(fn, is_loki, body->data ? body->data : "", body->len);
+    if (strcmp(got, want) != 0)
+        fail_msg(" got: %s\nwant: %s", got, want);
+    free(got);
+}
+
+static void test_loki_proto(void **state)
+{
+    (void)state;
+    struct buf req = BUF_INIT, s = BUF_INIT;
+    entry(&s, 1700000000, 5, "first", true);
+    entry(&s, -1, 999999999, "before epoch", false);
+    /* labels after the entries: read first all the same */
+    const char *l = "{job=\"api\", host=\"web-1\", path=\"/a\\\"b\"}";
+    pb_put_bytes(&s, 1, l, strlen(l));
+    pb_put_varint(&s, 3, 12345); /* hash: unknown here, skipped */
+    pb_put_bytes(&req, 1, s.data, s.len);
+    check_bin(loki_decode_proto, true, &req,
+              "1 api|web-1|path=/a\"b;trace_id=abc|msg:S\"first\"|1700000000000000005\n"
+              "2 api|web-1|path=/a\"b|msg:S\"before epoch\"|-1\n");
+
+    buf_reset(&req);
+    buf_reset(&s);
+    entry(&s, 1, 1000000000, "x", false);
+    pb_put_bytes(&req, 1, s.data, s.len);
+    check_bin(loki_decode_proto, true, &req, "ERR entry timestamp out of range\n");
+
+    buf_reset(&req);
+    buf_reset(&s);
+    entry(&s, INT64_MAX / 1000000000 + 1, 0, "x", false);
+    pb_put_bytes(&req, 1, s.data, s.len);
+    check_bin(loki_decode_proto, true, &req, "ERR entry timestamp out of range\n");
+
+    buf_reset(&req);
+    buf_reset(&s);
+    pb_put_varint(&s, 1, 7); /* labels as a varint */
+    pb_put_bytes(&req, 1, s.data, s.len);
+    check_bin(loki_decode_proto, true, &req,
+              "ERR bad protobuf: wrong wire type for StreamAdapter\n");
+
+    buf_reset(&req);
+    buf_reset(&s);
+    pb_put_bytes(&s, 2,
+                 "\x12\x05"
+                 "ab",
+                 4); /* an entry whose line runs past its end */
+    pb_put_bytes(&req, 1, s.data, s.len);
+    check_bin(loki_decode_proto, true, &req,
+              "ERR bad protobuf in EntryAdapter: length-delimited field runs past the end\n");
+
+    buf_reset(&req);
+    check_bin(loki_decode_proto, true, &req, "");
+    buf_destroy(&req);
+    buf_destroy(&s);
+}
+
+static void test_unsnappy(void **state)
+{
+    (void)state;
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    /* length 5, one literal of 5 bytes */
+    assert_int_equal(logs_unsnappy("\x05\x10hello", 7, 0, &out, &err), ERR_OK);
+    assert_int_equal(out.len, 5);
+    assert_memory_equal(out.data, "hello", 5);
+    buf_reset(&out);
+    assert_int_equal(logs_unsnappy("\x05\x10hello", 7, 4, &out, &err), ERR_TOOBIG);
+    buf_reset(&err);
+    assert_int_equal(logs_unsnappy("\x05\x10hel", 5, 0, &out, &err), ERR_INVAL);
+    assert_string_equal(buf_cstr(&err), "bad snappy body: corrupt compressed data");
+    buf_reset(&err);
+    assert_int_equal(logs_unsnappy("\xff\xff\xff\xff\xff\xff", 6, 0, &out, &err), ERR_INVAL);
+    buf_destroy(&out);
+    buf_destroy(&err);
+}
+
+/* --- OTLP ------------------------------------------------------------------ */
+
+static void test_otlp_json(void **state)
+{
+    (void)state;
+    check(otlp_decode_json, false,
+          "{\"resourceLogs\":[{\"resource\":{\"attributes\":["
+          "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"svc\"}},"
+          "{\"key\":\"host.name\",\"value\":{\"stringValue\":\"h1\"}},"
+          "{\"key\":\"pid\",\"value\":{\"intValue\":7}},"
+          "{\"key\":\"user\",\"value\":{\"stringValue\":\"resource-loses\"}}]},"
+          "\"scopeLogs\":[{\"scope\":{\"name\":\"s\"},\"logRecords\":["
+          "{\"timeUnixNano\":\"1700000000000000001\",\"severityNumber\":17,"
+          "\"body\":{\"stringValue\":\"boom\"},\"traceId\":\"5B8EFFF798038103D269B633813FC60C\","
+          "\"spanId\":\"eee19b7ec3c1b174\",\"attributes\":["
+          "{\"key\":\"user\",\"value\":{\"stringValue\":\"bob\"}},"
+          "{\"key\":\"n\",\"value\":{\"intValue\":\"-9223372036854775808\"}},"
+          "{\"key\":\"d\",\"value\":{\"doubleValue\":0.25}},"
+          "{\"key\":\"b\",\"value\":{\"boolValue\":false}},"
+          "{\"key\":\"raw\",\"value\":{\"bytesValue\":\"AAEC\"}},"
+          "{\"key\":\"arr\",\"value\":{\"arrayValue\":{\"values\":[{\"intValue\":\"1\"},"
+          "{\"stringValue\":\"x\"},{}]}}},"
+          "{\"key\":\"none\",\"value\":{}}]},"
+          "{\"observedTimeUnixNano\":5,\"severityText\":\"Warning\",\"severityNumber\":13,"
+          "\"body\":{\"kvlistValue\":{\"values\":[{\"key\":\"k\",\"value\":{\"doubleValue\":"
+          "\"NaN\"}},{\"key\":\"e\"}]}}},"
+          "{\"severity_number\":\"SEVERITY_NUMBER_INFO2\",\"body\":{\"intValue\":\"3\"}}]}]}]}",
+          "1 svc|h1|level=ERROR;user=bob;raw=AAEC;arr=[1,\"x\",null]|msg:S\"boom\";trace_id:"
+          "S\"5b8efff798038103d269b633813fc60c\";span_id:S\"eee19b7ec3c1b174\";n:I-"
+          "9223372036854775808;d:F0.25;b:Bf;pid:I7|1700000000000000001\n"
+          "2 svc|h1|level=Warning;user=resource-loses|msg:S\"{\"k\":null,\"e\":null}\";pid:I7|5\n"
+          "3 svc|h1|level=INFO2;user=resource-loses|msg:S\"3\";pid:I7|1000\n");
+    /* no resource: the default event, the default host, the arrival stamp */
+    check(otlp_decode_json, false, "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{}]}]}]}",
+          "1 otlp|||msg:S\"\"|1000\n");
+    check(otlp_decode_json, false, "{}", "");
+    check(otlp_decode_json, false,
+          "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"traceId\":\"xyz\"},"
+          "{\"attributes\":[{\"key\":\"f\",\"value\":{\"doubleValue\":\"Infinity\"}}]},"
+          "{\"timeUnixNano\":\"18446744073709551615\"}]}]}]}",
+          "1 BAD trace or span id is not hex\n2 BAD attribute is a NaN or infinite double\n"
+          "3 BAD timeUnixNano out of range\n");
+    static const char *bad[][2] = {
+        {"[1]", "ERR body must be a JSON object\n"},
+        {"{\"resourceLogs\":[1]}", "ERR each resourceLogs must be an object\n"},
+        {"{\"resourceLogs\":[{\"resource\":1}]}", "ERR resource must be an object\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":{}}]}", "ERR scopeLogs must be an array\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[[]]}]}]}",
+         "ERR each logRecord must be an object\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"timeUnixNano\":-1}]}]}]}",
+         "ERR timeUnixNano must not be negative\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"severityText\":1}]}]}]}",
+         "ERR severityText must be a string\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"traceId\":1}]}]}]}",
+         "ERR traceId must be a hex string\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"attributes\":[{\"value\":{}}]}"
+         "]}]}]}",
+         "ERR an attribute needs a string key\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"body\":{\"boolValue\":1}}]}]}]}",
+         "ERR boolValue has the wrong JSON type\n"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"body\":{\"intValue\":"
+         "\"9223372036854775808\"}}]}]}]}",
+         "ERR intValue must be an integer or a string of digits\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        check(otlp_decode_json, false, bad[i][0], bad[i][1]);
+}
+
+static void kv_str(struct buf *b, uint32_t num, const char *k, const char *v)
+{
+    struct buf kv = BUF_INIT, any = BUF_INIT;
+    pb_put_bytes(&any, 1, v, strlen(v));
+    pb_put_bytes(&kv, 1, k, strlen(k));
+    pb_put_bytes(&kv, 2, any.data, any.len);
+    pb_put_bytes(b, num, kv.data, kv.len);
+    buf_destroy(&kv);
+    buf_destroy(&any);
+}
+
+static void kv_any(struct buf *b, uint32_t num, const char *k, const struct buf *any)
+{
+    struct buf kv = BUF_INIT;
+    pb_put_bytes(&kv, 1, k, strlen(k));
+    pb_put_bytes(&kv, 2, any->data, any->len);
+    pb_put_bytes(b, num, kv.data, kv.len);
+    buf_destroy(&kv);
+}
+
+static void fixed64(struct buf *b, uint32_t num, uint64_t v)
+{
+    buf_putc(b, (char)(num << 3 | 1)); /* field numbers below 16: a one-byte key */
+    for (int i = 0; i < 8; i++)
+        buf_putc(b, (char)(v >> (8 * i)));
+}
+
+static void wrap(struct buf *out, uint32_t num, struct buf *in)
+{
+    struct buf t = BUF_INIT;
+    pb_put_bytes(&t, num, in->data, in->len);
+    buf_reset(in);
+    buf_append(out, t.data, t.len);
+    buf_destroy(&t);
+}
+
+static void test_otlp_proto(void **state)
+{
+    (void)state;
+    struct buf rec = BUF_INIT, any = BUF_INIT, inner = BUF_INIT, res = BUF_INIT;
+    struct buf scope = BUF_INIT, rl = BUF_INIT, req = BUF_INIT;
+    fixed64(&rec, 1, 1700000000000000009ull);
+    pb_put_varint(&rec, 2, 9);
+    /* body: kvlist {a: [true, 1.5, bytes 0xff]} */
+    struct buf arr = BUF_INIT, v = BUF_INIT;
+    pb_put_varint(&v, 2, 1);
+    wrap(&arr, 1, &v);
+    fixed64(&v, 4, 0x3ff8000000000000ull);
+    wrap(&arr, 1, &v);
+    pb_put_bytes(&v, 7, "\xff", 1);
+    wrap(&arr, 1, &v);
+    wrap(&inner, 5, &arr);
+    kv_any(&any, 1, "a", &inner);
+    buf_reset(&inner);
+    wrap(&inner, 6, &any);
+    wrap(&rec, 5, &inner);
+    kv_str(&rec, 6, "user", "amy");
+    pb_put_varint(&any, 3, (uint64_t)-3);
+    kv_any(&rec, 6, "n", &any);
+    buf_reset(&any);
+    pb_put_bytes(&rec, 9, "\x01\xab", 2);
+    pb_put_bytes(&rec, 10, "", 0);
+    wrap(&scope, 2, &rec);
+    kv_str(&res, 1, "host.name", "node-1");
+    kv_str(&res, 1, "service.name", "api");
+    kv_str(&res, 1, "zone", "z1");
+    /* scope logs before the resource: read all the same */
+    wrap(&rl, 2, &scope);
+    wrap(&rl, 1, &res);
+    wrap(&req, 1, &rl);
+    check_bin(otlp_decode_proto, false, &req,
+              "1 api|node-1|level=INFO;user=amy;zone=z1|msg:S\"{\"a\":[true,1.5,\"/w==\"]}\";"
+              "trace_id:S\"01ab\";n:I-3|1700000000000000009\n");
+
+    /* wrong wire type of time_unix_nano */
+    buf_reset(&req);
+    pb_put_varint(&rec, 1, 5);
+    wrap(&scope, 2, &rec);
+    wrap(&rl, 2, &scope);
+    wrap(&req, 1, &rl);
+    check_bin(otlp_decode_proto, false, &req,
+              "ERR bad protobuf: wrong wire type for LogRecord field 1\n");
+
+    /* an AnyValue nested past the limit */
+    buf_reset(&req);
+    pb_put_bytes(&any, 1, "leaf", 4);
+    for (int i = 0; i < PB_MAX_DEPTH + 2; i++) {
+        wrap(&arr, 1, &any);
+        wrap(&any, 5, &arr);
+    }
+    wrap(&rec, 5, &any);
+    wrap(&scope, 2, &rec);
+    wrap(&rl, 2, &scope);
+    wrap(&req, 1, &rl);
+    check_bin(otlp_decode_proto, false, &req, "ERR bad protobuf: AnyValue nested too deep\n");
+
+    buf_reset(&req);
+    buf_append(&req, "\x0a\x05\x12\x03\x12\x01", 6);
+    check_bin(otlp_decode_proto, false, &req,
+              "ERR bad protobuf in ExportLogsServiceRequest: length-delimited field runs past "
+              "the end\n");
+    struct buf *all[] = {&rec, &any, &inner, &res, &scope, &rl, &req, &arr, &v};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        buf_destroy(all[i]);
+}
+
+static void test_severity_names(void **state)
+{
+    (void)state;
+    assert_null(otlp_severity_name(0));
+    assert_string_equal(otlp_severity_name(1), "TRACE");
+    assert_string_equal(otlp_severity_name(12), "INFO4");
+    assert_string_equal(otlp_severity_name(13), "WARN");
+    assert_string_equal(otlp_severity_name(24), "FATAL4");
+    assert_null(otlp_severity_name(25));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_labels),         cmocka_unit_test(test_loki_json),
+        cmocka_unit_test(test_loki_proto),     cmocka_unit_test(test_unsnappy),
+        cmocka_unit_test(test_otlp_json),      cmocka_unit_test(test_otlp_proto),
+        cmocka_unit_test(test_severity_names),
+    };
+    (void)render_result;
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
