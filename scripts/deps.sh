@@ -4,7 +4,8 @@
 set -eu
 
 PKGS="gcc make pkg-config libjemalloc-dev liblz4-dev libmicrohttpd-dev zlib1g-dev
-libinih-dev libcmocka-dev libjansson-dev libpcre2-dev sharness curl perl clang-format"
+libinih-dev libcmocka-dev libjansson-dev libpcre2-dev sharness curl perl clang-format
+libzstd-dev"
 
 missing=""
 for p in $PKGS; do
