@@ -13,7 +13,8 @@
 #include "store/ikey.h"
 #include "store/table/block.h"
 
-#define COL_VERSION 1
+/* The first byte: the shape of the block's keys. */
+enum { SHAPE_ROWS = 1, SHAPE_INDEX = 2 };
 
 enum { MODE_NONE = 0, MODE_REC = 1, MODE_OPAQUE = 2 };
 enum { COL_TAG = 0 }; /* column kinds: 0 a tag, else the field's REC_* type */
@@ -195,6 +196,36 @@ static bool parse_row_key(struct slice ik, struct rowkey *k)
     k->has_id = true;
     k->id = slice_make(q, (size_t)n);
     return true;
+}
+
+/* Takes an internal key of the host index (host | 0x00 | tskey:u64be |
+ * event | 0x00) apart; false if it is not exactly one. */
+static bool parse_index_key(struct slice ik, struct rowkey *k)
+{
+    if (!ikey_ok(ik))
+        return false;
+    k->kind = ikey_kind(ik);
+    k->seq = ikey_seq(ik);
+    struct slice u = ikey_user(ik);
+    const char *p = u.ptr, *end = u.ptr + u.len;
+    const char *z = u.len ? memchr(p, 0, u.len) : NULL;
+    if (!z || end - z < 1 + 8 + 1 || end[-1] != 0)
+        return false;
+    k->host = slice_make(p, (size_t)(z - p));
+    k->tskey = coding_get_u64be(z + 1);
+    p = z + 9;
+    k->event = slice_make(p, (size_t)(end - 1 - p));
+    if (memchr(k->event.ptr, 0, k->event.len))
+        return false;
+    k->bucket = 0;
+    k->has_id = false;
+    k->id = slice_make(NULL, 0);
+    return true;
+}
+
+static bool parse_key(int shape, struct slice ik, struct rowkey *k)
+{
+    return shape == SHAPE_ROWS ? parse_row_key(ik, k) : parse_index_key(ik, k);
 }
 
 static void push_value(struct col *c, const struct rec_field *f)
@@ -407,9 +438,9 @@ static void put_floats(struct buf *out, const struct buf *a)
     out->len += a->len;
 }
 
-static void enc_output(struct enc *e, size_t n, struct buf *out)
+static void enc_output(struct enc *e, int shape, size_t n, struct buf *out)
 {
-    buf_putc(out, COL_VERSION);
+    buf_putc(out, (char)shape);
     coding_put_varint(out, n);
     put_dict(out, &e->hosts, false);
     put_dict(out, &e->events, false);
@@ -444,9 +475,12 @@ bool colblock_encode(struct slice raw, struct buf *out)
     struct iter *it = blk_iter(&blk);
     size_t n = 0;
     bool ok = true;
+    int shape = 0;
     for (it_seek_first(it); it_valid(it); it_next(it), n++) {
         struct rowkey k;
-        if (!parse_row_key(it_key(it), &k)) {
+        if (!shape) /* the first key decides */
+            shape = parse_row_key(it_key(it), &k) ? SHAPE_ROWS : SHAPE_INDEX;
+        if (!parse_key(shape, it_key(it), &k)) {
             ok = false;
             break;
         }
@@ -456,7 +490,7 @@ bool colblock_encode(struct slice raw, struct buf *out)
         ok = false;
     it_destroy(it);
     if (ok)
-        enc_output(&e, n, out);
+        enc_output(&e, shape, n, out);
     enc_destroy(&e);
     return ok;
 }
@@ -499,6 +533,7 @@ struct schema {
 };
 
 struct dec {
+    int shape;
     struct slice *hosts, *events;
     size_t nhosts, nevents;
     struct dcol *cols;
@@ -617,10 +652,20 @@ static bool get_col_streams(struct dec *d, struct cur *c)
 
 static bool dec_header(struct dec *d, struct cur *c, uint64_t *n)
 {
-    if (c->p == c->end || *c->p++ != COL_VERSION || !take_varint(c, n))
+    if (c->p == c->end)
+        return false;
+    d->shape = (unsigned char)*c->p++;
+    if ((d->shape != SHAPE_ROWS && d->shape != SHAPE_INDEX) || !take_varint(c, n))
         return false;
     if (!get_dict(c, &d->hosts, &d->nhosts) || !get_dict(c, &d->events, &d->nevents))
         return false;
+    for (size_t i = 0; i < d->nhosts; i++)
+        if (memchr(d->hosts[i].ptr, 0, d->hosts[i].len))
+            return false;
+    for (size_t i = 0; i < d->nevents; i++)
+        if (memchr(d->events[i].ptr, 0, d->events[i].len) ||
+            (d->shape == SHAPE_ROWS && memchr(d->events[i].ptr, 1, d->events[i].len)))
+            return false;
     if (!get_cols(d, c) || !get_schemas(d, c))
         return false;
     struct cur *streams[] = {&d->bucket, &d->ts,    &d->seq,     &d->flags,
@@ -715,6 +760,27 @@ static bool get_delta(struct cur *c, uint64_t *prev)
     return true;
 }
 
+static bool add_ikey_trailer(struct buf *k, uint64_t seq, int kind)
+{
+    buf_reserve(k, IKEY_TRAILER);
+    ikey_put_trailer(k->data + k->len, seq, kind);
+    k->len += IKEY_TRAILER;
+    return true;
+}
+
+/* The user key of the host index. */
+static bool index_key(struct buf *k, struct slice host, uint64_t tskey, struct slice event)
+{
+    buf_append(k, host.ptr, host.len);
+    buf_putc(k, 0);
+    buf_reserve(k, 8);
+    coding_put_u64be(k->data + k->len, tskey);
+    k->len += 8;
+    buf_append(k, event.ptr, event.len);
+    buf_putc(k, 0);
+    return true;
+}
+
 /* Builds the next entry's internal key in d->key and value in d->value. */
 static bool dec_entry(struct dec *d)
 {
@@ -735,6 +801,9 @@ static bool dec_entry(struct dec *d)
     struct buf *k = &d->key;
     struct slice hs = d->hosts[h], es = d->events[ev];
     buf_reset(k);
+    if (d->shape == SHAPE_INDEX)
+        return idm == MODE_NONE && d->prev_bucket == 0 && index_key(k, hs, d->prev_ts, es) &&
+               add_ikey_trailer(k, d->prev_seq, kind);
     buf_reserve(k, 10 + hs.len + 1 + es.len + 11 + d->id.len + IKEY_TRAILER);
     coding_put_u16be(k->data, (uint16_t)d->prev_bucket);
     coding_put_u64be(k->data + 2, d->prev_ts);
@@ -749,10 +818,7 @@ static bool dec_entry(struct dec *d)
         coding_put_varint(k, d->id.len);
         buf_append(k, d->id.data, d->id.len);
     }
-    buf_reserve(k, IKEY_TRAILER);
-    ikey_put_trailer(k->data + k->len, d->prev_seq, kind);
-    k->len += IKEY_TRAILER;
-    return true;
+    return add_ikey_trailer(k, d->prev_seq, kind);
 }
 
 static bool all_used(const struct dec *d)

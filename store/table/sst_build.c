@@ -62,8 +62,9 @@ int sst_builder_new(struct env *env, const char *path, const struct sst_build_op
     b->version = atomic_load_explicit(&write_version, memory_order_relaxed);
     /* the host index has no searches by word (nor point reads) */
     b->has_words = b->version >= 3 && !b->opts.no_bloom;
-    /* version 4: the data blocks of row tables column-wise (colblock.h) */
-    b->columnar = b->version >= 4 && !b->opts.no_bloom;
+    /* version 4: data blocks column-wise (colblock.h), of the rows and of
+     * the host index */
+    b->columnar = b->version >= 4;
     wfilter_builder_init(&b->words);
     b->props.min_ts = INT64_MAX;
     b->props.max_ts = INT64_MIN;
