@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "base/coding.h"
@@ -576,6 +577,49 @@ int store_write(struct store_db *db, struct batch *b)
 int store_write_nosync(struct store_db *db, struct batch *b)
 {
     return write_batch(db, b, false);
+}
+
+/* The generation of the newest tombstone of t (0 if none). */
+static uint64_t tombs_max_gen(const struct tomb_set *t)
+{
+    uint64_t g = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].gen > g)
+            g = t->v[i].gen;
+    return g;
+}
+
+/* With STORE_MAX_TOMBSTONES outstanding, makes room: a tombstone goes once
+ * the rows it may cover are flushed and the files it overlaps merged past
+ * it, so the memtables that may hold such rows are frozen now (their flush
+ * and the compactions and the purge after it start at once, not when the
+ * memtables fill); then waits as a write waits for memory (up to
+ * write_stall_ns). */
+static void wait_for_tomb_room(struct store_db *db)
+{
+    const int64_t step_ns = 2000000; /* 2 ms */
+    if (store_db_range_tombstones(db) < STORE_MAX_TOMBSTONES)
+        return;
+    pthread_mutex_lock(&db->write_mu);
+    struct tomb_set *cur = db_tombs(db);
+    if (db->gen <= tombs_max_gen(cur))
+        db_freeze_locked(db);
+    tomb_set_unref(cur);
+    pthread_mutex_unlock(&db->write_mu);
+    for (int64_t waited = 0; waited < db->store->opts.write_stall_ns; waited += step_ns) {
+        if (store_db_range_tombstones(db) < STORE_MAX_TOMBSTONES)
+            return;
+        store_wake(db->store);
+        struct timespec ts = {0, step_ns};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int store_db_delete_range(struct store_db *db, struct slice host, const struct slice *event,
+                          int64_t lo, int64_t hi)
+{
+    wait_for_tomb_room(db);
+    return db_add_range_tomb(db, host, event, lo, hi);
 }
 
 /* --- snapshots and reads --- */

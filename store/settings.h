@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "base/slice.h"
+
 #include "store/tomb.h"
 #include "store/ttl.h"
 
@@ -18,6 +20,10 @@ int db_read_meta(struct store_db *db);
 struct tomb_set *db_tombs(struct store_db *db);
 /* At open: reads DATA/<db>/TOMBSTONES (none is an empty set). */
 int db_read_tombs(struct store_db *db);
+/* store_db_delete_range without making room first (db.c makes it):
+ * ERR_BUSY with STORE_MAX_TOMBSTONES outstanding. */
+int db_add_range_tomb(struct store_db *db, struct slice host, const struct slice *event, int64_t lo,
+                      int64_t hi);
 /* Drops tombstones no file or memtable can need any more. */
 void db_purge_tombs(struct store_db *db);
 
