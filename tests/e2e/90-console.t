@@ -191,6 +191,9 @@ fi
 test_expect_success BROWSER,TAIL 'page: live tail shows a newly written row within 2 s, and one written before it started' '
     browser_ok "live tail shows a newly written row within 2 s"
 '
+test_expect_success BROWSER,TAIL 'page: a page that reads too slowly shows the dropped marker; rows + dropped = written' '
+    browser_ok "a page that reads the tail too slowly shows the dropped marker"
+'
 test_expect_success BROWSER,TAIL 'page: live tail follows only the matching rows' '
     browser_ok "live tail follows only the rows matching the search"
 '
