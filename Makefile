@@ -124,7 +124,13 @@ $(foreach l,$(LAYERS),$(eval $(call LAYER_RULES,$(l))))
 CONSOLE_FILES := $(sort $(wildcard http/console/*.html http/console/*.js http/console/*.css \
     http/console/*.svg))
 CONSOLE_OBJ := $(BUILD)/gen/console_files.o
-$(BUILD)/gen/console_files.c: $(CONSOLE_FILES) scripts/embed-console.pl
+# The list of files, rewritten only when it changes: a removed file also
+# makes the source again.
+$(BUILD)/gen/console_files.list: console-list-check
+	@mkdir -p $(dir $@)
+	@echo '$(CONSOLE_FILES)' | cmp -s - $@ || echo '$(CONSOLE_FILES)' >$@
+.PHONY: console-list-check
+$(BUILD)/gen/console_files.c: $(CONSOLE_FILES) scripts/embed-console.pl $(BUILD)/gen/console_files.list
 	@mkdir -p $(dir $@)
 	perl scripts/embed-console.pl $(CONSOLE_FILES) >$@.tmp && mv -f $@.tmp $@
 $(CONSOLE_OBJ): $(BUILD)/gen/console_files.c

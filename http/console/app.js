@@ -730,6 +730,10 @@ function tailUrl() {
   else if (searchCond()) where.push(searchCond());
   if (state.where.trim()) where.push(`(${state.where}\n)`);
   if (where.length) p.set('where', where.join(' AND '));
+  // After a search over "the last ...", the tail starts where it ended, so
+  // that a row written in between is not missed (the daemon sends the rows
+  // since then first, then the live ones, without gap or repeat).
+  if (current && state.range !== 'abs') p.set('since', String(current.r.hi + 1n));
   return '/api/v1/tail?' + p.toString();
 }
 

@@ -1,15 +1,16 @@
 #!/usr/bin/perl
-# tailslow.pl PORT PATH OUT PAUSE READ: a live tail client that stops
-# reading. Opens GET PATH on 127.0.0.1:PORT with a small receive buffer,
-# reads the response headers, prints "ready", reads nothing for PAUSE
-# seconds, then reads for READ seconds (or to the end of the stream) and
-# writes the body (chunked framing removed) to OUT.
+# tailslow.pl PORT PATH OUT PAUSE READ [UNTIL]: a live tail client that
+# stops reading. Opens GET PATH on 127.0.0.1:PORT with a small receive
+# buffer, reads the response headers, prints "ready", reads nothing for
+# PAUSE seconds, prints "reading", then reads for at most READ seconds
+# (until the text UNTIL has come, or the stream ends) and writes the body
+# (chunked framing removed) to OUT.
 use strict;
 use warnings;
 use IO::Socket::INET;
 use Socket qw(SOL_SOCKET SO_RCVBUF);
 
-my ($port, $path, $out, $pause, $read) = @ARGV;
+my ($port, $path, $out, $pause, $read, $until) = @ARGV;
 $| = 1;
 my $s = IO::Socket::INET->new(Proto => 'tcp') or die "socket: $!";
 setsockopt($s, SOL_SOCKET, SO_RCVBUF, 4096) or die "setsockopt: $!";
@@ -23,6 +24,7 @@ while ($head !~ /\r\n\r\n/) {
 }
 print "ready\n";
 sleep $pause;
+print "reading\n";
 my $raw = '';
 my $end = time + $read;
 $s->blocking(0);
@@ -31,6 +33,8 @@ while (time < $end) {
     if (defined $n && $n == 0) { last }
     if (!defined $n) { select(undef, undef, undef, 0.05); next }
     $raw .= $b;
+    my $from = length($raw) - length($b) - 64;
+    last if defined $until && index($raw, $until, $from < 0 ? 0 : $from) >= 0;
 }
 my $body = '';
 while ($raw =~ /\G([0-9a-fA-F]+)\r\n/gc) {
