@@ -833,6 +833,8 @@ static int validate_values(const struct config *c, struct buf *err)
 int cfg_validate(const struct config *c, struct buf *err)
 {
     int rc = validate_values(c, err);
+    if (validate_syslog(c, err) != ERR_OK)
+        rc = ERR_INVAL;
     if (c->listen == NULL) {
         buf_puts(err, "listen is not set\n");
         rc = ERR_INVAL;
@@ -840,8 +842,6 @@ int cfg_validate(const struct config *c, struct buf *err)
         rc = ERR_INVAL;
     }
     if (validate_tokens(c, err) != ERR_OK)
-        rc = ERR_INVAL;
-    if (validate_syslog(c, err) != ERR_OK)
         rc = ERR_INVAL;
     return rc;
 }
