@@ -1,9 +1,10 @@
 #!/bin/sh
 # Syslog over TCP against the line-protocol path, in the same run, on the
-# same events: starts build/logbucketd on kernel-chosen loopback ports with
-# a temporary data dir, runs ingest_bench (line protocol over HTTP) and
-# syslog_bench (RFC 5424 over TCP, newline then octet-counted framing)
-# with --server-pid, prints both tables, stops the daemon by its PID.
+# same events: for each of line protocol (ingest_bench over HTTP), syslog
+# with newline framing and syslog with octet counting (syslog_bench), a
+# fresh build/logbucketd on kernel-chosen loopback ports with its own empty
+# temporary data dir (so no run inherits another's memtables, flushes or
+# compactions), --server-pid for its CPU, stopped by its PID after.
 #
 #   benchmarks/syslog_vs_lp.sh [EVENTS] [CONNS]     (default 500000 4)
 set -e
@@ -11,21 +12,42 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 events=${1:-500000}
 conns=${2:-4}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lb-syslog-bench.XXXXXX")
-"$top/build/logbucketd" --listen 127.0.0.1:0 --data-dir "$dir/data" \
-    --set syslog_tcp_listen=127.0.0.1:0 2>"$dir/log" &
-pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
-n=0
-while [ $n -lt 200 ] && ! grep -q "syslog: listening on tcp" "$dir/log"; do
-    sleep 0.05
-    n=$((n + 1))
-done
-http=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log")
-sl=$(sed -n 's/.*syslog: listening on tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log")
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; logbucketd pid $pid, http $http, syslog tcp $sl; $events events, $conns connections"
+pid=
+stop_daemon() {
+    if [ -n "$pid" ]; then
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        pid=
+    fi
+}
+trap 'stop_daemon; rm -rf "$dir"' EXIT
+
+# start_daemon: a daemon on an empty data dir; sets pid, http, sl
+start_daemon() {
+    rm -rf "$dir/data"
+    "$top/build/logbucketd" --listen 127.0.0.1:0 --data-dir "$dir/data" \
+        --set syslog_tcp_listen=127.0.0.1:0 2>"$dir/log" &
+    pid=$!
+    n=0
+    while [ $n -lt 200 ] && ! grep -qs "syslog: listening on tcp" "$dir/log"; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    http=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log")
+    sl=$(sed -n 's/.*syslog: listening on tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log")
+    [ -n "$http" ] && [ -n "$sl" ]
+}
+
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $events events, $conns connections, a fresh daemon each"
+start_daemon
 "$top/build/bench/ingest_bench" --port "$http" --db lpbench --events "$events" --batch 5000 \
     --conns "$conns" --server-pid "$pid"
+stop_daemon
+start_daemon
 "$top/build/bench/syslog_bench" --port "$sl" --http-port "$http" --events "$events" \
     --conns "$conns" --server-pid "$pid"
+stop_daemon
+start_daemon
 "$top/build/bench/syslog_bench" --port "$sl" --http-port "$http" --events "$events" \
     --conns "$conns" --server-pid "$pid" --octet
+stop_daemon

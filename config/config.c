@@ -890,6 +890,8 @@ static int validate_values(const struct config *c, struct buf *err)
 int cfg_validate(const struct config *c, struct buf *err)
 {
     int rc = validate_values(c, err);
+    if (validate_syslog(c, err) != ERR_OK)
+        rc = ERR_INVAL;
     if (c->listen == NULL) {
         buf_puts(err, "listen is not set\n");
         rc = ERR_INVAL;
@@ -902,8 +904,6 @@ int cfg_validate(const struct config *c, struct buf *err)
         buf_puts(err, "tls_cert and tls_key go together: set both (HTTPS) or neither (HTTP)\n");
         rc = ERR_INVAL;
     }
-    if (validate_syslog(c, err) != ERR_OK)
-        rc = ERR_INVAL;
     return rc;
 }
 

@@ -30,6 +30,19 @@ struct cfg_token {
 /* Every string is owned (cfg_destroy frees it) and never NULL after
  * cfg_init. Durations are nanoseconds, sizes bytes. */
 struct config {
+    /* syslog listeners (http/syslog_listen.c); "" = off */
+    char *syslog_tcp_listen;
+    char *syslog_udp_listen;
+    char *syslog_db;                   /* "syslog" */
+    char *syslog_event;                /* "" = the app-name */
+    char *syslog_default_event;        /* "syslog" */
+    bool syslog_host_peer;             /* key syslog_host = hostname|peer; hostname */
+    int64_t syslog_max_connections;    /* 256 */
+    int64_t syslog_idle_timeout_ns;    /* 5m */
+    uint64_t syslog_max_message_bytes; /* 64KiB */
+    int64_t syslog_batch_rows;         /* 5000 */
+    int64_t syslog_flush_interval_ns;  /* 10ms */
+
     char *listen;                        /* "127.0.0.1:8086" */
     char *data_dir;                      /* "./data" */
     int64_t http_threads;                /* 0: a thread per connection */
@@ -68,18 +81,6 @@ struct config {
     int64_t max_tail_clients;           /* 256 */
     uint64_t tail_buffer_bytes;         /* 1MiB */
     int64_t tail_keepalive_ns;          /* 15s (key: tail_keepalive) */
-    /* syslog listeners (http/syslog.c); "" = off */
-    char *syslog_tcp_listen;
-    char *syslog_udp_listen;
-    char *syslog_db;                   /* "syslog" */
-    char *syslog_event;                /* "" = the app-name */
-    char *syslog_default_event;        /* "syslog" */
-    bool syslog_host_peer;             /* key syslog_host = hostname|peer; hostname */
-    int64_t syslog_max_connections;    /* 256 */
-    int64_t syslog_idle_timeout_ns;    /* 5m */
-    uint64_t syslog_max_message_bytes; /* 64KiB */
-    int64_t syslog_batch_rows;         /* 5000 */
-    int64_t syslog_flush_interval_ns;  /* 10ms */
     char *es_database;                 /* "logs": database of /_bulk */
     char *es_timestamp_field;          /* "@timestamp" */
     char *es_host_fields;              /* "host.name,host,hostname" */

@@ -372,9 +372,16 @@ static void tcp_accept_one(void)
 {
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
-    int fd = accept(sl.tcp_fd, (struct sockaddr *)&ss, &len);
-    if (fd < 0)
+    int fd = accept4(sl.tcp_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            /* out of descriptors: the pending connection stays queued; wait
+             * instead of spinning on a listen socket that stays readable */
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
         return;
+    }
     if (atomic_load(&sl.nconns) >= sl.cfg->syslog_max_connections) {
         close(fd);
         atomic_fetch_add(&sl.rejects[T_TCP][R_REFUSED], 1);
