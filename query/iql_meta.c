@@ -661,8 +661,15 @@ int iql_exec_meta(const struct iql_ctx *c, const struct iql_stmt *st, struct iql
     const char *name = st->db;
     if (!name && st->nfrom && st->from[0].db)
         name = st->from[0].db;
-    struct store_db *db;
-    if (iql_open_db(c, name, &db, r))
+    struct store_db *db = NULL;
+    if (st->kind == IQL_SHOW_MEASUREMENTS && name) {
+        int grc = store_db_get(c->s, name, &db);
+        if (grc == ERR_NOTFOUND)
+            return ERR_OK; /* InfluxDB: no measurements, no error */
+        if (grc)
+            db = NULL;
+    }
+    if (!db && iql_open_db(c, name, &db, r))
         return ERR_NOTFOUND;
     struct store_snap *snap = store_snapshot(db);
     int rc = on_db(c, st, db, snap, r);

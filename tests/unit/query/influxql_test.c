@@ -438,12 +438,17 @@ static void test_transformations(void **state)
 static void test_statement_errors(void **state)
 {
     struct fx *f = *state;
-    expect(f, "SELECT v FROM cpu; SELECT nope(v) FROM cpu WHERE time > 0; SHOW DATABASES", 0, 0,
-           "{\"results\":[{\"statement_id\":0,\"error\":\"a query without a time range or a host "
-           "reads the whole database, which this server refuses: add WHERE time > now() - 1h (or "
-           "host = '...')\"},{\"statement_id\":1,\"error\":\"undefined function nope()\"},"
-           "{\"statement_id\":2,\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"],"
-           "\"values\":[[\"d\"]]}]}]}\n");
+    /* a failed statement stops the list: the rest are "not executed" */
+    expect(f, "SHOW DATABASES; SELECT nope(v) FROM cpu WHERE time > 0; SHOW DATABASES", 0, 0,
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"databases\",\"columns\":"
+           "[\"name\"],\"values\":[[\"d\"]]}]},{\"statement_id\":1,\"error\":\"undefined "
+           "function nope()\"},{\"statement_id\":2,\"error\":\"not executed\"}]}\n");
+    expect(f, "SELECT v FROM cpu", 0, 0,
+           R0("\"error\":\"a query without a time range or a host reads the whole database, which "
+              "this server refuses: add WHERE time > now() - 1h (or host = '...')\""));
+    expect(f, "SHOW MEASUREMENTS ON nodb; SHOW TAG KEYS ON nodb", 0, 0,
+           "{\"results\":[{\"statement_id\":0},{\"statement_id\":1,\"error\":\"database not "
+           "found: nodb\"}]}\n");
     expect(f, "SELECT v FROM nodb..cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"database not found: nodb\""));
     expect(f, "SELECT mean(n), n FROM cpu WHERE time > 0", 0, 0,
