@@ -588,7 +588,7 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
     }
     if (g->kept > IQL_MAX_POINTS) {
         buf_printf(err, "too many values kept for median, mode, percentile, distinct or "
-                        "integral (more than 5000000): narrow the time range");
+                        "integral (more than 4000000): narrow the time range");
         return ERR_TOOBIG;
     }
     return ERR_OK;

@@ -18,7 +18,7 @@
 #include "query/cond.h"
 #include "query/iql_int.h"
 
-#define IQL_MAX_POINTS 5000000 /* points or kept values of one statement */
+#define IQL_MAX_POINTS 4000000 /* raw values (points times columns) or kept values */
 
 enum iql_vkind { IQL_V_NULL, IQL_V_FLOAT, IQL_V_INT, IQL_V_STR, IQL_V_BOOL };
 

@@ -54,7 +54,7 @@ struct sel {
     struct sql_where w;
     int64_t lo, hi; /* the query's time range (INT64_MIN / MAX: open) */
     struct buf *err;
-    size_t points; /* kept so far (IQL_MAX_POINTS) */
+    size_t points; /* values kept so far, times included (IQL_MAX_POINTS) */
 };
 
 static const char *const tr_names[] = {"derivative",     "non_negative_derivative",
@@ -530,7 +530,7 @@ static int emit_series(struct sel *s, const char *key, struct iql_points *p)
     }
     iql_points_free(p);
     if (s->r->bytes > IQL_MAX_RESULT) {
-        buf_puts(s->err, "the result is larger than 256 MiB: add a LIMIT or narrow the time range");
+        buf_puts(s->err, "the result is larger than 64 MiB: add a LIMIT or narrow the time range");
         return ERR_TOOBIG;
     }
     return ERR_OK;
@@ -628,7 +628,8 @@ static int select_raw(struct sel *s, struct reader *rd)
         }
         if (ser[idx].n >= want)
             continue;
-        if (++s->points > IQL_MAX_POINTS) {
+        s->points += s->ncols + 1;
+        if (s->points > IQL_MAX_POINTS) {
             buf_puts(s->err, "too many points: add a LIMIT or narrow the time range");
             rc = ERR_TOOBIG;
             break;
