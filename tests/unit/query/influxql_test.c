@@ -509,6 +509,15 @@ static void test_meta(void **state)
     expect(f, "SHOW TAG VALUES FROM cpu WITH KEY IN (host, region) WHERE region = 'us'", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
               "\"host\",\"b\"],[\"region\",\"us\"]]}]"));
+    /* a time range and a host: answered from the catalog */
+    expect(f,
+           "SHOW TAG VALUES FROM cpu WITH KEY = \"region\" WHERE time >= 1700000050000ms AND "
+           "host = 'b'",
+           0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"region\",\"us\"]]}]"));
+    expect(f, "SHOW TAG KEYS WHERE time < 1600000000000ms; SHOW MEASUREMENTS WHERE time > now()", 0,
+           0, "{\"results\":[{\"statement_id\":0},{\"statement_id\":1}]}\n");
     expect(f, "SHOW FIELD KEYS FROM cpu", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"fieldKey\",\"fieldType\"],\"values\":"
               "[[\"n\",\"integer\"],[\"usage\",\"float\"]]}]"));
