@@ -106,6 +106,7 @@ static const struct {
     {"last", IQL_F_LAST, true},          {"percentile", IQL_F_PERCENTILE, false},
     {"spread", IQL_F_SPREAD, false},     {"stddev", IQL_F_STDDEV, false},
     {"distinct", IQL_F_DISTINCT, false}, {"integral", IQL_F_INTEGRAL, false},
+    {"top", IQL_F_TOP, false},           {"bottom", IQL_F_BOTTOM, false},
 };
 
 bool iql_fn_takes_strings(const char *name)
@@ -133,7 +134,8 @@ int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err
     memset(out, 0, sizeof *out);
     out->fn = fns[i].fn;
     out->call = call;
-    size_t want = out->fn == IQL_F_PERCENTILE ? 2 : 1;
+    bool topn = out->fn == IQL_F_TOP || out->fn == IQL_F_BOTTOM;
+    size_t want = out->fn == IQL_F_PERCENTILE || topn ? 2 : 1;
     bool opt2 = out->fn == IQL_F_INTEGRAL;
     if (call->nargs != want && !(opt2 && call->nargs == 2)) {
         buf_printf(err, "invalid number of arguments for %s, expected %zu, got %zu", call->s, want,
@@ -146,7 +148,15 @@ int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err
     }
     out->field = call->args[0]->s;
     out->arg = 1e9;
-    if (out->fn == IQL_F_PERCENTILE) {
+    if (topn) {
+        const struct iql_ex *n = call->args[1];
+        if (n->kind != IQL_X_NUM || !n->is_int || n->i < 1) {
+            buf_printf(err, "expected integer as last argument in %s(), found %s", call->s,
+                       n->kind == IQL_X_VAR ? "a tag (the tag form is not supported)" : "another");
+            return ERR_INVAL;
+        }
+        out->arg = (double)n->i;
+    } else if (out->fn == IQL_F_PERCENTILE) {
         const struct iql_ex *p = call->args[1];
         if (p->kind != IQL_X_NUM || p->f < 0 || p->f > 100) {
             buf_puts(err, "percentile: the second argument must be a number from 0 to 100");
@@ -208,7 +218,7 @@ static void set_owned(struct iql_val *dst, const struct iql_val *v)
 static bool needs_values(enum iql_fn fn)
 {
     return fn == IQL_F_MEDIAN || fn == IQL_F_MODE || fn == IQL_F_PERCENTILE ||
-           fn == IQL_F_DISTINCT || fn == IQL_F_INTEGRAL;
+           fn == IQL_F_DISTINCT || fn == IQL_F_INTEGRAL || fn == IQL_F_TOP || fn == IQL_F_BOTTOM;
 }
 
 static void feed_num(struct aslot *a, const struct iql_val *v, int64_t ts)
@@ -367,7 +377,9 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
     }
     case IQL_F_MODE: *out = mode_of(a); break;
     case IQL_F_INTEGRAL: *out = integral_of(a, sl->arg); break;
-    case IQL_F_DISTINCT: break;
+    case IQL_F_DISTINCT:
+    case IQL_F_TOP:
+    case IQL_F_BOTTOM: break;
     }
 }
 
@@ -698,6 +710,54 @@ void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, si
     }
     if (have)
         integ_emit(&st);
+}
+
+struct pt {
+    int64_t ts;
+    double v;
+};
+
+static int cmp_top(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v > y->v ? -1 : 1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int cmp_bottom(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+size_t iql_groups_topn(struct iql_groups *g, size_t i, size_t k, struct iql_val **vals,
+                       int64_t **ts)
+{
+    struct aslot *a = &g->st[i]->s[k];
+    const struct iql_slot *sl = &g->o.slots[k];
+    struct pt *p = xmalloc((a->nv + 1) * sizeof *p);
+    for (size_t j = 0; j < a->nv; j++)
+        p[j] = (struct pt){a->vts[j], a->vals[j]};
+    qsort(p, a->nv, sizeof *p, sl->fn == IQL_F_TOP ? cmp_top : cmp_bottom);
+    size_t n = a->nv < (size_t)sl->arg ? a->nv : (size_t)sl->arg;
+    qsort(p, n, sizeof *p, cmp_time);
+    *vals = xcalloc(n + 1, sizeof **vals);
+    *ts = xcalloc(n + 1, sizeof **ts);
+    for (size_t j = 0; j < n; j++) {
+        (*vals)[j] = typed(a, p[j].v);
+        (*ts)[j] = p[j].ts;
+    }
+    free(p);
+    return n;
 }
 
 /* --- expressions --- */

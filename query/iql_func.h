@@ -48,6 +48,8 @@ enum iql_fn {
     IQL_F_STDDEV,
     IQL_F_DISTINCT,
     IQL_F_INTEGRAL,
+    IQL_F_TOP,
+    IQL_F_BOTTOM,
 };
 
 struct iql_slot {
@@ -170,6 +172,11 @@ void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val 
  * window starts from there. out[i - from] gets group order[i]'s value. */
 void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, size_t from,
                          size_t to, struct iql_val *out);
+/* top() / bottom(): the N largest / smallest values of slot k of group i
+ * (ties: the earlier), in time order, with their points' times (caller
+ * frees both arrays). */
+size_t iql_groups_topn(struct iql_groups *g, size_t i, size_t k, struct iql_val **vals,
+                       int64_t **ts);
 /* The aux columns' values of group i (NULL without aux). */
 const struct iql_val *iql_groups_aux(const struct iql_groups *g, size_t i);
 /* distinct(): the distinct values of slot k of group i, sorted. */

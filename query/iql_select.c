@@ -390,9 +390,16 @@ static int build_col(struct sel *s, const struct iql_field *f)
 }
 
 /* Fields or tags beside aggregates: only with one selector, whose point
- * gives their values (InfluxDB's rule and messages). */
+ * gives their values (InfluxDB's rule and messages); top() and bottom()
+ * stand alone. */
 static int check_aux(struct sel *s)
 {
+    for (size_t k = 0; k < s->nslots; k++)
+        if ((s->slots[k].fn == IQL_F_TOP || s->slots[k].fn == IQL_F_BOTTOM) && s->ncols > 1) {
+            buf_printf(s->err, "selector function %s() cannot be combined with other functions",
+                       s->slots[k].call->s);
+            return ERR_INVAL;
+        }
     size_t naux = 0;
     for (size_t j = 0; j < s->ncols; j++)
         naux += s->cols[j].is_aux;
@@ -684,6 +691,13 @@ static int fill_range(struct sel *s, const struct iql_groups *g, int64_t *lo, in
     return ERR_OK;
 }
 
+/* top() / bottom(): alone, rows at their points' times, never filled. */
+static bool is_topn(const struct sel *s)
+{
+    return s->nslots == 1 && s->ncols == 1 &&
+           (s->slots[0].fn == IQL_F_TOP || s->slots[0].fn == IQL_F_BOTTOM);
+}
+
 /* The time a group's row shows: its bucket, the query's start, or (one
  * selector alone, without GROUP BY time) its point's time. */
 static bool lone_selector(const struct sel *s)
@@ -702,6 +716,7 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
     struct iql_val *res = xcalloc(s->nslots + 1, sizeof *res);
     struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
     bool distinct = s->nslots == 1 && s->slots[0].fn == IQL_F_DISTINCT && s->ncols == 1;
+    bool topn = is_topn(s);
     /* integral() with GROUP BY time spans the windows of the series */
     struct iql_val *integ = NULL;
     if (s->st->has_time_group) {
@@ -722,6 +737,16 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
         }
         if (lone_selector(s))
             t = pt;
+        if (topn) {
+            struct iql_val *tv;
+            int64_t *tt;
+            size_t nt = iql_groups_topn(g, gi, 0, &tv, &tt);
+            for (size_t d = 0; d < nt; d++)
+                iql_points_add(p, tt[d], &tv[d]);
+            free(tv);
+            free(tt);
+            continue;
+        }
         if (distinct) {
             struct iql_val *dv;
             size_t nd = iql_groups_distinct(g, gi, 0, &dv);
@@ -754,7 +779,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
 {
     const struct iql_stmt *st = s->st;
     int64_t lo = 0, hi = 0;
-    if (st->has_time_group && g->n && fill_range(s, g, &lo, &hi))
+    if (st->has_time_group && g->n && !is_topn(s) && fill_range(s, g, &lo, &hi))
         return ERR_TOOBIG;
     size_t *order = iql_keymap_sorted(&g->km, g->n);
     struct iql_fill_spec fill = {st->fill, st->fill_value};
@@ -774,7 +799,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
             struct iql_points p;
             iql_points_init(&p, s->ncols);
             series_points(s, g, order, k, end, &p);
-            if (st->has_time_group)
+            if (st->has_time_group && !is_topn(s))
                 iql_points_fill(&p, lo, hi, st->interval, &fill, is_count);
             rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
         }

@@ -374,6 +374,18 @@ static void test_select_agg(void **state)
               "\"first\",\"usage\"],\"values\":[[1700000000,3,3]]},{\"name\":\"cpu\",\"tags\":{"
               "\"host\":\"b\"},\"columns\":[\"time\",\"first\",\"usage\"],\"values\":[["
               "1700000060,7,20]]}]"));
+    /* top() and bottom(): the points' own times, in time order, not filled */
+    expect(f,
+           "SELECT top(usage, 2) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"top\"],\"values\":[["
+              "1700000000,1.5],[1700000030,2.5],[1700000060,10],[1700000150,4.5]]}]"));
+    expect(f, "SELECT bottom(n, 3) FROM cpu WHERE time > 0", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"bottom\"],\"values\":[["
+              "1700000000,3],[1700000030,5],[1700000060,7]]}]"));
+    expect(f, "SELECT top(usage, 2), mean(usage) FROM cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"selector function top() cannot be combined with other functions\""));
     expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
               "[1,3],[1,5],[1,9]]}]"));
