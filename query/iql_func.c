@@ -142,11 +142,17 @@ int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err
                    call->nargs);
         return ERR_INVAL;
     }
-    if (call->args[0]->kind != IQL_X_VAR) {
+    const struct iql_ex *arg = call->args[0];
+    if (out->fn == IQL_F_COUNT && arg->kind == IQL_X_CALL && strcmp(arg->s, "distinct") == 0 &&
+        arg->nargs == 1) { /* count(distinct(f)) */
+        out->fn = IQL_F_COUNT_DISTINCT;
+        arg = arg->args[0];
+    }
+    if (arg->kind != IQL_X_VAR) {
         buf_printf(err, "expected field argument in %s()", call->s);
         return ERR_INVAL;
     }
-    out->field = call->args[0]->s;
+    out->field = arg->s;
     out->arg = 1e9;
     if (topn) {
         const struct iql_ex *n = call->args[1];
@@ -218,7 +224,8 @@ static void set_owned(struct iql_val *dst, const struct iql_val *v)
 static bool needs_values(enum iql_fn fn)
 {
     return fn == IQL_F_MEDIAN || fn == IQL_F_MODE || fn == IQL_F_PERCENTILE ||
-           fn == IQL_F_DISTINCT || fn == IQL_F_INTEGRAL || fn == IQL_F_TOP || fn == IQL_F_BOTTOM;
+           fn == IQL_F_DISTINCT || fn == IQL_F_INTEGRAL || fn == IQL_F_TOP || fn == IQL_F_BOTTOM ||
+           fn == IQL_F_COUNT_DISTINCT;
 }
 
 static void feed_num(struct aslot *a, const struct iql_val *v, int64_t ts)
@@ -377,6 +384,14 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
     }
     case IQL_F_MODE: *out = mode_of(a); break;
     case IQL_F_INTEGRAL: *out = integral_of(a, sl->arg); break;
+    case IQL_F_COUNT_DISTINCT: {
+        qsort(a->vals, a->nv, sizeof(double), cmp_double);
+        int64_t n = 0;
+        for (size_t j = 0; j < a->nv; j++)
+            n += j == 0 || a->vals[j] != a->vals[j - 1];
+        *out = ival(n);
+        break;
+    }
     case IQL_F_DISTINCT:
     case IQL_F_TOP:
     case IQL_F_BOTTOM: break;

@@ -50,6 +50,7 @@ enum iql_fn {
     IQL_F_INTEGRAL,
     IQL_F_TOP,
     IQL_F_BOTTOM,
+    IQL_F_COUNT_DISTINCT, /* count(distinct(f)) */
 };
 
 struct iql_slot {

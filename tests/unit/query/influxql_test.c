@@ -386,6 +386,9 @@ static void test_select_agg(void **state)
               "1700000000,3],[1700000030,5],[1700000060,7]]}]"));
     expect(f, "SELECT top(usage, 2), mean(usage) FROM cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"selector function top() cannot be combined with other functions\""));
+    expect(f, "SELECT count(distinct(region)), count(distinct(n)) FROM cpu WHERE time > 0", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\",\"count_1\"],"
+              "\"values\":[[1,null,4]]}]"));
     expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
               "[1,3],[1,5],[1,9]]}]"));
