@@ -816,9 +816,67 @@ static void literal(const struct iql_ex *e, struct iql_val *out)
         *out = ival(e->i);
 }
 
+static const char *const math_fns[] = {"abs",  "acos", "asin",  "atan", "atan2", "ceil",
+                                       "cos",  "exp",  "floor", "ln",   "log",   "log10",
+                                       "log2", "pow",  "round", "sin",  "sqrt",  "tan"};
+
+bool iql_fn_is_math(const char *name)
+{
+    for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++)
+        if (strcmp(name, math_fns[i]) == 0)
+            return true;
+    return false;
+}
+
+/* name(a[, b]) over numbers, as InfluxDB's math functions: abs, floor,
+ * ceil and round keep an integer an integer; the others give floats. */
+static void math(const char *name, const struct iql_val *a, const struct iql_val *b,
+                 struct iql_val *out)
+{
+    *out = (struct iql_val){.kind = IQL_V_NULL};
+    if (!is_num(a) || (b && !is_num(b)))
+        return;
+    double x = num(a), y = b ? num(b) : 0;
+    if (a->kind == IQL_V_INT && !b &&
+        (!strcmp(name, "floor") || !strcmp(name, "ceil") || !strcmp(name, "round"))) {
+        *out = *a;
+        return;
+    }
+    if (!strcmp(name, "abs")) {
+        *out = a->kind == IQL_V_INT && a->i != INT64_MIN ? ival(a->i < 0 ? -a->i : a->i)
+                                                         : fval(fabs(x));
+        return;
+    }
+    static const struct {
+        const char *name;
+        double (*f1)(double);
+        double (*f2)(double, double);
+    } t[] = {{"acos", acos, NULL},   {"asin", asin, NULL},   {"atan", atan, NULL},
+             {"atan2", NULL, atan2}, {"ceil", ceil, NULL},   {"cos", cos, NULL},
+             {"exp", exp, NULL},     {"floor", floor, NULL}, {"ln", log, NULL},
+             {"log10", log10, NULL}, {"log2", log2, NULL},   {"pow", NULL, pow},
+             {"round", round, NULL}, {"sin", sin, NULL},     {"sqrt", sqrt, NULL},
+             {"tan", tan, NULL}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(name, t[i].name) && (t[i].f1 ? !b : b != NULL)) {
+            *out = fval(t[i].f1 ? t[i].f1(x) : t[i].f2(x, y));
+            return;
+        }
+    if (!strcmp(name, "log") && b) /* log(x, base) */
+        *out = fval(log(x) / log(y));
+}
+
 void iql_eval_raw(const struct iql_ex *e, struct cond_row *row, const char *host_tag,
                   struct iql_val *out)
 {
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s) && e->nargs >= 1 && e->nargs <= 2) {
+        struct iql_val a, b;
+        iql_eval_raw(e->args[0], row, host_tag, &a);
+        if (e->nargs == 2)
+            iql_eval_raw(e->args[1], row, host_tag, &b);
+        math(e->s, &a, e->nargs == 2 ? &b : NULL, out);
+        return;
+    }
     if (e->kind == IQL_X_BIN) {
         struct iql_val a, b;
         iql_eval_raw(e->l, row, host_tag, &a);
@@ -853,6 +911,14 @@ void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const st
         iql_eval_agg(e->l, slots, res, nslots, &a);
         iql_eval_agg(e->r, slots, res, nslots, &b);
         arith(e->op, &a, &b, out);
+        return;
+    }
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s) && e->nargs >= 1 && e->nargs <= 2) {
+        struct iql_val a, b;
+        iql_eval_agg(e->args[0], slots, res, nslots, &a);
+        if (e->nargs == 2)
+            iql_eval_agg(e->args[1], slots, res, nslots, &b);
+        math(e->s, &a, e->nargs == 2 ? &b : NULL, out);
         return;
     }
     if (e->kind == IQL_X_CALL) {

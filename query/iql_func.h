@@ -65,6 +65,8 @@ struct iql_slot {
 int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err);
 bool iql_fn_takes_strings(const char *name);
 bool iql_fn_is_selector(enum iql_fn fn);
+/* abs, sin, ..., pow, round: functions of a value, not of a group. */
+bool iql_fn_is_math(const char *name);
 
 enum iql_tr {
     IQL_TR_DERIVATIVE,

@@ -291,6 +291,12 @@ static int collect_slots(struct sel *s, const struct iql_ex *e)
         return collect_slots(s, e->l) || collect_slots(s, e->r) ? ERR_INVAL : ERR_OK;
     if (e->kind != IQL_X_CALL)
         return ERR_OK;
+    if (iql_fn_is_math(e->s)) {
+        for (size_t i = 0; i < e->nargs; i++)
+            if (collect_slots(s, e->args[i]))
+                return ERR_INVAL;
+        return ERR_OK;
+    }
     struct iql_slot sl;
     if (iql_slot_of(e, &sl, s->err))
         return ERR_INVAL;
@@ -299,10 +305,18 @@ static int collect_slots(struct sel *s, const struct iql_ex *e)
     return ERR_OK;
 }
 
+/* True if e holds an aggregate or selector call (math functions apply to
+ * what they are given). */
 static bool has_call(const struct iql_ex *e)
 {
     if (!e)
         return false;
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s)) {
+        for (size_t i = 0; i < e->nargs; i++)
+            if (has_call(e->args[i]))
+                return true;
+        return false;
+    }
     return e->kind == IQL_X_CALL || has_call(e->l) || has_call(e->r);
 }
 
@@ -346,8 +360,30 @@ static int tr_param(struct sel *s, const struct iql_ex *e, int tr, double *arg)
     return ERR_OK;
 }
 
+/* Math functions take one argument (atan2, pow, log: two). */
+static int check_math(struct sel *s, const struct iql_ex *e)
+{
+    if (!e)
+        return ERR_OK;
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s)) {
+        bool two = !strcmp(e->s, "atan2") || !strcmp(e->s, "pow");
+        bool ok = two ? e->nargs == 2 : !strcmp(e->s, "log") ? e->nargs == 2 : e->nargs == 1;
+        if (!ok) {
+            buf_printf(s->err, "invalid number of arguments for %s, expected %d, got %zu", e->s,
+                       two || !strcmp(e->s, "log") ? 2 : 1, e->nargs);
+            return ERR_INVAL;
+        }
+    }
+    for (size_t i = 0; i < e->nargs; i++)
+        if (check_math(s, e->args[i]))
+            return ERR_INVAL;
+    return check_math(s, e->l) || check_math(s, e->r) ? ERR_INVAL : ERR_OK;
+}
+
 static int build_col(struct sel *s, const struct iql_field *f)
 {
+    if (check_math(s, f->ex))
+        return ERR_INVAL;
     const struct iql_ex *e = f->ex;
     int tr = e->kind == IQL_X_CALL ? tr_of(e->s) : -1;
     double arg = 0;

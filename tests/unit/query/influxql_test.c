@@ -289,6 +289,14 @@ static void test_select_raw(void **state)
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,3]]},{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],"
               "\"values\":[[1700000000000000000,1]]}]"));
+    /* math functions of rows */
+    expect(f,
+           "SELECT abs(usage * -1), floor(usage), ceil(n), round(usage), sqrt(n), pow(n, 2), "
+           "log(usage, 2) FROM cpu WHERE time > 0 AND host = 'b'",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"abs\",\"floor\",\"ceil\","
+              "\"round\",\"sqrt\",\"pow\",\"log\"],\"values\":[[1700000060,10,10,7,10,"
+              "2.6457513110645907,49,3.3219280948873626]]}]"));
     /* "rp"."m": the policy is ignored, the database is the request's */
     expect(f, "SELECT n FROM \"autogen\".\"cpu\" WHERE time > 0 AND host = 'b'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
@@ -349,6 +357,13 @@ static void test_select_agg(void **state)
            1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"mean\"],\"values\":[["
               "1699999980,2],[1700000040,10],[1700000100,4.5]]}]"));
+    /* math functions of aggregates */
+    expect(f,
+           "SELECT abs(mean(usage)) * 2, round(max(usage)) FROM cpu WHERE time >= 1700000000000ms "
+           "and time < 1700000120000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"abs\",\"round\"],"
+              "\"values\":[[1699999980,4,3],[1700000040,20,10],[1700000100,null,null]]}]"));
     /* the other aggregates, over all rows of cpu */
     expect(f,
            "SELECT count(n), sum(n), median(n), mode(n), spread(n), min(usage), first(n), "
