@@ -188,8 +188,9 @@ struct aslot {
     bool all_int, ovf;
     struct iql_val mn, mx, first, last; /* first/last strings owned */
     int64_t mn_ts, mx_ts, first_ts, last_ts;
-    double wm, m2;   /* Welford */
-    unsigned picked; /* the selectors whose point the last feed replaced (PICK_*) */
+    double wm, m2;       /* Welford */
+    unsigned picked;     /* the selectors whose point the last feed replaced (PICK_*) */
+    int64_t isum_spread; /* spread() of integers, when it fits */
     double *vals;
     int64_t *vts;
     size_t nv, cap;
@@ -291,9 +292,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* x as an integer, clamped to int64's range (a double of an int64 may
+ * round past it). */
+static int64_t to_i64(double x)
+{
+    if (!(x > -9.2233720368547758e18))
+        return INT64_MIN;
+    if (!(x < 9.2233720368547758e18))
+        return INT64_MAX;
+    return (int64_t)x;
+}
+
 static struct iql_val typed(const struct aslot *a, double x)
 {
-    return a->all_int ? ival((int64_t)x) : fval(x);
+    return a->all_int ? ival(to_i64(x)) : fval(x);
 }
 
 static struct iql_val mode_of(struct aslot *a)
@@ -362,7 +374,10 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
         *ts = a->last_ts;
         break;
     case IQL_F_SPREAD:
-        *out = a->all_int ? ival(a->mx.i - a->mn.i) : fval(num(&a->mx) - num(&a->mn));
+        if (a->all_int && !__builtin_sub_overflow(a->mx.i, a->mn.i, &a->isum_spread))
+            *out = ival(a->isum_spread);
+        else
+            *out = fval(num(&a->mx) - num(&a->mn));
         break;
     case IQL_F_STDDEV:
         if (a->n > 1)
@@ -1017,7 +1032,8 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
     double csum = 0;
     int64_t isum = 0;
     size_t win = tr == IQL_TR_MOVING_AVERAGE ? (size_t)arg : 0;
-    double *ring = win ? xcalloc(win, sizeof *ring) : NULL;
+    /* a window longer than the series never fills: hold at most p->n */
+    double *ring = win ? xcalloc((win < p->n ? win : p->n) + 1, sizeof *ring) : NULL;
     size_t seen = 0;
     for (size_t i = 0; i < p->n; i++) {
         struct iql_val *v = &p->v[i * p->ncol + col];
@@ -1026,7 +1042,10 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
             continue;
         }
         struct iql_val cur = *v, out = {.kind = IQL_V_NULL};
-        double dt = (double)(p->ts[i] - prev_ts);
+        int64_t d;
+        double dt = __builtin_sub_overflow(p->ts[i], prev_ts, &d)
+                        ? (double)p->ts[i] - (double)prev_ts
+                        : (double)d;
         switch (tr) {
         case IQL_TR_DERIVATIVE:
         case IQL_TR_NN_DERIVATIVE:
@@ -1040,12 +1059,13 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
             break;
         case IQL_TR_ELAPSED:
             if (have)
-                out = ival((int64_t)(dt / arg));
+                out = ival(to_i64(dt / arg));
             break;
         case IQL_TR_CUMULATIVE_SUM:
             all_int &= cur.kind == IQL_V_INT;
             csum += num(&cur);
-            isum += cur.kind == IQL_V_INT ? cur.i : 0;
+            if (cur.kind == IQL_V_INT && __builtin_add_overflow(isum, cur.i, &isum))
+                all_int = false;
             out = all_int ? ival(isum) : fval(csum);
             break;
         case IQL_TR_MOVING_AVERAGE: {
@@ -1105,7 +1125,7 @@ static void fill_linear(struct iql_points *p, size_t j)
             continue;
         double m = (num(b) - num(a)) / (double)(p->ts[k] - p->ts[last]);
         double x = m * (double)(p->ts[i] - p->ts[last]) + num(a);
-        *v = a->kind == IQL_V_INT && b->kind == IQL_V_INT ? ival((int64_t)x) : fval(x);
+        *v = a->kind == IQL_V_INT && b->kind == IQL_V_INT ? ival(to_i64(x)) : fval(x);
     }
 }
 

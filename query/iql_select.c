@@ -644,7 +644,7 @@ static int select_raw(struct sel *s, struct reader *rd)
     struct buf key = BUF_INIT;
     int rc;
     size_t want = s->st->limit > 0 && s->ndims == 0 && !s->has_tr
-                      ? (size_t)(s->st->limit + s->st->offset_rows)
+                      ? (size_t)s->st->limit + (size_t)s->st->offset_rows
                       : SIZE_MAX;
     struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
     while ((rc = query_exec_next(rd->ex)) == 1) {
@@ -689,7 +689,7 @@ static int select_raw(struct sel *s, struct reader *rd)
     for (size_t k = 0; k < nser; k++) {
         size_t i = order[k];
         bool skip = rc < 0 || k < (size_t)s->st->soffset ||
-                    (s->st->slimit > 0 && k >= (size_t)(s->st->soffset + s->st->slimit));
+                    (s->st->slimit > 0 && k >= (size_t)s->st->soffset + (size_t)s->st->slimit);
         if (skip) {
             iql_points_free(&ser[i]);
             continue;
@@ -830,7 +830,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
         while (end < g->n && same_series(g, order[k], order[end]))
             end++;
         bool skip = nser < (size_t)st->soffset ||
-                    (st->slimit > 0 && nser >= (size_t)(st->soffset + st->slimit));
+                    (st->slimit > 0 && nser >= (size_t)st->soffset + (size_t)st->slimit);
         if (!skip) {
             struct iql_points p;
             iql_points_init(&p, s->ncols);

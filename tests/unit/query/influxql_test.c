@@ -507,6 +507,37 @@ static void test_statement_errors(void **state)
               "parenthesis\""));
 }
 
+/* Limits at their ends: no overflow, no huge allocation. */
+static void test_extremes(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "SELECT moving_average(n, 1000000000000) FROM cpu WHERE time > 0", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f,
+           "SELECT n FROM cpu WHERE time > 0 AND host = 'b' LIMIT 9223372036854775807 SLIMIT "
+           "9223372036854775807 SOFFSET 0",
+           1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000060000000000,7]]}]"));
+    expect(f,
+           "SELECT n FROM cpu WHERE time > 0 OFFSET 9223372036854775807 SOFFSET "
+           "9223372036854775807",
+           1, 0, "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 1e40", 1, 0,
+           R0("\"error\":\"invalid time condition: compare time with now() - 1h, an RFC 3339 "
+              "string or an epoch with a unit (1700000000000ms)\""));
+    expect(f,
+           "SELECT n FROM cpu WHERE time > -9223372036854775807 AND time < 0 GROUP BY time(1h) "
+           "tz('Europe/Paris')",
+           1, 0, R0("\"error\":\"GROUP BY requires at least one aggregate function\""));
+    expect(f,
+           "SELECT count(n) FROM cpu WHERE time >= 1700000000000ms AND time < 1700000060000ms "
+           "GROUP BY time(100000d) tz('Europe/Paris')",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\"],\"values\":[["
+              "-3600,2]]}]"));
+}
+
 static void test_chunks(void **state)
 {
     struct fx *f = *state;
@@ -591,6 +622,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_transformations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statement_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extremes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
     };
