@@ -25,6 +25,7 @@
 
 struct sql_ctx {
     struct buf body;
+    struct buf form; /* a form body as it came, for its other fields */
     bool too_big;
 };
 
@@ -34,6 +35,7 @@ static void sql_ctx_free(void *p)
     if (!c)
         return;
     buf_destroy(&c->body);
+    buf_destroy(&c->form);
     free(c);
 }
 
@@ -267,12 +269,15 @@ static enum MHD_Result with_statement(struct MHD_Connection *con, struct srv_req
     if (c->too_big)
         return reply_error(con, req, MHD_HTTP_CONTENT_TOO_LARGE,
                            "statement body too large: at most 1 MiB");
+    const char *ct =
+        MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    bool form = ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0;
+    if (form)
+        buf_append(&c->form, c->body.data, c->body.len);
     const char *q = srv_arg(con, "q");
     if (q && *q)
         return run(con, req, q, strlen(q));
-    const char *ct =
-        MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) {
+    if (form) {
         char *fq = form_field_q(&c->body);
         if (fq)
             return run(con, req, fq, strlen(fq));
@@ -309,22 +314,53 @@ static bool iql_authorized(struct MHD_Connection *con, struct srv_req *req,
     return true;
 }
 
-/* db, epoch, chunked, chunk_size, pretty: ERR_INVAL with err for a bad one. */
-static int iql_opts_from_request(struct MHD_Connection *con, struct iql_opts *io, struct buf *err)
+/* A parameter as InfluxDB reads it: the URL's, else a form body's field
+ * (URL-decoded into vals, which keeps it: iql_run reserves its room). */
+static const char *iql_arg(struct MHD_Connection *con, struct srv_req *req, const char *name,
+                           struct buf *vals)
 {
-    io->db = srv_arg(con, "db");
+    const char *v = srv_arg(con, name);
+    const struct sql_ctx *c = req->ctx;
+    if (v || !c || c->form.len == 0)
+        return v;
+    size_t nl = strlen(name);
+    const char *p = c->form.data, *end = p + c->form.len;
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *fe = amp ? amp : end;
+        if ((size_t)(fe - p) > nl && memcmp(p, name, nl) == 0 && p[nl] == '=') {
+            size_t at = vals->len;
+            buf_append(vals, p + nl + 1, (size_t)(fe - p - nl - 1));
+            buf_putc(vals, '\0');
+            for (char *ch = vals->data + at; *ch; ch++)
+                if (*ch == '+')
+                    *ch = ' ';
+            MHD_http_unescape(vals->data + at);
+            return vals->data + at;
+        }
+        p = fe + 1;
+    }
+    return NULL;
+}
+
+/* db, epoch, chunked, chunk_size, pretty (URL or form): ERR_INVAL with err
+ * for a bad one. */
+static int iql_opts_from_request(struct MHD_Connection *con, struct srv_req *req,
+                                 struct iql_opts *io, struct buf *vals, struct buf *err)
+{
+    io->db = iql_arg(con, req, "db", vals);
     io->host_tag = server.cfg->host_tag ? server.cfg->host_tag : "host";
-    const char *ep = srv_arg(con, "epoch");
+    const char *ep = iql_arg(con, req, "epoch", vals);
     if (ep && *ep && iql_epoch_unit(ep, &io->epoch)) {
         buf_printf(err, "invalid epoch '%s': one of ns, u, µs, ms, s, m, h", ep);
         return ERR_INVAL;
     }
-    const char *pr = srv_arg(con, "pretty");
+    const char *pr = iql_arg(con, req, "pretty", vals);
     io->pretty = pr && strcmp(pr, "true") == 0;
-    const char *ch = srv_arg(con, "chunked");
+    const char *ch = iql_arg(con, req, "chunked", vals);
     if (ch && strcmp(ch, "true") == 0) {
         io->chunk_size = 10000; /* InfluxDB's default */
-        const char *cs = srv_arg(con, "chunk_size");
+        const char *cs = iql_arg(con, req, "chunk_size", vals);
         if (cs && *cs) {
             char *end;
             errno = 0;
@@ -343,28 +379,27 @@ static enum MHD_Result iql_run(struct MHD_Connection *con, struct srv_req *req, 
                                size_t len)
 {
     struct iql_script *s = NULL;
-    struct buf out = BUF_INIT;
+    struct buf out = BUF_INIT, vals = BUF_INIT;
     struct query_opts o;
     struct iql_opts io = {&o, NULL, "host", 0, 0, false};
+    const struct sql_ctx *c = req->ctx;
+    /* the form's values are decoded into vals, which must not move */
+    buf_reserve(&vals, c ? c->form.len + 64 : 64);
     int rc = opts_from_request(con, req, &o, &out);
     if (rc == ERR_OK)
-        rc = iql_opts_from_request(con, &io, &out);
+        rc = iql_opts_from_request(con, req, &io, &vals, &out);
     if (rc == ERR_OK)
         rc = iql_parse(q, len, o.now_ns ? o.now_ns : clock_real_ns(), &s, &out);
+    enum MHD_Result r = MHD_YES;
     if (rc != ERR_OK) {
-        enum MHD_Result r = reply_error(con, req, MHD_HTTP_BAD_REQUEST, buf_cstr(&out));
-        buf_destroy(&out);
-        return r;
+        r = reply_error(con, req, MHD_HTTP_BAD_REQUEST, buf_cstr(&out));
+    } else if (iql_authorized(con, req, s, io.db)) {
+        iql_exec(server.store, s, &io, &out);
+        r = reply_send(con, req, MHD_HTTP_OK, "application/json", out.data, out.len);
     }
-    if (!iql_authorized(con, req, s, io.db)) {
-        iql_script_free(s);
-        buf_destroy(&out);
-        return MHD_YES;
-    }
-    iql_exec(server.store, s, &io, &out);
     iql_script_free(s);
-    enum MHD_Result r = reply_send(con, req, MHD_HTTP_OK, "application/json", out.data, out.len);
     buf_destroy(&out);
+    buf_destroy(&vals);
     return r;
 }
 

@@ -18,7 +18,7 @@
 #include "query/cond.h"
 #include "query/iql_int.h"
 
-#define IQL_MAX_POINTS 5000000 /* points or kept values of one statement */
+#define IQL_MAX_POINTS 4000000 /* raw values (points times columns) or kept values */
 
 enum iql_vkind { IQL_V_NULL, IQL_V_FLOAT, IQL_V_INT, IQL_V_STR, IQL_V_BOOL };
 
@@ -48,6 +48,9 @@ enum iql_fn {
     IQL_F_STDDEV,
     IQL_F_DISTINCT,
     IQL_F_INTEGRAL,
+    IQL_F_TOP,
+    IQL_F_BOTTOM,
+    IQL_F_COUNT_DISTINCT, /* count(distinct(f)) */
 };
 
 struct iql_slot {
@@ -62,6 +65,8 @@ struct iql_slot {
 int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err);
 bool iql_fn_takes_strings(const char *name);
 bool iql_fn_is_selector(enum iql_fn fn);
+/* abs, sin, ..., pow, round: functions of a value, not of a group. */
+bool iql_fn_is_math(const char *name);
 
 enum iql_tr {
     IQL_TR_DERIVATIVE,
@@ -133,6 +138,11 @@ struct iql_group_opts {
     int64_t interval, offset;
     size_t max_groups;
     const struct iql_tz *tz; /* buckets aligned to its local time; NULL: UTC */
+    /* A lone selector (slots[0]) with other columns: their values at the
+     * point it picks (iql_groups_aux), evaluated over the row */
+    const struct iql_ex *const *aux;
+    size_t naux;
+    const char *host_tag;
 };
 
 /* The bucket start of ts under o (has_time; offset normalized by
@@ -144,6 +154,7 @@ struct iql_groups {
     struct iql_group_opts o;
     struct iql_keymap km; /* series key + 8-byte bucket */
     struct iql_astate **st;
+    struct iql_val **aux; /* naux values per group, strings owned */
     size_t n;
     size_t kept; /* values kept for median, mode, percentile, distinct, integral */
     struct buf kb;
@@ -158,6 +169,19 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
  * *ts for min, max, first, last). */
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);
 void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts);
+/* integral(), slot k, with GROUP BY time, as InfluxDB's reducer computes
+ * it over one series (the groups order[from..to), ascending buckets): a
+ * window's area is closed on the line to the next point, and the next
+ * window starts from there. out[i - from] gets group order[i]'s value. */
+void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, size_t from,
+                         size_t to, struct iql_val *out);
+/* top() / bottom(): the N largest / smallest values of slot k of group i
+ * (ties: the earlier), in time order, with their points' times (caller
+ * frees both arrays). */
+size_t iql_groups_topn(struct iql_groups *g, size_t i, size_t k, struct iql_val **vals,
+                       int64_t **ts);
+/* The aux columns' values of group i (NULL without aux). */
+const struct iql_val *iql_groups_aux(const struct iql_groups *g, size_t i);
 /* distinct(): the distinct values of slot k of group i, sorted. */
 size_t iql_groups_distinct(struct iql_groups *g, size_t i, size_t k, struct iql_val **out);
 

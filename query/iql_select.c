@@ -28,6 +28,7 @@ struct col {
     int tr;        /* enum iql_tr, or -1 */
     double tr_arg; /* unit in ns, or N of moving_average */
     bool is_tag;   /* raw: a tag, which alone does not make a row */
+    bool is_aux;   /* aggregate query: a field or tag at the lone selector's point */
 };
 
 /* What a statement reads from one measurement. */
@@ -39,6 +40,8 @@ struct sel {
     char **tagkeys, **fieldkeys;
     size_t ntagkeys, nfieldkeys;
     int *fieldtypes;
+    char **star_tags, **star_fields; /* SELECT *: the union over FROM's measurements */
+    size_t nstar_tags, nstar_fields;
     char **dims; /* GROUP BY tags, sorted */
     size_t ndims;
     struct col *cols;
@@ -51,7 +54,7 @@ struct sel {
     struct sql_where w;
     int64_t lo, hi; /* the query's time range (INT64_MIN / MAX: open) */
     struct buf *err;
-    size_t points; /* kept so far (IQL_MAX_POINTS) */
+    size_t points; /* values kept so far, times included (IQL_MAX_POINTS) */
 };
 
 static const char *const tr_names[] = {"derivative",     "non_negative_derivative",
@@ -135,7 +138,7 @@ static void add_col(struct sel *s, const struct iql_ex *ex, const char *alias, i
         }
     }
     s->cols = xrealloc(s->cols, (s->ncols + 1) * sizeof *s->cols);
-    s->cols[s->ncols++] = (struct col){ex, buf_steal(&n, NULL), tr, tr_arg, false};
+    s->cols[s->ncols++] = (struct col){ex, buf_steal(&n, NULL), tr, tr_arg, false, false};
 }
 
 static bool is_dim(const struct sel *s, const char *name)
@@ -165,18 +168,85 @@ static struct iql_ex *var_ex(const char *name)
 /* SELECT *: the fields and tags (not GROUP BY ones), sorted together. */
 static void star_cols(struct sel *s)
 {
-    size_t i = 0, j = 0;
-    while (i < s->nfieldkeys || j < s->ntagkeys) {
-        bool tag =
-            i == s->nfieldkeys || (j < s->ntagkeys && strcmp(s->tagkeys[j], s->fieldkeys[i]) < 0);
-        const char *name = tag ? s->tagkeys[j++] : s->fieldkeys[i++];
+    char **tk = s->star_tags, **fk = s->star_fields;
+    size_t ntk = s->nstar_tags, nfk = s->nstar_fields, i = 0, j = 0;
+    while (i < nfk || j < ntk) {
+        bool tag = i == nfk || (j < ntk && strcmp(tk[j], fk[i]) < 0);
+        const char *name = tag ? tk[j++] : fk[i++];
         if (tag && is_dim(s, name))
             continue;
-        if (i > 0 && !tag && i >= 2 && strcmp(s->fieldkeys[i - 2], name) == 0)
+        if (!tag && i >= 2 && strcmp(fk[i - 2], name) == 0)
             continue; /* a field with two types */
+        if (!tag && j > 0 && strcmp(tk[j - 1], name) == 0)
+            continue; /* a name both tag and field: listed once */
         add_col(s, own(s, var_ex(name)), NULL, -1, 0);
         s->cols[s->ncols - 1].is_tag = tag;
     }
+}
+
+static void names_merge(char ***v, size_t *n, char **add, size_t nadd)
+{
+    *v = xrealloc(*v, (*n + nadd + 1) * sizeof **v);
+    for (size_t i = 0; i < nadd; i++)
+        (*v)[(*n)++] = xstrdup(add[i]);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_sort_unique(char **v, size_t *n)
+{
+    if (*n == 0)
+        return;
+    qsort(v, *n, sizeof *v, cmp_name);
+    size_t k = 1;
+    for (size_t i = 1; i < *n; i++) {
+        if (strcmp(v[i], v[k - 1]) == 0)
+            free(v[i]);
+        else
+            v[k++] = v[i];
+    }
+    *n = k;
+}
+
+static bool has_star(const struct iql_stmt *st)
+{
+    for (size_t i = 0; i < st->nfields; i++)
+        if (st->fields[i].ex->kind == IQL_X_STAR)
+            return true;
+    return false;
+}
+
+/* The tags and fields of every measurement of ms: what SELECT * lists. */
+struct star {
+    char **tags, **fields;
+    size_t ntags, nfields;
+};
+
+static int star_union(const struct iql_ctx *c, struct store_snap *snap, char **ms, size_t nm,
+                      struct star *u)
+{
+    for (size_t i = 0; i < nm; i++) {
+        char **tk, **fk;
+        int *ft;
+        size_t ntk, nfk;
+        if (iql_tag_keys(c, snap, ms[i], &tk, &ntk))
+            return ERR_IO;
+        if (iql_field_keys(snap, ms[i], &fk, &ft, &nfk)) {
+            iql_names_free(tk, ntk);
+            return ERR_IO;
+        }
+        names_merge(&u->tags, &u->ntags, tk, ntk);
+        names_merge(&u->fields, &u->nfields, fk, nfk);
+        iql_names_free(tk, ntk);
+        iql_names_free(fk, nfk);
+        free(ft);
+    }
+    names_sort_unique(u->tags, &u->ntags);
+    names_sort_unique(u->fields, &u->nfields);
+    return ERR_OK;
 }
 
 static int collect_slots(struct sel *s, const struct iql_ex *e);
@@ -221,6 +291,12 @@ static int collect_slots(struct sel *s, const struct iql_ex *e)
         return collect_slots(s, e->l) || collect_slots(s, e->r) ? ERR_INVAL : ERR_OK;
     if (e->kind != IQL_X_CALL)
         return ERR_OK;
+    if (iql_fn_is_math(e->s)) {
+        for (size_t i = 0; i < e->nargs; i++)
+            if (collect_slots(s, e->args[i]))
+                return ERR_INVAL;
+        return ERR_OK;
+    }
     struct iql_slot sl;
     if (iql_slot_of(e, &sl, s->err))
         return ERR_INVAL;
@@ -229,10 +305,18 @@ static int collect_slots(struct sel *s, const struct iql_ex *e)
     return ERR_OK;
 }
 
+/* True if e holds an aggregate or selector call (math functions apply to
+ * what they are given). */
 static bool has_call(const struct iql_ex *e)
 {
     if (!e)
         return false;
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s)) {
+        for (size_t i = 0; i < e->nargs; i++)
+            if (has_call(e->args[i]))
+                return true;
+        return false;
+    }
     return e->kind == IQL_X_CALL || has_call(e->l) || has_call(e->r);
 }
 
@@ -259,6 +343,8 @@ static int tr_param(struct sel *s, const struct iql_ex *e, int tr, double *arg)
             return ERR_INVAL;
         }
         *arg = (double)e->args[1]->i;
+    } else if (unit && tr != IQL_TR_ELAPSED && s->st->has_time_group) {
+        *arg = (double)s->st->interval; /* InfluxDB: the GROUP BY interval */
     }
     if (s->agg != has_call(e->args[0])) {
         buf_printf(s->err,
@@ -274,8 +360,30 @@ static int tr_param(struct sel *s, const struct iql_ex *e, int tr, double *arg)
     return ERR_OK;
 }
 
+/* Math functions take one argument (atan2, pow, log: two). */
+static int check_math(struct sel *s, const struct iql_ex *e)
+{
+    if (!e)
+        return ERR_OK;
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s)) {
+        bool two = !strcmp(e->s, "atan2") || !strcmp(e->s, "pow");
+        bool ok = two ? e->nargs == 2 : !strcmp(e->s, "log") ? e->nargs == 2 : e->nargs == 1;
+        if (!ok) {
+            buf_printf(s->err, "invalid number of arguments for %s, expected %d, got %zu", e->s,
+                       two || !strcmp(e->s, "log") ? 2 : 1, e->nargs);
+            return ERR_INVAL;
+        }
+    }
+    for (size_t i = 0; i < e->nargs; i++)
+        if (check_math(s, e->args[i]))
+            return ERR_INVAL;
+    return check_math(s, e->l) || check_math(s, e->r) ? ERR_INVAL : ERR_OK;
+}
+
 static int build_col(struct sel *s, const struct iql_field *f)
 {
+    if (check_math(s, f->ex))
+        return ERR_INVAL;
     const struct iql_ex *e = f->ex;
     int tr = e->kind == IQL_X_CALL ? tr_of(e->s) : -1;
     double arg = 0;
@@ -303,7 +411,7 @@ static int build_col(struct sel *s, const struct iql_field *f)
     if (e->kind == IQL_X_CALL && e->nargs >= 1 && e->args[0]->kind == IQL_X_STAR) {
         return star_call(s, e, -1, 0);
     }
-    if (s->agg != has_call(e)) {
+    if (!s->agg && has_call(e)) {
         buf_puts(s->err, "mixing aggregate and non-aggregate queries is not supported");
         return ERR_INVAL;
     }
@@ -311,8 +419,39 @@ static int build_col(struct sel *s, const struct iql_field *f)
         return ERR_INVAL;
     add_col(s, e, f->alias, -1, 0);
     struct col *c = &s->cols[s->ncols - 1];
+    c->is_aux = s->agg && !has_call(e); /* checked by check_aux */
     c->is_tag = e->kind == IQL_X_VAR && iql_str_in(s->tagkeys, s->ntagkeys, e->s) &&
                 field_type(s, e->s) == 0;
+    return ERR_OK;
+}
+
+/* Fields or tags beside aggregates: only with one selector, whose point
+ * gives their values (InfluxDB's rule and messages); top() and bottom()
+ * stand alone. */
+static int check_aux(struct sel *s)
+{
+    for (size_t k = 0; k < s->nslots; k++)
+        if ((s->slots[k].fn == IQL_F_TOP || s->slots[k].fn == IQL_F_BOTTOM) && s->ncols > 1) {
+            buf_printf(s->err, "selector function %s() cannot be combined with other functions",
+                       s->slots[k].call->s);
+            return ERR_INVAL;
+        }
+    size_t naux = 0;
+    for (size_t j = 0; j < s->ncols; j++)
+        naux += s->cols[j].is_aux;
+    if (naux == 0)
+        return ERR_OK;
+    bool selectors = true;
+    for (size_t k = 0; k < s->nslots; k++)
+        selectors &= iql_fn_is_selector(s->slots[k].fn);
+    if (selectors && s->nslots > 1) {
+        buf_puts(s->err, "mixing multiple selector functions with tags or fields is not supported");
+        return ERR_INVAL;
+    }
+    if (!selectors || s->nslots == 0 || s->has_tr) {
+        buf_puts(s->err, "mixing aggregate and non-aggregate queries is not supported");
+        return ERR_INVAL;
+    }
     return ERR_OK;
 }
 
@@ -434,7 +573,7 @@ static int emit_series(struct sel *s, const char *key, struct iql_points *p)
     }
     iql_points_free(p);
     if (s->r->bytes > IQL_MAX_RESULT) {
-        buf_puts(s->err, "the result is larger than 256 MiB: add a LIMIT or narrow the time range");
+        buf_puts(s->err, "the result is larger than 64 MiB: add a LIMIT or narrow the time range");
         return ERR_TOOBIG;
     }
     return ERR_OK;
@@ -505,7 +644,7 @@ static int select_raw(struct sel *s, struct reader *rd)
     struct buf key = BUF_INIT;
     int rc;
     size_t want = s->st->limit > 0 && s->ndims == 0 && !s->has_tr
-                      ? (size_t)(s->st->limit + s->st->offset_rows)
+                      ? (size_t)s->st->limit + (size_t)s->st->offset_rows
                       : SIZE_MAX;
     struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
     while ((rc = query_exec_next(rd->ex)) == 1) {
@@ -532,7 +671,8 @@ static int select_raw(struct sel *s, struct reader *rd)
         }
         if (ser[idx].n >= want)
             continue;
-        if (++s->points > IQL_MAX_POINTS) {
+        s->points += s->ncols + 1;
+        if (s->points > IQL_MAX_POINTS) {
             buf_puts(s->err, "too many points: add a LIMIT or narrow the time range");
             rc = ERR_TOOBIG;
             break;
@@ -549,7 +689,7 @@ static int select_raw(struct sel *s, struct reader *rd)
     for (size_t k = 0; k < nser; k++) {
         size_t i = order[k];
         bool skip = rc < 0 || k < (size_t)s->st->soffset ||
-                    (s->st->slimit > 0 && k >= (size_t)(s->st->soffset + s->st->slimit));
+                    (s->st->slimit > 0 && k >= (size_t)s->st->soffset + (size_t)s->st->slimit);
         if (skip) {
             iql_points_free(&ser[i]);
             continue;
@@ -587,12 +727,22 @@ static int fill_range(struct sel *s, const struct iql_groups *g, int64_t *lo, in
     return ERR_OK;
 }
 
+/* top() / bottom(): alone, rows at their points' times, never filled. */
+static bool is_topn(const struct sel *s)
+{
+    return s->nslots == 1 && s->ncols == 1 &&
+           (s->slots[0].fn == IQL_F_TOP || s->slots[0].fn == IQL_F_BOTTOM);
+}
+
 /* The time a group's row shows: its bucket, the query's start, or (one
  * selector alone, without GROUP BY time) its point's time. */
 static bool lone_selector(const struct sel *s)
 {
-    return !s->st->has_time_group && s->ncols == 1 && s->nslots == 1 &&
-           s->cols[0].ex == s->slots[0].call && iql_fn_is_selector(s->slots[0].fn);
+    size_t plain = 0; /* columns that are the selector itself */
+    for (size_t j = 0; j < s->ncols; j++)
+        plain += !s->cols[j].is_aux;
+    return !s->st->has_time_group && s->nslots == 1 && iql_fn_is_selector(s->slots[0].fn) &&
+           plain == 1;
 }
 
 /* The rows of groups order[from..to) (one series) into p. */
@@ -602,15 +752,37 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
     struct iql_val *res = xcalloc(s->nslots + 1, sizeof *res);
     struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
     bool distinct = s->nslots == 1 && s->slots[0].fn == IQL_F_DISTINCT && s->ncols == 1;
+    bool topn = is_topn(s);
+    /* integral() with GROUP BY time spans the windows of the series */
+    struct iql_val *integ = NULL;
+    if (s->st->has_time_group) {
+        integ = xcalloc(s->nslots * (to - from) + 1, sizeof *integ);
+        for (size_t q = 0; q < s->nslots; q++)
+            if (s->slots[q].fn == IQL_F_INTEGRAL)
+                iql_groups_integral(g, q, order, from, to, integ + q * (to - from));
+    }
     for (size_t k = from; k < to; k++) {
         size_t gi = order[k];
         int64_t t =
             s->st->has_time_group ? iql_groups_bucket(g, gi) : (s->lo == INT64_MIN ? 0 : s->lo);
         int64_t pt = t;
-        for (size_t q = 0; q < s->nslots; q++)
+        for (size_t q = 0; q < s->nslots; q++) {
             iql_groups_result(g, gi, q, &res[q], &pt);
+            if (integ && s->slots[q].fn == IQL_F_INTEGRAL)
+                res[q] = integ[q * (to - from) + (k - from)];
+        }
         if (lone_selector(s))
             t = pt;
+        if (topn) {
+            struct iql_val *tv;
+            int64_t *tt;
+            size_t nt = iql_groups_topn(g, gi, 0, &tv, &tt);
+            for (size_t d = 0; d < nt; d++)
+                iql_points_add(p, tt[d], &tv[d]);
+            free(tv);
+            free(tt);
+            continue;
+        }
         if (distinct) {
             struct iql_val *dv;
             size_t nd = iql_groups_distinct(g, gi, 0, &dv);
@@ -619,10 +791,16 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
             free(dv);
             continue;
         }
-        for (size_t j = 0; j < s->ncols; j++)
-            iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &vals[j]);
+        const struct iql_val *aux = iql_groups_aux(g, gi);
+        for (size_t j = 0, a = 0; j < s->ncols; j++) {
+            if (s->cols[j].is_aux)
+                vals[j] = aux[a++];
+            else
+                iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &vals[j]);
+        }
         iql_points_add(p, t, vals);
     }
+    free(integ);
     free(res);
     free(vals);
 }
@@ -637,7 +815,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
 {
     const struct iql_stmt *st = s->st;
     int64_t lo = 0, hi = 0;
-    if (st->has_time_group && g->n && fill_range(s, g, &lo, &hi))
+    if (st->has_time_group && g->n && !is_topn(s) && fill_range(s, g, &lo, &hi))
         return ERR_TOOBIG;
     size_t *order = iql_keymap_sorted(&g->km, g->n);
     struct iql_fill_spec fill = {st->fill, st->fill_value};
@@ -652,12 +830,12 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
         while (end < g->n && same_series(g, order[k], order[end]))
             end++;
         bool skip = nser < (size_t)st->soffset ||
-                    (st->slimit > 0 && nser >= (size_t)(st->soffset + st->slimit));
+                    (st->slimit > 0 && nser >= (size_t)st->soffset + (size_t)st->slimit);
         if (!skip) {
             struct iql_points p;
             iql_points_init(&p, s->ncols);
             series_points(s, g, order, k, end, &p);
-            if (st->has_time_group)
+            if (st->has_time_group && !is_topn(s))
                 iql_points_fill(&p, lo, hi, st->interval, &fill, is_count);
             rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
         }
@@ -672,9 +850,15 @@ static int select_agg(struct sel *s, struct reader *rd)
 {
     struct iql_groups g;
     const struct iql_stmt *st = s->st;
-    struct iql_group_opts go = {s->slots,     s->nslots,  st->has_time_group,
-                                st->interval, st->offset, (size_t)s->c->o->q->max_groups,
-                                s->c->tz};
+    const struct iql_ex **aux = xcalloc(s->ncols + 1, sizeof *aux);
+    size_t naux = 0;
+    for (size_t j = 0; j < s->ncols; j++)
+        if (s->cols[j].is_aux)
+            aux[naux++] = s->cols[j].ex;
+    struct iql_group_opts go = {s->slots,         s->nslots,  st->has_time_group,
+                                st->interval,     st->offset, (size_t)s->c->o->q->max_groups,
+                                s->c->tz,         aux,        naux,
+                                s->c->o->host_tag};
     iql_groups_init(&g, &go);
     struct buf key = BUF_INIT;
     int rc;
@@ -690,6 +874,7 @@ static int select_agg(struct sel *s, struct reader *rd)
     else
         rc = emit_groups(s, &g);
     iql_groups_destroy(&g);
+    free(aux);
     return rc;
 }
 
@@ -705,6 +890,8 @@ static int select_measurement(struct sel *s, struct reader *rd)
     for (size_t i = 0; i < s->st->nfields; i++)
         if (build_col(s, &s->st->fields[i]))
             return ERR_INVAL;
+    if (s->agg && check_aux(s))
+        return ERR_INVAL;
     if (s->ncols == 0)
         return ERR_OK; /* a wildcard over a measurement without fields */
     if (iql_where(s->c, s->st->where, s->m, s->tagkeys, s->ntagkeys, &s->w, s->err))
@@ -757,7 +944,10 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
     rd.snap = store_snapshot(rd.db);
     char **ms = NULL;
     size_t nm = 0;
+    struct star u = {0};
     int rc = iql_measurements(rd.snap, st, &ms, &nm, &r->err);
+    if (rc == ERR_OK && has_star(st) && (rc = star_union(c, rd.snap, ms, nm, &u)) != ERR_OK)
+        buf_puts(&r->err, "cannot read the catalog");
     for (size_t i = 0; i < nm && rc == ERR_OK; i++) {
         struct sel s = {0};
         s.c = c;
@@ -766,6 +956,10 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
         s.m = ms[i];
         s.err = &r->err;
         s.agg = any_agg(st);
+        s.star_tags = u.tags;
+        s.star_fields = u.fields;
+        s.nstar_tags = u.ntags;
+        s.nstar_fields = u.nfields;
         sql_where_init(&s.w);
         struct reader one = {rd.db, rd.snap, {0}, false, NULL};
         rc = select_measurement(&s, &one);
@@ -773,6 +967,8 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
         sel_destroy(&s);
     }
     iql_names_free(ms, nm);
+    iql_names_free(u.tags, u.ntags);
+    iql_names_free(u.fields, u.nfields);
     store_snap_release(rd.snap);
     store_db_unref(rd.db);
     return rc;

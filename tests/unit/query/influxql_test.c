@@ -278,11 +278,25 @@ static void test_select_raw(void **state)
     expect(f, "SELECT usage FROM cpu WHERE time > 0 GROUP BY host SLIMIT 1", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
               "\"usage\"],\"values\":[[1700000000,1.5],[1700000030,2.5],[1700000150,4.5]]}]"));
+    /* SELECT * over several measurements: the union of their columns */
+    expect(f, "SELECT * FROM cpu, mem WHERE time > 0 AND host = 'a' LIMIT 1", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"host\",\"n\",\"region\","
+              "\"usage\"],\"values\":[[1700000000,\"a\",3,\"eu\",1.5]]},{\"name\":\"mem\","
+              "\"columns\":[\"time\",\"host\",\"n\",\"region\",\"usage\"],\"values\":[["
+              "1700000000,\"a\",1,null,100]]}]"));
     /* a regex over measurements; host =~ */
     expect(f, "SELECT n FROM /^(cpu|mem)$/ WHERE time > 0 AND host =~ /a/ LIMIT 1", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,3]]},{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],"
               "\"values\":[[1700000000000000000,1]]}]"));
+    /* math functions of rows */
+    expect(f,
+           "SELECT abs(usage * -1), floor(usage), ceil(n), round(usage), sqrt(n), pow(n, 2), "
+           "log(usage, 2) FROM cpu WHERE time > 0 AND host = 'b'",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"abs\",\"floor\",\"ceil\","
+              "\"round\",\"sqrt\",\"pow\",\"log\"],\"values\":[[1700000060,10,10,7,10,"
+              "2.6457513110645907,49,3.3219280948873626]]}]"));
     /* "rp"."m": the policy is ignored, the database is the request's */
     expect(f, "SELECT n FROM \"autogen\".\"cpu\" WHERE time > 0 AND host = 'b'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
@@ -343,6 +357,13 @@ static void test_select_agg(void **state)
            1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"mean\"],\"values\":[["
               "1699999980,2],[1700000040,10],[1700000100,4.5]]}]"));
+    /* math functions of aggregates */
+    expect(f,
+           "SELECT abs(mean(usage)) * 2, round(max(usage)) FROM cpu WHERE time >= 1700000000000ms "
+           "and time < 1700000120000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"abs\",\"round\"],"
+              "\"values\":[[1699999980,4,3],[1700000040,20,10],[1700000100,null,null]]}]"));
     /* the other aggregates, over all rows of cpu */
     expect(f,
            "SELECT count(n), sum(n), median(n), mode(n), spread(n), min(usage), first(n), "
@@ -355,9 +376,60 @@ static void test_select_agg(void **state)
     expect(f, "SELECT max(usage) FROM cpu WHERE time > 0", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"max\"],\"values\":[["
               "1700000060,10]]}]"));
+    /* a lone selector gives the other columns of its point */
+    expect(f,
+           "SELECT max(usage), host, n FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000160000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"max\",\"host\",\"n\"],"
+              "\"values\":[[1699999980,2.5,\"a\",5],[1700000040,10,\"b\",7],[1700000100,4.5,"
+              "\"a\",9]]}]"));
+    expect(f, "SELECT first(n), usage * 2 FROM cpu WHERE time > 0 GROUP BY host", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+              "\"first\",\"usage\"],\"values\":[[1700000000,3,3]]},{\"name\":\"cpu\",\"tags\":{"
+              "\"host\":\"b\"},\"columns\":[\"time\",\"first\",\"usage\"],\"values\":[["
+              "1700000060,7,20]]}]"));
+    /* top() and bottom(): the points' own times, in time order, not filled */
+    expect(f,
+           "SELECT top(usage, 2) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"top\"],\"values\":[["
+              "1700000000,1.5],[1700000030,2.5],[1700000060,10],[1700000150,4.5]]}]"));
+    expect(f, "SELECT bottom(n, 3) FROM cpu WHERE time > 0", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"bottom\"],\"values\":[["
+              "1700000000,3],[1700000030,5],[1700000060,7]]}]"));
+    expect(f, "SELECT top(usage, 2), mean(usage) FROM cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"selector function top() cannot be combined with other functions\""));
+    expect(f, "SELECT count(distinct(region)), count(distinct(n)) FROM cpu WHERE time > 0", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\",\"count_1\"],"
+              "\"values\":[[1,null,4]]}]"));
     expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
               "[1,3],[1,5],[1,9]]}]"));
+    /* integral() over windows: each closed on the line to the next point */
+    expect(f,
+           "SELECT integral(usage) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"integral\"],\"values\":[["
+              "1699999980,97.5],[1700000040,501.11111111111114],[1700000100,301.38888888888886],"
+              "[1700000160,null]]}]"));
+    /* derivative of an aggregate: per GROUP BY interval by default */
+    expect(f,
+           "SELECT derivative(mean(usage)) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000120000ms GROUP BY time(30s)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"derivative\"],\"values\":"
+              "[[1700000010,1],[1700000040,7.5]]}]"));
+    /* fill(linear) between the points, not from a filled bucket */
+    expect(f,
+           "SELECT mean(usage) FROM cpu WHERE time >= 1700000000000ms and time < 1700000160000ms "
+           "GROUP BY time(30s) fill(linear)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"mean\"],\"values\":[["
+              "1699999980,1.5],[1700000010,2.5],[1700000040,10],[1700000070,8.166666666666666],"
+              "[1700000100,6.333333333333334],[1700000130,4.5]]}]"));
     expect(f, "SELECT integral(usage, 1m) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"integral\"],\"values\":["
               "[1,8]]}]"));
@@ -396,16 +468,24 @@ static void test_transformations(void **state)
 static void test_statement_errors(void **state)
 {
     struct fx *f = *state;
-    expect(f, "SELECT v FROM cpu; SELECT nope(v) FROM cpu WHERE time > 0; SHOW DATABASES", 0, 0,
-           "{\"results\":[{\"statement_id\":0,\"error\":\"a query without a time range or a host "
-           "reads the whole database, which this server refuses: add WHERE time > now() - 1h (or "
-           "host = '...')\"},{\"statement_id\":1,\"error\":\"undefined function nope()\"},"
-           "{\"statement_id\":2,\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"],"
-           "\"values\":[[\"d\"]]}]}]}\n");
+    /* a failed statement stops the list: the rest are "not executed" */
+    expect(f, "SHOW DATABASES; SELECT nope(v) FROM cpu WHERE time > 0; SHOW DATABASES", 0, 0,
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"databases\",\"columns\":"
+           "[\"name\"],\"values\":[[\"d\"]]}]},{\"statement_id\":1,\"error\":\"undefined "
+           "function nope()\"},{\"statement_id\":2,\"error\":\"not executed\"}]}\n");
+    expect(f, "SELECT v FROM cpu", 0, 0,
+           R0("\"error\":\"a query without a time range or a host reads the whole database, which "
+              "this server refuses: add WHERE time > now() - 1h (or host = '...')\""));
+    expect(f, "SHOW MEASUREMENTS ON nodb; SHOW TAG KEYS ON nodb", 0, 0,
+           "{\"results\":[{\"statement_id\":0},{\"statement_id\":1,\"error\":\"database not "
+           "found: nodb\"}]}\n");
     expect(f, "SELECT v FROM nodb..cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"database not found: nodb\""));
     expect(f, "SELECT mean(n), n FROM cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"mixing aggregate and non-aggregate queries is not supported\""));
+    expect(f, "SELECT max(n), min(n), host FROM cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"mixing multiple selector functions with tags or fields is not "
+              "supported\""));
     expect(f, "SELECT n FROM cpu WHERE time > 0 GROUP BY time(1m)", 0, 0,
            R0("\"error\":\"GROUP BY requires at least one aggregate function\""));
     expect(f, "SELECT mean(n) FROM cpu WHERE time > now() - 1000d GROUP BY time(1s)", 0, 0,
@@ -425,6 +505,37 @@ static void test_statement_errors(void **state)
     expect(f, "SELECT n FROM cpu WHERE time > 0 AND host =~ /(/", 0, 0,
            R0("\"error\":\"error parsing regex /(/: bad regular expression: missing closing "
               "parenthesis\""));
+}
+
+/* Limits at their ends: no overflow, no huge allocation. */
+static void test_extremes(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "SELECT moving_average(n, 1000000000000) FROM cpu WHERE time > 0", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f,
+           "SELECT n FROM cpu WHERE time > 0 AND host = 'b' LIMIT 9223372036854775807 SLIMIT "
+           "9223372036854775807 SOFFSET 0",
+           1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000060000000000,7]]}]"));
+    expect(f,
+           "SELECT n FROM cpu WHERE time > 0 OFFSET 9223372036854775807 SOFFSET "
+           "9223372036854775807",
+           1, 0, "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 1e40", 1, 0,
+           R0("\"error\":\"invalid time condition: compare time with now() - 1h, an RFC 3339 "
+              "string or an epoch with a unit (1700000000000ms)\""));
+    expect(f,
+           "SELECT n FROM cpu WHERE time > -9223372036854775807 AND time < 0 GROUP BY time(1h) "
+           "tz('Europe/Paris')",
+           1, 0, R0("\"error\":\"GROUP BY requires at least one aggregate function\""));
+    expect(f,
+           "SELECT count(n) FROM cpu WHERE time >= 1700000000000ms AND time < 1700000060000ms "
+           "GROUP BY time(100000d) tz('Europe/Paris')",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\"],\"values\":[["
+              "-3600,2]]}]"));
 }
 
 static void test_chunks(void **state)
@@ -459,6 +570,15 @@ static void test_meta(void **state)
     expect(f, "SHOW TAG VALUES FROM cpu WITH KEY IN (host, region) WHERE region = 'us'", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
               "\"host\",\"b\"],[\"region\",\"us\"]]}]"));
+    /* a time range and a host: answered from the catalog */
+    expect(f,
+           "SHOW TAG VALUES FROM cpu WITH KEY = \"region\" WHERE time >= 1700000050000ms AND "
+           "host = 'b'",
+           0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"region\",\"us\"]]}]"));
+    expect(f, "SHOW TAG KEYS WHERE time < 1600000000000ms; SHOW MEASUREMENTS WHERE time > now()", 0,
+           0, "{\"results\":[{\"statement_id\":0},{\"statement_id\":1}]}\n");
     expect(f, "SHOW FIELD KEYS FROM cpu", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"fieldKey\",\"fieldType\"],\"values\":"
               "[[\"n\",\"integer\"],[\"usage\",\"float\"]]}]"));
@@ -502,6 +622,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_transformations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statement_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extremes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
     };
