@@ -481,6 +481,9 @@ static void test_statement_errors(void **state)
            "found: nodb\"}]}\n");
     expect(f, "SELECT v FROM nodb..cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"database not found: nodb\""));
+    expect(f, "SELECT n FROM d..cpu, e..mem WHERE time > 0", 0, 0,
+           R0("\"error\":\"sources from several databases in one statement are not supported: "
+              "send one statement per database\""));
     expect(f, "SELECT mean(n), n FROM cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"mixing aggregate and non-aggregate queries is not supported\""));
     expect(f, "SELECT max(n), min(n), host FROM cpu WHERE time > 0", 0, 0,
