@@ -308,6 +308,14 @@ static void test_select_raw(void **state)
     expect(f, "SELECT n FROM mem WHERE time > 0 AND region = ''", 1, 0,
            R0("\"series\":[{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,1]]}]"));
+    /* a tag against a number, WHERE false: no row (InfluxDB compares tags as strings) */
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND host = 5", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND false", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND (false OR n = 9)", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000150000000000,9]]}]"));
     expect(f, "SELECT n FROM nothere WHERE time > 0", 0, 0,
            "{\"results\":[{\"statement_id\":0}]}\n");
 }
