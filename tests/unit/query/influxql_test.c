@@ -590,6 +590,14 @@ static void test_meta(void **state)
               "\"region\",\"us\"]]}]"));
     expect(f, "SHOW TAG KEYS WHERE time < 1600000000000ms; SHOW MEASUREMENTS WHERE time > now()", 0,
            0, "{\"results\":[{\"statement_id\":0},{\"statement_id\":1}]}\n");
+    /* LIMIT and OFFSET over the (key, value) rows of a measurement */
+    expect(f, "SHOW TAG VALUES FROM cpu WITH KEY IN (host, region) LIMIT 2 OFFSET 1", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"host\",\"b\"],[\"region\",\"eu\"]]}]"));
+    expect(f, "SHOW FIELD KEYS FROM cpu LIMIT 1 OFFSET 1; SHOW TAG KEYS OFFSET 5", 0, 0,
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"columns\":["
+           "\"fieldKey\",\"fieldType\"],\"values\":[[\"usage\",\"float\"]]}]},{\"statement_id\":"
+           "1}]}\n");
     expect(f, "SHOW FIELD KEYS FROM cpu", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"fieldKey\",\"fieldType\"],\"values\":"
               "[[\"n\",\"integer\"],[\"usage\",\"float\"]]}]"));
