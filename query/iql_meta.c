@@ -170,20 +170,57 @@ static void row_strs(struct iql_result *r, struct iql_series *s, const char *a, 
 
 /* The names of ns, sorted, through LIMIT and OFFSET, as rows of s (with a
  * first column first, when not NULL). Frees ns. */
-static void names_rows(struct names *ns, const struct iql_stmt *st, struct iql_result *r,
-                       struct iql_series *s, const char *first)
+/* LIMIT and OFFSET over the rows of a series (of several calls). */
+struct lim {
+    size_t skip, left;
+};
+
+static struct lim lim_of(const struct iql_stmt *st)
+{
+    return (struct lim){(size_t)st->offset_rows, st->limit > 0 ? (size_t)st->limit : SIZE_MAX};
+}
+
+static bool lim_take(struct lim *l)
+{
+    if (l->skip) {
+        l->skip--;
+        return false;
+    }
+    if (l->left == 0)
+        return false;
+    l->left--;
+    return true;
+}
+
+/* The rows of a series name with columns cols, made by its first row. */
+struct out {
+    struct iql_result *r;
+    struct iql_series *s;
+    const char *name, *cols;
+    struct lim lim;
+};
+
+static void out_row(struct out *o, const char *a, size_t alen, const char *b, size_t blen)
+{
+    if (!lim_take(&o->lim))
+        return;
+    if (!o->s)
+        o->s = series(o->r, o->name, o->cols);
+    row_strs(o->r, o->s, a, alen, b, blen);
+}
+
+/* The names of ns, sorted, as rows of o (after a first column first, when
+ * not NULL). Frees ns. */
+static void names_rows(struct names *ns, struct out *o, const char *first)
 {
     size_t *ord = iql_keymap_sorted(&ns->km, ns->n);
-    size_t from = (size_t)st->offset_rows, to = ns->n;
-    if (st->limit > 0 && from + (size_t)st->limit < to)
-        to = from + (size_t)st->limit;
-    for (size_t i = from; i < to; i++) {
+    for (size_t i = 0; i < ns->n && o->lim.left; i++) {
         const char *k = iql_keymap_key(&ns->km, ord[i]);
         size_t kl = iql_keymap_len(&ns->km, ord[i]);
         if (first)
-            row_strs(r, s, first, strlen(first), k, kl);
+            out_row(o, first, strlen(first), k, kl);
         else
-            row_strs(r, s, k, kl, NULL, 0);
+            out_row(o, k, kl, NULL, 0);
     }
     free(ord);
     iql_keymap_destroy(&ns->km);
@@ -295,7 +332,8 @@ static int show_measurements(const struct iql_ctx *c, struct store_db *db, struc
         iql_keymap_destroy(&ns.km);
         return ERR_OK;
     }
-    names_rows(&ns, st, r, series(r, "measurements", "[\"name\"]"), NULL);
+    struct out o = {r, NULL, "measurements", "[\"name\"]", lim_of(st)};
+    names_rows(&ns, &o, NULL);
     return ERR_OK;
 }
 
@@ -408,7 +446,8 @@ static int show_tag_keys(const struct iql_ctx *c, struct store_db *db, struct st
             iql_keymap_destroy(&ns.km);
             continue;
         }
-        names_rows(&ns, st, r, series(r, ms[i], "[\"tagKey\"]"), NULL);
+        struct out o = {r, NULL, ms[i], "[\"tagKey\"]", lim_of(st)};
+        names_rows(&ns, &o, NULL);
     }
     return ERR_OK;
 }
@@ -420,20 +459,17 @@ static int show_tag_values(const struct iql_ctx *c, struct store_db *db, struct 
         struct names keys;
         int rc = tag_names(c, db, snap, ms[i], NULL, NULL, &keys, &r->err);
         size_t *ord = iql_keymap_sorted(&keys.km, keys.n);
-        struct iql_series *s = NULL;
-        for (size_t k = 0; k < keys.n && rc == ERR_OK; k++) {
+        struct out o = {r, NULL, ms[i], "[\"key\",\"value\"]", lim_of(st)};
+        for (size_t k = 0; k < keys.n && rc == ERR_OK && o.lim.left; k++) {
             const char *key = iql_keymap_key(&keys.km, ord[k]);
             if (!name_matches(st, key, strlen(key)))
                 continue;
             struct names vs;
             rc = tag_names(c, db, snap, ms[i], st->where, key, &vs, &r->err);
-            if (rc == ERR_OK && vs.n) {
-                if (!s)
-                    s = series(r, ms[i], "[\"key\",\"value\"]");
-                names_rows(&vs, st, r, s, key);
-            } else {
+            if (rc == ERR_OK)
+                names_rows(&vs, &o, key);
+            else
                 iql_keymap_destroy(&vs.km);
-            }
         }
         free(ord);
         iql_keymap_destroy(&keys.km);
@@ -454,7 +490,8 @@ static const char *type_name(int type)
     }
 }
 
-static int show_field_keys(struct store_snap *snap, char **ms, size_t nm, struct iql_result *r)
+static int show_field_keys(struct store_snap *snap, const struct iql_stmt *st, char **ms, size_t nm,
+                           struct iql_result *r)
 {
     for (size_t i = 0; i < nm; i++) {
         char **names;
@@ -464,10 +501,10 @@ static int show_field_keys(struct store_snap *snap, char **ms, size_t nm, struct
             buf_puts(&r->err, "cannot read the catalog");
             return ERR_IO;
         }
-        struct iql_series *s = n ? series(r, ms[i], "[\"fieldKey\",\"fieldType\"]") : NULL;
+        struct out o = {r, NULL, ms[i], "[\"fieldKey\",\"fieldType\"]", lim_of(st)};
         for (size_t k = 0; k < n; k++) {
             const char *t = type_name(types[k]);
-            row_strs(r, s, names[k], strlen(names[k]), t, strlen(t));
+            out_row(&o, names[k], strlen(names[k]), t, strlen(t));
         }
         iql_names_free(names, n);
         free(types);
@@ -542,7 +579,8 @@ static int show_series(const struct iql_ctx *c, struct store_db *db, struct stor
         iql_keymap_destroy(&ns.km);
         return ERR_OK;
     }
-    names_rows(&ns, st, r, series(r, NULL, "[\"key\"]"), NULL);
+    struct out o = {r, NULL, NULL, "[\"key\"]", lim_of(st)};
+    names_rows(&ns, &o, NULL);
     return ERR_OK;
 }
 
@@ -698,7 +736,7 @@ static int on_db(const struct iql_ctx *c, const struct iql_stmt *st, struct stor
     switch (st->kind) {
     case IQL_SHOW_TAG_KEYS: rc = show_tag_keys(c, db, snap, st, ms, nm, r); break;
     case IQL_SHOW_TAG_VALUES: rc = show_tag_values(c, db, snap, st, ms, nm, r); break;
-    case IQL_SHOW_FIELD_KEYS: rc = show_field_keys(snap, ms, nm, r); break;
+    case IQL_SHOW_FIELD_KEYS: rc = show_field_keys(snap, st, ms, nm, r); break;
     default: rc = show_series(c, db, snap, st, ms, nm, r); break;
     }
     iql_names_free(ms, nm);

@@ -910,6 +910,15 @@ static int select_measurement(struct sel *s, struct reader *rd)
 
 static int check_select(const struct iql_stmt *st, struct buf *err)
 {
+    for (size_t i = 1; i < st->nfrom; i++) {
+        const char *a = st->from[0].db ? st->from[0].db : "",
+                   *b = st->from[i].db ? st->from[i].db : "";
+        if (strcmp(a, b) != 0) {
+            buf_puts(err, "sources from several databases in one statement are not supported: "
+                          "send one statement per database");
+            return ERR_INVAL;
+        }
+    }
     if (st->has_time_group && !any_agg(st)) {
         buf_puts(err, "GROUP BY requires at least one aggregate function");
         return ERR_INVAL;

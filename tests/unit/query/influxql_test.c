@@ -308,6 +308,14 @@ static void test_select_raw(void **state)
     expect(f, "SELECT n FROM mem WHERE time > 0 AND region = ''", 1, 0,
            R0("\"series\":[{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,1]]}]"));
+    /* a tag against a number, WHERE false: no row (InfluxDB compares tags as strings) */
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND host = 5", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND false", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND (false OR n = 9)", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000150000000000,9]]}]"));
     expect(f, "SELECT n FROM nothere WHERE time > 0", 0, 0,
            "{\"results\":[{\"statement_id\":0}]}\n");
 }
@@ -481,6 +489,9 @@ static void test_statement_errors(void **state)
            "found: nodb\"}]}\n");
     expect(f, "SELECT v FROM nodb..cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"database not found: nodb\""));
+    expect(f, "SELECT n FROM d..cpu, e..mem WHERE time > 0", 0, 0,
+           R0("\"error\":\"sources from several databases in one statement are not supported: "
+              "send one statement per database\""));
     expect(f, "SELECT mean(n), n FROM cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"mixing aggregate and non-aggregate queries is not supported\""));
     expect(f, "SELECT max(n), min(n), host FROM cpu WHERE time > 0", 0, 0,
@@ -579,6 +590,14 @@ static void test_meta(void **state)
               "\"region\",\"us\"]]}]"));
     expect(f, "SHOW TAG KEYS WHERE time < 1600000000000ms; SHOW MEASUREMENTS WHERE time > now()", 0,
            0, "{\"results\":[{\"statement_id\":0},{\"statement_id\":1}]}\n");
+    /* LIMIT and OFFSET over the (key, value) rows of a measurement */
+    expect(f, "SHOW TAG VALUES FROM cpu WITH KEY IN (host, region) LIMIT 2 OFFSET 1", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"host\",\"b\"],[\"region\",\"eu\"]]}]"));
+    expect(f, "SHOW FIELD KEYS FROM cpu LIMIT 1 OFFSET 1; SHOW TAG KEYS OFFSET 5", 0, 0,
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"columns\":["
+           "\"fieldKey\",\"fieldType\"],\"values\":[[\"usage\",\"float\"]]}]},{\"statement_id\":"
+           "1}]}\n");
     expect(f, "SHOW FIELD KEYS FROM cpu", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"fieldKey\",\"fieldType\"],\"values\":"
               "[[\"n\",\"integer\"],[\"usage\",\"float\"]]}]"));
