@@ -186,10 +186,15 @@ void iql_exec(struct store *s, const struct iql_script *sc, const struct iql_opt
     struct buf doc = BUF_INIT;
     if (!o->chunk_size)
         buf_puts(&doc, "{\"results\":[");
+    bool failed = false;
     for (size_t i = 0; i < sc->n; i++) {
         struct iql_result r;
         memset(&r, 0, sizeof r);
-        run_stmt(&c, &sc->stmts[i], &r);
+        if (failed) /* InfluxDB runs no statement after a failed one */
+            buf_puts(&r.err, "not executed");
+        else
+            run_stmt(&c, &sc->stmts[i], &r);
+        failed |= r.err.len > 0;
         if (o->chunk_size) {
             put_chunks(&doc, i, &r, o->chunk_size);
         } else {

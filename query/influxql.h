@@ -45,7 +45,8 @@ struct iql_opts {
 /* Runs the statements and appends the reply to out: one document
  * {"results":[...]} and a newline, or with chunk_size one document per chunk
  * (each a line, "partial":true on all but a statement's last). A failed
- * statement gives {"statement_id":N,"error":"..."}; the others still run. */
+ * statement gives {"statement_id":N,"error":"..."}, and, as in InfluxDB, the
+ * statements after it do not run: each gives "error":"not executed". */
 struct store;
 void iql_exec(struct store *s, const struct iql_script *sc, const struct iql_opts *o,
               struct buf *out);

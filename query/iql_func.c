@@ -106,6 +106,7 @@ static const struct {
     {"last", IQL_F_LAST, true},          {"percentile", IQL_F_PERCENTILE, false},
     {"spread", IQL_F_SPREAD, false},     {"stddev", IQL_F_STDDEV, false},
     {"distinct", IQL_F_DISTINCT, false}, {"integral", IQL_F_INTEGRAL, false},
+    {"top", IQL_F_TOP, false},           {"bottom", IQL_F_BOTTOM, false},
 };
 
 bool iql_fn_takes_strings(const char *name)
@@ -133,20 +134,35 @@ int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err
     memset(out, 0, sizeof *out);
     out->fn = fns[i].fn;
     out->call = call;
-    size_t want = out->fn == IQL_F_PERCENTILE ? 2 : 1;
+    bool topn = out->fn == IQL_F_TOP || out->fn == IQL_F_BOTTOM;
+    size_t want = out->fn == IQL_F_PERCENTILE || topn ? 2 : 1;
     bool opt2 = out->fn == IQL_F_INTEGRAL;
     if (call->nargs != want && !(opt2 && call->nargs == 2)) {
         buf_printf(err, "invalid number of arguments for %s, expected %zu, got %zu", call->s, want,
                    call->nargs);
         return ERR_INVAL;
     }
-    if (call->args[0]->kind != IQL_X_VAR) {
+    const struct iql_ex *arg = call->args[0];
+    if (out->fn == IQL_F_COUNT && arg->kind == IQL_X_CALL && strcmp(arg->s, "distinct") == 0 &&
+        arg->nargs == 1) { /* count(distinct(f)) */
+        out->fn = IQL_F_COUNT_DISTINCT;
+        arg = arg->args[0];
+    }
+    if (arg->kind != IQL_X_VAR) {
         buf_printf(err, "expected field argument in %s()", call->s);
         return ERR_INVAL;
     }
-    out->field = call->args[0]->s;
+    out->field = arg->s;
     out->arg = 1e9;
-    if (out->fn == IQL_F_PERCENTILE) {
+    if (topn) {
+        const struct iql_ex *n = call->args[1];
+        if (n->kind != IQL_X_NUM || !n->is_int || n->i < 1) {
+            buf_printf(err, "expected integer as last argument in %s(), found %s", call->s,
+                       n->kind == IQL_X_VAR ? "a tag (the tag form is not supported)" : "another");
+            return ERR_INVAL;
+        }
+        out->arg = (double)n->i;
+    } else if (out->fn == IQL_F_PERCENTILE) {
         const struct iql_ex *p = call->args[1];
         if (p->kind != IQL_X_NUM || p->f < 0 || p->f > 100) {
             buf_puts(err, "percentile: the second argument must be a number from 0 to 100");
@@ -172,8 +188,9 @@ struct aslot {
     bool all_int, ovf;
     struct iql_val mn, mx, first, last; /* first/last strings owned */
     int64_t mn_ts, mx_ts, first_ts, last_ts;
-    double wm, m2;   /* Welford */
-    unsigned picked; /* the selectors whose point the last feed replaced (PICK_*) */
+    double wm, m2;       /* Welford */
+    unsigned picked;     /* the selectors whose point the last feed replaced (PICK_*) */
+    int64_t isum_spread; /* spread() of integers, when it fits */
     double *vals;
     int64_t *vts;
     size_t nv, cap;
@@ -208,7 +225,8 @@ static void set_owned(struct iql_val *dst, const struct iql_val *v)
 static bool needs_values(enum iql_fn fn)
 {
     return fn == IQL_F_MEDIAN || fn == IQL_F_MODE || fn == IQL_F_PERCENTILE ||
-           fn == IQL_F_DISTINCT || fn == IQL_F_INTEGRAL;
+           fn == IQL_F_DISTINCT || fn == IQL_F_INTEGRAL || fn == IQL_F_TOP || fn == IQL_F_BOTTOM ||
+           fn == IQL_F_COUNT_DISTINCT;
 }
 
 static void feed_num(struct aslot *a, const struct iql_val *v, int64_t ts)
@@ -274,9 +292,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* x as an integer, clamped to int64's range (a double of an int64 may
+ * round past it). */
+static int64_t to_i64(double x)
+{
+    if (!(x > -9.2233720368547758e18))
+        return INT64_MIN;
+    if (!(x < 9.2233720368547758e18))
+        return INT64_MAX;
+    return (int64_t)x;
+}
+
 static struct iql_val typed(const struct aslot *a, double x)
 {
-    return a->all_int ? ival((int64_t)x) : fval(x);
+    return a->all_int ? ival(to_i64(x)) : fval(x);
 }
 
 static struct iql_val mode_of(struct aslot *a)
@@ -345,7 +374,10 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
         *ts = a->last_ts;
         break;
     case IQL_F_SPREAD:
-        *out = a->all_int ? ival(a->mx.i - a->mn.i) : fval(num(&a->mx) - num(&a->mn));
+        if (a->all_int && !__builtin_sub_overflow(a->mx.i, a->mn.i, &a->isum_spread))
+            *out = ival(a->isum_spread);
+        else
+            *out = fval(num(&a->mx) - num(&a->mn));
         break;
     case IQL_F_STDDEV:
         if (a->n > 1)
@@ -367,7 +399,17 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
     }
     case IQL_F_MODE: *out = mode_of(a); break;
     case IQL_F_INTEGRAL: *out = integral_of(a, sl->arg); break;
-    case IQL_F_DISTINCT: break;
+    case IQL_F_COUNT_DISTINCT: {
+        qsort(a->vals, a->nv, sizeof(double), cmp_double);
+        int64_t n = 0;
+        for (size_t j = 0; j < a->nv; j++)
+            n += j == 0 || a->vals[j] != a->vals[j - 1];
+        *out = ival(n);
+        break;
+    }
+    case IQL_F_DISTINCT:
+    case IQL_F_TOP:
+    case IQL_F_BOTTOM: break;
     }
 }
 
@@ -588,7 +630,7 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
     }
     if (g->kept > IQL_MAX_POINTS) {
         buf_printf(err, "too many values kept for median, mode, percentile, distinct or "
-                        "integral (more than 5000000): narrow the time range");
+                        "integral (more than 4000000): narrow the time range");
         return ERR_TOOBIG;
     }
     return ERR_OK;
@@ -700,6 +742,54 @@ void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, si
         integ_emit(&st);
 }
 
+struct pt {
+    int64_t ts;
+    double v;
+};
+
+static int cmp_top(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v > y->v ? -1 : 1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int cmp_bottom(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+size_t iql_groups_topn(struct iql_groups *g, size_t i, size_t k, struct iql_val **vals,
+                       int64_t **ts)
+{
+    struct aslot *a = &g->st[i]->s[k];
+    const struct iql_slot *sl = &g->o.slots[k];
+    struct pt *p = xmalloc((a->nv + 1) * sizeof *p);
+    for (size_t j = 0; j < a->nv; j++)
+        p[j] = (struct pt){a->vts[j], a->vals[j]};
+    qsort(p, a->nv, sizeof *p, sl->fn == IQL_F_TOP ? cmp_top : cmp_bottom);
+    size_t n = a->nv < (size_t)sl->arg ? a->nv : (size_t)sl->arg;
+    qsort(p, n, sizeof *p, cmp_time);
+    *vals = xcalloc(n + 1, sizeof **vals);
+    *ts = xcalloc(n + 1, sizeof **ts);
+    for (size_t j = 0; j < n; j++) {
+        (*vals)[j] = typed(a, p[j].v);
+        (*ts)[j] = p[j].ts;
+    }
+    free(p);
+    return n;
+}
+
 /* --- expressions --- */
 
 static void arith(enum iql_op op, const struct iql_val *a, const struct iql_val *b,
@@ -741,9 +831,67 @@ static void literal(const struct iql_ex *e, struct iql_val *out)
         *out = ival(e->i);
 }
 
+static const char *const math_fns[] = {"abs",  "acos", "asin",  "atan", "atan2", "ceil",
+                                       "cos",  "exp",  "floor", "ln",   "log",   "log10",
+                                       "log2", "pow",  "round", "sin",  "sqrt",  "tan"};
+
+bool iql_fn_is_math(const char *name)
+{
+    for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++)
+        if (strcmp(name, math_fns[i]) == 0)
+            return true;
+    return false;
+}
+
+/* name(a[, b]) over numbers, as InfluxDB's math functions: abs, floor,
+ * ceil and round keep an integer an integer; the others give floats. */
+static void math(const char *name, const struct iql_val *a, const struct iql_val *b,
+                 struct iql_val *out)
+{
+    *out = (struct iql_val){.kind = IQL_V_NULL};
+    if (!is_num(a) || (b && !is_num(b)))
+        return;
+    double x = num(a), y = b ? num(b) : 0;
+    if (a->kind == IQL_V_INT && !b &&
+        (!strcmp(name, "floor") || !strcmp(name, "ceil") || !strcmp(name, "round"))) {
+        *out = *a;
+        return;
+    }
+    if (!strcmp(name, "abs")) {
+        *out = a->kind == IQL_V_INT && a->i != INT64_MIN ? ival(a->i < 0 ? -a->i : a->i)
+                                                         : fval(fabs(x));
+        return;
+    }
+    static const struct {
+        const char *name;
+        double (*f1)(double);
+        double (*f2)(double, double);
+    } t[] = {{"acos", acos, NULL},   {"asin", asin, NULL},   {"atan", atan, NULL},
+             {"atan2", NULL, atan2}, {"ceil", ceil, NULL},   {"cos", cos, NULL},
+             {"exp", exp, NULL},     {"floor", floor, NULL}, {"ln", log, NULL},
+             {"log10", log10, NULL}, {"log2", log2, NULL},   {"pow", NULL, pow},
+             {"round", round, NULL}, {"sin", sin, NULL},     {"sqrt", sqrt, NULL},
+             {"tan", tan, NULL}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(name, t[i].name) && (t[i].f1 ? !b : b != NULL)) {
+            *out = fval(t[i].f1 ? t[i].f1(x) : t[i].f2(x, y));
+            return;
+        }
+    if (!strcmp(name, "log") && b) /* log(x, base) */
+        *out = fval(log(x) / log(y));
+}
+
 void iql_eval_raw(const struct iql_ex *e, struct cond_row *row, const char *host_tag,
                   struct iql_val *out)
 {
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s) && e->nargs >= 1 && e->nargs <= 2) {
+        struct iql_val a, b;
+        iql_eval_raw(e->args[0], row, host_tag, &a);
+        if (e->nargs == 2)
+            iql_eval_raw(e->args[1], row, host_tag, &b);
+        math(e->s, &a, e->nargs == 2 ? &b : NULL, out);
+        return;
+    }
     if (e->kind == IQL_X_BIN) {
         struct iql_val a, b;
         iql_eval_raw(e->l, row, host_tag, &a);
@@ -778,6 +926,14 @@ void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const st
         iql_eval_agg(e->l, slots, res, nslots, &a);
         iql_eval_agg(e->r, slots, res, nslots, &b);
         arith(e->op, &a, &b, out);
+        return;
+    }
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s) && e->nargs >= 1 && e->nargs <= 2) {
+        struct iql_val a, b;
+        iql_eval_agg(e->args[0], slots, res, nslots, &a);
+        if (e->nargs == 2)
+            iql_eval_agg(e->args[1], slots, res, nslots, &b);
+        math(e->s, &a, e->nargs == 2 ? &b : NULL, out);
         return;
     }
     if (e->kind == IQL_X_CALL) {
@@ -876,7 +1032,8 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
     double csum = 0;
     int64_t isum = 0;
     size_t win = tr == IQL_TR_MOVING_AVERAGE ? (size_t)arg : 0;
-    double *ring = win ? xcalloc(win, sizeof *ring) : NULL;
+    /* a window longer than the series never fills: hold at most p->n */
+    double *ring = win ? xcalloc((win < p->n ? win : p->n) + 1, sizeof *ring) : NULL;
     size_t seen = 0;
     for (size_t i = 0; i < p->n; i++) {
         struct iql_val *v = &p->v[i * p->ncol + col];
@@ -885,7 +1042,10 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
             continue;
         }
         struct iql_val cur = *v, out = {.kind = IQL_V_NULL};
-        double dt = (double)(p->ts[i] - prev_ts);
+        int64_t d;
+        double dt = __builtin_sub_overflow(p->ts[i], prev_ts, &d)
+                        ? (double)p->ts[i] - (double)prev_ts
+                        : (double)d;
         switch (tr) {
         case IQL_TR_DERIVATIVE:
         case IQL_TR_NN_DERIVATIVE:
@@ -899,12 +1059,13 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
             break;
         case IQL_TR_ELAPSED:
             if (have)
-                out = ival((int64_t)(dt / arg));
+                out = ival(to_i64(dt / arg));
             break;
         case IQL_TR_CUMULATIVE_SUM:
             all_int &= cur.kind == IQL_V_INT;
             csum += num(&cur);
-            isum += cur.kind == IQL_V_INT ? cur.i : 0;
+            if (cur.kind == IQL_V_INT && __builtin_add_overflow(isum, cur.i, &isum))
+                all_int = false;
             out = all_int ? ival(isum) : fval(csum);
             break;
         case IQL_TR_MOVING_AVERAGE: {
@@ -964,7 +1125,7 @@ static void fill_linear(struct iql_points *p, size_t j)
             continue;
         double m = (num(b) - num(a)) / (double)(p->ts[k] - p->ts[last]);
         double x = m * (double)(p->ts[i] - p->ts[last]) + num(a);
-        *v = a->kind == IQL_V_INT && b->kind == IQL_V_INT ? ival((int64_t)x) : fval(x);
+        *v = a->kind == IQL_V_INT && b->kind == IQL_V_INT ? ival(to_i64(x)) : fval(x);
     }
 }
 

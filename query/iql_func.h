@@ -18,7 +18,7 @@
 #include "query/cond.h"
 #include "query/iql_int.h"
 
-#define IQL_MAX_POINTS 5000000 /* points or kept values of one statement */
+#define IQL_MAX_POINTS 4000000 /* raw values (points times columns) or kept values */
 
 enum iql_vkind { IQL_V_NULL, IQL_V_FLOAT, IQL_V_INT, IQL_V_STR, IQL_V_BOOL };
 
@@ -48,6 +48,9 @@ enum iql_fn {
     IQL_F_STDDEV,
     IQL_F_DISTINCT,
     IQL_F_INTEGRAL,
+    IQL_F_TOP,
+    IQL_F_BOTTOM,
+    IQL_F_COUNT_DISTINCT, /* count(distinct(f)) */
 };
 
 struct iql_slot {
@@ -62,6 +65,8 @@ struct iql_slot {
 int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err);
 bool iql_fn_takes_strings(const char *name);
 bool iql_fn_is_selector(enum iql_fn fn);
+/* abs, sin, ..., pow, round: functions of a value, not of a group. */
+bool iql_fn_is_math(const char *name);
 
 enum iql_tr {
     IQL_TR_DERIVATIVE,
@@ -170,6 +175,11 @@ void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val 
  * window starts from there. out[i - from] gets group order[i]'s value. */
 void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, size_t from,
                          size_t to, struct iql_val *out);
+/* top() / bottom(): the N largest / smallest values of slot k of group i
+ * (ties: the earlier), in time order, with their points' times (caller
+ * frees both arrays). */
+size_t iql_groups_topn(struct iql_groups *g, size_t i, size_t k, struct iql_val **vals,
+                       int64_t **ts);
 /* The aux columns' values of group i (NULL without aux). */
 const struct iql_val *iql_groups_aux(const struct iql_groups *g, size_t i);
 /* distinct(): the distinct values of slot k of group i, sorted. */

@@ -152,7 +152,7 @@ struct iql_result {
     size_t bytes;   /* output held, bounded by IQL_MAX_RESULT */
 };
 
-#define IQL_MAX_RESULT (256u << 20) /* bytes of rows one statement may hold */
+#define IQL_MAX_RESULT (64u << 20) /* bytes of rows one statement may hold */
 
 struct iql_series *iql_series_add(struct iql_result *r, const char *name, size_t nlen);
 void iql_series_row_end(struct iql_result *r, struct iql_series *s, size_t start);

@@ -49,18 +49,60 @@ static int cat_cb(void *arg, struct slice name, int type)
     return 0;
 }
 
+/* The part of a WHERE the catalog answers: a time range and one host. */
+struct cat_range {
+    int64_t lo, hi;
+    bool has_host;
+    struct buf host;
+};
+
 static int catalog(struct store_snap *snap, enum store_cat_kind kind, const char *m,
-                   const char *tag_key, struct names *ns)
+                   const char *tag_key, const struct cat_range *cr, struct names *ns)
 {
     struct slice ev = slice_make(m ? m : "", m ? strlen(m) : 0);
+    struct slice host = slice_make(cr->host.data ? cr->host.data : "", cr->host.len);
     struct store_cat_query q = {kind,
-                                INT64_MIN,
-                                INT64_MAX,
-                                NULL,
+                                cr->lo,
+                                cr->hi,
+                                cr->has_host ? &host : NULL,
                                 m ? &ev : NULL,
                                 slice_make(tag_key ? tag_key : "", tag_key ? strlen(tag_key) : 0),
                                 0};
     return store_catalog(snap, &q, cat_cb, ns);
+}
+
+static const struct cat_range all_time = {INT64_MIN, INT64_MAX, false, BUF_INIT};
+
+/* True (cr set) if where says no more than a time range and host = 'x'
+ * for m: the catalog answers, no row is read. */
+static bool catalog_range(const struct iql_ctx *c, struct store_snap *snap, const char *m,
+                          const struct iql_ex *where, struct cat_range *cr)
+{
+    *cr = all_time;
+    if (!where)
+        return true;
+    char **tk = NULL;
+    size_t ntk = 0;
+    if (iql_tag_keys(c, snap, m, &tk, &ntk))
+        return false;
+    struct sql_where w;
+    struct buf err = BUF_INIT;
+    bool ok = iql_where(c, where, m, tk, ntk, &w, &err) == ERR_OK;
+    iql_names_free(tk, ntk);
+    buf_destroy(&err);
+    if (!ok)
+        return false;
+    ok = cond_is_implied(w.cond) && !w.has_ts_set && (!w.host.is_set || w.host.n == 1) &&
+         (!w.event.is_set || (m && w.event.n == 1));
+    if (ok) {
+        cr->lo = w.has_lo ? w.ts_lo : INT64_MIN;
+        cr->hi = w.has_hi ? w.ts_hi : INT64_MAX;
+        cr->has_host = w.host.is_set;
+        if (cr->has_host)
+            buf_append(&cr->host, w.host.v[0], w.host.len[0]);
+    }
+    sql_where_destroy(&w);
+    return ok;
 }
 
 /* --- reading rows --- */
@@ -128,20 +170,57 @@ static void row_strs(struct iql_result *r, struct iql_series *s, const char *a, 
 
 /* The names of ns, sorted, through LIMIT and OFFSET, as rows of s (with a
  * first column first, when not NULL). Frees ns. */
-static void names_rows(struct names *ns, const struct iql_stmt *st, struct iql_result *r,
-                       struct iql_series *s, const char *first)
+/* LIMIT and OFFSET over the rows of a series (of several calls). */
+struct lim {
+    size_t skip, left;
+};
+
+static struct lim lim_of(const struct iql_stmt *st)
+{
+    return (struct lim){(size_t)st->offset_rows, st->limit > 0 ? (size_t)st->limit : SIZE_MAX};
+}
+
+static bool lim_take(struct lim *l)
+{
+    if (l->skip) {
+        l->skip--;
+        return false;
+    }
+    if (l->left == 0)
+        return false;
+    l->left--;
+    return true;
+}
+
+/* The rows of a series name with columns cols, made by its first row. */
+struct out {
+    struct iql_result *r;
+    struct iql_series *s;
+    const char *name, *cols;
+    struct lim lim;
+};
+
+static void out_row(struct out *o, const char *a, size_t alen, const char *b, size_t blen)
+{
+    if (!lim_take(&o->lim))
+        return;
+    if (!o->s)
+        o->s = series(o->r, o->name, o->cols);
+    row_strs(o->r, o->s, a, alen, b, blen);
+}
+
+/* The names of ns, sorted, as rows of o (after a first column first, when
+ * not NULL). Frees ns. */
+static void names_rows(struct names *ns, struct out *o, const char *first)
 {
     size_t *ord = iql_keymap_sorted(&ns->km, ns->n);
-    size_t from = (size_t)st->offset_rows, to = ns->n;
-    if (st->limit > 0 && from + (size_t)st->limit < to)
-        to = from + (size_t)st->limit;
-    for (size_t i = from; i < to; i++) {
+    for (size_t i = 0; i < ns->n && o->lim.left; i++) {
         const char *k = iql_keymap_key(&ns->km, ord[i]);
         size_t kl = iql_keymap_len(&ns->km, ord[i]);
         if (first)
-            row_strs(r, s, first, strlen(first), k, kl);
+            out_row(o, first, strlen(first), k, kl);
         else
-            row_strs(r, s, k, kl, NULL, 0);
+            out_row(o, k, kl, NULL, 0);
     }
     free(ord);
     iql_keymap_destroy(&ns->km);
@@ -220,8 +299,11 @@ static int measurements(const struct iql_ctx *c, struct store_db *db, struct sto
                         const struct iql_stmt *st, struct names *ns, struct iql_result *r)
 {
     names_init(ns, (size_t)c->o->q->max_groups);
-    int rc = st->where ? scan_rows(c, db, snap, NULL, st->where, event_row, ns, &r->err)
-                       : catalog(snap, STORE_CAT_EVENTS, NULL, NULL, ns);
+    struct cat_range cr;
+    int rc = catalog_range(c, snap, NULL, st->where, &cr)
+                 ? catalog(snap, STORE_CAT_EVENTS, NULL, NULL, &cr, ns)
+                 : scan_rows(c, db, snap, NULL, st->where, event_row, ns, &r->err);
+    buf_destroy(&cr.host);
     if (rc) {
         iql_keymap_destroy(&ns->km);
         if (!r->err.len)
@@ -250,7 +332,8 @@ static int show_measurements(const struct iql_ctx *c, struct store_db *db, struc
         iql_keymap_destroy(&ns.km);
         return ERR_OK;
     }
-    names_rows(&ns, st, r, series(r, "measurements", "[\"name\"]"), NULL);
+    struct out o = {r, NULL, "measurements", "[\"name\"]", lim_of(st)};
+    names_rows(&ns, &o, NULL);
     return ERR_OK;
 }
 
@@ -305,21 +388,15 @@ static int tag_row(void *arg, const struct exec_row *row, struct cond_row *cr)
     return ERR_OK;
 }
 
-/* Tag keys (key NULL) or the values of key, of measurement m. */
-static int tag_names(const struct iql_ctx *c, struct store_db *db, struct store_snap *snap,
-                     const char *m, const struct iql_ex *where, const char *key, struct names *ns,
-                     struct buf *err)
+/* From the catalog: tag keys (key NULL) or the values of key, of m. */
+static int catalog_tags(const struct iql_ctx *c, struct store_snap *snap, const char *m,
+                        const char *key, const struct cat_range *cr, struct names *ns)
 {
-    names_init(ns, (size_t)c->o->q->max_groups);
-    if (where) {
-        struct tagrow t = {c, ns, key};
-        return scan_rows(c, db, snap, m, where, tag_row, &t, err);
-    }
     const char *ht = c->o->host_tag;
     if (key && strcmp(key, ht) == 0) {
         struct names hosts;
         names_init(&hosts, ns->max);
-        int rc = catalog(snap, STORE_CAT_HOSTS, m, NULL, &hosts);
+        int rc = catalog(snap, STORE_CAT_HOSTS, m, NULL, cr, &hosts);
         for (size_t i = 0; i < hosts.n; i++)
             if (iql_keymap_len(&hosts.km, i))
                 names_add(ns, iql_keymap_key(&hosts.km, i), iql_keymap_len(&hosts.km, i));
@@ -327,15 +404,32 @@ static int tag_names(const struct iql_ctx *c, struct store_db *db, struct store_
         return rc;
     }
     if (key)
-        return catalog(snap, STORE_CAT_TAG_VALUES, m, key, ns);
+        return catalog(snap, STORE_CAT_TAG_VALUES, m, key, cr, ns);
     struct names hosts;
     names_init(&hosts, 3);
-    int rc = catalog(snap, STORE_CAT_HOSTS, m, NULL, &hosts);
+    int rc = catalog(snap, STORE_CAT_HOSTS, m, NULL, cr, &hosts);
     bool has_host = hosts.n > 1 || (hosts.n == 1 && iql_keymap_len(&hosts.km, 0) > 0);
     iql_keymap_destroy(&hosts.km);
     if (has_host)
         names_add(ns, ht, strlen(ht));
-    return rc ? rc : catalog(snap, STORE_CAT_TAG_KEYS, m, NULL, ns);
+    return rc ? rc : catalog(snap, STORE_CAT_TAG_KEYS, m, NULL, cr, ns);
+}
+
+/* Tag keys (key NULL) or the values of key, of measurement m: from the
+ * catalog when WHERE is a time range and a host, else from the rows. */
+static int tag_names(const struct iql_ctx *c, struct store_db *db, struct store_snap *snap,
+                     const char *m, const struct iql_ex *where, const char *key, struct names *ns,
+                     struct buf *err)
+{
+    names_init(ns, (size_t)c->o->q->max_groups);
+    struct cat_range cr;
+    if (!catalog_range(c, snap, m, where, &cr)) {
+        struct tagrow t = {c, ns, key};
+        return scan_rows(c, db, snap, m, where, tag_row, &t, err);
+    }
+    int rc = catalog_tags(c, snap, m, key, &cr, ns);
+    buf_destroy(&cr.host);
+    return rc;
 }
 
 static int show_tag_keys(const struct iql_ctx *c, struct store_db *db, struct store_snap *snap,
@@ -352,7 +446,8 @@ static int show_tag_keys(const struct iql_ctx *c, struct store_db *db, struct st
             iql_keymap_destroy(&ns.km);
             continue;
         }
-        names_rows(&ns, st, r, series(r, ms[i], "[\"tagKey\"]"), NULL);
+        struct out o = {r, NULL, ms[i], "[\"tagKey\"]", lim_of(st)};
+        names_rows(&ns, &o, NULL);
     }
     return ERR_OK;
 }
@@ -364,20 +459,17 @@ static int show_tag_values(const struct iql_ctx *c, struct store_db *db, struct 
         struct names keys;
         int rc = tag_names(c, db, snap, ms[i], NULL, NULL, &keys, &r->err);
         size_t *ord = iql_keymap_sorted(&keys.km, keys.n);
-        struct iql_series *s = NULL;
-        for (size_t k = 0; k < keys.n && rc == ERR_OK; k++) {
+        struct out o = {r, NULL, ms[i], "[\"key\",\"value\"]", lim_of(st)};
+        for (size_t k = 0; k < keys.n && rc == ERR_OK && o.lim.left; k++) {
             const char *key = iql_keymap_key(&keys.km, ord[k]);
             if (!name_matches(st, key, strlen(key)))
                 continue;
             struct names vs;
             rc = tag_names(c, db, snap, ms[i], st->where, key, &vs, &r->err);
-            if (rc == ERR_OK && vs.n) {
-                if (!s)
-                    s = series(r, ms[i], "[\"key\",\"value\"]");
-                names_rows(&vs, st, r, s, key);
-            } else {
+            if (rc == ERR_OK)
+                names_rows(&vs, &o, key);
+            else
                 iql_keymap_destroy(&vs.km);
-            }
         }
         free(ord);
         iql_keymap_destroy(&keys.km);
@@ -398,7 +490,8 @@ static const char *type_name(int type)
     }
 }
 
-static int show_field_keys(struct store_snap *snap, char **ms, size_t nm, struct iql_result *r)
+static int show_field_keys(struct store_snap *snap, const struct iql_stmt *st, char **ms, size_t nm,
+                           struct iql_result *r)
 {
     for (size_t i = 0; i < nm; i++) {
         char **names;
@@ -408,10 +501,10 @@ static int show_field_keys(struct store_snap *snap, char **ms, size_t nm, struct
             buf_puts(&r->err, "cannot read the catalog");
             return ERR_IO;
         }
-        struct iql_series *s = n ? series(r, ms[i], "[\"fieldKey\",\"fieldType\"]") : NULL;
+        struct out o = {r, NULL, ms[i], "[\"fieldKey\",\"fieldType\"]", lim_of(st)};
         for (size_t k = 0; k < n; k++) {
             const char *t = type_name(types[k]);
-            row_strs(r, s, names[k], strlen(names[k]), t, strlen(t));
+            out_row(&o, names[k], strlen(names[k]), t, strlen(t));
         }
         iql_names_free(names, n);
         free(types);
@@ -486,7 +579,8 @@ static int show_series(const struct iql_ctx *c, struct store_db *db, struct stor
         iql_keymap_destroy(&ns.km);
         return ERR_OK;
     }
-    names_rows(&ns, st, r, series(r, NULL, "[\"key\"]"), NULL);
+    struct out o = {r, NULL, NULL, "[\"key\"]", lim_of(st)};
+    names_rows(&ns, &o, NULL);
     return ERR_OK;
 }
 
@@ -642,7 +736,7 @@ static int on_db(const struct iql_ctx *c, const struct iql_stmt *st, struct stor
     switch (st->kind) {
     case IQL_SHOW_TAG_KEYS: rc = show_tag_keys(c, db, snap, st, ms, nm, r); break;
     case IQL_SHOW_TAG_VALUES: rc = show_tag_values(c, db, snap, st, ms, nm, r); break;
-    case IQL_SHOW_FIELD_KEYS: rc = show_field_keys(snap, ms, nm, r); break;
+    case IQL_SHOW_FIELD_KEYS: rc = show_field_keys(snap, st, ms, nm, r); break;
     default: rc = show_series(c, db, snap, st, ms, nm, r); break;
     }
     iql_names_free(ms, nm);
@@ -661,8 +755,15 @@ int iql_exec_meta(const struct iql_ctx *c, const struct iql_stmt *st, struct iql
     const char *name = st->db;
     if (!name && st->nfrom && st->from[0].db)
         name = st->from[0].db;
-    struct store_db *db;
-    if (iql_open_db(c, name, &db, r))
+    struct store_db *db = NULL;
+    if (st->kind == IQL_SHOW_MEASUREMENTS && name) {
+        int grc = store_db_get(c->s, name, &db);
+        if (grc == ERR_NOTFOUND)
+            return ERR_OK; /* InfluxDB: no measurements, no error */
+        if (grc)
+            db = NULL;
+    }
+    if (!db && iql_open_db(c, name, &db, r))
         return ERR_NOTFOUND;
     struct store_snap *snap = store_snapshot(db);
     int rc = on_db(c, st, db, snap, r);

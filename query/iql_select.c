@@ -54,7 +54,7 @@ struct sel {
     struct sql_where w;
     int64_t lo, hi; /* the query's time range (INT64_MIN / MAX: open) */
     struct buf *err;
-    size_t points; /* kept so far (IQL_MAX_POINTS) */
+    size_t points; /* values kept so far, times included (IQL_MAX_POINTS) */
 };
 
 static const char *const tr_names[] = {"derivative",     "non_negative_derivative",
@@ -291,6 +291,12 @@ static int collect_slots(struct sel *s, const struct iql_ex *e)
         return collect_slots(s, e->l) || collect_slots(s, e->r) ? ERR_INVAL : ERR_OK;
     if (e->kind != IQL_X_CALL)
         return ERR_OK;
+    if (iql_fn_is_math(e->s)) {
+        for (size_t i = 0; i < e->nargs; i++)
+            if (collect_slots(s, e->args[i]))
+                return ERR_INVAL;
+        return ERR_OK;
+    }
     struct iql_slot sl;
     if (iql_slot_of(e, &sl, s->err))
         return ERR_INVAL;
@@ -299,10 +305,18 @@ static int collect_slots(struct sel *s, const struct iql_ex *e)
     return ERR_OK;
 }
 
+/* True if e holds an aggregate or selector call (math functions apply to
+ * what they are given). */
 static bool has_call(const struct iql_ex *e)
 {
     if (!e)
         return false;
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s)) {
+        for (size_t i = 0; i < e->nargs; i++)
+            if (has_call(e->args[i]))
+                return true;
+        return false;
+    }
     return e->kind == IQL_X_CALL || has_call(e->l) || has_call(e->r);
 }
 
@@ -346,8 +360,30 @@ static int tr_param(struct sel *s, const struct iql_ex *e, int tr, double *arg)
     return ERR_OK;
 }
 
+/* Math functions take one argument (atan2, pow, log: two). */
+static int check_math(struct sel *s, const struct iql_ex *e)
+{
+    if (!e)
+        return ERR_OK;
+    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s)) {
+        bool two = !strcmp(e->s, "atan2") || !strcmp(e->s, "pow");
+        bool ok = two ? e->nargs == 2 : !strcmp(e->s, "log") ? e->nargs == 2 : e->nargs == 1;
+        if (!ok) {
+            buf_printf(s->err, "invalid number of arguments for %s, expected %d, got %zu", e->s,
+                       two || !strcmp(e->s, "log") ? 2 : 1, e->nargs);
+            return ERR_INVAL;
+        }
+    }
+    for (size_t i = 0; i < e->nargs; i++)
+        if (check_math(s, e->args[i]))
+            return ERR_INVAL;
+    return check_math(s, e->l) || check_math(s, e->r) ? ERR_INVAL : ERR_OK;
+}
+
 static int build_col(struct sel *s, const struct iql_field *f)
 {
+    if (check_math(s, f->ex))
+        return ERR_INVAL;
     const struct iql_ex *e = f->ex;
     int tr = e->kind == IQL_X_CALL ? tr_of(e->s) : -1;
     double arg = 0;
@@ -390,9 +426,16 @@ static int build_col(struct sel *s, const struct iql_field *f)
 }
 
 /* Fields or tags beside aggregates: only with one selector, whose point
- * gives their values (InfluxDB's rule and messages). */
+ * gives their values (InfluxDB's rule and messages); top() and bottom()
+ * stand alone. */
 static int check_aux(struct sel *s)
 {
+    for (size_t k = 0; k < s->nslots; k++)
+        if ((s->slots[k].fn == IQL_F_TOP || s->slots[k].fn == IQL_F_BOTTOM) && s->ncols > 1) {
+            buf_printf(s->err, "selector function %s() cannot be combined with other functions",
+                       s->slots[k].call->s);
+            return ERR_INVAL;
+        }
     size_t naux = 0;
     for (size_t j = 0; j < s->ncols; j++)
         naux += s->cols[j].is_aux;
@@ -530,7 +573,7 @@ static int emit_series(struct sel *s, const char *key, struct iql_points *p)
     }
     iql_points_free(p);
     if (s->r->bytes > IQL_MAX_RESULT) {
-        buf_puts(s->err, "the result is larger than 256 MiB: add a LIMIT or narrow the time range");
+        buf_puts(s->err, "the result is larger than 64 MiB: add a LIMIT or narrow the time range");
         return ERR_TOOBIG;
     }
     return ERR_OK;
@@ -601,7 +644,7 @@ static int select_raw(struct sel *s, struct reader *rd)
     struct buf key = BUF_INIT;
     int rc;
     size_t want = s->st->limit > 0 && s->ndims == 0 && !s->has_tr
-                      ? (size_t)(s->st->limit + s->st->offset_rows)
+                      ? (size_t)s->st->limit + (size_t)s->st->offset_rows
                       : SIZE_MAX;
     struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
     while ((rc = query_exec_next(rd->ex)) == 1) {
@@ -628,7 +671,8 @@ static int select_raw(struct sel *s, struct reader *rd)
         }
         if (ser[idx].n >= want)
             continue;
-        if (++s->points > IQL_MAX_POINTS) {
+        s->points += s->ncols + 1;
+        if (s->points > IQL_MAX_POINTS) {
             buf_puts(s->err, "too many points: add a LIMIT or narrow the time range");
             rc = ERR_TOOBIG;
             break;
@@ -645,7 +689,7 @@ static int select_raw(struct sel *s, struct reader *rd)
     for (size_t k = 0; k < nser; k++) {
         size_t i = order[k];
         bool skip = rc < 0 || k < (size_t)s->st->soffset ||
-                    (s->st->slimit > 0 && k >= (size_t)(s->st->soffset + s->st->slimit));
+                    (s->st->slimit > 0 && k >= (size_t)s->st->soffset + (size_t)s->st->slimit);
         if (skip) {
             iql_points_free(&ser[i]);
             continue;
@@ -683,6 +727,13 @@ static int fill_range(struct sel *s, const struct iql_groups *g, int64_t *lo, in
     return ERR_OK;
 }
 
+/* top() / bottom(): alone, rows at their points' times, never filled. */
+static bool is_topn(const struct sel *s)
+{
+    return s->nslots == 1 && s->ncols == 1 &&
+           (s->slots[0].fn == IQL_F_TOP || s->slots[0].fn == IQL_F_BOTTOM);
+}
+
 /* The time a group's row shows: its bucket, the query's start, or (one
  * selector alone, without GROUP BY time) its point's time. */
 static bool lone_selector(const struct sel *s)
@@ -701,6 +752,7 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
     struct iql_val *res = xcalloc(s->nslots + 1, sizeof *res);
     struct iql_val *vals = xcalloc(s->ncols + 1, sizeof *vals);
     bool distinct = s->nslots == 1 && s->slots[0].fn == IQL_F_DISTINCT && s->ncols == 1;
+    bool topn = is_topn(s);
     /* integral() with GROUP BY time spans the windows of the series */
     struct iql_val *integ = NULL;
     if (s->st->has_time_group) {
@@ -721,6 +773,16 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
         }
         if (lone_selector(s))
             t = pt;
+        if (topn) {
+            struct iql_val *tv;
+            int64_t *tt;
+            size_t nt = iql_groups_topn(g, gi, 0, &tv, &tt);
+            for (size_t d = 0; d < nt; d++)
+                iql_points_add(p, tt[d], &tv[d]);
+            free(tv);
+            free(tt);
+            continue;
+        }
         if (distinct) {
             struct iql_val *dv;
             size_t nd = iql_groups_distinct(g, gi, 0, &dv);
@@ -753,7 +815,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
 {
     const struct iql_stmt *st = s->st;
     int64_t lo = 0, hi = 0;
-    if (st->has_time_group && g->n && fill_range(s, g, &lo, &hi))
+    if (st->has_time_group && g->n && !is_topn(s) && fill_range(s, g, &lo, &hi))
         return ERR_TOOBIG;
     size_t *order = iql_keymap_sorted(&g->km, g->n);
     struct iql_fill_spec fill = {st->fill, st->fill_value};
@@ -768,12 +830,12 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
         while (end < g->n && same_series(g, order[k], order[end]))
             end++;
         bool skip = nser < (size_t)st->soffset ||
-                    (st->slimit > 0 && nser >= (size_t)(st->soffset + st->slimit));
+                    (st->slimit > 0 && nser >= (size_t)st->soffset + (size_t)st->slimit);
         if (!skip) {
             struct iql_points p;
             iql_points_init(&p, s->ncols);
             series_points(s, g, order, k, end, &p);
-            if (st->has_time_group)
+            if (st->has_time_group && !is_topn(s))
                 iql_points_fill(&p, lo, hi, st->interval, &fill, is_count);
             rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
         }
@@ -848,6 +910,15 @@ static int select_measurement(struct sel *s, struct reader *rd)
 
 static int check_select(const struct iql_stmt *st, struct buf *err)
 {
+    for (size_t i = 1; i < st->nfrom; i++) {
+        const char *a = st->from[0].db ? st->from[0].db : "",
+                   *b = st->from[i].db ? st->from[i].db : "";
+        if (strcmp(a, b) != 0) {
+            buf_puts(err, "sources from several databases in one statement are not supported: "
+                          "send one statement per database");
+            return ERR_INVAL;
+        }
+    }
     if (st->has_time_group && !any_agg(st)) {
         buf_puts(err, "GROUP BY requires at least one aggregate function");
         return ERR_INVAL;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "query/agg.h"
 #include "query/iql_tz.h"
 
 #define TZ_DIR "/usr/share/zoneinfo/"
@@ -154,6 +155,8 @@ static int64_t floor_mod(int64_t a, int64_t b)
 
 int64_t iql_tz_bucket(const struct iql_tz *z, int64_t ts, int64_t interval, int64_t offset)
 {
+    if (ts < INT64_MIN / 2 || ts > INT64_MAX / 2) /* no zone arithmetic near the ends */
+        return agg_time_bucket(ts, interval, offset);
     int64_t t = ts - offset;
     int64_t zone = (int64_t)iql_tz_offset(z, t) * 1000000000LL;
     int64_t start = t - floor_mod(t + zone, interval);

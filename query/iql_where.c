@@ -39,7 +39,11 @@ int iql_time_value(const struct iql_ctx *c, const struct iql_ex *e, int64_t *out
     switch (e->kind) {
     case IQL_X_NOW: *out = c->now; return ERR_OK;
     case IQL_X_DUR: *out = e->i; return ERR_OK;
-    case IQL_X_NUM: *out = e->is_int ? e->i : (int64_t)e->f; return ERR_OK;
+    case IQL_X_NUM:
+        if (!e->is_int && !(e->f > -9.2e18 && e->f < 9.2e18))
+            return ERR_INVAL;
+        *out = e->is_int ? e->i : (int64_t)e->f;
+        return ERR_OK;
     case IQL_X_STR: return sql_parse_time(e->s, strlen(e->s), c->now, out);
     case IQL_X_BIN:
         if (e->op != IQL_O_ADD && e->op != IQL_O_SUB)

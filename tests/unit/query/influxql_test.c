@@ -289,6 +289,14 @@ static void test_select_raw(void **state)
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,3]]},{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],"
               "\"values\":[[1700000000000000000,1]]}]"));
+    /* math functions of rows */
+    expect(f,
+           "SELECT abs(usage * -1), floor(usage), ceil(n), round(usage), sqrt(n), pow(n, 2), "
+           "log(usage, 2) FROM cpu WHERE time > 0 AND host = 'b'",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"abs\",\"floor\",\"ceil\","
+              "\"round\",\"sqrt\",\"pow\",\"log\"],\"values\":[[1700000060,10,10,7,10,"
+              "2.6457513110645907,49,3.3219280948873626]]}]"));
     /* "rp"."m": the policy is ignored, the database is the request's */
     expect(f, "SELECT n FROM \"autogen\".\"cpu\" WHERE time > 0 AND host = 'b'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
@@ -300,6 +308,14 @@ static void test_select_raw(void **state)
     expect(f, "SELECT n FROM mem WHERE time > 0 AND region = ''", 1, 0,
            R0("\"series\":[{\"name\":\"mem\",\"columns\":[\"time\",\"n\"],\"values\":[["
               "1700000000000000000,1]]}]"));
+    /* a tag against a number, WHERE false: no row (InfluxDB compares tags as strings) */
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND host = 5", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND false", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 0 AND (false OR n = 9)", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000150000000000,9]]}]"));
     expect(f, "SELECT n FROM nothere WHERE time > 0", 0, 0,
            "{\"results\":[{\"statement_id\":0}]}\n");
 }
@@ -349,6 +365,13 @@ static void test_select_agg(void **state)
            1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"mean\"],\"values\":[["
               "1699999980,2],[1700000040,10],[1700000100,4.5]]}]"));
+    /* math functions of aggregates */
+    expect(f,
+           "SELECT abs(mean(usage)) * 2, round(max(usage)) FROM cpu WHERE time >= 1700000000000ms "
+           "and time < 1700000120000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"abs\",\"round\"],"
+              "\"values\":[[1699999980,4,3],[1700000040,20,10],[1700000100,null,null]]}]"));
     /* the other aggregates, over all rows of cpu */
     expect(f,
            "SELECT count(n), sum(n), median(n), mode(n), spread(n), min(usage), first(n), "
@@ -374,6 +397,21 @@ static void test_select_agg(void **state)
               "\"first\",\"usage\"],\"values\":[[1700000000,3,3]]},{\"name\":\"cpu\",\"tags\":{"
               "\"host\":\"b\"},\"columns\":[\"time\",\"first\",\"usage\"],\"values\":[["
               "1700000060,7,20]]}]"));
+    /* top() and bottom(): the points' own times, in time order, not filled */
+    expect(f,
+           "SELECT top(usage, 2) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"top\"],\"values\":[["
+              "1700000000,1.5],[1700000030,2.5],[1700000060,10],[1700000150,4.5]]}]"));
+    expect(f, "SELECT bottom(n, 3) FROM cpu WHERE time > 0", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"bottom\"],\"values\":[["
+              "1700000000,3],[1700000030,5],[1700000060,7]]}]"));
+    expect(f, "SELECT top(usage, 2), mean(usage) FROM cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"selector function top() cannot be combined with other functions\""));
+    expect(f, "SELECT count(distinct(region)), count(distinct(n)) FROM cpu WHERE time > 0", 1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\",\"count_1\"],"
+              "\"values\":[[1,null,4]]}]"));
     expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
               "[1,3],[1,5],[1,9]]}]"));
@@ -438,14 +476,22 @@ static void test_transformations(void **state)
 static void test_statement_errors(void **state)
 {
     struct fx *f = *state;
-    expect(f, "SELECT v FROM cpu; SELECT nope(v) FROM cpu WHERE time > 0; SHOW DATABASES", 0, 0,
-           "{\"results\":[{\"statement_id\":0,\"error\":\"a query without a time range or a host "
-           "reads the whole database, which this server refuses: add WHERE time > now() - 1h (or "
-           "host = '...')\"},{\"statement_id\":1,\"error\":\"undefined function nope()\"},"
-           "{\"statement_id\":2,\"series\":[{\"name\":\"databases\",\"columns\":[\"name\"],"
-           "\"values\":[[\"d\"]]}]}]}\n");
+    /* a failed statement stops the list: the rest are "not executed" */
+    expect(f, "SHOW DATABASES; SELECT nope(v) FROM cpu WHERE time > 0; SHOW DATABASES", 0, 0,
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"databases\",\"columns\":"
+           "[\"name\"],\"values\":[[\"d\"]]}]},{\"statement_id\":1,\"error\":\"undefined "
+           "function nope()\"},{\"statement_id\":2,\"error\":\"not executed\"}]}\n");
+    expect(f, "SELECT v FROM cpu", 0, 0,
+           R0("\"error\":\"a query without a time range or a host reads the whole database, which "
+              "this server refuses: add WHERE time > now() - 1h (or host = '...')\""));
+    expect(f, "SHOW MEASUREMENTS ON nodb; SHOW TAG KEYS ON nodb", 0, 0,
+           "{\"results\":[{\"statement_id\":0},{\"statement_id\":1,\"error\":\"database not "
+           "found: nodb\"}]}\n");
     expect(f, "SELECT v FROM nodb..cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"database not found: nodb\""));
+    expect(f, "SELECT n FROM d..cpu, e..mem WHERE time > 0", 0, 0,
+           R0("\"error\":\"sources from several databases in one statement are not supported: "
+              "send one statement per database\""));
     expect(f, "SELECT mean(n), n FROM cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"mixing aggregate and non-aggregate queries is not supported\""));
     expect(f, "SELECT max(n), min(n), host FROM cpu WHERE time > 0", 0, 0,
@@ -470,6 +516,37 @@ static void test_statement_errors(void **state)
     expect(f, "SELECT n FROM cpu WHERE time > 0 AND host =~ /(/", 0, 0,
            R0("\"error\":\"error parsing regex /(/: bad regular expression: missing closing "
               "parenthesis\""));
+}
+
+/* Limits at their ends: no overflow, no huge allocation. */
+static void test_extremes(void **state)
+{
+    struct fx *f = *state;
+    expect(f, "SELECT moving_average(n, 1000000000000) FROM cpu WHERE time > 0", 1, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f,
+           "SELECT n FROM cpu WHERE time > 0 AND host = 'b' LIMIT 9223372036854775807 SLIMIT "
+           "9223372036854775807 SOFFSET 0",
+           1, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[["
+              "1700000060000000000,7]]}]"));
+    expect(f,
+           "SELECT n FROM cpu WHERE time > 0 OFFSET 9223372036854775807 SOFFSET "
+           "9223372036854775807",
+           1, 0, "{\"results\":[{\"statement_id\":0}]}\n");
+    expect(f, "SELECT n FROM cpu WHERE time > 1e40", 1, 0,
+           R0("\"error\":\"invalid time condition: compare time with now() - 1h, an RFC 3339 "
+              "string or an epoch with a unit (1700000000000ms)\""));
+    expect(f,
+           "SELECT n FROM cpu WHERE time > -9223372036854775807 AND time < 0 GROUP BY time(1h) "
+           "tz('Europe/Paris')",
+           1, 0, R0("\"error\":\"GROUP BY requires at least one aggregate function\""));
+    expect(f,
+           "SELECT count(n) FROM cpu WHERE time >= 1700000000000ms AND time < 1700000060000ms "
+           "GROUP BY time(100000d) tz('Europe/Paris')",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\"],\"values\":[["
+              "-3600,2]]}]"));
 }
 
 static void test_chunks(void **state)
@@ -504,6 +581,23 @@ static void test_meta(void **state)
     expect(f, "SHOW TAG VALUES FROM cpu WITH KEY IN (host, region) WHERE region = 'us'", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
               "\"host\",\"b\"],[\"region\",\"us\"]]}]"));
+    /* a time range and a host: answered from the catalog */
+    expect(f,
+           "SHOW TAG VALUES FROM cpu WITH KEY = \"region\" WHERE time >= 1700000050000ms AND "
+           "host = 'b'",
+           0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"region\",\"us\"]]}]"));
+    expect(f, "SHOW TAG KEYS WHERE time < 1600000000000ms; SHOW MEASUREMENTS WHERE time > now()", 0,
+           0, "{\"results\":[{\"statement_id\":0},{\"statement_id\":1}]}\n");
+    /* LIMIT and OFFSET over the (key, value) rows of a measurement */
+    expect(f, "SHOW TAG VALUES FROM cpu WITH KEY IN (host, region) LIMIT 2 OFFSET 1", 0, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"key\",\"value\"],\"values\":[["
+              "\"host\",\"b\"],[\"region\",\"eu\"]]}]"));
+    expect(f, "SHOW FIELD KEYS FROM cpu LIMIT 1 OFFSET 1; SHOW TAG KEYS OFFSET 5", 0, 0,
+           "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"columns\":["
+           "\"fieldKey\",\"fieldType\"],\"values\":[[\"usage\",\"float\"]]}]},{\"statement_id\":"
+           "1}]}\n");
     expect(f, "SHOW FIELD KEYS FROM cpu", 0, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"fieldKey\",\"fieldType\"],\"values\":"
               "[[\"n\",\"integer\"],[\"usage\",\"float\"]]}]"));
@@ -547,6 +641,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_transformations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statement_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extremes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
     };
