@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "base/log.h"
@@ -753,6 +754,77 @@ done:
     return b;
 }
 
+/* Whether every entry of f reads (every block's CRC and decoding). */
+static bool file_reads_whole(const struct file_meta *f)
+{
+    struct sst_scan *sc = sst_scan_new(f->table);
+    while (sst_scan_valid(sc))
+        sst_scan_next(sc);
+    int rc = sst_scan_status(sc);
+    sst_scan_free(sc);
+    return rc == ERR_OK;
+}
+
+/* After a merge of files idx[0..k) of v failed with ERR_CORRUPT: the
+ * inputs that do not read whole leave the partition (a new manifest
+ * without them) and move to its quarantine/ folder, kept for inspection,
+ * so that compaction goes on with the others instead of failing at every
+ * run while files pile up. Their rows are no longer read; the reads that
+ * met the damage failed already. ERR_OK if some file went, ERR_CORRUPT if
+ * every input reads whole (the damage is elsewhere), or the manifest's
+ * error. */
+static int quarantine(struct part *p, struct version *v, const size_t *idx, size_t k, bool *fatal)
+{
+    bool *drop = xcalloc(v->n + 1, sizeof *drop);
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!file_reads_whole(v->files[idx[i]])) {
+            drop[idx[i]] = true;
+            n++;
+        }
+    if (n == 0) {
+        free(drop);
+        return ERR_CORRUPT;
+    }
+    struct version *nv = edit(v, drop, NULL, 0);
+    bool replaced = false;
+    int rc = part_write_manifest(p, nv, p->flushed_gen, p->last_seq, &replaced);
+    if (rc) {
+        if (replaced) { /* the new manifest may be live: serve what it lists */
+            part_install(p, nv);
+            nv = NULL;
+            *fatal = true;
+        }
+        version_unref(nv);
+        free(drop);
+        return rc;
+    }
+    part_install(p, nv);
+    struct env *env = p->db->store->env;
+    struct buf dir = BUF_INIT, to = BUF_INIT;
+    buf_printf(&dir, "%s/quarantine", p->dir);
+    env_mkdir(env, dir.data);
+    for (size_t i = 0; i < v->n; i++) {
+        if (!drop[i])
+            continue;
+        const struct file_meta *f = v->files[i];
+        const char *base = strrchr(f->path, '/');
+        buf_reset(&to);
+        buf_printf(&to, "%s/%s", dir.data, base ? base + 1 : f->path);
+        int mrc = env_rename(env, f->path, to.data);
+        atomic_fetch_add(&p->db->m.quarantined, 1);
+        log_error("%s: damaged, taken out of the partition%s%s (%" PRIu64
+                  " entries no longer read); compaction goes on without it",
+                  f->path, mrc == ERR_OK ? " and moved to " : "", mrc == ERR_OK ? to.data : "",
+                  f->props.entries);
+    }
+    env_sync_dir(env, p->dir);
+    buf_destroy(&dir);
+    buf_destroy(&to);
+    free(drop);
+    return ERR_OK;
+}
+
 static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
 {
     struct store_db *db = p->db;
@@ -771,6 +843,12 @@ static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
         o.merged = merged_catalog(p, v, idx, mp->k, c);
         o.merged_window = mp->window;
         rc = merge_window(p, v, idx, mp->k, mp->full, c->cutoff, &c->cuts, c->tombs, &o, &expired);
+        if (rc == ERR_CORRUPT && quarantine(p, v, idx, mp->k, fatal) == ERR_OK) {
+            /* nothing of this run is installed: the next one merges anew */
+            outputs_free(&o, true);
+            free(drop);
+            return ERR_OK;
+        }
         /* the window's builder stays open until outputs_finish: finish it
          * now so its files can carry the cut */
         for (size_t b = 0; !rc && b < o.nopen; b++)

@@ -29,6 +29,7 @@ enum fam {
     F_FLUSH_ERRORS,
     F_WRITE_BYTES,
     F_CORRUPT,
+    F_QUARANTINED,
     F_BUSY,
     F_STALL_SECS,
     F_NOSPC,
@@ -74,6 +75,9 @@ static const char *const fam_info[F_COUNT][3] = {
     {"flush_errors_total", "counter", "Flushes that failed and will be retried."},
     {"write_bytes_total", "counter", "Bytes of write batches accepted."},
     {"corruption_errors_total", "counter", "Damaged blocks or files found by readers."},
+    {"quarantined_files_total", "counter",
+     "Damaged SSTables a compaction took out of their partition (moved to its quarantine/ "
+     "folder)."},
     {"write_busy_total", "counter", "Writes refused with ERR_BUSY (memtable budget full)."},
     {"write_stall_seconds_total", "counter",
      "Time writes waited for flushes to bring the memtables under budget (raise memtable_bytes if "
@@ -219,6 +223,7 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     db_line(fam, F_FLUSH_ERRORS, db, atomic_load(&m->flush_errors));
     db_line(fam, F_WRITE_BYTES, db, atomic_load(&m->bytes_written_user));
     db_line(fam, F_CORRUPT, db, atomic_load(&m->corrupt));
+    db_line(fam, F_QUARANTINED, db, atomic_load(&m->quarantined));
     db_line(fam, F_BUSY, db, atomic_load(&m->busy_rejects));
     db_line_secs(fam, F_STALL_SECS, db, atomic_load(&m->stall_ns));
     db_line(fam, F_NOSPC, db, atomic_load(&m->nospc));

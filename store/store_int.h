@@ -39,7 +39,8 @@ struct db_metrics {
     atomic_ullong flushes, flush_ns, compactions, compact_ns;
     atomic_ullong bytes_flushed, bytes_compacted, bytes_written_user, blocks_copied;
     atomic_ullong corrupt, busy_rejects, nospc, ttl_files_dropped, flush_errors;
-    atomic_ullong stall_ns; /* writers' waits for the memtable budget */
+    atomic_ullong quarantined; /* damaged files taken out of their partition */
+    atomic_ullong stall_ns;    /* writers' waits for the memtable budget */
     atomic_ullong ttl_bytes_reclaimed, ttl_rows_expired, rows_deleted;
     atomic_ullong range_deletes, range_tombs_purged;
     atomic_ullong guard_windows_dropped, guard_bytes_dropped;
