@@ -1,9 +1,10 @@
 /* GET /api/v1/tail: the live tail (query/tail.h) over HTTP, as NDJSON or,
  * for Accept: text/event-stream (or format=sse), as Server-Sent Events.
- * The response streams through libmicrohttpd's content reader, which
- * blocks for new rows: that needs a thread per connection (http_threads =
- * 0, the default); with a shared pool a blocked reader would hold up the
- * pool's other connections, so the route answers 501 there. The hub lives
+ * The response streams through libmicrohttpd's content reader. With a
+ * thread per connection (http_threads = 0, the default) the reader blocks
+ * for new rows; with a shared pool a blocked reader would hold up the
+ * pool's other connections, so it suspends its connection instead and the
+ * hub resumes it (MHD_ALLOW_SUSPEND_RESUME, set by server.c). The hub lives
  * in struct server: made at start, shut down (every stream ends) when the
  * server stops accepting, freed after the last connection. */
 #include <poll.h>
@@ -21,10 +22,12 @@
  * up (a blocked reader learns of it no other way). */
 #define TAIL_WAIT_NS (250LL * 1000 * 1000)
 
-/* The content reader's state: the client and its connection's socket. */
+/* The content reader's state: the client and its connection. */
 struct tail_stream {
     struct tail_client *c;
+    struct MHD_Connection *con;
     int fd;
+    bool pooled; /* a thread serves many connections: suspend, never block */
 };
 
 int h_tail_start(void)
@@ -70,10 +73,39 @@ static bool hung_up(int fd)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+static void stream_suspend(void *arg)
+{
+    MHD_suspend_connection(arg);
+}
+
+static void stream_resume(void *arg)
+{
+    MHD_resume_connection(arg);
+}
+
+/* With a thread pool: reads what there is, else suspends the connection
+ * until the hub wakes it (rows, keep-alive, shutdown). */
+static ssize_t pooled_read(struct tail_stream *ts, char *out, size_t max)
+{
+    for (;;) {
+        ssize_t n = tail_read(ts->c, out, max, 0);
+        if (n > 0)
+            return n;
+        if (n < 0)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if (hung_up(ts->fd)) /* noticed after an output: a keep-alive at the latest */
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (tail_park(ts->c, stream_suspend, ts->con))
+            return 0; /* libmicrohttpd calls again once resumed */
+    }
+}
+
 static ssize_t tail_stream_read(void *cls, uint64_t pos, char *out, size_t max)
 {
     (void)pos;
     struct tail_stream *ts = cls;
+    if (ts->pooled)
+        return pooled_read(ts, out, max);
     for (;;) {
         ssize_t n = tail_read(ts->c, out, max, TAIL_WAIT_NS);
         if (n > 0)
@@ -129,6 +161,10 @@ static enum MHD_Result tail_respond(struct MHD_Connection *con, struct srv_req *
 {
     struct tail_stream *ts = xcalloc(1, sizeof *ts);
     ts->c = c;
+    ts->con = con;
+    ts->pooled = server.cfg->http_threads != 0;
+    if (ts->pooled)
+        tail_set_wake(c, stream_resume, con);
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
     ts->fd = ci ? ci->connect_fd : -1;
@@ -154,9 +190,6 @@ enum MHD_Result h_tail(struct MHD_Connection *con, struct srv_req *req, const ch
     const char *db = srv_arg(con, "db");
     if (!auth_require(con, req, CFG_RIGHT_READ, db))
         return MHD_YES;
-    if (server.cfg->http_threads != 0)
-        return reply_error(con, req, MHD_HTTP_NOT_IMPLEMENTED,
-                           "live tail needs a thread per connection: set http_threads = 0");
     int fmt = tail_format(con);
     if (fmt < 0)
         return reply_error(con, req, MHD_HTTP_BAD_REQUEST, "format must be ndjson or sse");

@@ -502,6 +502,8 @@ int srv_start(const struct config *cfg, struct store *store)
      * other connections of that thread wait with it. */
     if (cfg->http_threads == 0)
         flags |= MHD_USE_THREAD_PER_CONNECTION;
+    else
+        flags |= MHD_ALLOW_SUSPEND_RESUME; /* tail streams wait suspended (h_tail.c) */
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (tls_setup(cfg, &flags) != ERR_OK) {

@@ -54,6 +54,11 @@ struct tail_client {
     uint64_t skip_upto; /* mu: live rows of seq <= this were in the initial rows */
     uint64_t dropped;   /* mu: rows not buffered since the last marker */
     bool ended;         /* mu: the hub shut down */
+    /* a parked reader (tail_park): woken through wake(wake_arg) */
+    void (*wake)(void *arg); /* set once before the first read */
+    void *wake_arg;
+    bool parked;      /* mu */
+    int64_t park_due; /* mu: monotonic time its keep-alive is due */
 };
 
 struct tail_hub {
@@ -186,6 +191,16 @@ static void client_push(struct tail_hub *h, struct tail_client *c, uint64_t seq,
     pthread_mutex_unlock(&c->mu); /* woken once per batch (dispatch_batch) */
 }
 
+/* Wakes c's reader. REQUIRES: c->mu. */
+static void client_wake(struct tail_client *c)
+{
+    pthread_cond_signal(&c->cond);
+    if (c->parked) {
+        c->parked = false;
+        c->wake(c->wake_arg);
+    }
+}
+
 /* Counts n lost rows for every client of db. */
 static void clients_lost(struct tail_hub *h, const struct tail_batch *b)
 {
@@ -195,7 +210,7 @@ static void clients_lost(struct tail_hub *h, const struct tail_batch *b)
             continue;
         pthread_mutex_lock(&c->mu);
         c->dropped += b->lost_rows;
-        pthread_cond_signal(&c->cond);
+        client_wake(c);
         pthread_mutex_unlock(&c->mu);
         atomic_fetch_add(&h->rows_dropped, b->lost_rows);
     }
@@ -327,7 +342,7 @@ static void wake_readers(struct tail_hub *h)
     for (struct tail_client *c = h->clients; c; c = c->next) {
         pthread_mutex_lock(&c->mu);
         if (c->q.len > c->qpos)
-            pthread_cond_signal(&c->cond);
+            client_wake(c);
         pthread_mutex_unlock(&c->mu);
     }
 }
@@ -360,13 +375,45 @@ static void dispatch_batch(struct tail_hub *h, struct tail_batch *b)
     pthread_mutex_unlock(&h->mu);
 }
 
+/* Wakes the parked readers whose keep-alive is due. */
+static void wake_due(struct tail_hub *h)
+{
+    int64_t now = clock_mono_ns();
+    pthread_mutex_lock(&h->mu);
+    for (struct tail_client *c = h->clients; c; c = c->next) {
+        pthread_mutex_lock(&c->mu);
+        if (c->parked && c->park_due <= now)
+            client_wake(c);
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+#define TICK_NS (100LL * 1000 * 1000)
+
 static void *dispatcher(void *arg)
 {
     struct tail_hub *h = arg;
+    int64_t next_tick = clock_mono_ns() + TICK_NS;
     pthread_mutex_lock(&h->qmu);
     for (;;) {
-        while (!h->head && !h->stop)
-            pthread_cond_wait(&h->qcond, &h->qmu);
+        while (!h->head && !h->stop && clock_mono_ns() < next_tick) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += TICK_NS;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&h->qcond, &h->qmu, &ts);
+        }
+        if (clock_mono_ns() >= next_tick) { /* keep-alives of parked readers */
+            next_tick = clock_mono_ns() + TICK_NS;
+            pthread_mutex_unlock(&h->qmu);
+            wake_due(h);
+            pthread_mutex_lock(&h->qmu);
+            continue;
+        }
         if (!h->head)
             break; /* stopped and drained */
         struct tail_batch *b = h->head;
@@ -416,7 +463,7 @@ void tail_hub_shutdown(struct tail_hub *h)
     for (struct tail_client *c = h->clients; c; c = c->next) {
         pthread_mutex_lock(&c->mu);
         c->ended = true;
-        pthread_cond_broadcast(&c->cond);
+        client_wake(c);
         pthread_mutex_unlock(&c->mu);
     }
     pthread_mutex_unlock(&h->mu);
@@ -781,4 +828,24 @@ ssize_t tail_read(struct tail_client *c, char *buf, size_t max, int64_t wait_ns)
         return 0;
     c->last_out_ns = now;
     return (ssize_t)copy_part(c, buf, max);
+}
+
+void tail_set_wake(struct tail_client *c, void (*wake)(void *arg), void *arg)
+{
+    c->wake = wake;
+    c->wake_arg = arg;
+}
+
+bool tail_park(struct tail_client *c, void (*suspend)(void *arg), void *arg)
+{
+    bool parked = false;
+    pthread_mutex_lock(&c->mu);
+    if (c->qpos == c->q.len && !c->dropped && !c->ended && c->wake) {
+        c->parked = true;
+        c->park_due = c->last_out_ns + c->hub->o.keepalive_ns;
+        suspend(arg);
+        parked = true;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return parked;
 }

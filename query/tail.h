@@ -79,6 +79,16 @@ int tail_open(struct tail_hub *h, const char *(*get)(void *arg, const char *name
  * the byte count; 0 when nothing came within wait_ns; -1 once the stream
  * has ended (shutdown). A row longer than max is handed over in pieces. */
 ssize_t tail_read(struct tail_client *c, char *buf, size_t max, int64_t wait_ns);
+/* For a reader that cannot block (a thread serving many connections):
+ * tail_read with wait_ns 0, and when it gives 0, tail_park. tail_park
+ * calls suspend(arg) and returns true if there is still nothing to read
+ * (the stream has not ended), else returns false (read again). Once
+ * parked, the hub calls the wake function (set once with tail_set_wake,
+ * before the first read) from its thread when there is output, when the
+ * keep-alive is due or at shutdown. suspend and wake are called with the
+ * client's lock held: they must not call back into the hub. */
+void tail_set_wake(struct tail_client *c, void (*wake)(void *arg), void *arg);
+bool tail_park(struct tail_client *c, void (*suspend)(void *arg), void *arg);
 /* Unregisters and frees the client. NULL ok. */
 void tail_close(struct tail_client *c);
 

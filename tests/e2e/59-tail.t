@@ -38,13 +38,14 @@ lp() {
     curl -s -o /dev/null -w '%{http_code}' -XPOST "$LB_URL/write?db=${DB:-t}" --data-binary "$1" |
         grep -q 204
 }
-# no_clients: waits (up to 5 s) until the daemon has let go of every tail
-# client (a client that hung up is noticed within a quarter second)
+# no_clients: waits (up to 10 s) until the daemon has let go of every tail
+# client (a client that hung up is noticed within a quarter second, with
+# http_threads > 0 at its next keep-alive)
 no_clients() {
     n=0
     while ! curl -s "$LB_URL/metrics" | grep -q "^logbucket_tail_clients 0$"; do
         n=$((n + 1))
-        [ $n -lt 100 ] || return 1
+        [ $n -lt 200 ] || return 1
         sleep 0.05
     done
 }
@@ -53,7 +54,8 @@ rss_kb() {
 }
 
 test_expect_success 'start with small tail buffers and a 1 s keep-alive' '
-    lb_start --set tail_keepalive=1s --set tail_buffer_bytes=64KiB --set max_tail_clients=8 \
+    lb_start --set http_threads=${TAIL_HTTP_THREADS:-0} --set tail_keepalive=1s \
+        --set tail_buffer_bytes=64KiB --set max_tail_clients=8 \
         --set memtable_bytes=16MiB --set wal_sync=none &&
     lp "boot,host=h v=1 1"
 '
@@ -185,6 +187,7 @@ test_expect_success 'bad parameters are 400 with the reason, an unknown database
 '
 
 test_expect_success 'max_tail_clients: one more is 503 with a clear error' '
+    no_clients &&
     for i in 1 2 3 4 5 6 7 8; do tail_bg m$i "/api/v1/tail?db=t" || return 1; done &&
     test "$(lb_req GET "/api/v1/tail?db=t")" = 503 &&
     grep -q "max_tail_clients = 8" body &&

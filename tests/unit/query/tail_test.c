@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "base/clock.h"
 #include "base/err.h"
@@ -334,6 +335,58 @@ static void test_sse_keepalive_shutdown(void **state)
     buf_destroy(&err);
 }
 
+static atomic_int suspends, wakes;
+
+static void count_suspend(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&suspends, 1);
+}
+
+static void count_wake(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&wakes, 1);
+}
+
+static bool wait_wakes(int n)
+{
+    for (int i = 0; i < 200 && atomic_load(&wakes) < n; i++)
+        usleep(10 * 1000);
+    return atomic_load(&wakes) >= n;
+}
+
+/* A reader that cannot block parks; the hub wakes it once for rows and
+ * once at shutdown, never while it is not parked. */
+static void test_park_and_wake(void **state)
+{
+    struct fx *f = *state;
+    struct params p = {{"db"}, {"d"}};
+    struct tail_client *c = NULL;
+    struct buf err = BUF_INIT;
+    assert_int_equal(open_client(f, &p, TAIL_NDJSON, &c, &err), 0);
+    tail_set_wake(c, count_wake, NULL);
+    char tmp[512];
+    assert_int_equal(tail_read(c, tmp, sizeof tmp, 0), 0);
+    assert_true(tail_park(c, count_suspend, NULL));
+    assert_int_equal(atomic_load(&suspends), 1);
+    put(f->db, "a", 1, 1);
+    assert_true(wait_wakes(1));
+    ssize_t n = tail_read(c, tmp, sizeof tmp, 0);
+    assert_true(n > 0 && memmem(tmp, (size_t)n, "\"n\":1}", 6));
+    put(f->db, "a", 2, 1); /* not parked: no wake, the row waits */
+    usleep(200 * 1000);
+    assert_int_equal(atomic_load(&wakes), 1);
+    assert_false(tail_park(c, count_suspend, NULL)); /* there is a row: read it */
+    assert_true(tail_read(c, tmp, sizeof tmp, 0) > 0);
+    assert_true(tail_park(c, count_suspend, NULL));
+    tail_hub_shutdown(f->hub);
+    assert_true(wait_wakes(2));
+    assert_int_equal(tail_read(c, tmp, sizeof tmp, 0), -1);
+    tail_close(c);
+    buf_destroy(&err);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -343,6 +396,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dropped_marker, setup_small, teardown),
         cmocka_unit_test_setup_teardown(test_initial_then_live, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sse_keepalive_shutdown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_park_and_wake, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
