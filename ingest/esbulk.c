@@ -305,11 +305,11 @@ static bool render_item(struct esbulk_parser *p, const char *reason, struct buf 
     buf_puts(o, "\":{");
     if (f & ESBULK_ITEM_INDEX) {
         member(o, &first, "_index");
-        json_str(o, p->index.data, p->index.len);
+        json_str(o, buf_cstr(&p->index), p->index.len); /* data may be NULL */
     }
     if (f & ESBULK_ITEM_ID) {
         member(o, &first, "_id");
-        json_str(o, p->id.data, p->id.len);
+        json_str(o, buf_cstr(&p->id), p->id.len);
     }
     if (!reason && is_full) {
         buf_printf(o,
