@@ -27,6 +27,8 @@ static const struct route routes[] = {
     {"/_index_template/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
     {"/_template/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
     {"/_ilm/policy/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_ingest/pipeline/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_alias/*", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
 };
 
 /* path[0..plen) matches pattern, where a '*' stands for one non-empty path
