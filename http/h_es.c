@@ -104,7 +104,8 @@ static bool starts(const char *path, const char *prefix)
     return strncmp(path, prefix, strlen(prefix)) == 0;
 }
 
-/* Index templates, legacy templates and ILM policies: none is kept. */
+/* Index templates, legacy templates, ILM policies, ingest pipelines: none
+ * is kept. */
 static enum MHD_Result templates(struct MHD_Connection *con, struct srv_req *req,
                                  const char *method)
 {
@@ -144,6 +145,10 @@ static enum MHD_Result probe_reply(struct MHD_Connection *con, struct srv_req *r
                          "\"tagline\":\"You know, for X\"}\n");
     if (starts(path, "/_nodes"))
         return nodes(con, req);
+    if (starts(path, "/_alias/"))
+        /* Logstash's rollover alias: said to exist, so it writes to it
+         * (the index is only the event's name here) */
+        return send_json(con, req, MHD_HTTP_OK, "{}\n");
     return templates(con, req, req->method);
 }
 

@@ -32,6 +32,8 @@ static const struct route routes[] = {
     {"/loki/api/v1/push", "POST", ROUTE_LOKI_PUSH, h_logs, AUTH_HANDLER, true},
     {"/v1/logs", "POST", ROUTE_OTLP_LOGS, h_logs, AUTH_HANDLER, true},
     {"/otlp/v1/logs", "POST", ROUTE_OTLP_LOGS, h_logs, AUTH_HANDLER, true},
+    {"/_ingest/pipeline/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
+    {"/_alias/*", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
 };
 
 /* path[0..plen) matches pattern, where a '*' stands for one non-empty path

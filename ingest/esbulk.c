@@ -71,8 +71,9 @@ static void fail(struct esbulk_parser *p, const char *what, const char *detail)
 
 static bool op_parse(struct slice k, enum esbulk_op *op)
 {
+    static const size_t lens[] = {5, 6, 6, 6}; /* of op_names */
     for (int i = 0; i < 4; i++)
-        if (slice_eq(k, slice_cstr(op_names[i]))) {
+        if (k.len == lens[i] && memcmp(k.ptr, op_names[i], k.len) == 0) {
             *op = (enum esbulk_op)i;
             return true;
         }
@@ -116,8 +117,8 @@ static bool read_meta(struct esbulk_parser *p, struct jscan *s)
     }
     if (!has_index && p->url_index)
         buf_puts(&p->index, p->url_index);
-    if (!p->id.len)
-        gen_id(p, &p->id);
+    if (!p->id.len && (p->filter & ESBULK_ITEM_ID))
+        gen_id(p, &p->id); /* only when the reply shows it */
     return true;
 }
 
@@ -305,11 +306,11 @@ static bool render_item(struct esbulk_parser *p, const char *reason, struct buf 
     buf_puts(o, "\":{");
     if (f & ESBULK_ITEM_INDEX) {
         member(o, &first, "_index");
-        json_str(o, p->index.data, p->index.len);
+        json_str(o, buf_cstr(&p->index), p->index.len); /* data may be NULL */
     }
     if (f & ESBULK_ITEM_ID) {
         member(o, &first, "_id");
-        json_str(o, p->id.data, p->id.len);
+        json_str(o, buf_cstr(&p->id), p->id.len);
     }
     if (!reason && is_full) {
         buf_printf(o,

@@ -32,13 +32,6 @@ bool jscan_fail(struct jscan *s, const char *why)
     return false;
 }
 
-char jscan_peek(struct jscan *s)
-{
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
-        s->p++;
-    return s->p < s->end ? *s->p : 0;
-}
-
 bool jscan_expect(struct jscan *s, char c)
 {
     if (jscan_peek(s) != c || s->p == s->end)

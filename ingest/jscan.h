@@ -30,8 +30,14 @@ enum jscan_type { JS_STRING, JS_INT, JS_FLOAT, JS_TRUE, JS_FALSE, JS_NULL, JS_OB
 
 /* Starts scanning line[0..len); scratch is reset and reserved. */
 void jscan_init(struct jscan *s, const char *line, size_t len, struct buf *scratch);
-/* Skips blanks; returns the next byte or 0 at the end. */
-char jscan_peek(struct jscan *s);
+/* Skips blanks; returns the next byte or 0 at the end. Inline: called
+ * before every token. */
+static inline char jscan_peek(struct jscan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+        s->p++;
+    return s->p < s->end ? *s->p : 0;
+}
 /* Consumes c (after blanks) or fails. */
 bool jscan_expect(struct jscan *s, char c);
 /* A string (the opening quote next): its bytes in *out. */

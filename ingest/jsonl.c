@@ -6,6 +6,7 @@
 #include "ingest/jsonl.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,12 +326,14 @@ static bool take_string(struct jsonl_parser *p, const char *keys, struct slice *
     return false;
 }
 
+/* Whole milliseconds and the fraction apart: ms * 1e6 in one double would
+ * lose the nanoseconds (1714557600000.5 ms is ...000499968 ns). */
 static bool millis_to_ns(double ms, int64_t *out)
 {
-    double ns = ms * 1e6;
-    if (!(ns >= -9.2e18 && ns <= 9.2e18))
+    if (!(ms >= -9.2e12 && ms <= 9.2e12))
         return false;
-    *out = (int64_t)ns;
+    double whole = floor(ms);
+    *out = (int64_t)whole * 1000000 + (int64_t)llround((ms - whole) * 1e6);
     return true;
 }
 

@@ -39,7 +39,10 @@ test_expect_success 'the probes shippers make at start are answered, with X-Elas
     test "$(lb_req PUT /_template/old -H "Content-Type: application/json" --data-binary "{}")" = 200 &&
     test "$(lb_req GET /_ilm/policy/logstash-policy)" = 404 && grep -q "resource_not_found_exception" body &&
     test "$(lb_req PUT /_ilm/policy/logstash-policy -H "Content-Type: application/json" \
-        --data-binary "{\"policy\":{}}")" = 200 && is_es
+        --data-binary "{\"policy\":{}}")" = 200 && is_es &&
+    test "$(lb_req HEAD /_alias/logstash -I)" = 200 && is_es &&
+    test "$(lb_req GET /_ingest/pipeline/p)" = 404 &&
+    test "$(lb_req PUT /_ingest/pipeline/p -H "Content-Type: application/json" --data-binary "{}")" = 200
 '
 
 test_expect_success 'POST /{index}/_bulk stores index and create documents with the mapping' '

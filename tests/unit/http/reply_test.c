@@ -75,6 +75,23 @@ static void test_routes(void **state)
     assert_int_equal(route_find("POST", "/api/v1/query", &allow)->id, ROUTE_BAD_METHOD);
     assert_int_equal(route_find("POST", "/api/v1/sql", &allow)->id, ROUTE_SQL);
     assert_int_equal(route_find("GET", "/api/v1/sql", &allow)->id, ROUTE_SQL);
+    assert_int_equal(route_find("POST", "/api/v3/write_lp", &allow)->id, ROUTE_WRITE_V3);
+    /* Elasticsearch: a '*' in a route is one non-empty path segment */
+    assert_int_equal(route_find("POST", "/_bulk", &allow)->id, ROUTE_ES_BULK);
+    assert_int_equal(route_find("PUT", "/_bulk/", &allow)->id, ROUTE_ES_BULK);
+    assert_int_equal(route_find("POST", "/logs-2024.05/_bulk", &allow)->id, ROUTE_ES_BULK);
+    assert_int_equal(route_find("GET", "/logs/_bulk", &allow)->id, ROUTE_BAD_METHOD);
+    assert_int_equal(route_find("POST", "//_bulk", &allow)->id, ROUTE_NOT_FOUND);
+    assert_int_equal(route_find("POST", "/a/b/_bulk", &allow)->id, ROUTE_NOT_FOUND);
+    assert_int_equal(route_find("POST", "/logs/_bulkx", &allow)->id, ROUTE_NOT_FOUND);
+    assert_int_equal(route_find("HEAD", "/", &allow)->id, ROUTE_ES_ROOT);
+    assert_int_equal(route_find("HEAD", "/_cat/health", &allow)->id, ROUTE_ES_PROBE);
+    assert_int_equal(route_find("GET", "/_nodes", &allow)->id, ROUTE_ES_PROBE);
+    assert_int_equal(route_find("GET", "/_nodes/http", &allow)->id, ROUTE_ES_PROBE);
+    assert_int_equal(route_find("PUT", "/_index_template/filebeat", &allow)->id, ROUTE_ES_PROBE);
+    assert_int_equal(route_find("PUT", "/_index_template/", &allow)->id, ROUTE_NOT_FOUND);
+    assert_int_equal(route_find("GET", "/_ilm/policy/p", &allow)->id, ROUTE_ES_PROBE);
+    assert_int_equal(route_find("DELETE", "/_ilm/policy/p", &allow)->id, ROUTE_BAD_METHOD);
 }
 
 int main(void)

@@ -128,6 +128,28 @@ static size_t count_rows(struct store_db *db)
     return n;
 }
 
+/* store_write_nosync (InfluxDB 3's no_sync) under wal_sync = always: no
+ * fsync before it returns, the row readable at once; store_write syncs. */
+static void test_write_nosync(void **state)
+{
+    struct fixture *f = *state;
+    fx_close(f);
+    f->o.wal_sync = STORE_SYNC_ALWAYS;
+    fx_open(f);
+    struct store_db *db = mkdb(f, "ns", 4, true, 0);
+    long syncs = atomic_load(&f->fe.syncs);
+    struct batch *b = batch_new();
+    batch_put(b, T0 + 1, slice_cstr("h"), slice_cstr("e"), slice_cstr("v1"));
+    assert_int_equal(store_write_nosync(db, b), ERR_OK);
+    batch_free(b);
+    assert_int_equal(atomic_load(&f->fe.syncs), syncs);
+    expect_get(db, T0 + 1, "h", "e", "v1");
+    put1(db, T0 + 2, "h", "e", "v2");
+    assert_true(atomic_load(&f->fe.syncs) > syncs);
+    expect_get(db, T0 + 2, "h", "e", "v2");
+    store_db_unref(db);
+}
+
 static void test_basic(void **state)
 {
     struct fixture *f = *state;
@@ -1125,6 +1147,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_files_stay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_rows_bounded, setup, teardown),
         cmocka_unit_test(test_bucket_spread),
+        cmocka_unit_test_setup_teardown(test_write_nosync, setup, teardown),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,178 @@
+/* The Elasticsearch document reader (jsonl_parse_es over jscan): a table
+ * of documents with the fields or the error each must give (strings and
+ * their escapes, numbers, nesting, arrays, strictness), and the fast
+ * decimal path checked against strtod. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ingest/jsonl.h"
+#include "render.h"
+
+static const struct jsonl_es_map map = {"@timestamp", "host", "", false, "message"};
+
+static const struct {
+    const char *in, *want;
+} cases[] = {
+    {"{\"a\":\"x\\\"y\\\\z\\/\\b\\f\\n\\r\\t\"}", "idx|||a:S\"x\"y\\z/\b\f\n\r\t\"|-"},
+    {"{\"a\":\"\\u00e9\\ud83d\\ude00\\u20AC\"}",
+     "idx|||a:S\"\xc3\xa9\xf0\x9f\x98\x80\xe2\x82\xac\"|-"},
+    {"{\"a\":\"caf\xc3\xa9 plain and long enough to take the wide scan\"}",
+     "idx|||a:S\"caf\xc3\xa9 plain and long enough to take the wide scan\"|-"},
+    {"{\"a\":1,\"b\":-0,\"c\":1.5,\"d\":1e3,\"e\":-2.5E-3,\"f\":9223372036854775807,"
+     "\"g\":-9223372036854775808}",
+     "idx|||a:I1;b:I0;c:F1.5;d:F1000;e:F-0.0025000000000000001;f:I9223372036854775807;"
+     "g:I-9223372036854775808|-"},
+    {"{\"x\":0.1,\"y\":123456789012345678.5,\"z\":0.000123}",
+     "idx|||x:F0.10000000000000001;y:F1.2345678901234568e+17;z:F0.00012300000000000001|-"},
+    {"{\"a\":[1, {\"b\": \"c d\"}, null, \"q\\\"\"],\"e\":[]}",
+     "idx|||a:S\"[1,{\"b\":\"c d\"},null,\"q\\\"\"]\";e:S\"[]\"|-"},
+    {" { \"a\" : { \"b\" : { \"c\" : true } } , \"d\" : null , \"f\" : false } ",
+     "idx|||a.b.c:Bt;f:Bf|-"},
+    {"{\"@timestamp\":\"2024-05-01T10:00:00.5+02:00\",\"host\":\"h\",\"message\":\"m\"}",
+     "idx|h||msg:S\"m\"|1714550400500000000"},
+    {"{\"@timestamp\":1714557600000.5,\"message\":7}", "idx|||message:I7|1714557600000500000"},
+    {"{\"@timestamp\":\"1714557600001\",\"v\":1}", "idx|||v:I1|1714557600001000000"},
+    /* errors */
+    {"{\"a\":\"\\ud800\"}", "BAD invalid JSON: invalid \\u escape"},
+    {"{\"a\":\"\\udc00\\ud800\"}", "BAD invalid JSON: invalid \\u escape"},
+    {"{\"a\":\"\\u0000\"}", "BAD invalid JSON: \\u0000 is not allowed in a string"},
+    {"{\"a\":\"\\x\"}", "BAD invalid JSON: invalid escape in a string"},
+    {"{\"a\":\"tab\there\"}", "BAD invalid JSON: control character in a string"},
+    {"{\"a\":\"\xff\"}", "BAD invalid JSON: invalid UTF-8 in a string"},
+    {"{\"a\":\"\xed\xa0\x80\"}", "BAD invalid JSON: invalid UTF-8 in a string"},
+    {"{\"a\":\"open}", "BAD invalid JSON: unterminated string"},
+    {"{\"a\":9223372036854775808}", "BAD invalid JSON: integer out of range (int64)"},
+    {"{\"a\":1e999}", "BAD invalid JSON: number out of range"},
+    {"{\"a\":01}", "BAD invalid JSON: ',' or '}' expected"},
+    {"{\"a\":1.}", "BAD invalid JSON: invalid number"},
+    {"{\"a\":.5}", "BAD invalid JSON: invalid value"},
+    {"{\"a\":-}", "BAD invalid JSON: invalid number"},
+    {"{\"a\":tru}", "BAD invalid JSON: invalid literal"},
+    {"{\"a\":1} x", "BAD invalid JSON: text after the document"},
+    {"{\"a\":1,}", "BAD invalid JSON: string expected"},
+    {"{\"a\" 1}", "BAD invalid JSON: ':' expected"},
+    {"{\"a\":1", "BAD invalid JSON: ',' or '}' expected"},
+    {"{\"a\":[1,2}", "BAD invalid JSON: ',' or ']' expected"},
+    {"[]", "BAD line is not a JSON object"},
+    {"", "BAD empty document"},
+    {"{}", "BAD no fields (a document needs one besides its timestamp, host and event)"},
+    {"{\"a\":1,\"a\":2}", "BAD duplicate field key after flattening: a"},
+    {"{\"a.b\":1,\"a\":{\"b\":2}}", "BAD duplicate field key after flattening: a.b"},
+    {"{\"@timestamp\":[1],\"v\":1}",
+     "BAD bad timestamp (want RFC 3339 or epoch milliseconds) in @timestamp"},
+    {"{\"\":1}", "BAD empty field key"},
+};
+
+static void render(struct jsonl_parser *p, const char *in, struct buf *got)
+{
+    struct event ev;
+    const char *why = NULL;
+    buf_reset(got);
+    enum event_kind k = jsonl_parse_es(p, in, strlen(in), "idx", &map, &ev, &why);
+    if (k == EVENT_OK)
+        render_event(got, &ev);
+    else
+        buf_printf(got, "BAD %s", why);
+}
+
+static void test_documents(void **state)
+{
+    (void)state;
+    struct event_limits lim;
+    event_limits_default(&lim);
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    struct buf got = BUF_INIT;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        render(p, cases[i].in, &got);
+        if (strcmp(buf_cstr(&got), cases[i].want)) {
+            print_error("case %zu: got [%s] want [%s]\n", i, buf_cstr(&got), cases[i].want);
+            fail();
+        }
+    }
+    buf_destroy(&got);
+    jsonl_free(p);
+}
+
+/* Nesting is bounded (no stack overflow on a hostile document). */
+static void test_depth(void **state)
+{
+    (void)state;
+    struct event_limits lim;
+    event_limits_default(&lim);
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    struct buf doc = BUF_INIT, got = BUF_INIT;
+    for (int i = 0; i < 100; i++)
+        buf_puts(&doc, "{\"a\":");
+    buf_puts(&doc, "1");
+    for (int i = 0; i < 100; i++)
+        buf_putc(&doc, '}');
+    render(p, buf_cstr(&doc), &got);
+    assert_string_equal(buf_cstr(&got), "BAD invalid JSON: nested too deep");
+    buf_reset(&doc);
+    buf_puts(&doc, "{\"a\":");
+    for (int i = 0; i < 100; i++)
+        buf_putc(&doc, '[');
+    for (int i = 0; i < 100; i++)
+        buf_putc(&doc, ']');
+    buf_putc(&doc, '}');
+    render(p, buf_cstr(&doc), &got);
+    assert_string_equal(buf_cstr(&got), "BAD invalid JSON: nested too deep");
+    buf_destroy(&doc);
+    buf_destroy(&got);
+    jsonl_free(p);
+}
+
+/* Short decimals skip strtod: the result must be the same double. */
+static void test_decimals_match_strtod(void **state)
+{
+    (void)state;
+    struct event_limits lim;
+    event_limits_default(&lim);
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    uint64_t seed = 7;
+    char doc[64], num[40];
+    for (int i = 0; i < 20000; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int frac = (int)(seed >> 60);
+        unsigned long long m = (seed >> 14) % 1000000000000000ULL;
+        m >>= (seed >> 8) % 40;
+        snprintf(num, sizeof num, "%s%llu", (seed >> 7) & 1 ? "-" : "", m);
+        size_t n = strlen(num), digits = n - (num[0] == '-');
+        if (frac > 0 && (size_t)frac < digits) {
+            memmove(num + n - frac + 1, num + n - frac, (size_t)frac + 1);
+            num[n - frac] = '.';
+        } else {
+            strcat(num, ".0");
+        }
+        snprintf(doc, sizeof doc, "{\"v\":%s}", num);
+        struct event ev;
+        const char *why = NULL;
+        assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &map, &ev, &why), EVENT_OK);
+        assert_int_equal(ev.fields[0].type, REC_FLOAT);
+        double want = strtod(num, NULL);
+        if (memcmp(&ev.fields[0].v.f, &want, sizeof want)) {
+            print_error("%s: got %.17g want %.17g\n", num, ev.fields[0].v.f, want);
+            fail();
+        }
+    }
+    jsonl_free(p);
+}
+
+int main(void)
+{
+    (void)render_result; /* render.h's other helper */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_documents),
+        cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_decimals_match_strtod),
+    };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
