@@ -103,6 +103,7 @@ struct store {
     bool has_ticker;
     int64_t next_retention_ns;
     void (*wake)(struct store *s); /* store_wake */
+    atomic_bool want_relief;       /* over budget with no database able to flush itself */
 };
 
 /* A snapshot (db.c): each partition's memtables and files, and what hides
@@ -148,6 +149,10 @@ int db_open(struct store *s, const char *name, const struct db_opts *create, str
 void db_close(struct store_db *db);
 void db_ref(struct store_db *db);
 int db_freeze_locked(struct store_db *db);
+/* Freezes db's memtables if they hold rows and none waits for its flush:
+ * the store's relief when the budget is full of small databases. Takes
+ * write_mu. True if it froze. */
+bool db_freeze_for_budget(struct store_db *db);
 
 /* Bytes of the database's WAL segments on disk (stats.c). */
 uint64_t db_wal_bytes(struct store_db *db);
