@@ -457,9 +457,24 @@ static int check_budget(struct store_db *db)
     size_t total = atomic_load(&s->mem_total), active = atomic_load(&db->active_bytes);
     if (total < s->opts.memtable_bytes)
         return ERR_OK;
-    if (active >= s->opts.memtable_bytes / 8 && !flush_pending_locked(db))
+    if (active >= s->opts.memtable_bytes / 8 && !flush_pending_locked(db)) {
         db_freeze_locked(db); /* make this database's memory flushable */
+    } else {
+        /* the budget may be full of databases each too small to flush on
+         * its own: the store flushes the largest (store.c, relieve) */
+        atomic_store(&s->want_relief, true);
+        store_wake(s);
+    }
     return ERR_BUSY;
+}
+
+bool db_freeze_for_budget(struct store_db *db)
+{
+    pthread_mutex_lock(&db->write_mu);
+    bool froze = atomic_load(&db->active_bytes) > 0 && !atomic_load(&db->bg_error) &&
+                 !flush_pending_locked(db) && db_freeze_locked(db) == ERR_OK;
+    pthread_mutex_unlock(&db->write_mu);
+    return froze;
 }
 
 /* Takes write_mu once the memtables are within budget, waiting up to

@@ -139,11 +139,39 @@ static void run_job(struct store *s, struct job *j)
     }
 }
 
+/* The budget is full and writers wait: unless a flush is already coming,
+ * freezes the database holding the most memtable bytes, so that its flush
+ * frees memory (databases each under their own flush threshold would
+ * otherwise hold the budget full forever). */
+static void relieve(struct store *s)
+{
+    size_t n;
+    struct store_db **dbs = store_all_dbs(s, &n);
+    struct store_db *largest = NULL;
+    bool coming = false;
+    for (size_t i = 0; i < n && !coming; i++) {
+        struct store_db *db = dbs[i];
+        for (uint32_t k = 0; k < db->nparts && !coming; k++)
+            coming = part_nimm(&db->parts[k]) > 0;
+        if (!largest || atomic_load(&db->active_bytes) > atomic_load(&largest->active_bytes))
+            largest = db;
+    }
+    if (!coming && largest)
+        db_freeze_for_budget(largest);
+    store_put_dbs(dbs, n);
+}
+
 static void *bg_main(void *arg)
 {
     struct store *s = arg;
     pthread_mutex_lock(&s->bg_mu);
     while (!s->stop) {
+        if (atomic_exchange(&s->want_relief, false)) {
+            pthread_mutex_unlock(&s->bg_mu);
+            relieve(s);
+            pthread_mutex_lock(&s->bg_mu);
+            continue;
+        }
         struct job j;
         if (!pick_job(s, &j)) {
             /* timed: a flush that failed is retried without a signal */

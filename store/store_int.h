@@ -108,6 +108,7 @@ struct store {
     /* store_set_commit_hook: the subscriber of committed batches */
     _Atomic(store_commit_fn) commit_fn;
     void *_Atomic commit_arg;
+    atomic_bool want_relief;       /* over budget with no database able to flush itself */
 };
 
 /* A snapshot (db.c): each partition's memtables and files, and what hides
@@ -153,6 +154,10 @@ int db_open(struct store *s, const char *name, const struct db_opts *create, str
 void db_close(struct store_db *db);
 void db_ref(struct store_db *db);
 int db_freeze_locked(struct store_db *db);
+/* Freezes db's memtables if they hold rows and none waits for its flush:
+ * the store's relief when the budget is full of small databases. Takes
+ * write_mu. True if it froze. */
+bool db_freeze_for_budget(struct store_db *db);
 
 /* Bytes of the database's WAL segments on disk (stats.c). */
 uint64_t db_wal_bytes(struct store_db *db);
