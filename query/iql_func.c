@@ -188,9 +188,11 @@ struct aslot {
     bool all_int, ovf;
     struct iql_val mn, mx, first, last; /* first/last strings owned */
     int64_t mn_ts, mx_ts, first_ts, last_ts;
-    double wm, m2;       /* Welford */
-    unsigned picked;     /* the selectors whose point the last feed replaced (PICK_*) */
-    int64_t isum_spread; /* spread() of integers, when it fits */
+    double wm, m2;        /* Welford */
+    unsigned picked;      /* the selectors whose point the last feed replaced (PICK_*) */
+    int64_t isum_spread;  /* spread() of integers, when it fits */
+    struct iql_val *strs; /* distinct(): the string values kept (owned), ts in i */
+    size_t nstr, strcap;
     double *vals;
     int64_t *vts;
     size_t nv, cap;
@@ -264,6 +266,18 @@ static void feed_num(struct aslot *a, const struct iql_val *v, int64_t ts)
 static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int64_t ts)
 {
     bool numeric = is_num(v);
+    bool distinct = fn == IQL_F_DISTINCT || fn == IQL_F_COUNT_DISTINCT;
+    if (!numeric && distinct && v->kind == IQL_V_STR) { /* strings are distinct values too */
+        if (a->nstr == a->strcap) {
+            a->strcap = a->strcap ? a->strcap * 2 : 8;
+            a->strs = xrealloc(a->strs, a->strcap * sizeof *a->strs);
+        }
+        struct iql_val *s = &a->strs[a->nstr++];
+        *s = *v;
+        s->s = slice_make(xstrndup(v->s.ptr, v->s.len), v->s.len);
+        s->i = ts;
+        return 1;
+    }
     if (!numeric && fn != IQL_F_COUNT && fn != IQL_F_FIRST && fn != IQL_F_LAST)
         return 0;
     a->n++;
@@ -348,10 +362,66 @@ static struct iql_val integral_of(struct aslot *a, double unit)
     return fval(total);
 }
 
+/* distinct(): each value once, with the time it was first seen, in the
+ * order InfluxDB gives them (that time, then the value). */
+struct dv {
+    struct iql_val v; /* strings borrowed from the slot */
+    int64_t ts;
+};
+
+static int cmp_dv_value(const void *x, const void *y)
+{
+    const struct dv *a = x, *b = y;
+    if (a->v.kind != b->v.kind)
+        return a->v.kind == IQL_V_STR ? 1 : -1;
+    if (a->v.kind == IQL_V_STR) {
+        size_t n = a->v.s.len < b->v.s.len ? a->v.s.len : b->v.s.len;
+        int c = memcmp(a->v.s.ptr, b->v.s.ptr, n);
+        if (c || a->v.s.len != b->v.s.len)
+            return c ? c : (a->v.s.len > b->v.s.len) - (a->v.s.len < b->v.s.len);
+    } else if (a->v.f != b->v.f) {
+        return a->v.f < b->v.f ? -1 : 1;
+    }
+    return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+static int cmp_dv_time(const void *x, const void *y)
+{
+    const struct dv *a = x, *b = y;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    struct dv a0 = *a, b0 = *b;
+    a0.ts = b0.ts = 0;
+    return cmp_dv_value(&a0, &b0);
+}
+
+static size_t distinct_of(struct aslot *a, struct dv **out)
+{
+    struct dv *d = xmalloc((a->nv + a->nstr + 1) * sizeof *d);
+    size_t n = 0;
+    for (size_t j = 0; j < a->nv; j++)
+        d[n++] = (struct dv){{.kind = IQL_V_FLOAT, .f = a->vals[j]}, a->vts[j]};
+    for (size_t j = 0; j < a->nstr; j++)
+        d[n++] = (struct dv){a->strs[j], a->strs[j].i};
+    qsort(d, n, sizeof *d, cmp_dv_value); /* equal values together, earliest first */
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) {
+        struct dv cur = d[j];
+        cur.ts = 0;
+        struct dv prev = k ? d[k - 1] : cur;
+        prev.ts = 0;
+        if (k == 0 || cmp_dv_value(&prev, &cur) != 0)
+            d[k++] = d[j];
+    }
+    qsort(d, k, sizeof *d, cmp_dv_time);
+    *out = d;
+    return k;
+}
+
 static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *out, int64_t *ts)
 {
     *out = (struct iql_val){.kind = IQL_V_NULL};
-    if (a->n == 0)
+    if (a->n == 0 && a->nstr == 0)
         return;
     switch (sl->fn) {
     case IQL_F_COUNT: *out = ival(a->n); break;
@@ -400,11 +470,10 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
     case IQL_F_MODE: *out = mode_of(a); break;
     case IQL_F_INTEGRAL: *out = integral_of(a, sl->arg); break;
     case IQL_F_COUNT_DISTINCT: {
-        qsort(a->vals, a->nv, sizeof(double), cmp_double);
-        int64_t n = 0;
-        for (size_t j = 0; j < a->nv; j++)
-            n += j == 0 || a->vals[j] != a->vals[j - 1];
-        *out = ival(n);
+        struct dv *d;
+        size_t n = distinct_of(a, &d);
+        free(d);
+        *out = ival((int64_t)n);
         break;
     }
     case IQL_F_DISTINCT:
@@ -421,6 +490,9 @@ static void aslot_free(struct aslot *a)
         free((void *)a->last.s.ptr);
     free(a->vals);
     free(a->vts);
+    for (size_t j = 0; j < a->nstr; j++)
+        free((void *)a->strs[j].s.ptr);
+    free(a->strs);
 }
 
 /* --- key map --- */
@@ -650,12 +722,12 @@ void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val 
 size_t iql_groups_distinct(struct iql_groups *g, size_t i, size_t k, struct iql_val **out)
 {
     struct aslot *a = &g->st[i]->s[k];
-    qsort(a->vals, a->nv, sizeof(double), cmp_double);
-    struct iql_val *v = xcalloc(a->nv + 1, sizeof *v);
-    size_t n = 0;
-    for (size_t j = 0; j < a->nv; j++)
-        if (j == 0 || a->vals[j] != a->vals[j - 1])
-            v[n++] = typed(a, a->vals[j]);
+    struct dv *d;
+    size_t n = distinct_of(a, &d);
+    struct iql_val *v = xcalloc(n + 1, sizeof *v);
+    for (size_t j = 0; j < n; j++)
+        v[j] = d[j].v.kind == IQL_V_STR ? d[j].v : typed(a, d[j].v.f);
+    free(d);
     *out = v;
     return n;
 }
@@ -1145,8 +1217,8 @@ void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t inter
         while (i < p->n && p->ts[i] < t)
             i++;
         if (i < p->n && p->ts[i] == t) {
-            iql_points_add(&q, t, &p->v[i * p->ncol]);
-            i++;
+            for (; i < p->n && p->ts[i] == t; i++) /* distinct(): several rows */
+                iql_points_add(&q, t, &p->v[i * p->ncol]);
         } else {
             iql_points_add(&q, t, nulls);
         }

@@ -734,6 +734,12 @@ static bool is_topn(const struct sel *s)
            (s->slots[0].fn == IQL_F_TOP || s->slots[0].fn == IQL_F_BOTTOM);
 }
 
+/* Several rows per group (top, bottom, distinct): never filled. */
+static bool multi_row(const struct sel *s)
+{
+    return is_topn(s) || (s->nslots == 1 && s->ncols == 1 && s->slots[0].fn == IQL_F_DISTINCT);
+}
+
 /* The time a group's row shows: its bucket, the query's start, or (one
  * selector alone, without GROUP BY time) its point's time. */
 static bool lone_selector(const struct sel *s)
@@ -815,7 +821,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
 {
     const struct iql_stmt *st = s->st;
     int64_t lo = 0, hi = 0;
-    if (st->has_time_group && g->n && !is_topn(s) && fill_range(s, g, &lo, &hi))
+    if (st->has_time_group && g->n && !multi_row(s) && fill_range(s, g, &lo, &hi))
         return ERR_TOOBIG;
     size_t *order = iql_keymap_sorted(&g->km, g->n);
     struct iql_fill_spec fill = {st->fill, st->fill_value};
@@ -835,7 +841,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
             struct iql_points p;
             iql_points_init(&p, s->ncols);
             series_points(s, g, order, k, end, &p);
-            if (st->has_time_group && !is_topn(s))
+            if (st->has_time_group && !multi_row(s))
                 iql_points_fill(&p, lo, hi, st->interval, &fill, is_count);
             rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
         }

@@ -412,6 +412,13 @@ static void test_select_agg(void **state)
     expect(f, "SELECT count(distinct(region)), count(distinct(n)) FROM cpu WHERE time > 0", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"count\",\"count_1\"],"
               "\"values\":[[1,null,4]]}]"));
+    /* distinct() per bucket: values in the order first seen, never filled */
+    expect(f,
+           "SELECT distinct(n) FROM cpu WHERE time >= 1700000000000ms AND time < 1700000180000ms "
+           "GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":"
+              "[[1699999980,3],[1699999980,5],[1700000040,7],[1700000100,9]]}]"));
     expect(f, "SELECT distinct(n) FROM cpu WHERE time > 0 AND host = 'a'", 1, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"distinct\"],\"values\":["
               "[1,3],[1,5],[1,9]]}]"));
