@@ -94,7 +94,10 @@ static enum MHD_Result otlp_status(struct MHD_Connection *con, struct srv_req *r
 {
     struct buf b = BUF_INIT;
     /* gRPC codes: 3 INVALID_ARGUMENT, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE, 13 INTERNAL */
-    unsigned code = status == 400 ? 3 : status == 413 ? 8 : status == 503 ? 14 : 13;
+    unsigned code = status == 400 || status == 415 ? 3
+                    : status == 413                ? 8
+                    : status == 503                ? 14
+                                                   : 13;
     if (c->is_proto) {
         pb_put_varint(&b, 1, code);
         pb_put_bytes(&b, 2, msg, strlen(msg));
@@ -166,7 +169,7 @@ static const char *params_of(struct MHD_Connection *con, struct logs_ctx *c,
     p->reject_older_than_ns = cfg->reject_older_than_ns;
     p->reject_newer_than_ns = cfg->reject_newer_than_ns;
     p->stamp = &server.stamp;
-    /* one batch per request: a retried push rewrites the same rows */
+    /* (a push body is written as one batch whatever these say: ingest.c) */
     p->batch_rows = SIZE_MAX;
     p->batch_bytes = SIZE_MAX;
     if (c->ep == LEP_LOKI)

@@ -184,7 +184,7 @@ static bool string(struct jp *p)
         return bad(p, "invalid UTF-8 in a string");
     }
     struct jt_node *n = &p->t->n[i];
-    n->s = s;
+    n->off = (uint32_t)(s - p->t->text);
     n->len = (uint32_t)(o - s);
     n->end = i + 1;
     return true;
@@ -224,7 +224,7 @@ static bool number(struct jp *p)
     }
     uint32_t i = push(p, JT_NUM);
     struct jt_node *n = &p->t->n[i];
-    n->s = s;
+    n->off = (uint32_t)(s - p->t->text);
     n->len = (uint32_t)(p->p - s);
     n->is_int = is_int;
     n->end = i + 1;
@@ -353,7 +353,7 @@ uint32_t jt_get(const struct jtape *t, uint32_t o, const char *key)
     size_t kl = strlen(key);
     JT_MEMBERS(t, o, k)
     {
-        if (t->n[k].len == kl && memcmp(t->n[k].s, key, kl) == 0)
+        if (t->n[k].len == kl && memcmp(jt_ptr(t, k), key, kl) == 0)
             return k + 1;
     }
     return 0;
@@ -373,7 +373,7 @@ bool jt_int(const struct jtape *t, uint32_t i, int64_t *out)
     const struct jt_node *n = &t->n[i];
     if (n->type != JT_NUM || !n->is_int)
         return false;
-    const char *s = n->s, *e = s + n->len;
+    const char *s = jt_ptr(t, i), *e = s + n->len;
     bool neg = *s == '-';
     s += neg;
     uint64_t v = 0;
@@ -394,12 +394,12 @@ bool jt_double(const struct jtape *t, uint32_t i, double *out)
         return false;
     char tmp[64];
     if (n->len >= sizeof tmp) {
-        char *big = xstrndup(n->s, n->len);
+        char *big = xstrndup(jt_ptr(t, i), n->len);
         *out = strtod(big, NULL);
         free(big);
         return true;
     }
-    memcpy(tmp, n->s, n->len);
+    memcpy(tmp, jt_ptr(t, i), n->len);
     tmp[n->len] = '\0';
     *out = strtod(tmp, NULL);
     return true;

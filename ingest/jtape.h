@@ -26,12 +26,14 @@
 
 enum jt_type { JT_NONE, JT_OBJ, JT_ARR, JT_STR, JT_NUM, JT_TRUE, JT_FALSE, JT_NULL };
 
+/* 16 bytes a value: a body of N bytes holds at most N/2 + 1 values, so
+ * the tape is at most 8 times the body ("[0,0,0,...]"). */
 struct jt_node {
-    uint8_t type;
-    bool is_int;   /* JT_NUM without fraction or exponent */
-    uint32_t end;  /* index after this node's subtree */
-    const char *s; /* STR (unescaped), NUM (its text) */
+    uint32_t off; /* STR (unescaped), NUM (its text): offset in text */
     uint32_t len;
+    uint32_t end; /* index after this node's subtree */
+    uint8_t type;
+    bool is_int; /* JT_NUM without fraction or exponent */
 };
 
 struct jtape {
@@ -54,9 +56,14 @@ static inline bool jt_is(const struct jtape *t, uint32_t i, enum jt_type ty)
 {
     return t->n[i].type == ty;
 }
+/* The bytes of a STR or NUM node. */
+static inline const char *jt_ptr(const struct jtape *t, uint32_t i)
+{
+    return t->text + t->n[i].off;
+}
 static inline struct slice jt_str(const struct jtape *t, uint32_t i)
 {
-    return slice_make(t->n[i].s, t->n[i].len);
+    return slice_make(jt_ptr(t, i), t->n[i].len);
 }
 /* The member named key of object o, or 0 (absent, or o not an object). */
 uint32_t jt_get(const struct jtape *t, uint32_t o, const char *key);

@@ -147,7 +147,7 @@ static int json_meta(struct loki_dec *d, const struct jtape *t, uint32_t m)
     {
         if (!jt_is(t, k + 1, JT_STR))
             return fail(d, "structured metadata %.*s must be a string", (int)t->n[k].len,
-                        t->n[k].s);
+                        jt_ptr(t, k));
         if (d->out)
             entry_meta(d, jt_str(t, k), jt_str(t, k + 1));
     }
@@ -195,7 +195,7 @@ static int json_labels(struct loki_dec *d, const struct jtape *t, uint32_t s)
             return ERR_OK;
         if (!jt_is(t, l, JT_STR))
             return fail(d, "%s", "stream labels must be a string");
-        const char *why = loki_parse_labels(t->n[l].s, t->n[l].len, &d->labels);
+        const char *why = loki_parse_labels(jt_ptr(t, l), t->n[l].len, &d->labels);
         return why ? fail(d, "bad stream labels: %s", why) : ERR_OK;
     }
     if (!jt_is(t, st, JT_OBJ))
@@ -203,7 +203,7 @@ static int json_labels(struct loki_dec *d, const struct jtape *t, uint32_t s)
     JT_MEMBERS(t, st, k)
     {
         if (!jt_is(t, k + 1, JT_STR))
-            return fail(d, "stream label %.*s must be a string", (int)t->n[k].len, t->n[k].s);
+            return fail(d, "stream label %.*s must be a string", (int)t->n[k].len, jt_ptr(t, k));
         put_label(&d->labels, jt_str(t, k), jt_str(t, k + 1));
     }
     return ERR_OK;

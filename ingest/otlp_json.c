@@ -81,7 +81,7 @@ static int json_int(struct otlp_dec *d, const struct jtape *t, uint32_t v, const
 static bool str_is(const struct jtape *t, uint32_t v, const char *w)
 {
     return jt_is(t, v, JT_STR) && t->n[v].len == strlen(w) &&
-           memcmp(t->n[v].s, w, t->n[v].len) == 0;
+           memcmp(jt_ptr(t, v), w, t->n[v].len) == 0;
 }
 
 static int json_double(struct otlp_dec *d, const struct jtape *t, uint32_t v, double *out)
@@ -89,7 +89,7 @@ static int json_double(struct otlp_dec *d, const struct jtape *t, uint32_t v, do
     if (jt_double(t, v, out))
         return ERR_OK;
     if (str_is(t, v, "NaN") || str_is(t, v, "Infinity") || str_is(t, v, "-Infinity")) {
-        char c = t->n[v].s[0];
+        char c = jt_ptr(t, v)[0];
         *out = c == 'N' ? __builtin_nan("") : c == '-' ? -__builtin_inf() : __builtin_inf();
         return ERR_OK;
     }
@@ -121,7 +121,7 @@ static int render_list(struct otlp_dec *d, const struct jtape *t, struct buf *ou
                 uint32_t k = jt_get(t, v, "key");
                 if (!jt_is(t, k, JT_STR))
                     return otlp_fail(d, "%s", "a KeyValue needs a string key");
-                json_str(out, t->n[k].s, t->n[k].len);
+                json_str(out, jt_ptr(t, k), t->n[k].len);
                 buf_putc(out, ':');
                 val = member(t, v, "value", NULL);
                 if (!val) {
@@ -185,7 +185,7 @@ static int render(struct otlp_dec *d, const struct jtape *t, struct buf *out, ui
     double f;
     switch (m) {
     case 0:
-    case 6: json_str(out, t->n[v].s, t->n[v].len); break;
+    case 6: json_str(out, jt_ptr(t, v), t->n[v].len); break;
     case 1: buf_puts(out, jt_is(t, v, JT_TRUE) ? "true" : "false"); break;
     case 2:
         if (json_int(d, t, v, "intValue", true, &u))
@@ -303,8 +303,8 @@ static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t s, uint3
         if (!jt_int(t, n, &num))
             return otlp_fail(d, "%s", "severityNumber must be an integer");
     } else if (jt_is(t, n, JT_STR) && t->n[n].len > 16 &&
-               memcmp(t->n[n].s, "SEVERITY_NUMBER_", 16) == 0) {
-        struct slice name = slice_make(t->n[n].s + 16, t->n[n].len - 16);
+               memcmp(jt_ptr(t, n), "SEVERITY_NUMBER_", 16) == 0) {
+        struct slice name = slice_make(jt_ptr(t, n) + 16, t->n[n].len - 16);
         for (num = 24; num > 0 && !slice_eq(slice_cstr(otlp_severity_name(num)), name); num--)
             ;
     } else if (n) {

@@ -39,8 +39,8 @@ static void render(const struct jtape *t, uint32_t i, struct buf *out)
         }
         buf_putc(out, ']');
         break;
-    case JT_STR: buf_printf(out, "<%.*s>", (int)n->len, n->s); break;
-    case JT_NUM: buf_printf(out, "%s%.*s", n->is_int ? "i" : "", (int)n->len, n->s); break;
+    case JT_STR: buf_printf(out, "<%.*s>", (int)n->len, jt_ptr(t, i)); break;
+    case JT_NUM: buf_printf(out, "%s%.*s", n->is_int ? "i" : "", (int)n->len, jt_ptr(t, i)); break;
     case JT_TRUE: buf_puts(out, "T"); break;
     case JT_FALSE: buf_puts(out, "F"); break;
     case JT_NULL: buf_puts(out, "N"); break;
