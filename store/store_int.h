@@ -108,7 +108,7 @@ struct store {
     /* store_set_commit_hook: the subscriber of committed batches */
     _Atomic(store_commit_fn) commit_fn;
     void *_Atomic commit_arg;
-    atomic_bool want_relief;       /* over budget with no database able to flush itself */
+    atomic_bool want_relief; /* over budget with no database able to flush itself */
 };
 
 /* A snapshot (db.c): each partition's memtables and files, and what hides
