@@ -543,7 +543,8 @@ static int series_row(void *arg, const struct exec_row *row, struct cond_row *cr
         return ERR_CORRUPT;
     size_t n = cr->ntags;
     struct rec_tag *tags = xcalloc(n + 1, sizeof *tags);
-    memcpy(tags, cr->tags, n * sizeof *tags);
+    if (n) /* cr->tags is NULL without tags */
+        memcpy(tags, cr->tags, n * sizeof *tags);
     const char *ht = sr->c->o->host_tag;
     if (row->host.len)
         tags[n++] = (struct rec_tag){slice_make(ht, strlen(ht)), row->host};
