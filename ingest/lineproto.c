@@ -790,7 +790,13 @@ static enum event_kind parse_stripped(struct lp_parser *p, const char *line, con
         q++;
     if (q == end || *q == '#')
         return EVENT_NONE;
-    const char *why = q == line ? parse_line(p, q, end, ev) : "measurement starts with whitespace";
+    /* Spaces before the measurement are skipped, as InfluxDB does: the
+     * influx CLI's INSERT sends its point after one. A tab or other
+     * whitespace there is refused (a measurement cannot start with one). */
+    const char *m = line;
+    while (m < end && *m == ' ')
+        m++;
+    const char *why = m == q ? parse_line(p, q, end, ev) : "measurement starts with whitespace";
     if (why) {
         /* A NUL stops every scan that could pass it (names, strings,
          * numbers, the timestamp): a line holding one always fails, and

@@ -61,8 +61,9 @@ static const struct lp_case cases[] = {
     {L(""), NULL},
     {L("   "), NULL},
     {L("  # indented comment"), NULL},
-    {L("  cpu f=1"), "BAD measurement starts with whitespace"},
+    {L("  cpu f=1"), "cpu|||f:F1|-"}, /* the influx CLI's INSERT sends " m..." */
     {L("\tcpu f=1"), "BAD measurement starts with whitespace"},
+    {L(" \tcpu f=1"), "BAD measurement starts with whitespace"},
     {L("cpu  f=1   123  "), "cpu|||f:F1|123"},
     {L("cpu f=1 -1000"), "cpu|||f:F1|-1000"},
     {L("cpu f=1 -9223372036854775808"), "cpu|||f:F1|-9223372036854775808"},
