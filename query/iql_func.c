@@ -200,6 +200,24 @@ struct aslot {
 
 enum { PICK_FIRST = 1, PICK_LAST = 2, PICK_MIN = 4, PICK_MAX = 8 };
 
+/* a > b for values of one kind (other kinds: false). */
+static bool val_greater(const struct iql_val *a, const struct iql_val *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    switch (a->kind) {
+    case IQL_V_FLOAT: return a->f > b->f;
+    case IQL_V_INT: return a->i > b->i;
+    case IQL_V_BOOL: return a->b && !b->b;
+    case IQL_V_STR: {
+        size_t n = a->s.len < b->s.len ? a->s.len : b->s.len;
+        int c = memcmp(a->s.ptr, b->s.ptr, n);
+        return c > 0 || (c == 0 && a->s.len > b->s.len);
+    }
+    default: return false;
+    }
+}
+
 struct iql_astate {
     struct aslot s[1];
 };
@@ -281,12 +299,14 @@ static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int
     if (!numeric && fn != IQL_F_COUNT && fn != IQL_F_FIRST && fn != IQL_F_LAST)
         return 0;
     a->n++;
-    if (a->n == 1 || ts < a->first_ts) {
+    /* ties in time (points of several series at one ts): the larger value
+     * wins, for first as for last, as InfluxDB's selectors choose */
+    if (a->n == 1 || ts < a->first_ts || (ts == a->first_ts && val_greater(v, &a->first))) {
         set_owned(&a->first, v);
         a->first_ts = ts;
         a->picked |= PICK_FIRST;
     }
-    if (a->n == 1 || ts >= a->last_ts) {
+    if (a->n == 1 || ts > a->last_ts || (ts == a->last_ts && val_greater(v, &a->last))) {
         set_owned(&a->last, v);
         a->last_ts = ts;
         a->picked |= PICK_LAST;

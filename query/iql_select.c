@@ -686,6 +686,12 @@ static int select_raw(struct sel *s, struct reader *rd)
     if (rc < 0)
         read_error(s, rc);
     size_t *order = iql_keymap_sorted(&km, nser);
+    if (s->st->desc) /* InfluxDB lists the series in reverse too */
+        for (size_t a = 0, b = nser; a + 1 < b; a++, b--) {
+            size_t t = order[a];
+            order[a] = order[b - 1];
+            order[b - 1] = t;
+        }
     for (size_t k = 0; k < nser; k++) {
         size_t i = order[k];
         bool skip = rc < 0 || k < (size_t)s->st->soffset ||
@@ -829,12 +835,22 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
     for (size_t j = 0; j < s->ncols; j++)
         for (size_t q = 0; q < s->nslots; q++)
             is_count[j] |= s->cols[j].ex == s->slots[q].call && s->slots[q].fn == IQL_F_COUNT;
-    int rc = ERR_OK;
-    size_t nser = 0;
-    for (size_t k = 0; k < g->n && rc == ERR_OK; nser++) {
+    /* the series' runs of groups in order; ORDER BY time DESC lists the
+     * series in reverse, as InfluxDB does */
+    size_t *starts = xcalloc(g->n + 2, sizeof *starts), nruns = 0;
+    for (size_t k = 0; k < g->n;) {
         size_t end = k + 1;
         while (end < g->n && same_series(g, order[k], order[end]))
             end++;
+        starts[nruns++] = k;
+        k = end;
+    }
+    starts[nruns] = g->n;
+    int rc = ERR_OK;
+    size_t nser = 0;
+    for (size_t run = 0; run < nruns && rc == ERR_OK; run++, nser++) {
+        size_t r = st->desc ? nruns - 1 - run : run;
+        size_t k = starts[r], end = starts[r + 1];
         bool skip = nser < (size_t)st->soffset ||
                     (st->slimit > 0 && nser >= (size_t)st->soffset + (size_t)st->slimit);
         if (!skip) {
@@ -845,8 +861,8 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
                 iql_points_fill(&p, lo, hi, st->interval, &fill, is_count);
             rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
         }
-        k = end;
     }
+    free(starts);
     free(is_count);
     free(order);
     return rc;

@@ -83,17 +83,22 @@ replay() {  # N MODE STATEMENT
 }
 
 # A line "[POST] statement" or "[RP] statement" is sent that way, any other GET.
+# "[KNOWN] statement": a difference from InfluxDB listed in the README's
+# InfluxQL table; replayed as a known breakage (sharness reports it "fixed"
+# the day the replies agree).
 n=0
 while IFS= read -r line <&9; do
     case "$line" in '' | '#'*) continue ;; esac
     n=$((n + 1))
     mode=GET
+    expect=test_expect_success
+    case "$line" in '[KNOWN] '*) expect=test_expect_failure line=${line#'[KNOWN] '} ;; esac
     case "$line" in
         '[POST] '*) mode=POST line=${line#'[POST] '} ;;
         '[RP] '*) mode=RP line=${line#'[RP] '} ;;
     esac
     stmt=$(printf '%s' "$line" | sed "s/\\\$TF/$TF/g")
-    test_expect_success "grafana $n ($mode): $line" "replay $n $mode '$(printf '%s' "$stmt" | sed "s/'/'\\\\''/g")'"
+    $expect "grafana $n ($mode): $line" "replay $n $mode '$(printf '%s' "$stmt" | sed "s/'/'\\\\''/g")'"
 done 9<"$LB_TOP/tests/e2e/63-grafana-statements.txt"
 
 test_expect_success 'the replay covered every statement and InfluxDB answered them with data' '
