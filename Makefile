@@ -47,7 +47,7 @@ SANFLAGS :=
 OPT := -O2 -g
 endif
 
-PKGS := libmicrohttpd liblz4 zlib inih jansson libpcre2-8 snappy libzstd
+PKGS := libmicrohttpd liblz4 zlib inih jansson libpcre2-8 snappy
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wvla
 CPPFLAGS := -D_GNU_SOURCE -I. -MMD -MP

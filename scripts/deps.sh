@@ -5,7 +5,7 @@ set -eu
 
 PKGS="gcc make pkg-config libjemalloc-dev liblz4-dev libmicrohttpd-dev zlib1g-dev
 libinih-dev libcmocka-dev libjansson-dev libpcre2-dev sharness curl perl clang-format
-openssl libsnappy-dev libzstd-dev"
+openssl libsnappy-dev"
 
 missing=""
 for p in $PKGS; do

@@ -23,7 +23,6 @@ struct outputs {
     /* windows from this one on are still being written: their files are
      * compressed for speed (INT64_MIN: every window, as in a flush) */
     int64_t fast_from;
-    bool flush; /* a flush: data blocks as rows (sst_build_opts.row_blocks) */
     struct win_builder {
         int64_t window;
         uint64_t number;
@@ -75,7 +74,6 @@ static int new_builder(struct outputs *o, struct win_builder *w, const char *pat
     struct sst_build_opts opts = {.no_bloom = o->p->is_index,
                                   .bloom_key = o->p->is_index ? NULL : key_row_base_len,
                                   .fast = window >= o->fast_from,
-                                  .row_blocks = o->flush,
                                   .observer = w->cat ? cat_builder_observer(w->cat) : NULL};
     int rc = sst_builder_new(o->p->db->store->env, path, &opts, &w->b);
     if (rc) {
@@ -236,7 +234,7 @@ int compact_flush(struct part *p, bool *fatal)
         return ERR_OK;
     }
     int64_t t0 = clock_mono_ns();
-    struct outputs o = {.p = p, .fast_from = INT64_MIN, .flush = true};
+    struct outputs o = {.p = p, .fast_from = INT64_MIN};
     uint64_t max_seq = p->last_seq;
     struct version *v = current(p), *nv = NULL;
     bool replaced = false;
@@ -702,17 +700,15 @@ static void compact_pick(struct part *p, bool force, struct compaction *c)
         }
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
     /* windows still being written will be merged again: compress them for
-     * speed; a forced compaction, or a database that writes have left,
-     * wants the smallest files */
-    bool settle = atomic_load(&p->settle);
-    c->fast_from = force || settle ? INT64_MAX : newest - 1;
+     * speed; a forced compaction wants the smallest files */
+    c->fast_from = force ? INT64_MAX : newest - 1;
     size_t used = 0;
     for (size_t i = 0, j; i < v->n; i = j) {
         size_t n = 0, *idx = c->idx + used;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             if (!c->drop_whole[j])
                 idx[n++] = j;
-        bool cold = settle || v->files[i]->window < newest - 1;
+        bool cold = v->files[i]->window < newest - 1;
         size_t k = window_pick(p, v, idx, n, force, cold, pick_cutoff, &c->cuts, c->tombs);
         if (k == 0)
             continue;
@@ -971,12 +967,11 @@ bool compact_wanted(struct part *p)
     bool want = tombs_unapplied(v, tombs);
     tomb_set_unref(tombs);
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
-    bool settle = atomic_load(&p->settle);
     for (size_t i = 0, j; i < v->n && !want; i = j) {
         size_t n = 0;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             idx[n++] = j;
-        bool cold = settle || v->files[i]->window < newest - 1;
+        bool cold = v->files[i]->window < newest - 1;
         want = (cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n)) > 0;
     }
     free(idx);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "base/clock.h"
 #include "base/coding.h"
 #include "base/crc32c.h"
 #include "base/err.h"
@@ -167,7 +166,6 @@ static struct store_db *db_alloc(struct store *s, const char *name)
     db->wal_dir = buf_steal(&b, NULL);
     atomic_init(&db->refs, 1);
     atomic_init(&db->floor_ts, INT64_MIN);
-    atomic_init(&db->last_write_ns, clock_mono_ns());
     pthread_mutex_init(&db->write_mu, NULL);
     pthread_mutex_init(&db->ttl_mu, NULL);
     buf_init(&db->scratch);
@@ -556,7 +554,6 @@ static int write_batch(struct store_db *db, struct batch *b, bool is_sync)
         db->last_seq = last;
         seq = last;
         atomic_fetch_add(&db->m.bytes_written_user, b->rep.len);
-        atomic_store_explicit(&db->last_write_ns, clock_mono_ns(), memory_order_relaxed);
         wal_mark_ready(db->wal, end, last);
         if (db->store->opts.wal_sync != STORE_SYNC_ALWAYS)
             atomic_store(&db->visible_seq, last);

@@ -49,10 +49,6 @@ struct store_opts {
      * full file of a window still being written is not merged again until
      * the window turns cold. */
     uint64_t max_file_bytes;
-    /* A database without writes for this long has every window merged to
-     * its final form (zstd columnar blocks), the two newest included, and
-     * its memtables flushed; 0: only windows two behind the newest are. */
-    int64_t settle_after_ns;
     /* Wall clock in ns since the epoch, for TTL; NULL = CLOCK_REALTIME.
      * Tests inject a clock here. */
     int64_t (*clock)(void *arg);

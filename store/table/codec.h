@@ -3,11 +3,7 @@
  *   stored block = payload | type:u8 | crc:u32le   (crc32c masked, over payload+type)
  *   type 0: payload is the raw block
  *   type 1: payload = varint raw_len | LZ4 block
- *   type 2: payload = varint col_len | LZ4 block of the columnar form (colblock.h)
- *   type 3: payload = varint col_len | zstd frame of the columnar form
- * A block that LZ4 does not shrink by 1/8 is stored raw. Types 2 and 3 hold
- * data blocks of row keys (SST version 4) and decode to the row block they
- * were made from, so readers see row blocks whatever the type. Thread-safe. */
+ * A block that LZ4 does not shrink by 1/8 is stored raw. Thread-safe. */
 #ifndef LB_CODEC_H
 #define LB_CODEC_H
 
@@ -17,7 +13,7 @@
 #include "base/buf.h"
 #include "base/slice.h"
 
-enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1, CODEC_COL_LZ4 = 2, CODEC_COL_ZSTD = 3 };
+enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1 };
 
 #define CODEC_TRAILER 5
 #define CODEC_MAX_RAW (64u << 20) /* a block never decodes to more than this */
@@ -27,19 +23,6 @@ enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1, CODEC_COL_LZ4 = 2, CODEC_COL_ZST
  * smaller, several times slower to write, as fast to read). REQUIRES for
  * !fast: about 300 KiB of free stack. */
 void codec_encode(struct slice raw, bool fast, struct buf *out);
-
-/* Appends the stored form of a data block of row keys: its columnar form
- * compressed with LZ4 at acceleration 2 (fast: flushes, windows still being
- * written) or with zstd at CODEC_ZSTD_LEVEL (cold windows); as codec_encode
- * if raw is not such a block or its columnar form does not pay. */
-void codec_encode_rows(struct slice raw, bool fast, struct buf *out);
-
-/* The zstd level of cold data blocks (codec_encode_rows with !fast). */
-#define CODEC_ZSTD_LEVEL 9
-
-/* Test hook: the codec cold blocks use, CODEC_COL_ZSTD (the default) or
- * CODEC_COL_LZ4 (LZ4HC at level 12), to compare them. */
-void codec_test_set_cold(enum codec_type type);
 
 /* Appends the stored form of raw uncompressed (type 0): for bytes that
  * LZ4 cannot shrink, such as filters. */

@@ -23,18 +23,10 @@
 /* Version 2: the bloom filter holds sst_build_opts.bloom_key of each user
  * key (a row table's key base); version 1 (still read) whole user keys.
  * Version 3: data blocks of log rows have word filters (wfilter.h); the
- * blocks of versions 1 and 2 are always read.
- * Version 4: data blocks of row tables may be stored column-wise (block
- * types 2 and 3, codec.h); they decode to the same row blocks. */
-#define SST_VERSION 4
+ * blocks of versions 1 and 2 are always read. */
+#define SST_VERSION 3
 #define SST_FOOTER 80
 #define SST_BLOCK_SIZE (32u << 10)
-/* Data blocks of version 4 tables written for cold windows (!fast), but
- * for blocks of log rows (those get word filters, which must stay fine
- * grained): zstd over 64 KiB of rows makes them about 7% smaller than over
- * 32 KiB (256 KiB: 17%, but a point read decodes a whole block on a cache
- * miss, and query_bench's per-host shapes were several times slower). */
-#define SST_COLD_BLOCK_SIZE (64u << 10)
 
 struct cache;
 
@@ -63,10 +55,7 @@ struct sst_build_opts {
     /* The bytes of a user key that go into the bloom filter: its first
      * bloom_key(ukey) bytes; NULL: the whole key. */
     size_t (*bloom_key)(struct slice ukey);
-    bool fast; /* faster, weaker compression (flushes) */
-    /* data blocks as rows even in version 4 (flushes: the cheapest to
-     * write while clients wait; the window's merges make them columnar) */
-    bool row_blocks;
+    bool fast;                     /* faster, weaker compression (flushes) */
     struct sst_observer *observer; /* NULL: none, no catalog block */
 };
 
@@ -111,7 +100,7 @@ const struct sst_props *sst_get_props(const struct sst_table *t);
 /* Newest version of ukey with seq <= max_seq: ERR_OK with *kind set and the
  * value appended to out, ERR_NOTFOUND, or ERR_CORRUPT. */
 int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind, struct buf *out);
-/* The format version of the file (1 to 4). */
+/* The format version of the file (1, 2 or 3). */
 uint32_t sst_version(const struct sst_table *t);
 /* Decodes the table's catalog block into out (reset first): ERR_OK,
  * ERR_NOTFOUND if the table has none (footer bytes 68..71 zero), or

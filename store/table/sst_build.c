@@ -30,8 +30,6 @@ struct sst_builder {
     struct sst_build_opts opts;
     uint32_t version;
     bool has_words;               /* data blocks get word filters */
-    bool columnar;                /* data blocks are stored column-wise */
-    size_t block_size;            /* a data block is finished at this size */
     struct wfilter_builder words; /* of the data block being filled */
     struct buf filter;            /* scratch for a word filter */
 };
@@ -63,10 +61,6 @@ int sst_builder_new(struct env *env, const char *path, const struct sst_build_op
     b->version = atomic_load_explicit(&write_version, memory_order_relaxed);
     /* the host index has no searches by word (nor point reads) */
     b->has_words = b->version >= 3 && !b->opts.no_bloom;
-    /* version 4: data blocks column-wise (colblock.h), of the rows and of
-     * the host index */
-    b->columnar = b->version >= 4 && !b->opts.row_blocks;
-    b->block_size = b->columnar && !b->opts.fast ? SST_COLD_BLOCK_SIZE : SST_BLOCK_SIZE;
     wfilter_builder_init(&b->words);
     b->props.min_ts = INT64_MAX;
     b->props.max_ts = INT64_MIN;
@@ -158,12 +152,7 @@ static int flush_data(struct sst_builder *b)
     if (b->data.count == 0)
         return ERR_OK;
     uint64_t off, size, foff = 0, fsize = 0;
-    size_t start = b->out.len;
-    if (b->columnar)
-        codec_encode_rows(blk_finish(&b->data), b->opts.fast, &b->out);
-    else
-        codec_encode(blk_finish(&b->data), b->opts.fast, &b->out);
-    int rc = end_block(b, start, &off, &size);
+    int rc = write_block(b, blk_finish(&b->data), &off, &size);
     if (!rc)
         rc = write_filter(b, &foff, &fsize);
     if (rc)
@@ -212,10 +201,7 @@ int sst_add(struct sst_builder *b, struct slice ikey, struct slice value, int64_
     note_row(b, ikey, value, ts);
     if (b->has_words)
         wfilter_add(&b->words, ikey, value);
-    /* a block of log rows gets a word filter: kept at 32 KiB, so that a
-     * word search still passes over most of them */
-    size_t limit = b->has_words && b->words.ok ? SST_BLOCK_SIZE : b->block_size;
-    if (blk_size(&b->data) >= limit)
+    if (blk_size(&b->data) >= SST_BLOCK_SIZE)
         return flush_data(b);
     return ERR_OK;
 }
