@@ -129,6 +129,10 @@ static const struct option options[] = {
      "budget means smaller tables and more file churn."},
     {"block_cache_bytes", OPT_SIZE, FIELD(block_cache_bytes), "64MiB", 0, TIB, 0, NULL,
      "Size of the SSTable block cache: decoded blocks, charged at their size (0 turns it off)."},
+    {"max_open_files", OPT_INT, FIELD(max_open_files), "0", 0, 10000000, 0, NULL,
+     "SSTables and other files kept open for reading at once (the table cache); beyond, the "
+     "least recently used idle one is closed and opened again when read. 0 is half the "
+     "open-file limit, at most 8192."},
     {"background_threads", OPT_INT, FIELD(background_threads), "2", 1, 256, 0, NULL,
      "Threads for flushes and compactions; with two or more, one is kept for flushes."},
     {"default_buckets", OPT_INT, FIELD(default_buckets), "16", 1, 1024, 0, NULL,

@@ -57,6 +57,7 @@ struct config {
     int64_t wal_sync_interval_ns;        /* 100ms (key: wal_sync_interval) */
     uint64_t memtable_bytes;             /* 64MiB */
     uint64_t block_cache_bytes;          /* 128MiB */
+    int64_t max_open_files;              /* 0: half the open-file limit, at most 8192 */
     int64_t background_threads;          /* 1 */
     int64_t default_buckets;             /* 16 (1..1024) */
     bool default_ts_desc;                /* key default_ts_order = desc|asc; desc */

@@ -52,6 +52,12 @@ struct env *env_posix(void);
 /* Raises the soft open-file limit to the hard one (every SSTable keeps a
  * descriptor open); logs the limit it ends with. */
 void env_posix_raise_fd_limit(void);
+/* The table cache of the POSIX env: at most n files opened for reading
+ * keep a descriptor (the least recently used idle one is closed, and
+ * opened again at its next read); default half the open-file limit, at
+ * most 8,192. And how many reopens it made. */
+void env_posix_set_max_open(size_t n);
+uint64_t env_posix_reopens(void);
 
 static inline int env_open_append(struct env *e, const char *path, bool trunc,
                                   struct env_file **out)

@@ -6,6 +6,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +23,123 @@
 
 struct posix_file {
     struct env_file base;
-    int fd;
+    int fd; /* -1: a read file whose descriptor the cache closed */
     char *path;
+    /* read files only: in the table cache */
+    bool cached;
+    int users;         /* preads in flight */
+    uint64_t last_use; /* cache.tick at the last use */
+    struct posix_file *prev, *next;
 };
+
+/* The table cache: files opened for reading (SSTables, mostly) keep a
+ * descriptor only while there are at most `max` of them open; beyond, the
+ * least recently used idle one is closed and opened again by path at its
+ * next read. Renames update the paths of the files they move (a dropped
+ * database's folder, a quarantined file), so a reopen finds them. */
+static struct {
+    pthread_mutex_t mu;
+    struct posix_file *head;
+    size_t open, max;
+    uint64_t tick;
+    uint64_t reopens;
+} cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t cache_max_locked(void)
+{
+    if (!cache.max) {
+        struct rlimit rl;
+        size_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                         ? (size_t)rl.rlim_cur
+                         : 65536;
+        cache.max = lim / 2 > 8192 ? 8192 : lim / 2 < 64 ? 64 : lim / 2;
+    }
+    return cache.max;
+}
+
+void env_posix_set_max_open(size_t n)
+{
+    pthread_mutex_lock(&cache.mu);
+    cache.max = n;
+    pthread_mutex_unlock(&cache.mu);
+}
+
+uint64_t env_posix_reopens(void)
+{
+    pthread_mutex_lock(&cache.mu);
+    uint64_t n = cache.reopens;
+    pthread_mutex_unlock(&cache.mu);
+    return n;
+}
+
+/* Closes idle descriptors until one more fits. REQUIRES: cache.mu. */
+static void cache_make_room_locked(void)
+{
+    while (cache.open >= cache_max_locked()) {
+        struct posix_file *lru = NULL;
+        for (struct posix_file *f = cache.head; f; f = f->next)
+            if (f->fd >= 0 && f->users == 0 && (!lru || f->last_use < lru->last_use))
+                lru = f;
+        if (!lru)
+            return; /* every descriptor in use: go over for a moment */
+        close(lru->fd);
+        lru->fd = -1;
+        cache.open--;
+    }
+}
+
+/* A descriptor for f's read (opened again if the cache closed it), held
+ * until cache_release. */
+static int cache_acquire(struct posix_file *f, int *fd)
+{
+    if (!f->cached) {
+        *fd = f->fd;
+        return ERR_OK;
+    }
+    pthread_mutex_lock(&cache.mu);
+    if (f->fd < 0) {
+        cache_make_room_locked();
+        f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        if (f->fd < 0) {
+            int e = errno;
+            pthread_mutex_unlock(&cache.mu);
+            log_error("open %s again (table cache): %s", f->path, strerror(e));
+            return err_from_errno(e) == ERR_NOTFOUND ? ERR_IO : err_from_errno(e);
+        }
+        cache.open++;
+        cache.reopens++;
+    }
+    f->users++;
+    f->last_use = ++cache.tick;
+    *fd = f->fd;
+    pthread_mutex_unlock(&cache.mu);
+    return ERR_OK;
+}
+
+static void cache_release(struct posix_file *f)
+{
+    if (!f->cached)
+        return;
+    pthread_mutex_lock(&cache.mu);
+    f->users--;
+    pthread_mutex_unlock(&cache.mu);
+}
+
+/* path now names what from named: from itself, or a file under folder from. */
+static void cache_renamed(const char *from, const char *to)
+{
+    size_t n = strlen(from);
+    pthread_mutex_lock(&cache.mu);
+    for (struct posix_file *f = cache.head; f; f = f->next) {
+        if (strncmp(f->path, from, n) != 0 || (f->path[n] != '\0' && f->path[n] != '/'))
+            continue;
+        struct buf p = BUF_INIT;
+        buf_printf(&p, "%s%s", to, f->path + n);
+        free(f->path);
+        f->path = buf_steal(&p, NULL);
+    }
+    pthread_mutex_unlock(&cache.mu);
+}
 
 static int px_err(const char *what, const char *path)
 {
@@ -54,7 +171,23 @@ static int px_open_append(struct env *e, const char *path, bool trunc, struct en
 
 static int px_open_read(struct env *e, const char *path, struct env_file **out)
 {
-    return px_open(e, path, O_RDONLY, out);
+    pthread_mutex_lock(&cache.mu);
+    cache_make_room_locked();
+    pthread_mutex_unlock(&cache.mu);
+    int rc = px_open(e, path, O_RDONLY, out);
+    if (rc)
+        return rc;
+    struct posix_file *f = (struct posix_file *)*out;
+    f->cached = true;
+    pthread_mutex_lock(&cache.mu);
+    f->last_use = ++cache.tick;
+    f->next = cache.head;
+    if (cache.head)
+        cache.head->prev = f;
+    cache.head = f;
+    cache.open++;
+    pthread_mutex_unlock(&cache.mu);
+    return ERR_OK;
 }
 
 static int px_append(struct env_file *ef, const void *p, size_t n)
@@ -77,20 +210,26 @@ static int px_append(struct env_file *ef, const void *p, size_t n)
 static int px_pread(struct env_file *ef, uint64_t off, void *p, size_t n, size_t *got)
 {
     struct posix_file *f = (struct posix_file *)ef;
+    int fd;
+    int rc = cache_acquire(f, &fd);
+    if (rc)
+        return rc;
     size_t done = 0;
     while (done < n) {
-        ssize_t r = pread(f->fd, (char *)p + done, n - done, (off_t)(off + done));
+        ssize_t r = pread(fd, (char *)p + done, n - done, (off_t)(off + done));
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            return px_err("read", f->path);
+            rc = px_err("read", f->path);
+            break;
         }
         if (r == 0)
             break;
         done += (size_t)r;
     }
+    cache_release(f);
     *got = done;
-    return ERR_OK;
+    return rc;
 }
 
 static int px_sync(struct env_file *ef)
@@ -112,17 +251,36 @@ static int px_truncate(struct env_file *ef, uint64_t size)
 static int px_size(struct env_file *ef, uint64_t *out)
 {
     struct posix_file *f = (struct posix_file *)ef;
+    int fd;
+    int rc = cache_acquire(f, &fd);
+    if (rc)
+        return rc;
     struct stat st;
-    if (fstat(f->fd, &st) < 0)
-        return px_err("fstat", f->path);
-    *out = (uint64_t)st.st_size;
-    return ERR_OK;
+    if (fstat(fd, &st) < 0)
+        rc = px_err("fstat", f->path);
+    else
+        *out = (uint64_t)st.st_size;
+    cache_release(f);
+    return rc;
 }
 
 static void px_close(struct env_file *ef)
 {
     struct posix_file *f = (struct posix_file *)ef;
-    close(f->fd);
+    if (f->cached) {
+        pthread_mutex_lock(&cache.mu);
+        if (f->prev)
+            f->prev->next = f->next;
+        else
+            cache.head = f->next;
+        if (f->next)
+            f->next->prev = f->prev;
+        if (f->fd >= 0)
+            cache.open--;
+        pthread_mutex_unlock(&cache.mu);
+    }
+    if (f->fd >= 0)
+        close(f->fd);
     free(f->path);
     free(f);
 }
@@ -132,6 +290,7 @@ static int px_rename(struct env *e, const char *from, const char *to)
     (void)e;
     if (rename(from, to) < 0)
         return px_err("rename", from);
+    cache_renamed(from, to);
     return ERR_OK;
 }
 

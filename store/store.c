@@ -492,6 +492,8 @@ int store_open(const struct store_opts *opts, struct store **out)
     if (!s->opts.max_file_bytes)
         s->opts.max_file_bytes = 64u << 20;
     s->env = opts->env ? opts->env : env_posix();
+    if (!opts->env)
+        env_posix_set_max_open(opts->max_open_files);
     env_posix_raise_fd_limit();
     s->dir = xstrdup(opts->dir ? opts->dir : "./data");
     s->opts.dir = s->dir;

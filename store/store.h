@@ -38,6 +38,7 @@ struct store_opts {
      * than a refused batch it must send again). 0: fail at once. */
     int64_t write_stall_ns;
     size_t block_cache_bytes;
+    size_t max_open_files;               /* the POSIX env's table cache (0: its default) */
     unsigned background_threads;         /* flush + compaction threads, >= 1 */
     int64_t retention_check_interval_ns; /* how often the TTL sweep runs */
     /* Disk budget of each database (SSTables + WAL), 0 = none. Over it, the
