@@ -223,7 +223,8 @@ static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const str
     if (route->id == ROUTE_NOT_FOUND) {
         reply_error(con, req, MHD_HTTP_NOT_FOUND,
                     "not found: no such endpoint (see README for /write, /api/v2/write, "
-                    "/api/v1/ingest, /api/v1/query, /api/v1/sql, /query, /ping, /health, "
+                    "/api/v3/write_lp, /api/v1/ingest, /_bulk, /loki/api/v1/push, /v1/logs, "
+                    "/api/v1/query, /api/v1/sql, /api/v1/tail, /query, /ui/, /ping, /health, "
                     "/metrics)");
         return false;
     }
