@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 
@@ -16,5 +17,10 @@ bool utf8_valid(const char *s, size_t n);
 /* Appends s with each byte that does not begin a well-formed sequence
  * replaced by U+FFFD. */
 void utf8_repair(const char *s, size_t n, struct buf *out);
+/* Writes the encoding of code point cp (<= U+10FFFF) to out; returns its
+ * length, 1..4. */
+size_t utf8_encode(uint32_t cp, char out[4]);
+/* The value of the 4 hex digits at s (a JSON \uXXXX escape), or -1. */
+int utf8_hex4(const char *s);
 
 #endif

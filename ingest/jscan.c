@@ -47,49 +47,13 @@ bool jscan_at_end(struct jscan *s)
     return jscan_peek(s) == 0 && s->p == s->end;
 }
 
-static int hex4(const char *q)
-{
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = q[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-static char *put_utf8(char *d, uint32_t cp)
-{
-    if (cp < 0x80) {
-        *d++ = (char)cp;
-    } else if (cp < 0x800) {
-        *d++ = (char)(0xc0 | (cp >> 6));
-        *d++ = (char)(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-        *d++ = (char)(0xe0 | (cp >> 12));
-        *d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-        *d++ = (char)(0x80 | (cp & 0x3f));
-    } else {
-        *d++ = (char)(0xf0 | (cp >> 18));
-        *d++ = (char)(0x80 | ((cp >> 12) & 0x3f));
-        *d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-        *d++ = (char)(0x80 | (cp & 0x3f));
-    }
-    return d;
-}
-
 /* \uXXXX (and its low surrogate) at q (after the 'u'); the code point in
  * *cp; returns the bytes consumed after the 'u', or 0. */
 static size_t unicode_escape(const char *q, const char *end, uint32_t *cp)
 {
     if (end - q < 4)
         return 0;
-    int hi = hex4(q);
+    int hi = utf8_hex4(q);
     if (hi < 0)
         return 0;
     if (hi < 0xd800 || hi > 0xdfff) {
@@ -98,7 +62,7 @@ static size_t unicode_escape(const char *q, const char *end, uint32_t *cp)
     }
     if (hi > 0xdbff || end - q < 10 || q[4] != '\\' || q[5] != 'u')
         return 0;
-    int lo = hex4(q + 6);
+    int lo = utf8_hex4(q + 6);
     if (lo < 0xdc00 || lo > 0xdfff)
         return 0;
     *cp = 0x10000 + (((uint32_t)hi - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
@@ -137,7 +101,7 @@ static bool unescape(struct jscan *s, struct slice *out)
                 return jscan_fail(s, "invalid \\u escape");
             if (cp == 0)
                 return jscan_fail(s, "\\u0000 is not allowed in a string");
-            d = put_utf8(d, cp);
+            d += utf8_encode(cp, d);
             q += n;
             break;
         }

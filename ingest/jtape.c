@@ -56,55 +56,19 @@ static void skip_ws(struct jp *p)
         p->p++;
 }
 
-static int hex4(const char *s)
-{
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = s[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-static char *put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        *o++ = (char)cp;
-    } else if (cp < 0x800) {
-        *o++ = (char)(0xc0 | cp >> 6);
-        *o++ = (char)(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-        *o++ = (char)(0xe0 | cp >> 12);
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-        *o++ = (char)(0x80 | (cp & 0x3f));
-    } else {
-        *o++ = (char)(0xf0 | cp >> 18);
-        *o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-        *o++ = (char)(0x80 | (cp & 0x3f));
-    }
-    return o;
-}
-
 /* \uXXXX (and a low surrogate after a high one) at p->p (after the 'u'). */
 static bool unicode_escape(struct jp *p, char **o)
 {
     if (p->end - p->p < 4)
         return bad(p, "truncated \\u escape");
-    int cp = hex4(p->p);
+    int cp = utf8_hex4(p->p);
     if (cp < 0)
         return bad(p, "bad \\u escape");
     p->p += 4;
     if (cp >= 0xdc00 && cp < 0xe000)
         return bad(p, "lone low surrogate in \\u escape");
     if (cp >= 0xd800 && cp < 0xdc00) {
-        int lo = p->end - p->p >= 6 && p->p[0] == '\\' && p->p[1] == 'u' ? hex4(p->p + 2) : -1;
+        int lo = p->end - p->p >= 6 && p->p[0] == '\\' && p->p[1] == 'u' ? utf8_hex4(p->p + 2) : -1;
         if (lo < 0xdc00 || lo >= 0xe000)
             return bad(p, "lone high surrogate in \\u escape");
         p->p += 6;
@@ -112,7 +76,7 @@ static bool unicode_escape(struct jp *p, char **o)
     }
     if (cp == 0)
         return bad(p, "\\u0000 is not allowed (a NUL cannot be stored)");
-    *o = put_utf8(*o, (uint32_t)cp);
+    *o += utf8_encode((uint32_t)cp, *o);
     return true;
 }
 

@@ -4,38 +4,13 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/utf8.h"
 #include "ingest/logs.h"
 
 static void put_len(struct buf *out, size_t n)
 {
     uint32_t v = (uint32_t)n;
     buf_append(out, &v, sizeof v);
-}
-
-static void put_utf8(struct buf *out, uint32_t cp)
-{
-    char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xc0 | cp >> 6);
-        b[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xe0 | cp >> 12);
-        b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        b[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        b[0] = (char)(0xf0 | cp >> 18);
-        b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        b[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    buf_append(out, b, n);
 }
 
 static int digit_val(char c, int base)
@@ -91,7 +66,8 @@ static const char *escape(const char *s, size_t len, size_t *i, struct buf *out)
         if (!read_digits(s, len, i, c == 'u' ? 4 : 8, 16, &cp) || cp > 0x10ffff ||
             (cp >= 0xd800 && cp < 0xe000))
             return "bad unicode escape in a label value";
-        put_utf8(out, cp);
+        char u[4];
+        buf_append(out, u, utf8_encode(cp, u));
         return NULL;
     }
     return "unknown escape in a label value";
