@@ -157,14 +157,14 @@ unit: $(UNIT_TESTS)
 # prove runs the unit-test binaries and the end-to-end scripts. The daemon
 # under test and the build folder are passed by environment.
 PROVE ?= prove
-PROVE_FLAGS ?= -j2
+PROVE_FLAGS ?= -j2 --timer
 test: deps
 	$(MAKE) all unit $(if $(filter 1,$(SANITIZED)),,bench)
 	@./scripts/check-deps.sh $(BUILD)
 	@$(MAKE) -s format-check
 	$(if $(TSAN_REPORTS),rm -f $(TSAN_REPORTS).*)
 	LOGBUCKETD=$(abspath $(DAEMON)) LB_BUILD=$(abspath $(BUILD)) LB_SAN=$(SANITIZED) $(SANENV) \
-	    $(PROVE) $(PROVE_FLAGS) --exec '' -r $(BUILD)/tests \
+	    $(PROVE) $(PROVE_FLAGS) --exec $(CURDIR)/scripts/run-test.sh -r $(BUILD)/tests \
 	    $(wildcard tests/e2e/*.t) $(wildcard tests/crash/*.t); rc=$$?; \
 	$(if $(TSAN_REPORTS),for f in $(TSAN_REPORTS).*; do test -e "$$f" || continue; \
 	    echo "== $$f"; cat "$$f"; rc=1; done;) exit $$rc

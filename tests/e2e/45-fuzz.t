@@ -1,7 +1,7 @@
 #!/bin/sh
 # A short fuzz pass as TAP: builds the libFuzzer targets with `make fuzz`
 # and runs each tests/fuzz/*_fuzz.c target for LB_FUZZ_SECONDS (default: a
-# budget of 84 s shared by the targets, at least 5 s each; LB_FUZZ_SECONDS=N
+# budget of 48 s shared by the targets, at least 3 s each; LB_FUZZ_SECONDS=N
 # for longer runs)
 # over its seed corpus (tests/fuzz/corpus/<name>/), with the dictionary
 # tests/fuzz/<name>.dict when there is one. Skips without clang and
@@ -29,7 +29,7 @@ rm -f "$log"
 
 targets=$(for f in tests/fuzz/*_fuzz.c; do basename "$f" .c; done)
 n=$(echo "$targets" | wc -w)
-secs=${LB_FUZZ_SECONDS:-$(( 84 / n > 5 ? 84 / n : 5 ))}
+secs=${LB_FUZZ_SECONDS:-$(( 48 / n > 3 ? 48 / n : 3 ))}
 echo "1..$n"
 i=0
 for t in $targets; do

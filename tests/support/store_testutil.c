@@ -76,6 +76,29 @@ int tu_flip_byte(const char *path, int64_t off, uint8_t mask)
     return rc;
 }
 
+char *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct buf b = BUF_INIT;
+    char piece[65536];
+    size_t n;
+    while ((n = fread(piece, 1, sizeof piece, f)) > 0)
+        buf_append(&b, piece, n);
+    fclose(f);
+    return buf_steal(&b, len);
+}
+
+int tu_write_file(const char *path, const char *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    bool ok = !n || fwrite(p, 1, n, f) == n;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 int tu_truncate(const char *path, int64_t size)
 {
     return truncate(path, size);
@@ -171,20 +194,6 @@ static bool in_dir(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
     return strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
-}
-
-static char *read_whole(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct buf b = BUF_INIT;
-    char piece[65536];
-    size_t n;
-    while ((n = fread(piece, 1, sizeof piece, f)) > 0)
-        buf_append(&b, piece, n);
-    fclose(f);
-    return buf_steal(&b, len);
 }
 
 struct fault_file {
@@ -352,7 +361,7 @@ static int fe_rename(struct env *e, const char *a, const char *b)
     if (!fe->track)
         return env_rename(fe->base, a, b);
     size_t old_len = 0;
-    char *old = read_whole(b, &old_len);
+    char *old = tu_read_file(b, &old_len);
     int rc = env_rename(fe->base, a, b);
     if (rc) {
         free(old);
@@ -478,16 +487,6 @@ void fault_env_track(struct fault_env *fe)
     pthread_mutex_init(&fe->track->mu, NULL);
 }
 
-static void write_whole(const char *path, const char *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        abort();
-    if (n && fwrite(p, 1, n, f) != n)
-        abort();
-    fclose(f);
-}
-
 int fault_env_power_loss(struct fault_env *fe)
 {
     struct fe_track *t = fe->track;
@@ -502,7 +501,8 @@ int fault_env_power_loss(struct fault_env *fe)
                 p->path = xstrdup(r->from);
             }
             if (r->old_to)
-                write_whole(r->to, r->old_to, r->old_len);
+                if (tu_write_file(r->to, r->old_to, r->old_len) != 0)
+                    abort();
             changed++;
         }
         free(r->from);

@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/env.h"
@@ -18,6 +19,10 @@ void tu_rmtree(const char *dir);
 int64_t tu_file_size(const char *path);
 /* XORs the byte at off with mask. 0 or -1. */
 int tu_flip_byte(const char *path, int64_t off, uint8_t mask);
+/* The whole content of a file (caller frees; *len its length), or NULL. */
+char *tu_read_file(const char *path, size_t *len);
+/* Replaces a file's content with p[0..n). 0 or -1. */
+int tu_write_file(const char *path, const char *p, size_t n);
 /* Truncates a file. 0 or -1. */
 int tu_truncate(const char *path, int64_t size);
 /* Paths of files in dir whose names end with suffix (caller frees each
