@@ -192,6 +192,15 @@ static bool sql_authorized(struct MHD_Connection *con, struct srv_req *req,
     return ok;
 }
 
+/* Whether a form body has an encoded NUL (%00). */
+static bool form_has_nul(const struct buf *body)
+{
+    for (size_t i = 0; i + 2 < body->len; i++)
+        if (body->data[i] == '%' && body->data[i + 1] == '0' && body->data[i + 2] == '0')
+            return true;
+    return false;
+}
+
 /* The statement of a form body "q=...&..." (URL-decoded in place), or NULL. */
 static char *form_field_q(struct buf *body)
 {
@@ -272,6 +281,11 @@ static enum MHD_Result with_statement(struct MHD_Connection *con, struct srv_req
     const char *ct =
         MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     bool form = ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0;
+    /* decoded, %00 would end a field early: "q=DROP DATABASE a%00b" must
+     * not drop a */
+    if (form && form_has_nul(&c->body))
+        return reply_error(con, req, MHD_HTTP_BAD_REQUEST,
+                           "a form field contains a NUL byte (%00)");
     if (form)
         buf_append(&c->form, c->body.data, c->body.len);
     const char *q = srv_arg(con, "q");

@@ -32,8 +32,10 @@
 #define SRV_RESERVE 16
 
 /* *con_cls before the first call of a request whose URL arguments on_uri
- * dropped (more than SRV_MAX_URL_ARGS). */
-static char args_cut;
+ * dropped (more than SRV_MAX_URL_ARGS), or whose path has an encoded NUL
+ * (libmicrohttpd decodes it, and the path would end there: "/ping%00x"
+ * would be served as "/ping"). */
+static char args_cut, path_nul;
 
 static void req_free(struct srv_req *req)
 {
@@ -87,7 +89,12 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *con)
 {
     (void)cls;
     (void)con;
-    char *q = uri ? strchr(uri, '?') : NULL; /* no URI at all: NULL */
+    if (!uri)
+        return NULL;
+    char *q = strchr(uri, '?');
+    for (const char *p = uri; *p && p != q; p++)
+        if (p[0] == '%' && p[1] == '0' && p[2] == '0')
+            return &path_nul;
     if (!q)
         return NULL;
     size_t n = 1;
@@ -197,13 +204,17 @@ static bool has_body(const struct framing *f)
 /* Checks what the route needs before any body is read. Queues an error and
  * returns false when the request may not go on. */
 static bool req_admit(struct MHD_Connection *con, struct srv_req *req, const struct route *route,
-                      const char *method, const char *allow, bool args_dropped)
+                      const char *method, const char *allow, const char *uri_mark)
 {
     struct framing f = {0};
     MHD_get_connection_values(con, MHD_HEADER_KIND, scan_framing, &f);
     if (!framing_ok(con, req, &f))
         return false;
-    if (args_dropped) {
+    if (uri_mark == &path_nul) {
+        reply_error(con, req, MHD_HTTP_BAD_REQUEST, "the URL path contains a NUL byte (%00)");
+        return false;
+    }
+    if (uri_mark == &args_cut) {
         char msg[80];
         snprintf(msg, sizeof msg, "too many URL parameters: at most %d", SRV_MAX_URL_ARGS);
         reply_error(con, req, MHD_HTTP_URI_TOO_LONG, msg);
@@ -299,8 +310,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 {
     (void)cls;
     (void)version;
-    bool args_dropped = *con_cls == &args_cut;
-    struct srv_req *req = args_dropped ? NULL : *con_cls;
+    const char *uri_mark = *con_cls == &args_cut || *con_cls == &path_nul ? *con_cls : NULL;
+    struct srv_req *req = uri_mark ? NULL : *con_cls;
     if (!req) {
         const char *allow = NULL;
         const struct route *route = route_find(method, url, &allow);
@@ -311,7 +322,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         *con_cls = req;
         guard_headers_done(con);
         atomic_fetch_add(&server.in_flight, 1);
-        if (!req_admit(con, req, route, method, allow, args_dropped))
+        if (!req_admit(con, req, route, method, allow, uri_mark))
             return MHD_YES;
         /* Handlers of requests with a body see the headers first, so that
          * they can refuse before the body is read. */
@@ -350,7 +361,7 @@ static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
     struct srv_req *req = *con_cls;
     *con_cls = NULL;
     guard_request_done(con);
-    if (!req || req == (void *)&args_cut)
+    if (!req || req == (void *)&args_cut || req == (void *)&path_nul)
         return; /* ended before the access handler saw it */
     unsigned status = req->status ? req->status : 0;
     atomic_fetch_add(&server.requests[req->route][srv_status_slot(status)], 1);

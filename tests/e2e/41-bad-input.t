@@ -29,6 +29,14 @@ test_expect_success 'a NUL byte in any URL argument is 400, not a shorter name' 
     test ! -e "$LB_DATA/a"
 '
 
+test_expect_success 'a NUL byte in the URL path is 400, not a shorter path' '
+    test "$(lb_req GET "/ping%00x")" = 400 &&
+    grep -q "NUL" body &&
+    test "$(lb_req POST "/write%00/x?db=keep" --data-binary "m,host=a v=1 1")" = 400 &&
+    test "$(lb_req GET "/api/v1/query?db=keep&host=a&limit=1")" = 200 &&
+    test "$(lb_req GET "/pi%30g")" = 404
+'
+
 test_expect_success 'bad precision, encoding, format are 400 with the allowed values' '
     test "$(lb_req POST "/write?db=keep&precision=fortnight" --data-binary "m,host=a v=1 1")" = 400 &&
     grep -q "ns, us, ms, s, m, h" body &&

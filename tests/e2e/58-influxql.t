@@ -88,6 +88,14 @@ test_expect_success 'transformations, GROUP BY *, SLIMIT, ORDER BY time DESC, LI
     body_is "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\"],\"values\":[[1700000150,9],[1700000060,7]]}]}]}"
 '
 
+test_expect_success 'a form field with an encoded NUL is 400 and runs nothing' '
+    test "$(lb_req POST /query --data "q=DROP%20DATABASE%20d%00x")" = 400 &&
+    grep -q "NUL" body &&
+    test "$(lb_req POST /api/v1/sql --data "q=DROP%20DATABASE%20d%00x")" = 400 &&
+    test "$(lb_req POST "/query?db=d" --data-urlencode "q=SELECT used FROM mem WHERE time > 0 LIMIT 1")" = 200 &&
+    grep -q "\"name\":\"mem\"" body
+'
+
 test_expect_success 'POST with q as a form field, rp accepted; epoch units; db and epoch as form fields too' '
     test "$(lb_req POST "/query?db=d&rp=autogen&epoch=h" --data-urlencode "q=SELECT used FROM mem WHERE time > 0 LIMIT 1")" = 200 &&
     body_is "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"mem\",\"columns\":[\"time\",\"used\"],\"values\":[[472222,100]]}]}]}" &&
