@@ -151,7 +151,6 @@ enum MHD_Result h_metrics(struct MHD_Connection *con, struct srv_req *req, const
     metrics_jemalloc(&out);
     h_write_metrics(&out);
     syslog_listen_metrics(&out);
-    h_logs_metrics(&out);
     query_metrics(&out);
     h_tail_metrics(&out);
     if (server.store)

@@ -1,11 +1,11 @@
 /* Write endpoints: POST /write (InfluxDB 1.x), /api/v2/write (2.x),
- * /api/v3/write_lp (3.x), /api/v1/ingest (raw lines or JSON lines) and the
- * Elasticsearch bulk API (/_bulk, /{index}/_bulk). The body is fed to the
+ * /api/v3/write_lp (3.x), /api/v1/ingest (raw lines or JSON lines), the
+ * Elasticsearch bulk API (/_bulk, /{index}/_bulk), Loki's push and
+ * OpenTelemetry's logs (their parameters and replies in h_logs.c). The body is fed to the
  * ingest layer piece by piece as it arrives; the reply comes after the last
  * batch is durable under wal_sync: 204, or 400 "partial write" naming the
  * bad lines, 413, 503 + Retry-After under back-pressure, 507 on a full disk.
- * InfluxDB 3 and Elasticsearch get their own reply shapes (write_reply_v3,
- * write_reply_es). */
+ * InfluxDB 3, Elasticsearch, Loki and OTLP get their own reply shapes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +19,12 @@
 #include "ingest/esbulk.h"
 #include "ingest/ingest.h"
 #include "ingest/lineproto.h"
+#include "ingest/logrow.h"
 #include "store/store.h"
 
-enum write_ep { EP_V1, EP_V2, EP_INGEST, EP_V3, EP_ES, EP_COUNT };
-static const char *ep_names[EP_COUNT] = {"write", "v2_write", "ingest", "v3_write_lp", "es_bulk"};
+enum write_ep { EP_V1, EP_V2, EP_INGEST, EP_V3, EP_ES, EP_LOKI, EP_OTLP, EP_COUNT };
+static const char *ep_names[EP_COUNT] = {"write",   "v2_write", "ingest", "v3_write_lp",
+                                         "es_bulk", "loki",     "otlp"};
 
 enum write_outcome {
     OUT_OK,
@@ -59,6 +61,8 @@ struct write_ctx {
     struct jsonl_es_map es_map; /* EP_ES: borrowed by the ingest */
     char es_index[256];
     bool is_atomic; /* EP_V3 with accept_partial=false */
+    bool is_proto;  /* EP_LOKI, EP_OTLP: a protobuf body */
+    struct logs_map logs_map;
 };
 
 static void write_ctx_free(void *p)
@@ -79,6 +83,8 @@ static enum write_ep ep_of(enum route_id r)
     case ROUTE_INGEST: return EP_INGEST;
     case ROUTE_WRITE_V3: return EP_V3;
     case ROUTE_ES_BULK: return EP_ES;
+    case ROUTE_LOKI_PUSH: return EP_LOKI;
+    case ROUTE_OTLP_LOGS: return EP_OTLP;
     default: return EP_V1;
     }
 }
@@ -115,6 +121,8 @@ static enum MHD_Result fail(struct MHD_Connection *con, struct srv_req *req, str
     count(c, req, o);
     if (c->ep == EP_ES)
         return es_reply_error(con, req, status, es_type(status), msg);
+    if (c->ep == EP_LOKI || c->ep == EP_OTLP)
+        return logs_reply_error(con, req, c->ep == EP_OTLP, c->is_proto, status, msg);
     return reply_error(con, req, status, msg);
 }
 
@@ -136,6 +144,8 @@ static bool db_name(struct MHD_Connection *con, enum write_ep ep, char *out, siz
     const char *db = srv_arg(con, ep == EP_V2 ? "bucket" : "db");
     if (ep == EP_ES && (!db || !*db))
         db = server.cfg->es_database;
+    if ((ep == EP_LOKI || ep == EP_OTLP) && (!db || !*db))
+        db = logs_db_default(con, ep == EP_OTLP);
     if (!db || !*db)
         return false;
     size_t n = strlen(db);
@@ -236,7 +246,9 @@ static const char *es_params(struct MHD_Connection *con, struct write_ctx *c, co
     return NULL;
 }
 
-/* Fills params from the URL and headers; a reason on a bad request. */
+/* Fills params from the URL and headers; a reason on a bad request. The
+ * log push endpoints answer an unsupported Content-Type or -Encoding with
+ * 415, as their clients expect; the others with 400. */
 static const char *params_from_request(struct MHD_Connection *con, struct write_ctx *c,
                                        const char *path, struct ingest_params *p)
 {
@@ -252,7 +264,8 @@ static const char *params_from_request(struct MHD_Connection *con, struct write_
         MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
     if (enc && strcasecmp(enc, "gzip") == 0)
         p->is_gzip = true;
-    else if (enc && *enc && strcasecmp(enc, "identity") != 0)
+    else if (enc && *enc && strcasecmp(enc, "identity") != 0 &&
+             !(ep == EP_LOKI && strcasecmp(enc, "snappy") == 0)) /* Loki's protobuf */
         return "unsupported Content-Encoding: use gzip or none";
     if (ep == EP_INGEST) {
         const char *fmt = srv_arg(con, "format");
@@ -271,6 +284,8 @@ static const char *params_from_request(struct MHD_Connection *con, struct write_
     }
     if (ep == EP_ES)
         return es_params(con, c, path, p);
+    if (ep == EP_LOKI || ep == EP_OTLP)
+        return logs_params(con, ep == EP_OTLP, &c->logs_map, &c->is_proto, p);
     p->format = INGEST_LINEPROTO;
     const char *prec = srv_arg(con, "precision");
     if (ep == EP_V3)
@@ -307,14 +322,16 @@ static enum MHD_Result write_begin(struct MHD_Connection *con, struct srv_req *r
     }
     struct ingest_params p;
     const char *why = params_from_request(con, c, req->path, &p);
+    unsigned bad_params = c->ep == EP_LOKI || c->ep == EP_OTLP ? MHD_HTTP_UNSUPPORTED_MEDIA_TYPE
+                                                               : MHD_HTTP_BAD_REQUEST;
     if (cl && !p.is_gzip)
         p.body_hint = (size_t)strtoull(cl, NULL, 10);
     c->is_atomic = p.is_atomic;
     struct event_limits lim;
     limits_from_config(&lim);
-    if (!why)
-        why = ingest_params_check(&p, &lim);
     if (why)
+        return fail(con, req, c, OUT_BAD_REQUEST, bad_params, why);
+    if ((why = ingest_params_check(&p, &lim)))
         return fail(con, req, c, OUT_BAD_REQUEST, MHD_HTTP_BAD_REQUEST, why);
     int rc = open_db(db, &c->db);
     if (rc != ERR_OK) {
@@ -460,6 +477,12 @@ enum MHD_Result h_write(struct MHD_Connection *con, struct srv_req *req, const c
         return write_reply_v3(con, req, c);
     if (c->ep == EP_ES)
         return write_reply_es(con, req, c);
+    if (c->ep == EP_OTLP || (c->ep == EP_LOKI && ingest_dropped(c->in) > 0)) {
+        count(c, req, ingest_dropped(c->in) ? OUT_PARTIAL : OUT_OK);
+        if (c->ep == EP_OTLP)
+            return otlp_reply_ok(con, req, c->is_proto, c->in);
+        return loki_reply_partial(con, req, c->in);
+    }
     if (ingest_dropped(c->in) > 0)
         return write_partial(con, req, c);
     count(c, req, OUT_OK);
@@ -495,14 +518,4 @@ void h_write_metrics(struct buf *out)
         buf_printf(out, "logbucket_write_body_bytes_total{endpoint=\"%s\"} %llu\n", ep_names[e],
                    (unsigned long long)atomic_load(&wm.body_bytes[e]));
     histogram_write(&wm.latency, "logbucket_write_duration_seconds", "Write request latency.", out);
-}
-
-void h_write_limits(struct event_limits *lim)
-{
-    limits_from_config(lim);
-}
-
-int h_write_open_db(const char *name, struct store_db **out)
-{
-    return open_db(name, out);
 }

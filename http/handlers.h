@@ -78,15 +78,24 @@ bool auth_may_read(const void *token, const char *db);
 /* Metrics of the ingest endpoints, appended to /metrics. */
 void h_write_metrics(struct buf *out);
 
-/* Log push endpoints (h_logs.c): Loki push and OpenTelemetry logs. */
-enum MHD_Result h_logs(struct MHD_Connection *con, struct srv_req *req, const char *upload,
-                       size_t *upload_size);
-void h_logs_metrics(struct buf *out);
-/* Shared with h_write.c: the event limits of the config, and a database
- * opened (created when auto_create_databases allows). */
-struct event_limits;
-struct store_db;
-void h_write_limits(struct event_limits *lim);
-int h_write_open_db(const char *name, struct store_db **out);
+/* The Loki and OTLP parts of the write path (h_logs.c). logs_db_default:
+ * the database without db= (the X-Scope-OrgID header, Loki's tenant, else
+ * loki_db or otlp_db). logs_params: the format from Content-Type and the
+ * mapping of the config (kept in *map, which must outlive the ingest), or a
+ * reason for 415. Replies: an error in the endpoint's shape (Loki plain
+ * text, OTLP a google.rpc.Status; 5xx as every path), Loki's 400 naming
+ * the refused entries, OTLP's 200 with its partialSuccess. */
+struct ingest;
+struct ingest_params;
+struct logs_map;
+const char *logs_db_default(struct MHD_Connection *con, bool is_otlp);
+const char *logs_params(struct MHD_Connection *con, bool is_otlp, struct logs_map *map,
+                        bool *is_proto, struct ingest_params *p);
+enum MHD_Result logs_reply_error(struct MHD_Connection *con, struct srv_req *req, bool is_otlp,
+                                 bool is_proto, unsigned status, const char *msg);
+enum MHD_Result loki_reply_partial(struct MHD_Connection *con, struct srv_req *req,
+                                   struct ingest *in);
+enum MHD_Result otlp_reply_ok(struct MHD_Connection *con, struct srv_req *req, bool is_proto,
+                              struct ingest *in);
 
 #endif

@@ -29,9 +29,9 @@ static const struct route routes[] = {
     {"/_index_template/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
     {"/_template/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
     {"/_ilm/policy/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
-    {"/loki/api/v1/push", "POST", ROUTE_LOKI_PUSH, h_logs, AUTH_HANDLER, true},
-    {"/v1/logs", "POST", ROUTE_OTLP_LOGS, h_logs, AUTH_HANDLER, true},
-    {"/otlp/v1/logs", "POST", ROUTE_OTLP_LOGS, h_logs, AUTH_HANDLER, true},
+    {"/loki/api/v1/push", "POST", ROUTE_LOKI_PUSH, h_write, AUTH_HANDLER, true},
+    {"/v1/logs", "POST", ROUTE_OTLP_LOGS, h_write, AUTH_HANDLER, true},
+    {"/otlp/v1/logs", "POST", ROUTE_OTLP_LOGS, h_write, AUTH_HANDLER, true},
     {"/_ingest/pipeline/*", "GET,HEAD,PUT,POST", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
     {"/_alias/*", "GET,HEAD", ROUTE_ES_PROBE, h_es_probe, AUTH_ANY, true},
 };

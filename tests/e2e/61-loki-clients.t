@@ -42,8 +42,8 @@ test_expect_success 'winston-loki (protobuf + snappy): every record stored, fiel
 
 test_expect_success '/metrics counts the pushed rows and no rejects' '
     curl -s "$LB_URL/metrics" >metrics &&
-    grep -q "^logbucket_push_rows_total{endpoint=\"loki\",result=\"written\"} 300$" metrics &&
-    grep -q "^logbucket_push_rows_total{endpoint=\"loki\",result=\"dropped\"} 0$" metrics
+    grep -q "^logbucket_write_lines_total{endpoint=\"loki\",result=\"written\"} 300$" metrics &&
+    grep -q "^logbucket_write_lines_total{endpoint=\"loki\",result=\"dropped\"} 0$" metrics
 '
 
 test_expect_success 'stop' '

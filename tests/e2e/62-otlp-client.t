@@ -44,8 +44,8 @@ test_expect_success 'OTLP protobuf exporter: every record stored, field by field
 
 test_expect_success '/metrics counts the exported rows and no rejects' '
     curl -s "$LB_URL/metrics" >metrics &&
-    grep -q "^logbucket_push_rows_total{endpoint=\"otlp\",result=\"written\"} 240$" metrics &&
-    grep -q "^logbucket_push_rows_total{endpoint=\"otlp\",result=\"dropped\"} 0$" metrics
+    grep -q "^logbucket_write_lines_total{endpoint=\"otlp\",result=\"written\"} 240$" metrics &&
+    grep -q "^logbucket_write_lines_total{endpoint=\"otlp\",result=\"dropped\"} 0$" metrics
 '
 
 test_expect_success 'stop' '

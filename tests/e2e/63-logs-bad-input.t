@@ -168,10 +168,10 @@ test_expect_success 'a retried push stores nothing twice' '
 test_expect_success 'the daemon keeps serving; /metrics counts the rejects' '
     test "$(lb_req GET /ping)" = 204 &&
     curl -s "$LB_URL/metrics" >metrics &&
-    grep -q "^logbucket_push_requests_total{endpoint=\"loki\",outcome=\"bad_request\"} " metrics &&
-    grep -q "^logbucket_push_requests_total{endpoint=\"otlp\",outcome=\"too_big\"} 1$" metrics &&
-    grep -q "^logbucket_push_rows_total{endpoint=\"loki\",result=\"dropped\"} 1$" metrics &&
-    grep -q "^logbucket_push_rows_total{endpoint=\"otlp\",result=\"dropped\"} 2$" metrics
+    grep -q "^logbucket_write_requests_total{endpoint=\"loki\",outcome=\"bad_request\"} " metrics &&
+    grep -q "^logbucket_write_requests_total{endpoint=\"otlp\",outcome=\"too_big\"} 1$" metrics &&
+    grep -q "^logbucket_write_lines_total{endpoint=\"loki\",result=\"dropped\"} 1$" metrics &&
+    grep -q "^logbucket_write_lines_total{endpoint=\"otlp\",result=\"dropped\"} 2$" metrics
 '
 
 test_expect_success 'restart with a write token: pushes need it (Basic auth as Loki clients send it)' '
