@@ -187,6 +187,8 @@ struct store_snap;
 int iql_measurements(struct store_snap *snap, const struct iql_stmt *st, char ***out, size_t *n,
                      struct buf *err);
 void iql_names_free(char **v, size_t n);
+/* Sorts v[0..*n) by strcmp and frees and removes the duplicates. */
+void iql_names_unique(char **v, size_t *n);
 
 /* Translates st's WHERE for measurement m into w (a condition of query/
  * cond.h plus its implied bounds): time against ts, the host tag against

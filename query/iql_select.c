@@ -191,26 +191,6 @@ static void names_merge(char ***v, size_t *n, char **add, size_t nadd)
         (*v)[(*n)++] = xstrdup(add[i]);
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void names_sort_unique(char **v, size_t *n)
-{
-    if (*n == 0)
-        return;
-    qsort(v, *n, sizeof *v, cmp_name);
-    size_t k = 1;
-    for (size_t i = 1; i < *n; i++) {
-        if (strcmp(v[i], v[k - 1]) == 0)
-            free(v[i]);
-        else
-            v[k++] = v[i];
-    }
-    *n = k;
-}
-
 static bool has_star(const struct iql_stmt *st)
 {
     for (size_t i = 0; i < st->nfields; i++)
@@ -244,8 +224,8 @@ static int star_union(const struct iql_ctx *c, struct store_snap *snap, char **m
         iql_names_free(fk, nfk);
         free(ft);
     }
-    names_sort_unique(u->tags, &u->ntags);
-    names_sort_unique(u->fields, &u->nfields);
+    iql_names_unique(u->tags, &u->ntags);
+    iql_names_unique(u->fields, &u->nfields);
     return ERR_OK;
 }
 

@@ -70,8 +70,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sorts and removes duplicates. */
-static void names_unique(char **v, size_t *n)
+void iql_names_unique(char **v, size_t *n)
 {
     if (*n == 0)
         return;
@@ -177,7 +176,7 @@ int iql_measurements(struct store_snap *snap, const struct iql_stmt *st, char **
         iql_names_free(ns.v, ns.n);
         return rc;
     }
-    names_unique(ns.v, &ns.n);
+    iql_names_unique(ns.v, &ns.n);
     *out = ns.v;
     *n = ns.n;
     return ERR_OK;
@@ -195,7 +194,7 @@ int iql_tag_keys(const struct iql_ctx *c, struct store_snap *snap, const char *m
         return rc;
     }
     names_push(&ns, c->o->host_tag, strlen(c->o->host_tag));
-    names_unique(ns.v, &ns.n);
+    iql_names_unique(ns.v, &ns.n);
     *out = ns.v;
     *n = ns.n;
     return ERR_OK;
