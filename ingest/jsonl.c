@@ -215,6 +215,23 @@ static const char *header_keys(struct jsonl_parser *p, json_t *root, struct even
     return event_check_names(&p->lim, ev->host, ev->name);
 }
 
+/* Points the fields at the keys and strings gathered while flattening;
+ * a reason when two fields ended with one key. */
+static const char *fields_done(struct jsonl_parser *p)
+{
+    for (size_t i = 0; i < p->nfields; i++) {
+        size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
+        p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
+        if (p->sofs[i] != NO_OFS)
+            p->fields[i].v.s.ptr = p->strs.data + p->sofs[i];
+    }
+    long d = event_dup_field(p->fields, p->nfields, &p->dupbuf);
+    if (d >= 0)
+        return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
+                   p->fields[d].key.len);
+    return NULL;
+}
+
 /* Flattens every member of p->root into p->fields, except ts, host and
  * event when skip_header; then points the fields' slices at the finished
  * buffers and refuses duplicate keys. */
@@ -234,17 +251,7 @@ static const char *flatten_root(struct jsonl_parser *p, bool skip_header)
         if ((w = flatten(p, v)))
             return w;
     }
-    for (size_t i = 0; i < p->nfields; i++) {
-        size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
-        p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
-        if (p->sofs[i] != NO_OFS)
-            p->fields[i].v.s.ptr = p->strs.data + p->sofs[i];
-    }
-    long d = event_dup_field(p->fields, p->nfields, &p->dupbuf);
-    if (d >= 0)
-        return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
-                   p->fields[d].key.len);
-    return NULL;
+    return fields_done(p);
 }
 
 /* Loads the line into p->root; a reason if it is not one JSON object. */
@@ -551,17 +558,7 @@ static const char *scan_doc(struct jsonl_parser *p, const char *line, size_t len
         jscan_fail(&s, "text after the document");
     if (s.err)
         return why(p, "invalid JSON: ", s.err, strlen(s.err));
-    for (size_t i = 0; i < p->nfields; i++) {
-        size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
-        p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
-        if (p->sofs[i] != NO_OFS)
-            p->fields[i].v.s.ptr = p->strs.data + p->sofs[i];
-    }
-    long d = event_dup_field(p->fields, p->nfields, &p->dupbuf);
-    if (d >= 0)
-        return why(p, "duplicate field key after flattening: ", p->fields[d].key.ptr,
-                   p->fields[d].key.len);
-    return NULL;
+    return fields_done(p);
 }
 
 static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len, const char *index,
