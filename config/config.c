@@ -147,6 +147,10 @@ static const struct option options[] = {
      "with CREATE or ALTER DATABASE) wins."},
     {"retention_check_interval", OPT_DURATION, FIELD(retention_check_interval_ns), "1m", MS, DAY, 0,
      NULL, "How often expired data is looked for and dropped."},
+    {"settle_after", OPT_DURATION, FIELD(settle_after_ns), "1m", 0, DAY, 0, NULL,
+     "A database without writes for this long settles: its memtables are flushed and its newest "
+     "hour windows merged to their final, smallest form at once instead of when later windows "
+     "begin. 0 turns it off."},
     {"reject_older_than", OPT_DURATION, FIELD(reject_older_than_ns), "0", 0, INT64_MAX, 0, NULL,
      "Refuse points older than now minus this; 0 accepts any time."},
     {"reject_newer_than", OPT_DURATION, FIELD(reject_newer_than_ns), "0", 0, INT64_MAX, 0, NULL,

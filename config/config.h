@@ -64,6 +64,7 @@ struct config {
     int64_t default_ttl_ns;              /* 0 = forever (key default_ttl) */
     uint64_t max_disk_bytes;             /* 0 = off (per database) */
     int64_t retention_check_interval_ns; /* 1m */
+    int64_t settle_after_ns;             /* 1m; 0 = off */
     int64_t reject_older_than_ns;        /* 0 = off */
     int64_t reject_newer_than_ns;        /* 0 = off */
     bool auto_create_databases;          /* true */

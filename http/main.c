@@ -34,6 +34,7 @@ static void store_opts_from(const struct config *cfg, struct store_opts *o)
     o->block_cache_bytes = (size_t)cfg->block_cache_bytes;
     o->background_threads = (unsigned)cfg->background_threads;
     o->retention_check_interval_ns = cfg->retention_check_interval_ns;
+    o->settle_after_ns = cfg->settle_after_ns;
     o->max_disk_bytes = cfg->max_disk_bytes;
     o->max_open_files = (size_t)cfg->max_open_files;
 }

@@ -700,15 +700,17 @@ static void compact_pick(struct part *p, bool force, struct compaction *c)
         }
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
     /* windows still being written will be merged again: compress them for
-     * speed; a forced compaction wants the smallest files */
-    c->fast_from = force ? INT64_MAX : newest - 1;
+     * speed; a forced compaction, or a database that writes have left,
+     * wants the smallest files */
+    bool settle = atomic_load(&p->settle);
+    c->fast_from = force || settle ? INT64_MAX : newest - 1;
     size_t used = 0;
     for (size_t i = 0, j; i < v->n; i = j) {
         size_t n = 0, *idx = c->idx + used;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             if (!c->drop_whole[j])
                 idx[n++] = j;
-        bool cold = v->files[i]->window < newest - 1;
+        bool cold = settle || v->files[i]->window < newest - 1;
         size_t k = window_pick(p, v, idx, n, force, cold, pick_cutoff, &c->cuts, c->tombs);
         if (k == 0)
             continue;
@@ -967,11 +969,12 @@ bool compact_wanted(struct part *p)
     bool want = tombs_unapplied(v, tombs);
     tomb_set_unref(tombs);
     int64_t newest = v->n ? v->files[v->n - 1]->window : 0;
+    bool settle = atomic_load(&p->settle);
     for (size_t i = 0, j; i < v->n && !want; i = j) {
         size_t n = 0;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             idx[n++] = j;
-        bool cold = v->files[i]->window < newest - 1;
+        bool cold = settle || v->files[i]->window < newest - 1;
         want = (cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n)) > 0;
     }
     free(idx);

@@ -166,6 +166,7 @@ static struct store_db *db_alloc(struct store *s, const char *name)
     db->wal_dir = buf_steal(&b, NULL);
     atomic_init(&db->refs, 1);
     atomic_init(&db->floor_ts, INT64_MIN);
+    atomic_init(&db->last_write_ns, clock_mono_ns());
     pthread_mutex_init(&db->write_mu, NULL);
     pthread_mutex_init(&db->ttl_mu, NULL);
     buf_init(&db->scratch);
@@ -554,6 +555,7 @@ static int write_batch(struct store_db *db, struct batch *b, bool is_sync)
         db->last_seq = last;
         seq = last;
         atomic_fetch_add(&db->m.bytes_written_user, b->rep.len);
+        atomic_store_explicit(&db->last_write_ns, clock_mono_ns(), memory_order_relaxed);
         wal_mark_ready(db->wal, end, last);
         if (db->store->opts.wal_sync != STORE_SYNC_ALWAYS)
             atomic_store(&db->visible_seq, last);

@@ -48,6 +48,9 @@ enum fam {
     F_RANGE_TOMBS,
     F_GUARD_WINDOWS,
     F_GUARD_BYTES,
+    F_AGE_BYTES,
+    F_AGE_EVENTS,
+    F_AGE_PER_EVENT,
     F_COUNT
 };
 
@@ -95,7 +98,65 @@ static const char *const fam_info[F_COUNT][3] = {
     {"range_tombstones", "gauge", "Range tombstones outstanding (purged by compaction)."},
     {"disk_guard_windows_dropped_total", "counter", "Oldest windows dropped over max_disk_bytes."},
     {"disk_guard_bytes_dropped_total", "counter", "SSTable bytes dropped over max_disk_bytes."},
+    {"stored_bytes", "gauge",
+     "SSTable bytes (rows and host index) by the age of their hour window behind the newest: "
+     "0-2h still being written (fast LZ4 unless settled), older ones in their final form."},
+    {"stored_events", "gauge", "Rows in SSTables by the age of their window (as stored_bytes)."},
+    {"stored_bytes_per_event", "gauge",
+     "stored_bytes / stored_events by the age of their window (0 without rows)."},
 };
+
+/* Window age classes of the stored_* families, in hours behind the newest
+ * window: [0, 2), [2, 24), [24, 168), [168, ...). */
+#define NAGES 4
+static const char *const age_name[NAGES] = {"0-2h", "2-24h", "1-7d", "7d+"};
+
+static int age_class(int64_t hours)
+{
+    return hours < 2 ? 0 : hours < 24 ? 1 : hours < 168 ? 2 : 3;
+}
+
+/* "logbucket_NAME{db="D",age="A"} " */
+static void age_line(struct buf *b, int f, const struct store_db *db, int a)
+{
+    buf_printf(b, "logbucket_%s{db=\"%s\",age=\"%s\"} ", fam_info[f][0], db->name, age_name[a]);
+}
+
+/* The stored_* families of db: its files' bytes and rows by window age. */
+static void age_metrics(struct store_db *db, struct buf *fam)
+{
+    struct version **v = xcalloc(db->nparts, sizeof *v);
+    int64_t newest = INT64_MIN;
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        pthread_mutex_lock(&db->parts[i].mu);
+        v[i] = db->parts[i].ver;
+        version_ref(v[i]);
+        pthread_mutex_unlock(&db->parts[i].mu);
+        if (v[i]->n && v[i]->files[v[i]->n - 1]->window > newest)
+            newest = v[i]->files[v[i]->n - 1]->window;
+    }
+    uint64_t bytes[NAGES] = {0}, events[NAGES] = {0};
+    for (uint32_t i = 0; i < db->nparts; i++) {
+        for (size_t k = 0; k < v[i]->n; k++) {
+            const struct file_meta *f = v[i]->files[k];
+            int a = age_class(newest - f->window);
+            bytes[a] += f->props.size;
+            if (!db->parts[i].is_index)
+                events[a] += f->props.entries - f->props.deletes;
+        }
+        version_unref(v[i]);
+    }
+    free(v);
+    for (int a = 0; a < NAGES; a++) {
+        age_line(&fam[F_AGE_BYTES], F_AGE_BYTES, db, a);
+        buf_printf(&fam[F_AGE_BYTES], "%" PRIu64 "\n", bytes[a]);
+        age_line(&fam[F_AGE_EVENTS], F_AGE_EVENTS, db, a);
+        buf_printf(&fam[F_AGE_EVENTS], "%" PRIu64 "\n", events[a]);
+        age_line(&fam[F_AGE_PER_EVENT], F_AGE_PER_EVENT, db, a);
+        buf_printf(&fam[F_AGE_PER_EVENT], "%.2f\n",
+                   events[a] ? (double)bytes[a] / (double)events[a] : 0.0);
+    }
+}
 
 static void part_metrics(struct store_db *db, struct part *p, struct buf *fam, uint64_t *disk)
 {
@@ -193,6 +254,7 @@ static void db_metrics(struct store_db *db, struct buf *fam)
     db_line(fam, F_RANGE_TOMBS, db, st.range_tombstones);
     db_line(fam, F_GUARD_WINDOWS, db, atomic_load(&m->guard_windows_dropped));
     db_line(fam, F_GUARD_BYTES, db, atomic_load(&m->guard_bytes_dropped));
+    age_metrics(db, fam);
 }
 
 static void family(struct buf *out, const char *name, const char *type, const char *help)

@@ -79,6 +79,9 @@ struct part {
     bool want_compact;      /* bg_mu */
     int64_t retry_at_ns;    /* bg_mu: a failed flush waits until then (monotonic) */
     bool force_compact;     /* bg_mu */
+    /* writes have left the database (store_opts.settle_after_ns): every
+     * window is cold, merged to its final form */
+    atomic_bool settle;
 };
 
 /* versions and files (part.c) */

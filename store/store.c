@@ -246,6 +246,55 @@ static void tick(struct store *s, bool sync, bool retention)
     store_put_dbs(dbs, n);
 }
 
+static bool has_active_data(struct store_db *db);
+
+/* How often the ticker looks for databases that writes have left: every
+ * 5 s, or twice per settle_after_ns if that is shorter. */
+static int64_t settle_every(const struct store *s)
+{
+    int64_t half = s->opts.settle_after_ns / 2;
+    return half > 0 && half < 5000000000LL ? half : 5000000000LL;
+}
+
+/* Marks (or unmarks) every partition of db as settling and asks for their
+ * compaction; a settling database also freezes its memtables to flush them. */
+static void set_settle(struct store *s, struct store_db *db, bool on)
+{
+    if (on) {
+        pthread_mutex_lock(&db->write_mu);
+        if (!atomic_load(&db->bg_error) && has_active_data(db))
+            db_freeze_locked(db);
+        pthread_mutex_unlock(&db->write_mu);
+    }
+    for (uint32_t k = 0; k < db->nparts; k++)
+        atomic_store(&db->parts[k].settle, on);
+    db->settled = on;
+    if (!on)
+        return;
+    pthread_mutex_lock(&s->bg_mu);
+    for (uint32_t k = 0; k < db->nparts; k++)
+        db->parts[k].want_compact = true;
+    pthread_cond_broadcast(&s->bg_cond);
+    pthread_mutex_unlock(&s->bg_mu);
+}
+
+/* Databases without writes for settle_after_ns get every window merged to
+ * its final form; a write ends it. */
+static void settle_check(struct store *s)
+{
+    int64_t after = s->opts.settle_after_ns, now = clock_mono_ns();
+    if (after <= 0)
+        return;
+    size_t n;
+    struct store_db **dbs = store_all_dbs(s, &n);
+    for (size_t i = 0; i < n; i++) {
+        bool idle = now - atomic_load(&dbs[i]->last_write_ns) >= after;
+        if (idle != dbs[i]->settled)
+            set_settle(s, dbs[i], idle);
+    }
+    store_put_dbs(dbs, n);
+}
+
 static void *ticker_main(void *arg)
 {
     struct store *s = arg;
@@ -256,10 +305,18 @@ static void *ticker_main(void *arg)
                             ? s->opts.retention_check_interval_ns
                             : 60LL * 1000000000LL;
     int64_t next_sync = clock_mono_ns() + sync_every, next_ret = clock_mono_ns() + ret_every;
+    int64_t next_settle = clock_mono_ns() + settle_every(s);
     pthread_mutex_lock(&s->bg_mu);
     while (!s->stop) {
         int64_t now = clock_mono_ns();
         bool do_sync = interval && now >= next_sync, do_ret = now >= next_ret;
+        if (now >= next_settle) {
+            pthread_mutex_unlock(&s->bg_mu);
+            settle_check(s);
+            pthread_mutex_lock(&s->bg_mu);
+            next_settle = now + settle_every(s);
+            continue;
+        }
         if (do_sync || do_ret) {
             pthread_mutex_unlock(&s->bg_mu);
             tick(s, do_sync, do_ret);
@@ -270,7 +327,7 @@ static void *ticker_main(void *arg)
                 next_ret = now + ret_every;
             continue;
         }
-        int64_t wake = next_ret;
+        int64_t wake = next_ret < next_settle ? next_ret : next_settle;
         if (interval && next_sync < wake)
             wake = next_sync;
         struct timespec ts;

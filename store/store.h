@@ -50,6 +50,12 @@ struct store_opts {
      * full file of a window still being written is not merged again until
      * the window turns cold. */
     uint64_t max_file_bytes;
+    /* A database without writes for this long settles: its memtables are
+     * flushed and every window, the two newest included, is merged to its
+     * final form (FORMAT.md, "Time windows"); a write ends it. 0 (the
+     * default here; the daemon's config sets 1m): only windows two behind
+     * the newest are. */
+    int64_t settle_after_ns;
     /* Wall clock in ns since the epoch, for TTL; NULL = CLOCK_REALTIME.
      * Tests inject a clock here. */
     int64_t (*clock)(void *arg);

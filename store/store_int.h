@@ -74,8 +74,10 @@ struct store_db {
     struct wal *wal;
     uint64_t gen; /* generation of the active memtables == WAL segment */
     atomic_size_t active_bytes;
-    atomic_int bg_error; /* sticky: the database turned read-only */
-    struct buf scratch;  /* write_mu: key encoding */
+    atomic_int bg_error;        /* sticky: the database turned read-only */
+    atomic_llong last_write_ns; /* monotonic time of the last write (or the open) */
+    bool settled;               /* the ticker's: its partitions settle (part.settle) */
+    struct buf scratch;         /* write_mu: key encoding */
     struct db_metrics m;
 };
 
