@@ -202,8 +202,9 @@ static bool collect_hash(void *arg, struct slice word)
 }
 
 /* The filter is bit for bit the bloom filter of the distinct words_hash
- * of the words words_each finds, for text over all 256 byte values (the
- * builder splits, folds and hashes with a table of its own). */
+ * of the words words_each finds, for text over all 256 byte values and
+ * words that repeat, in either case, at the end of a text or not (the
+ * builder splits and folds with a table of its own). */
 static void test_filter_bytes_same(void **state)
 {
     (void)state;
@@ -226,6 +227,22 @@ static void test_filter_bytes_same(void **state)
                 if (r & 1)
                     c = (unsigned char)"aZq_9\xe9"[(r >> 1) % 6];
                 buf_putc(&text, (char)c);
+                if (r % 16 == 2) { /* a word seen before, in either case, 1 to 20 bytes */
+                    static const char *vocab[] = {"a",
+                                                  "Of",
+                                                  "get",
+                                                  "GET",
+                                                  "Error",
+                                                  "error",
+                                                  "abcdefg",
+                                                  "ABCDEFGH",
+                                                  "timeout_ms",
+                                                  "connection15",
+                                                  "0123456789abcdef",
+                                                  "0123456789abcdefg",
+                                                  "x\xc3\xa9y"};
+                    buf_puts(&text, vocab[(r >> 8) % (sizeof vocab / sizeof vocab[0])]);
+                }
             }
             struct rec_field fl = {.key = slice_cstr("msg"),
                                    .type = REC_STRING,
