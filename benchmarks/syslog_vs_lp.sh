@@ -25,6 +25,9 @@ trap 'stop_daemon; rm -rf "$dir"' EXIT
 # start_daemon: a daemon on an empty data dir; sets pid, http, sl
 start_daemon() {
     rm -rf "$dir/data"
+    # the previous daemon's log would satisfy the wait below before the
+    # new daemon's shell has truncated it (then no ports are found)
+    rm -f "$dir/log"
     "$top/build/logbucketd" --listen 127.0.0.1:0 --data-dir "$dir/data" \
         --set syslog_tcp_listen=127.0.0.1:0 2>"$dir/log" &
     pid=$!

@@ -238,6 +238,11 @@ bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
     if (*q == '0') {
         q++;
     } else {
+        /* 19 digits cannot overflow 64 bits (10^19 - 1 < 2^64): check
+         * only the digits after them */
+        const char *safe = s->end - q > 19 ? q + 19 : s->end;
+        for (; q < safe && digit(*q); q++)
+            v = v * 10 + (unsigned)(*q - '0');
         for (; q < s->end && digit(*q); q++) {
             unsigned d = (unsigned)(*q - '0');
             if (v > (UINT64_MAX - d) / 10)

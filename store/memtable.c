@@ -25,11 +25,19 @@
 
 #define SKL_MAX_HEIGHT 12
 
-/* pfx holds 16 key bytes as two big-endian words (zero padded), taken
- * after the bytes every key of the node's list shares (its skl's off): most
- * comparisons end there without touching the key bytes. */
+/* Key bytes cached in a node, as PFX_WORDS big-endian words. 24 bytes
+ * cover bucket, ts and a short host and event ("host-0421\0ev07"): rows that
+ * share a ts (millisecond log stamps: a thousand or more events at one ts)
+ * are still ordered by the prefix alone, without reading the key bytes (a
+ * second cache line of a node met once in a random search). */
+#define PFX_WORDS 3
+#define PFX_BYTES (8 * PFX_WORDS)
+
+/* pfx holds PFX_BYTES key bytes (zero padded), taken after the bytes every
+ * key of the node's list shares (its skl's off): most comparisons end there
+ * without touching the key bytes. */
 struct skl_node {
-    uint64_t pfx[2];
+    uint64_t pfx[PFX_WORDS];
     uint32_t klen; /* internal key length (group key length for groups) */
     uint32_t vlen;
     uint32_t height;
@@ -63,7 +71,7 @@ struct gslot {
 /* A key to search a list with: pfx taken at off, the list's off. */
 struct skl_key {
     struct slice k;
-    uint64_t pfx[2];
+    uint64_t pfx[PFX_WORDS];
     uint32_t off;
 };
 
@@ -78,7 +86,7 @@ struct splice {
     bool last_is_next; /* the last insert's node is at[0].next, not .prev */
     /* copies of the level-0 neighbours' prefixes: most bracket checks
      * end on them without reading either node */
-    uint64_t prev_pfx[2], next_pfx[2];
+    uint64_t prev_pfx[PFX_WORDS], next_pfx[PFX_WORDS];
     struct {
         struct skl_node *prev, *next;
     } at[SKL_MAX_HEIGHT];
@@ -99,14 +107,23 @@ struct memtable {
     uint64_t rnd; /* writer only */
 };
 
-/* The 16 bytes of k after its first off (k.len >= off). */
-static void key_prefix(struct slice k, uint32_t off, uint64_t pfx[2])
+/* The PFX_BYTES bytes of k after its first off (k.len >= off). */
+static void key_prefix(struct slice k, uint32_t off, uint64_t pfx[PFX_WORDS])
 {
-    uint64_t w[2] = {0, 0};
+    uint64_t w[PFX_WORDS] = {0};
     size_t n = k.len - off;
-    memcpy(w, k.ptr + off, n < 16 ? n : 16);
-    pfx[0] = __builtin_bswap64(w[0]); /* little-endian host: memcmp order */
-    pfx[1] = __builtin_bswap64(w[1]);
+    memcpy(w, k.ptr + off, n < PFX_BYTES ? n : PFX_BYTES);
+    for (int i = 0; i < PFX_WORDS; i++)
+        pfx[i] = __builtin_bswap64(w[i]); /* little-endian host: memcmp order */
+}
+
+/* The order of two prefixes (0: equal). */
+static inline int pfx_cmp(const uint64_t a[PFX_WORDS], const uint64_t b[PFX_WORDS])
+{
+    for (int i = 0; i < PFX_WORDS; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
 }
 
 /* A search key for l. REQUIRES: k starts with the bytes l's keys share. */
@@ -132,7 +149,10 @@ static inline struct slice node_key(const struct skl_node *n)
 /* The search key of n, a node of l. */
 static struct skl_key node_skey(const struct skl *l, const struct skl_node *n)
 {
-    struct skl_key sk = {node_key(n), {n->pfx[0], n->pfx[1]}, l->off};
+    struct skl_key sk;
+    sk.k = node_key(n);
+    memcpy(sk.pfx, n->pfx, sizeof sk.pfx);
+    sk.off = l->off;
     return sk;
 }
 
@@ -157,13 +177,12 @@ static inline struct skl_node *nx(const struct skl_node *n, int level)
  * prefixes first */
 static inline int node_cmp(const struct skl_node *n, const struct skl_key *k)
 {
-    if (n->pfx[0] != k->pfx[0])
-        return n->pfx[0] < k->pfx[0] ? -1 : 1;
-    if (n->pfx[1] != k->pfx[1])
-        return n->pfx[1] < k->pfx[1] ? -1 : 1;
+    int c = pfx_cmp(n->pfx, k->pfx);
+    if (c)
+        return c;
     size_t from = k->off;
-    if (n->klen >= from + 16 && k->k.len >= from + 16)
-        from += 16; /* equal prefixes: the rest decides */
+    if (n->klen >= from + PFX_BYTES && k->k.len >= from + PFX_BYTES)
+        from += PFX_BYTES; /* equal prefixes: the rest decides */
     return slice_cmp(slice_make(node_data(n) + from, n->klen - from),
                      slice_make(k->k.ptr + from, k->k.len - from));
 }
@@ -188,7 +207,7 @@ static struct skl_node *node_alloc(struct memtable *mt, int height, size_t klen,
 static void skl_init(struct arena *a, struct skl *l, uint32_t off)
 {
     l->head = node_alloc_in(a, SKL_MAX_HEIGHT, 0, 0);
-    l->head->pfx[0] = l->head->pfx[1] = 0;
+    memset(l->head->pfx, 0, sizeof l->head->pfx);
     atomic_init(&l->height, 1);
     l->off = off;
 }
@@ -408,14 +427,11 @@ static bool brackets(const struct skl *l, const struct splice *s, int level,
 
 /* node_cmp(n, k) for n whose prefix is pfx (a copy): the node is read
  * only when the prefixes are equal. */
-static inline int cached_cmp(const uint64_t pfx[2], const struct skl_node *n,
+static inline int cached_cmp(const uint64_t pfx[PFX_WORDS], const struct skl_node *n,
                              const struct skl_key *k)
 {
-    if (pfx[0] != k->pfx[0])
-        return pfx[0] < k->pfx[0] ? -1 : 1;
-    if (pfx[1] != k->pfx[1])
-        return pfx[1] < k->pfx[1] ? -1 : 1;
-    return node_cmp(n, k);
+    int c = pfx_cmp(pfx, k->pfx);
+    return c ? c : node_cmp(n, k);
 }
 
 /* Whether level 0 of s brackets key, from the cached prefixes; sets

@@ -100,8 +100,10 @@ static int order_at(int order, int i, int n)
 }
 
 /* Every insert order gives the same sorted list, found by point reads and
- * walked both ways; keys share 16-byte prefixes (shorter, exactly 16 and
- * longer keys), so comparisons past the cached prefix are exercised. */
+ * walked both ways; keys share long prefixes (shorter than the 24 cached
+ * bytes, differing at its edge, and differing only past it, in the entry
+ * list and in a group's list after the group key), so comparisons past the
+ * cached prefix are exercised. */
 static void test_insert_orders(void **state)
 {
     (void)state;
@@ -121,6 +123,11 @@ static void test_insert_orders(void **state)
                     len = snprintf(k, sizeof k, "h%02d%cab%03d", x % 7, 0, x % 1000);
                 else if (x % 5 == 1) /* exactly 16 bytes */
                     len = snprintf(k, sizeof k, "h%02d%c0123456789%02d", x % 7, 0, x % 100);
+                else if (x % 5 == 2) /* differing at bytes 23-24 */
+                    len =
+                        snprintf(k, sizeof k, "h%02d%c0123456789abcdefghi%02d", x % 7, 0, x % 100);
+                else if (x % 5 == 3) /* differing past byte 28 */
+                    len = snprintf(k, sizeof k, "h%02d%c0123456789abcdefghijklmn%06d", x % 7, 0, x);
                 else
                     len = snprintf(k, sizeof k, "h%02d%c0123456789abc%06d", x % 7, 0, x);
                 buf_init(&keys[added]);

@@ -183,6 +183,97 @@ static void test_words_hash_same(void **state)
     buf_destroy(&f);
 }
 
+/* Collects the distinct words_hash of the words words_each gives. */
+struct hash_set {
+    uint64_t h[4096];
+    size_t n;
+};
+
+static bool collect_hash(void *arg, struct slice word)
+{
+    struct hash_set *s = arg;
+    uint64_t h = words_hash(word);
+    for (size_t i = 0; i < s->n; i++)
+        if (s->h[i] == h)
+            return true;
+    assert_true(s->n < sizeof s->h / sizeof s->h[0]);
+    s->h[s->n++] = h;
+    return true;
+}
+
+/* The filter is bit for bit the bloom filter of the distinct words_hash
+ * of the words words_each finds, for text over all 256 byte values and
+ * words that repeat, in either case, at the end of a text or not (the
+ * builder splits and folds with a table of its own). */
+static void test_filter_bytes_same(void **state)
+{
+    (void)state;
+    struct wfilter_builder wb;
+    wfilter_builder_init(&wb);
+    struct buf text = BUF_INIT, id = BUF_INIT, uk = BUF_INIT, ik = BUF_INIT, f = BUF_INIT,
+               want = BUF_INIT;
+    static struct hash_set set;
+    rng_state = 0x5bd1e9955bd1e995ULL;
+    for (int block = 0; block < 40; block++) {
+        wfilter_builder_reset(&wb);
+        set.n = 0;
+        for (int row = 0; row < 20; row++) {
+            buf_reset(&text);
+            size_t len = rng() % 300;
+            for (size_t i = 0; i < len; i++) {
+                /* every byte value, word bytes more often so words are long */
+                unsigned r = (unsigned)rng();
+                unsigned char c = (unsigned char)(r >> 8);
+                if (r & 1)
+                    c = (unsigned char)"aZq_9\xe9"[(r >> 1) % 6];
+                buf_putc(&text, (char)c);
+                if (r % 16 == 2) { /* a word seen before, in either case, 1 to 20 bytes */
+                    static const char *vocab[] = {"a",
+                                                  "Of",
+                                                  "get",
+                                                  "GET",
+                                                  "Error",
+                                                  "error",
+                                                  "abcdefg",
+                                                  "ABCDEFGH",
+                                                  "timeout_ms",
+                                                  "connection15",
+                                                  "0123456789abcdef",
+                                                  "0123456789abcdefg",
+                                                  "x\xc3\xa9y"};
+                    buf_puts(&text, vocab[(r >> 8) % (sizeof vocab / sizeof vocab[0])]);
+                }
+            }
+            struct rec_field fl = {.key = slice_cstr("msg"),
+                                   .type = REC_STRING,
+                                   .v.s = slice_make(text.data, text.len)};
+            buf_reset(&id);
+            rec_encode(&id, NULL, 0, &fl, 1);
+            buf_reset(&uk);
+            key_encode_row_id(&uk, 0, T0 + row, false, slice_cstr("Web-01"), slice_cstr("app"),
+                              slice_make(id.data, id.len));
+            buf_reset(&ik);
+            ikey_append(&ik, slice_make(uk.data, uk.len), 1, IKEY_PUT);
+            wfilter_add(&wb, slice_make(ik.data, ik.len), slice_make("", 0));
+            words_each(slice_make(text.data, text.len), collect_hash, &set);
+        }
+        words_each(slice_cstr("Web-01 app"), collect_hash, &set);
+        buf_reset(&f);
+        assert_true(wfilter_finish(&wb, &f));
+        buf_reset(&want);
+        bloom_build_k(set.h, set.n, WFILTER_BITS_PER_WORD, WFILTER_PROBES, &want);
+        assert_int_equal(f.len, want.len);
+        assert_memory_equal(f.data, want.data, f.len);
+    }
+    wfilter_builder_destroy(&wb);
+    buf_destroy(&text);
+    buf_destroy(&id);
+    buf_destroy(&uk);
+    buf_destroy(&ik);
+    buf_destroy(&f);
+    buf_destroy(&want);
+}
+
 /* --- a table of log rows --- */
 
 #define NROWS 30000
@@ -944,6 +1035,7 @@ int main(void)
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_words_hash_same),
+        cmocka_unit_test(test_filter_bytes_same),
         cmocka_unit_test(test_skip_rare_word),
         cmocka_unit_test(test_copy_and_versions),
         cmocka_unit_test(test_damaged_filter),
