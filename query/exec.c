@@ -4,7 +4,8 @@
  * Reading against the stored order yields host/event descending within one
  * ts; rows of one ts are therefore buffered (bounded) and emitted reversed.
  * A ts group larger than EXEC_GROUP_CAP is re-read forward from its bucket
- * instead (all rows of one ts live in one bucket). */
+ * instead (all rows of one ts live in one bucket). An INDEX entry's rows are
+ * read from its bucket by a cursor kept per bucket (struct icur). */
 #include <stdlib.h>
 #include <string.h>
 
