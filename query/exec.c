@@ -55,6 +55,7 @@ struct exec {
     /* INDEX: one cursor per bucket, opened at its first entry, read
      * forward from one entry's rows to the next one's */
     struct icur *icur;
+    uint32_t nicur;
     struct icur *irows; /* the cursor reading an entry's rows, or NULL */
     struct exec_row row;
     struct cond_row crow; /* the row as the condition saw it */
@@ -163,7 +164,7 @@ void query_exec_free(struct exec *e)
     buf_destroy(&e->gdata);
     free(e->gent);
     store_rows_close(e->rows);
-    for (uint32_t b = 0; e->icur && b < e->p->buckets; b++) {
+    for (uint32_t b = 0; b < e->nicur; b++) {
         it_destroy(e->icur[b].it);
         buf_destroy(&e->icur[b].lo);
         buf_destroy(&e->icur[b].hi);
@@ -462,7 +463,7 @@ static void open_cursor(struct exec *e, const struct key_row *r)
 {
     uint32_t bucket = key_bucket(r->ts, e->p->buckets);
     if (!e->icur)
-        e->icur = xcalloc(e->p->buckets, sizeof(*e->icur));
+        e->icur = xcalloc(e->nicur = e->p->buckets, sizeof(*e->icur));
     struct icur *c = &e->icur[bucket];
     if (!c->it)
         c->it = bucket_child(e, bucket, e->p->lo, e->p->hi);
