@@ -1,4 +1,4 @@
-/* Query benchmark: loads N events (1,000 hosts x 20 events over --hours,
+/* Query benchmark: loads N events (--hosts 1,000 x --names 20 events over --hours,
  * default 10; a float `value`, an int `code` and a string `msg`) into a fresh
  * store in a temp dir, flushes and compacts, then times the query shapes of
  * DESIGN.md (the 100 newest events of a host, one event over all hosts for an
@@ -8,9 +8,9 @@
  * refuses prints `error` with the reason and the next shape runs.
  *
  *   query_bench [--events N] [--queries Q] [--dir D] [--cache-mb M]
- *               [--hours H] [--data logs|fixed] [--shape-seconds S]
+ *               [--hours H] [--hosts H] [--names E] [--data logs|fixed] [--shape-seconds S]
  *               [--only newest|keys|hostevent|oldest|event|count|scan|
- *                       rare|common|substr|avgmin|tophosts|eventbuckets]
+ *                       rare|common|substr|avgmin|panel|tophosts|eventbuckets]
  *
  * --data logs (the default): `msg` is a log line of bench_logmsg.h (a rare
  * word in 0.1% of rows, a common word in 3%, a substring in 1%), `value` a
@@ -42,8 +42,6 @@
 #include "query/query.h"
 #include "store/store.h"
 
-#define HOSTS 1000
-#define EVENTS 20
 #define HOUR_NS (3600LL * 1000000000LL)
 #define DAY_NS (24 * HOUR_NS)
 #define BASE_TS 1700000000000000000LL
@@ -58,6 +56,7 @@ struct bench {
     int64_t span_ns;   /* --hours */
     bool fixed_msg;    /* --data fixed */
     double shape_secs; /* --shape-seconds */
+    int hosts, names;  /* --hosts, --names */
 };
 
 static uint64_t rnd(struct bench *b)
@@ -172,8 +171,8 @@ static int load(struct bench *b)
     int64_t t0 = clock_mono_ns();
     int rc = ERR_OK;
     for (long long i = 0; i < b->events && rc == ERR_OK; i++) {
-        snprintf(host, sizeof(host), "host-%04d", (int)(rnd(b) % HOSTS));
-        int e = (int)(rnd(b) % EVENTS);
+        snprintf(host, sizeof(host), "host-%04d", (int)(rnd(b) % b->hosts));
+        int e = (int)(rnd(b) % b->names);
         snprintf(ev, sizeof(ev), "ev-%02d", e);
         bool last = i == b->events - 1;
         if (!b->fixed_msg) {
@@ -268,7 +267,7 @@ typedef void (*gen_fn)(struct bench *b, char *sql, size_t n);
 static void gen_newest(struct bench *b, char *sql, size_t n)
 {
     snprintf(sql, n, "SELECT * FROM bench WHERE host = 'host-%04d' LIMIT 100",
-             (int)(rnd(b) % HOSTS));
+             (int)(rnd(b) % b->hosts));
 }
 
 static int64_t rand_hour(struct bench *b)
@@ -280,7 +279,7 @@ static void gen_event_hour(struct bench *b, char *sql, size_t n)
 {
     int64_t t = rand_hour(b);
     snprintf(sql, n, "SELECT * FROM bench WHERE ts >= %lld AND ts < %lld AND event = 'ev-%02d'",
-             (long long)t, (long long)(t + HOUR_NS), (int)(rnd(b) % EVENTS));
+             (long long)t, (long long)(t + HOUR_NS), (int)(rnd(b) % b->names));
 }
 
 static void gen_count_hour(struct bench *b, char *sql, size_t n)
@@ -300,19 +299,19 @@ static void gen_scan_hour(struct bench *b, char *sql, size_t n)
 static void gen_newest_keys(struct bench *b, char *sql, size_t n)
 {
     snprintf(sql, n, "SELECT ts, event FROM bench WHERE host = 'host-%04d' LIMIT 100",
-             (int)(rnd(b) % HOSTS));
+             (int)(rnd(b) % b->hosts));
 }
 
 static void gen_newest_event(struct bench *b, char *sql, size_t n)
 {
     snprintf(sql, n, "SELECT * FROM bench WHERE host = 'host-%04d' AND event = 'ev-%02d' LIMIT 100",
-             (int)(rnd(b) % HOSTS), (int)(rnd(b) % EVENTS));
+             (int)(rnd(b) % b->hosts), (int)(rnd(b) % b->names));
 }
 
 static void gen_newest_asc(struct bench *b, char *sql, size_t n)
 {
     snprintf(sql, n, "SELECT * FROM bench WHERE host = 'host-%04d' ORDER BY ts ASC LIMIT 100",
-             (int)(rnd(b) % HOSTS));
+             (int)(rnd(b) % b->hosts));
 }
 
 /* s1-s6 of benchmarks/compare, with its statements (see its README) */
@@ -348,7 +347,19 @@ static void gen_avg_minute(struct bench *b, char *sql, size_t n)
     snprintf(sql, n,
              "SELECT time_bucket('1m') AS t, AVG(value) FROM bench WHERE host = 'host-%04d' AND "
              "ts >= %lld AND ts < %lld GROUP BY t",
-             (int)(rnd(b) % HOSTS), (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
+             (int)(rnd(b) % b->hosts), (long long)BASE_TS, (long long)(BASE_TS + DAY_NS));
+}
+
+/* The Grafana panel of benchmarks/compare --dashboard in SQL: the mean per
+ * minute of one host and one event over the last 6 h of the span. */
+static void gen_panel(struct bench *b, char *sql, size_t n)
+{
+    int64_t end = BASE_TS + (b->span_ns < DAY_NS ? b->span_ns : DAY_NS);
+    snprintf(sql, n,
+             "SELECT time_bucket('1m') AS t, AVG(value) FROM bench WHERE host = 'host-%04d' AND "
+             "event = 'ev-%02d' AND ts >= %lld AND ts < %lld GROUP BY t",
+             (int)(rnd(b) % b->hosts), (int)(rnd(b) % b->names), (long long)(end - 6 * HOUR_NS),
+             (long long)end);
 }
 
 static void gen_top_hosts(struct bench *b, char *sql, size_t n)
@@ -475,6 +486,7 @@ static void run_all(struct bench *b, const char *only)
         {"common", "s2 COUNT(*), common word, 24 h", gen_common, 4},
         {"substr", "s3 COUNT(*), LIKE substring, 1 h", gen_substr, 4},
         {"avgmin", "s4 AVG(value)/1m of a host, 24 h", gen_avg_minute, 4},
+        {"panel", "AVG(value)/1m of a host+event, 6 h", gen_panel, 4},
         {"tophosts", "s5 COUNT(*)/host, 1 h, top 10", gen_top_hosts, 4},
         {"eventbuckets", "s6 COUNT(*)/event/5m, 24 h", gen_event_buckets, 4},
     };
@@ -492,15 +504,17 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: query_bench [--events N] [--queries Q] [--dir DIR] [--cache-mb M]\n"
-            "                   [--hours H] [--data logs|fixed] [--shape-seconds S]\n"
+            "                   [--hours H] [--hosts H] [--names E] [--data logs|fixed]\n"
+            "                   [--shape-seconds S]\n"
             "                   [--only newest|keys|hostevent|oldest|event|count|scan|\n"
-            "                           rare|common|substr|avgmin|tophosts|eventbuckets]\n");
+            "                           rare|common|substr|avgmin|panel|tophosts|eventbuckets]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct bench b = {NULL, NULL, 2000000, 200, 0x2545f4914f6cdd1dULL, 0, 10 * HOUR_NS, false, 60};
+    struct bench b = {NULL,  NULL, 2000000, 200, 0x2545f4914f6cdd1dULL, 0, 10 * HOUR_NS,
+                      false, 60,   1000,    20};
     const char *dir = NULL, *only = NULL;
     long long cache_mb = 1024, hours = 10;
     for (int i = 1; i < argc; i++) {
@@ -516,6 +530,10 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (strcmp(argv[i], "--hours") == 0 && i + 1 < argc)
             hours = atoll(argv[++i]);
+        else if (strcmp(argv[i], "--hosts") == 0 && i + 1 < argc)
+            b.hosts = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--names") == 0 && i + 1 < argc)
+            b.names = atoi(argv[++i]);
         else if (strcmp(argv[i], "--shape-seconds") == 0 && i + 1 < argc)
             b.shape_secs = atof(argv[++i]);
         else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
@@ -526,7 +544,8 @@ int main(int argc, char **argv)
         } else
             usage();
     }
-    if (b.events < 1 || b.queries < 1 || hours < 2 || hours > 24 * 365 || b.shape_secs <= 0)
+    if (b.events < 1 || b.queries < 1 || b.hosts < 1 || b.hosts > 9999 || b.names < 1 ||
+        b.names > 99 || hours < 2 || hours > 24 * 365 || b.shape_secs <= 0)
         usage();
     b.span_ns = hours * HOUR_NS;
     if (b.events > b.span_ns)
@@ -562,7 +581,7 @@ int main(int argc, char **argv)
     }
     printf("query_bench: %lld events, %d hosts x %d events over %lld h, %s messages, DESC, 16 "
            "buckets, block cache %lld MiB, dir %s%s\n",
-           b.events, HOSTS, EVENTS, hours, b.fixed_msg ? "fixed" : "log", cache_mb, dir,
+           b.events, b.hosts, b.names, hours, b.fixed_msg ? "fixed" : "log", cache_mb, dir,
            reuse ? " (reused: --events, --hours and --data must match)" : "");
     int rc = reuse ? ERR_OK : load(&b);
     if (rc != ERR_OK)

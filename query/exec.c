@@ -4,7 +4,8 @@
  * Reading against the stored order yields host/event descending within one
  * ts; rows of one ts are therefore buffered (bounded) and emitted reversed.
  * A ts group larger than EXEC_GROUP_CAP is re-read forward from its bucket
- * instead (all rows of one ts live in one bucket). */
+ * instead (all rows of one ts live in one bucket). An INDEX entry's rows are
+ * read from its bucket by a cursor kept per bucket (struct icur). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,17 @@ struct grp_ent {
     size_t koff, klen, voff, vlen;
 };
 
+/* The rows of one bucket for an INDEX plan. Entries of one bucket come in
+ * its key order (forward scan), so the next entry's rows are usually at or
+ * after the cursor: it moves on with a seek that stays in its decoded
+ * block (store/table), or with no seek at all when it already stands on
+ * or past them. */
+struct icur {
+    struct iter *it;   /* NULL until the bucket's first entry */
+    struct buf lo, hi; /* the rows of the current entry: [base 0x00, base 0x02) */
+    bool fresh;        /* it stands on the first key >= lo (after a seek or a read) */
+};
+
 struct exec {
     struct store_snap *snap;
     const struct plan *p;
@@ -39,7 +51,12 @@ struct exec {
     size_t gn, gcap, gpos;
     struct iter *sub; /* forward re-read of an oversized group */
     bool sub_started;
-    struct store_rows *rows; /* the rows of one GET key or index entry */
+    struct store_rows *rows; /* the rows of one GET key */
+    /* INDEX: one cursor per bucket, opened at its first entry, read
+     * forward from one entry's rows to the next one's */
+    struct icur *icur;
+    uint32_t nicur;
+    struct icur *irows; /* the cursor reading an entry's rows, or NULL */
     struct exec_row row;
     struct cond_row crow; /* the row as the condition saw it */
     bool check_cond;      /* the condition says more than the key checks */
@@ -147,6 +164,12 @@ void query_exec_free(struct exec *e)
     buf_destroy(&e->gdata);
     free(e->gent);
     store_rows_close(e->rows);
+    for (uint32_t b = 0; b < e->nicur; b++) {
+        it_destroy(e->icur[b].it);
+        buf_destroy(&e->icur[b].lo);
+        buf_destroy(&e->icur[b].hi);
+    }
+    free(e->icur);
     cond_row_destroy(&e->crow);
     free(e->words);
     for (size_t i = 0; i < e->nkids; i++)
@@ -399,15 +422,85 @@ static int next_scan(struct exec *e)
     return rc;
 }
 
+/* The next row of the entry that e->irows reads, as next_of_rows: 1, or 0
+ * once its rows are done (irows is then NULL), or an error. The cursor
+ * then stands on the first key at or past the entry's hi. */
+static int next_of_cursor(struct exec *e)
+{
+    struct icur *c = e->irows;
+    struct slice hi = slice_make(c->hi.data, c->hi.len);
+    int rc;
+    for (;;) {
+        if (!it_valid(c->it))
+            break;
+        struct slice k = it_key(c->it);
+        if (slice_cmp(k, hi) >= 0)
+            break;
+        struct slice v = it_value(c->it);
+        struct key_row r;
+        e->scanned++;
+        if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
+            return rc;
+        cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
+        bool ok = !e->check_cond || cond_match(e->p->where->cond, &e->crow, &rc);
+        if (rc)
+            return rc;
+        if (ok) {
+            /* the row is borrowed from the cursor: it moves on at the next call */
+            e->row = (struct exec_row){r.ts, r.host, r.event, r.id, v};
+            c->fresh = false;
+            return 1;
+        }
+        it_next(c->it);
+    }
+    e->irows = NULL;
+    return it_status(c->it);
+}
+
+/* Positions the cursor of the entry's bucket on its first row (or past
+ * its rows if there are none) and makes it e->irows. */
+static void open_cursor(struct exec *e, const struct key_row *r)
+{
+    uint32_t bucket = key_bucket(r->ts, e->p->buckets);
+    if (!e->icur)
+        e->icur = xcalloc(e->nicur = e->p->buckets, sizeof(*e->icur));
+    struct icur *c = &e->icur[bucket];
+    if (!c->it)
+        c->it = bucket_child(e, bucket, e->p->lo, e->p->hi);
+    /* the previous entry's hi: at or before the new lo when entries come in
+     * key order, and then the cursor, on the first key >= that hi, is on
+     * the first key >= lo once its key reaches lo */
+    bool forward = c->fresh && c->hi.len;
+    buf_reset(&c->lo);
+    key_encode_row_base(&c->lo, bucket, r->ts, e->p->db_desc, r->host, r->event);
+    struct slice base = slice_make(c->lo.data, c->lo.len);
+    if (forward && slice_cmp(base, slice_make(c->hi.data, c->hi.len)) < 0)
+        forward = false;
+    buf_reset(&c->hi);
+    buf_append(&c->hi, base.ptr, base.len);
+    buf_putc(&c->lo, '\0');
+    buf_putc(&c->hi, '\2');
+    struct slice lo = slice_make(c->lo.data, c->lo.len);
+    if (!forward || (it_valid(c->it) && slice_cmp(it_key(c->it), lo) < 0))
+        it_seek(c->it, lo);
+    c->fresh = true;
+    e->irows = c;
+}
+
 /* An index entry stands for every row of its (host, ts, event), or for
- * none if they were deleted one by one: each is read from its bucket. */
+ * none if they were deleted one by one: each is read from its bucket's
+ * cursor. */
 static int next_index(struct exec *e)
 {
     struct slice k, v;
     int rc;
     for (;;) {
-        if (e->rows) {
-            rc = next_of_rows(e);
+        if (e->irows) {
+            if (!e->irows->fresh) { /* the row returned last: move past it */
+                it_next(e->irows->it);
+                e->irows->fresh = true;
+            }
+            rc = next_of_cursor(e);
             if (rc)
                 return rc;
         }
@@ -417,8 +510,8 @@ static int next_index(struct exec *e)
         e->scanned++;
         if ((rc = key_decode_index(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        if (key_ok(e, &r) && (rc = open_rows(e, r.ts, r.host, r.event)))
-            return rc;
+        if (key_ok(e, &r))
+            open_cursor(e, &r);
     }
 }
 

@@ -163,7 +163,10 @@ static void wi_seek(struct iter *it, struct slice target)
     } else {
         k = (long)w->nwin;
     }
-    open_window(w, k);
+    /* a seek within the open window keeps its tables' iterators and the
+     * blocks they hold */
+    if (k != w->cur || !w->it || failed(w))
+        open_window(w, k);
     if (w->it)
         it_seek(w->it, target);
     settle(w, k, 1);

@@ -216,23 +216,58 @@ static void bi_seek_last(struct iter *base)
             return;
 }
 
+/* The key of restart point i, read in place (stored whole there); false
+ * (and the iterator corrupt) if the entry is bad. */
+static bool restart_key(struct blk_it *it, uint32_t i, struct slice *key)
+{
+    uint32_t off = restart_at(it, i);
+    const char *p = it->b.data + off, *end = it->b.data + it->b.restart_off;
+    uint32_t shared = 1, unshared = 0, vlen = 0;
+    if (off < it->b.restart_off && (p = coding_varint32_dec(p, end, &shared)) &&
+        (p = coding_varint32_dec(p, end, &unshared)) && (p = coding_varint32_dec(p, end, &vlen)) &&
+        shared == 0 && (size_t)(end - p) >= (size_t)unshared + vlen) {
+        *key = slice_make(p, unshared);
+        return true;
+    }
+    set_corrupt(it);
+    return false;
+}
+
+static bool key_below(const struct blk_it *it, struct slice target)
+{
+    return slice_cmp(slice_make(it->key.data, it->key.len), target) < 0;
+}
+
 static void bi_seek(struct iter *base, struct slice target)
 {
     struct blk_it *it = (struct blk_it *)base;
     uint32_t lo = 0, hi = it->b.nrestarts - 1;
+    struct slice rk;
+    if (!it->status && bi_valid(base) && key_below(it, target)) {
+        /* a forward seek: from the current entry when the target is before
+         * the next restart point, else from its restart on */
+        lo = it->restart;
+        if (lo == hi || (restart_key(it, lo + 1, &rk) && slice_cmp(rk, target) >= 0)) {
+            while (!it->status && parse_next(it))
+                if (!key_below(it, target))
+                    return;
+            return;
+        }
+        if (it->status)
+            return;
+    }
     while (lo < hi) { /* last restart whose key < target */
         uint32_t mid = lo + (hi - lo + 1) / 2;
-        seek_restart(it, mid);
-        if (it->status || !parse_next(it))
+        if (!restart_key(it, mid, &rk))
             return;
-        if (slice_cmp(slice_make(it->key.data, it->key.len), target) < 0)
+        if (slice_cmp(rk, target) < 0)
             lo = mid;
         else
             hi = mid - 1;
     }
     seek_restart(it, lo);
     while (!it->status && parse_next(it))
-        if (slice_cmp(slice_make(it->key.data, it->key.len), target) >= 0)
+        if (!key_below(it, target))
             return;
 }
 

@@ -7,6 +7,7 @@
 #include "store/table/sst.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/coding.h"
 #include "base/crc32c.h"
@@ -379,12 +380,17 @@ struct sst_it {
     struct sst_table *t;
     struct iter *index;
     struct iter *data; /* NULL when not positioned in a block */
+    /* the index value (block handle) of data's block: a seek that lands in
+     * it again reuses data instead of fetching the block again */
+    char handle[2 * 10];
+    size_t handle_len;
     int status;
     struct sst_read_opts opts; /* words to skip blocks by, counters */
 };
 
 static void set_data(struct sst_it *s, struct iter *d)
 {
+    s->handle_len = 0;
     if (s->data) {
         if (!s->status)
             s->status = it_status(s->data);
@@ -422,10 +428,15 @@ static bool open_block(struct sst_it *s, int step)
     }
     if (s->status || !it_valid(s->index))
         return false;
-    set_data(s, block_iter(s->t, it_value(s->index)));
+    struct slice h = it_value(s->index);
+    set_data(s, block_iter(s->t, h));
     if (it_status(s->data)) {
         set_data(s, NULL);
         return false;
+    }
+    if (h.len <= sizeof(s->handle)) {
+        memcpy(s->handle, h.ptr, h.len);
+        s->handle_len = h.len;
     }
     if (s->opts.blocks_read)
         (*s->opts.blocks_read)++;
@@ -496,6 +507,13 @@ static void si_seek(struct iter *it, struct slice target)
 {
     struct sst_it *s = (struct sst_it *)it;
     it_seek(s->index, target);
+    if (s->data && s->handle_len && !s->status && !it_status(s->data) && it_valid(s->index) &&
+        slice_eq(it_value(s->index), slice_make(s->handle, s->handle_len))) {
+        /* the block already open: no fetch, no decode (a forward cursor) */
+        it_seek(s->data, target);
+        skip_empty_forward(s);
+        return;
+    }
     /* past a skipped block every key is above target: the seek lands on
      * the first entry of the block opened */
     if (open_block(s, 1))

@@ -72,6 +72,26 @@ static void test_block(void **state)
             assert_true(slice_eq(it_key(it), slice_cstr(want)));
         }
     }
+    /* seeks from where the iterator stands: forward by 0 to 60 keys (within
+     * one restart interval, to the next, across several), back, past the end */
+    it_seek_first(it);
+    for (int i = 0, step = 0; i < 1001; i += step % 61, step += 7) {
+        for (int back = 0; back < 2; back++) {
+            int t = back ? i / 3 : i;
+            key_of(t, k, sizeof k);
+            it_seek(it, slice_cstr(k));
+            if (t >= 999) {
+                assert_false(it_valid(it));
+                it_seek_first(it);
+                continue;
+            }
+            char want[32];
+            key_of((t + 1) / 2 * 2, want, sizeof want);
+            assert_true(slice_eq(it_key(it), slice_cstr(want)));
+            snprintf(v, sizeof v, "v%d", (t + 1) / 2 * 2);
+            assert_true(slice_eq(it_value(it), slice_cstr(v)));
+        }
+    }
     assert_int_equal(it_status(it), ERR_OK);
     it_destroy(it);
     /* damage: every byte flipped in turn never crashes; errors are sticky */
@@ -89,6 +109,8 @@ static void test_block(void **state)
         for (it_seek_last(it); it_valid(it) && rows < 20000; it_prev(it))
             rows++;
         it_seek(it, slice_cstr("key-000500"));
+        if (it_valid(it)) /* a forward seek from there */
+            it_seek(it, slice_cstr("key-000900"));
         it_destroy(it);
     }
     buf_destroy(&copy);
