@@ -2855,6 +2855,13 @@ static struct xval agg_value(const struct aitem *it, const struct arow *rows, si
                 v.rel = 0.01;
                 v.lo = xs[0];
                 v.hi = xs[cnt - 1];
+                /* ... except where the sketch collapses (agg.h): a sign keeps
+                 * 2048 bins of ratio gamma = 1.01 / 0.99, and magnitudes further
+                 * below the largest of their sign join its lowest bin kept,
+                 * whose estimate is larger in magnitude: then only [lo, hi] */
+                double top = v.f > 0 ? xs[cnt - 1] : -xs[0];
+                if (v.f != 0 && fabs(v.f) * pow(1.01 / 0.99, 2046) < top)
+                    v.rel = INFINITY;
             }
         }
         free(xs);
