@@ -3008,8 +3008,12 @@ static int expected_agg(struct model *m, const struct qspec *q, const struct asp
     }
     gstart[ng] = n;
     int64_t maxg = a->max_groups > 0 ? a->max_groups : 100000;
+    /* past max_groups only a grouping read in the stored order streams
+     * (query/README.md: "no ORDER BY but the bucket's in the stored
+     * direction"); against it the groups are held and sorted */
     bool streaming =
-        a->has_bucket && !a->fill && (a->nord == 0 || (a->nord == 1 && a->ord[0] == a->bucket));
+        a->has_bucket && !a->fill &&
+        (a->nord == 0 || (a->nord == 1 && a->ord[0] == a->bucket && a->ord_desc[0] == m->desc));
     struct erow *rows = xcalloc(ng + 1, sizeof(*rows));
     for (size_t g = 0; g < ng; g++)
         group_values(a, ar + gstart[g], gstart[g + 1] - gstart[g],
