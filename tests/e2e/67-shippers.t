@@ -59,7 +59,7 @@ rs_find() {
     RSYSLOGD=
     RS_MODDIR=
     for root in / "$rs_dir/root/"; do
-        m=$(find "${root}usr/lib" -path '*/rsyslog/omelasticsearch.so' 2>/dev/null | head -n 1)
+        m=$(ls "$root"usr/lib/*/rsyslog/omelasticsearch.so "$root"usr/lib/rsyslog/omelasticsearch.so 2>/dev/null | head -n 1)
         if test -x "${root}usr/sbin/rsyslogd" && test -n "$m" &&
             ! ldd "${root}usr/sbin/rsyslogd" "$m" 2>/dev/null | grep -q 'not found'; then
             RSYSLOGD=${root}usr/sbin/rsyslogd
