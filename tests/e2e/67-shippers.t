@@ -58,11 +58,12 @@ rs_dir=${LB_DEB_CACHE_DIR:-${TMPDIR:-/tmp}/logbucket-deb-rsyslog}
 rs_find() {
     RSYSLOGD=
     RS_MODDIR=
-    for root in / "$rs_dir/root/"; do
-        m=$(ls "$root"usr/lib/*/rsyslog/omelasticsearch.so "$root"usr/lib/rsyslog/omelasticsearch.so 2>/dev/null | head -n 1)
-        if test -x "${root}usr/sbin/rsyslogd" && test -n "$m" &&
-            ! ldd "${root}usr/sbin/rsyslogd" "$m" 2>/dev/null | grep -q 'not found'; then
-            RSYSLOGD=${root}usr/sbin/rsyslogd
+    # (not $root: lib.sh's temporary folder, removed at exit)
+    for rs_top in / "$rs_dir/root/"; do
+        m=$(ls "$rs_top"usr/lib/*/rsyslog/omelasticsearch.so "$rs_top"usr/lib/rsyslog/omelasticsearch.so 2>/dev/null | head -n 1)
+        if test -x "${rs_top}usr/sbin/rsyslogd" && test -n "$m" &&
+            ! ldd "${rs_top}usr/sbin/rsyslogd" "$m" 2>/dev/null | grep -q 'not found'; then
+            RSYSLOGD=${rs_top}usr/sbin/rsyslogd
             RS_MODDIR=$(dirname "$m")
             return 0
         fi
