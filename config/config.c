@@ -223,18 +223,20 @@ static const struct option options[] = {
      NULL,
      "Field of an Elasticsearch document holding its time (RFC 3339 or epoch milliseconds); "
      "without it the document takes its arrival time."},
-    {"es_host_fields", OPT_STRING, FIELD(es_host_fields), "host.name,host,hostname", 0, MAX_STRING,
-     0, NULL,
+    {"es_host_fields", OPT_STRING, FIELD(es_host_fields), "host.name,host,hostname,HOST", 0,
+     MAX_STRING, 0, NULL,
      "Comma list of Elasticsearch document fields (nested keys joined by dots) naming the host: "
-     "the first string one wins."},
+     "the first string one wins (HOST: syslog-ng's elasticsearch-http() default template)."},
     {"es_event_fields", OPT_STRING, FIELD(es_event_fields), "event.dataset,service.name", 0,
      MAX_STRING, 0, NULL,
      "Comma list of Elasticsearch document fields naming the event when the request names no "
      "index (or always, with es_event_from_document)."},
     {"es_event_from_document", OPT_BOOL, FIELD(es_event_from_document), "false", 0, 0, 0, NULL,
      "Let es_event_fields win over the index as the event of an Elasticsearch document."},
-    {"es_message_field", OPT_STRING, FIELD(es_message_field), "message", 0, MAX_STRING, 0, NULL,
-     "Elasticsearch document field stored as the field msg."},
+    {"es_message_field", OPT_STRING, FIELD(es_message_field), "message,MESSAGE", 0, MAX_STRING, 0,
+     NULL,
+     "Comma list of Elasticsearch document fields: the first string one is stored as the field "
+     "msg (MESSAGE: syslog-ng's elasticsearch-http() default template)."},
     {"loki_db", OPT_STRING, FIELD(loki_db), "logs", 0, MAX_STRING, CFG_NONEMPTY, NULL,
      "Database of Loki pushes (/loki/api/v1/push) that name none: the URL argument db or the "
      "X-Scope-OrgID header win."},

@@ -85,10 +85,10 @@ struct config {
     int64_t tail_keepalive_ns;          /* 15s (key: tail_keepalive) */
     char *es_database;                  /* "logs": database of /_bulk */
     char *es_timestamp_field;           /* "@timestamp" */
-    char *es_host_fields;               /* "host.name,host,hostname" */
+    char *es_host_fields;               /* "host.name,host,hostname,HOST" */
     char *es_event_fields;              /* "event.dataset,service.name" */
     bool es_event_from_document;        /* false: the index is the event */
-    char *es_message_field;             /* "message" */
+    char *es_message_field;             /* "message,MESSAGE" */
 
     char *loki_db;               /* "logs": database of Loki pushes without db= or X-Scope-OrgID */
     char *loki_host_labels;      /* "host,hostname,instance" */

@@ -397,13 +397,25 @@ static const char *es_event(struct jsonl_parser *p, const struct jsonl_es_map *m
     return NULL;
 }
 
-/* msg_key (a string) becomes the field "msg". */
-static void rename_msg(struct jsonl_parser *p, const char *key)
+/* The first string among msg_keys (a comma list: "message,MESSAGE")
+ * becomes the field "msg"; the others stay as they are. */
+static void rename_msg(struct jsonl_parser *p, const char *keys)
 {
-    long i = key && *key ? field_index(p, key, strlen(key)) : -1;
-    if (i < 0 || p->fields[i].type != REC_STRING || field_index(p, "msg", 3) >= 0)
+    const char *k = keys ? keys : "";
+    if (!*k || field_index(p, "msg", 3) >= 0)
         return;
-    p->fields[i].key = slice_make("msg", 3);
+    while (*k) {
+        const char *comma = strchr(k, ',');
+        size_t n = comma ? (size_t)(comma - k) : strlen(k);
+        long i = n ? field_index(p, k, n) : -1;
+        if (i >= 0 && p->fields[i].type == REC_STRING) {
+            p->fields[i].key = slice_make("msg", 3);
+            return;
+        }
+        if (!comma)
+            break;
+        k = comma + 1;
+    }
 }
 
 /* --- the fast path: documents read with jscan, flattened as they go ----- */

@@ -40,10 +40,10 @@ enum event_kind jsonl_parse_line(struct jsonl_parser *p, const char *line, size_
  * for {"host":{"name":..}}); lists are comma-separated; strings borrowed. */
 struct jsonl_es_map {
     const char *ts_key;     /* "@timestamp": RFC 3339 or epoch millis; removed */
-    const char *host_keys;  /* "host.name,host,hostname": the first string; removed */
+    const char *host_keys;  /* "host.name,host,hostname,HOST": the first string; removed */
     const char *event_keys; /* "event.dataset,service.name": the event without an index */
     bool prefer_keys;       /* event_keys win over the index when present */
-    const char *msg_key;    /* "message": renamed to the field "msg" */
+    const char *msg_key;    /* "message,MESSAGE": the first string renamed to the field "msg" */
 };
 
 /* One Elasticsearch document (a whole line) of the given index (NULL:

@@ -15,7 +15,7 @@
 #include "ingest/jsonl.h"
 #include "render.h"
 
-static const struct jsonl_es_map map = {"@timestamp", "host", "", false, "message"};
+static const struct jsonl_es_map map = {"@timestamp", "host,HOST", "", false, "message,MESSAGE"};
 
 static const struct {
     const char *in, *want;
@@ -40,6 +40,14 @@ static const struct {
     {"{\"@timestamp\":\"2024-05-01T10:00:00.5+02:00\",\"host\":\"h\",\"message\":\"m\"}",
      "idx|h||msg:S\"m\"|1714550400500000000"},
     {"{\"@timestamp\":1714557600000.5,\"message\":7}", "idx|||message:I7|1714557600000500000"},
+    /* syslog-ng's elasticsearch-http() default template (format-json --scope
+     * rfc5424): upper-case HOST and MESSAGE; the first key of a list wins */
+    {"{\"PROGRAM\":\"app\",\"MESSAGE\":\"m\",\"HOST\":\"h\",\"@timestamp\":\"2024-05-01T15:30:00+"
+     "05:30\"}",
+     "idx|h||PROGRAM:S\"app\";msg:S\"m\"|1714557600000000000"},
+    {"{\"MESSAGE\":\"upper\",\"message\":\"lower\",\"HOST\":\"u\",\"host\":\"l\"}",
+     "idx|l||MESSAGE:S\"upper\";msg:S\"lower\";HOST:S\"u\"|-"},
+    {"{\"message\":7,\"MESSAGE\":\"m\"}", "idx|||message:I7;msg:S\"m\"|-"},
     {"{\"@timestamp\":\"1714557600001\",\"v\":1}", "idx|||v:I1|1714557600001000000"},
     /* errors */
     {"{\"a\":\"\\ud800\"}", "BAD invalid JSON: invalid \\u escape"},
