@@ -98,6 +98,7 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg);
 struct iql_fill_spec {
     enum iql_fill mode;
     double value;
+    bool desc; /* ORDER BY time DESC: fill(previous) takes the later bucket's value */
 };
 /* Gives p (rows at bucket starts, ascending) a row for every bucket from
  * lo to hi (bucket starts) as mode says; with fill(null) the columns of
