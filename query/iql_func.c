@@ -134,6 +134,8 @@ int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err
     memset(out, 0, sizeof *out);
     out->fn = fns[i].fn;
     out->call = call;
+    out->lo = INT64_MIN;
+    out->hi = INT64_MAX;
     bool topn = out->fn == IQL_F_TOP || out->fn == IQL_F_BOTTOM;
     size_t want = out->fn == IQL_F_PERCENTILE || topn ? 2 : 1;
     bool opt2 = out->fn == IQL_F_INTEGRAL;
@@ -710,6 +712,8 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
     struct iql_astate *st = g->st[idx];
     for (size_t k = 0; k < g->o.nslots; k++) {
         const struct iql_slot *sl = &g->o.slots[k];
+        if (row->ts < sl->lo || row->ts > sl->hi)
+            continue;
         const struct rec_field *f = cond_row_field(row, slice_make(sl->field, strlen(sl->field)));
         if (!f)
             continue;
@@ -1105,6 +1109,32 @@ void iql_points_drop_empty(struct iql_points *p, const bool *mask)
         for (size_t j = 0; j < p->ncol; j++)
             any |= mask[j] && p->v[i * p->ncol + j].kind != IQL_V_NULL;
         if (!any) {
+            for (size_t j = 0; j < p->ncol; j++)
+                val_drop(&p->v[i * p->ncol + j]);
+            continue;
+        }
+        p->ts[k] = p->ts[i];
+        memmove(&p->v[k * p->ncol], &p->v[i * p->ncol], p->ncol * sizeof *p->v);
+        k++;
+    }
+    p->n = k;
+}
+
+void iql_points_keep_mixed(struct iql_points *p, const bool *tr, int64_t lo, int64_t hi,
+                           bool keep_filled)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        bool in = p->ts[i] >= lo && p->ts[i] <= hi, any = false;
+        for (size_t j = 0; j < p->ncol; j++) {
+            struct iql_val *v = &p->v[i * p->ncol + j];
+            if (!in && !tr[j]) {
+                val_drop(v);
+                v->kind = IQL_V_NULL;
+            }
+            any |= v->kind != IQL_V_NULL;
+        }
+        if (!any && !(in && keep_filled)) {
             for (size_t j = 0; j < p->ncol; j++)
                 val_drop(&p->v[i * p->ncol + j]);
             continue;

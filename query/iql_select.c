@@ -52,7 +52,11 @@ struct sel {
     size_t nslots;
     bool agg, has_tr;
     struct sql_where w;
-    int64_t lo, hi; /* the query's time range (INT64_MIN / MAX: open) */
+    int64_t lo, hi;               /* the query's time range (INT64_MIN / MAX: open) */
+    bool mixed;                   /* extend_range: columns over the extra interval and not */
+    bool keep_filled;             /* and a plain aggregate's filled rows stay */
+    int64_t plain_lo, plain_hi;   /* then the plain ones' time range */
+    int64_t plain_blo, plain_bhi; /* and its first and last buckets */
     struct buf *err;
     size_t points; /* values kept so far, times included (IQL_MAX_POINTS) */
 };
@@ -528,13 +532,21 @@ static int emit_series(struct sel *s, const char *key, struct iql_points *p)
         iql_points_reverse(p);
         reverse = false;
     }
+    for (size_t j = 0; j < s->ncols; j++) /* over the extra interval */
+        mask[j] = s->cols[j].tr >= 0 && s->cols[j].tr != IQL_TR_CUMULATIVE_SUM;
+    if (s->mixed) /* the others have no row there, filled or not */
+        iql_points_keep_mixed(p, mask, s->plain_blo, s->plain_bhi, s->keep_filled);
     for (size_t j = 0; j < s->ncols; j++) {
         if (s->cols[j].tr >= 0)
             iql_transform(p, j, s->cols[j].tr, s->cols[j].tr_arg);
-        mask[j] = !s->has_tr || s->cols[j].tr >= 0;
+        if (!s->mixed)
+            mask[j] = !s->has_tr || s->cols[j].tr >= 0;
     }
-    if (drop)
+    if (s->mixed) {
+        iql_points_keep_mixed(p, mask, s->plain_blo, s->plain_bhi, s->keep_filled);
+    } else if (drop) {
         iql_points_drop_empty(p, mask);
+    }
     free(mask);
     if (reverse)
         iql_points_reverse(p);
@@ -817,6 +829,10 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
     int64_t lo = 0, hi = 0;
     if (st->has_time_group && g->n && !multi_row(s) && fill_range(s, g, &lo, &hi))
         return ERR_TOOBIG;
+    if (s->mixed) {
+        s->plain_blo = s->plain_lo == INT64_MIN ? INT64_MIN : iql_groups_bucket_of(g, s->plain_lo);
+        s->plain_bhi = s->plain_hi == INT64_MAX ? INT64_MAX : iql_groups_bucket_of(g, s->plain_hi);
+    }
     size_t *order = iql_keymap_sorted(&g->km, g->n);
     struct iql_fill_spec fill = {st->fill, st->fill_value, st->desc};
     bool *is_count = xcalloc(s->ncols + 1, sizeof *is_count);
@@ -917,6 +933,23 @@ static void shift_ts_bounds(struct sql_expr *e, bool upper, int64_t by)
  * moving_average(x, N) too reads one interval, not N - 1 (InfluxDB 1.6.7's
  * answers; tests/e2e/63-grafana-replay.t). cumulative_sum() reads the
  * WHERE's range. */
+/* Bounds the slots of the calls in e to lo..hi. */
+static void bound_slots(struct sel *s, const struct iql_ex *e, int64_t lo, int64_t hi)
+{
+    if (!e)
+        return;
+    if (e->kind == IQL_X_BIN) {
+        bound_slots(s, e->l, lo, hi);
+        bound_slots(s, e->r, lo, hi);
+    } else if (e->kind == IQL_X_CALL) {
+        for (size_t k = 0; k < s->nslots; k++)
+            if (s->slots[k].call == e)
+                s->slots[k].lo = lo, s->slots[k].hi = hi;
+        for (size_t i = 0; i < e->nargs; i++)
+            bound_slots(s, e->args[i], lo, hi);
+    }
+}
+
 static void extend_range(struct sel *s)
 {
     if (!s->agg || !s->st->has_time_group || !s->has_tr || s->st->interval <= 0)
@@ -926,6 +959,16 @@ static void extend_range(struct sel *s)
         ext |= s->cols[j].tr >= 0 && s->cols[j].tr != IQL_TR_CUMULATIVE_SUM;
     if (!ext)
         return;
+    /* the other columns (a plain aggregate beside, cumulative_sum) keep
+     * the filter's range, as in InfluxDB, where each call reads its own */
+    int64_t lo = s->w.has_lo ? s->w.ts_lo : INT64_MIN, hi = s->w.has_hi ? s->w.ts_hi : INT64_MAX;
+    for (size_t j = 0; j < s->ncols; j++)
+        if (s->cols[j].tr < 0 || s->cols[j].tr == IQL_TR_CUMULATIVE_SUM) {
+            bound_slots(s, s->cols[j].ex, lo, hi);
+            s->mixed = true;
+            s->keep_filled |= s->cols[j].tr < 0 && s->st->fill != IQL_FILL_NONE;
+        }
+    s->plain_lo = lo, s->plain_hi = hi;
     shift_ts_bounds(s->w.cond, s->st->desc, s->st->interval);
     cond_derive(&s->w);
 }
