@@ -134,6 +134,8 @@ int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err
     memset(out, 0, sizeof *out);
     out->fn = fns[i].fn;
     out->call = call;
+    out->lo = INT64_MIN;
+    out->hi = INT64_MAX;
     bool topn = out->fn == IQL_F_TOP || out->fn == IQL_F_BOTTOM;
     size_t want = out->fn == IQL_F_PERCENTILE || topn ? 2 : 1;
     bool opt2 = out->fn == IQL_F_INTEGRAL;
@@ -710,6 +712,8 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
     struct iql_astate *st = g->st[idx];
     for (size_t k = 0; k < g->o.nslots; k++) {
         const struct iql_slot *sl = &g->o.slots[k];
+        if (row->ts < sl->lo || row->ts > sl->hi)
+            continue;
         const struct rec_field *f = cond_row_field(row, slice_make(sl->field, strlen(sl->field)));
         if (!f)
             continue;
@@ -1116,12 +1120,38 @@ void iql_points_drop_empty(struct iql_points *p, const bool *mask)
     p->n = k;
 }
 
+void iql_points_keep_mixed(struct iql_points *p, const bool *tr, int64_t lo, int64_t hi,
+                           bool keep_filled)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        bool in = p->ts[i] >= lo && p->ts[i] <= hi, any = false;
+        for (size_t j = 0; j < p->ncol; j++) {
+            struct iql_val *v = &p->v[i * p->ncol + j];
+            if (!in && !tr[j]) {
+                val_drop(v);
+                v->kind = IQL_V_NULL;
+            }
+            any |= v->kind != IQL_V_NULL;
+        }
+        if (!any && !(in && keep_filled)) {
+            for (size_t j = 0; j < p->ncol; j++)
+                val_drop(&p->v[i * p->ncol + j]);
+            continue;
+        }
+        p->ts[k] = p->ts[i];
+        memmove(&p->v[k * p->ncol], &p->v[i * p->ncol], p->ncol * sizeof *p->v);
+        k++;
+    }
+    p->n = k;
+}
+
 void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
 {
     bool have = false, all_int = true;
     struct iql_val prev = {0};
     int64_t prev_ts = 0;
-    double csum = 0;
+    double csum = 0, msum = 0;
     int64_t isum = 0;
     size_t win = tr == IQL_TR_MOVING_AVERAGE ? (size_t)arg : 0;
     /* a window longer than the series never fills: hold at most p->n */
@@ -1142,7 +1172,7 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
         case IQL_TR_DERIVATIVE:
         case IQL_TR_NN_DERIVATIVE:
             if (have && dt != 0)
-                out = fval((num(&cur) - num(&prev)) / (dt / arg));
+                out = fval((num(&cur) - num(&prev)) / (fabs(dt) / arg)); /* DESC too */
             break;
         case IQL_TR_DIFFERENCE:
         case IQL_TR_NN_DIFFERENCE:
@@ -1161,13 +1191,14 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
             out = all_int ? ival(isum) : fval(csum);
             break;
         case IQL_TR_MOVING_AVERAGE: {
+            /* InfluxDB's running sum (the oldest value out, the new one
+             * in), so the rounding is the same: 0 can come out as -6e-16 */
+            if (seen >= win)
+                msum -= ring[seen % win];
             ring[seen++ % win] = num(&cur);
-            if (seen >= win) {
-                double s = 0;
-                for (size_t k = 0; k < win; k++)
-                    s += ring[k];
-                out = fval(s / (double)win);
-            }
+            msum += num(&cur);
+            if (seen >= win)
+                out = fval(msum / (double)win);
             break;
         }
         }
@@ -1190,8 +1221,11 @@ static void fill_cell(struct iql_points *p, size_t i, size_t j, const struct iql
     if (f->mode == IQL_FILL_VALUE) {
         *v = f->value == floor(f->value) && fabs(f->value) < 9e15 ? ival((int64_t)f->value)
                                                                   : fval(f->value);
-    } else if (f->mode == IQL_FILL_PREVIOUS && i > 0) {
+    } else if (f->mode == IQL_FILL_PREVIOUS && !f->desc && i > 0) {
         *v = p->v[(i - 1) * p->ncol + j];
+        val_own(v);
+    } else if (f->mode == IQL_FILL_PREVIOUS && f->desc && i + 1 < p->n) {
+        *v = p->v[(i + 1) * p->ncol + j];
         val_own(v);
     }
 }
@@ -1255,9 +1289,11 @@ void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t inter
             fill_linear(p, j);
         return;
     }
-    for (size_t r = 0; r < p->n; r++)
+    for (size_t k = 0; k < p->n; k++) {
+        size_t r = f->desc ? p->n - 1 - k : k; /* DESC: from the newest bucket down */
         for (size_t j = 0; j < p->ncol; j++)
             fill_cell(p, r, j, f);
+    }
 }
 
 /* --- catalog --- */

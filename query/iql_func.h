@@ -58,6 +58,7 @@ struct iql_slot {
     const char *field;         /* borrowed from the call */
     double arg;                /* percentile: p; integral: unit in ns */
     const struct iql_ex *call; /* the call it stands for */
+    int64_t lo, hi;            /* rows outside these times are not fed to it */
 };
 
 /* The slot of an aggregate call; ERR_INVAL with err for an unknown
@@ -92,12 +93,19 @@ void iql_points_free(struct iql_points *p);
 void iql_points_reverse(struct iql_points *p);
 /* Drops the rows whose columns of mask (ncol flags) are all null. */
 void iql_points_drop_empty(struct iql_points *p, const bool *mask);
+/* A statement mixing transformations (columns tr) with plain aggregates
+ * over GROUP BY time, as InfluxDB joins their iterators: outside lo..hi
+ * (the plain ones' buckets) the plain columns are null; a row stays when a
+ * value does, or (filled: keep_filled) when it is in lo..hi. */
+void iql_points_keep_mixed(struct iql_points *p, const bool *tr, int64_t lo, int64_t hi,
+                           bool keep_filled);
 /* Column col := its transformation tr (arg: unit ns or window). */
 void iql_transform(struct iql_points *p, size_t col, int tr, double arg);
 
 struct iql_fill_spec {
     enum iql_fill mode;
     double value;
+    bool desc; /* ORDER BY time DESC: fill(previous) takes the later bucket's value */
 };
 /* Gives p (rows at bucket starts, ascending) a row for every bucket from
  * lo to hi (bucket starts) as mode says; with fill(null) the columns of

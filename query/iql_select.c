@@ -52,7 +52,11 @@ struct sel {
     size_t nslots;
     bool agg, has_tr;
     struct sql_where w;
-    int64_t lo, hi; /* the query's time range (INT64_MIN / MAX: open) */
+    int64_t lo, hi;               /* the query's time range (INT64_MIN / MAX: open) */
+    bool mixed;                   /* extend_range: columns over the extra interval and not */
+    bool keep_filled;             /* and a plain aggregate's filled rows stay */
+    int64_t plain_lo, plain_hi;   /* then the plain ones' time range */
+    int64_t plain_blo, plain_bhi; /* and its first and last buckets */
     struct buf *err;
     size_t points; /* values kept so far, times included (IQL_MAX_POINTS) */
 };
@@ -520,15 +524,31 @@ static int emit_series(struct sel *s, const char *key, struct iql_points *p)
 {
     bool *mask = xcalloc(s->ncols + 1, sizeof *mask);
     bool drop = s->has_tr || (s->agg && (s->st->fill == IQL_FILL_NONE || !s->st->has_time_group));
+    /* groups come ascending, raw rows in the plan's order; InfluxDB
+     * transforms in the statement's order (ORDER BY time DESC: from the
+     * newest bucket down) */
+    bool reverse = s->st->desc && s->agg;
+    if (reverse && s->has_tr) {
+        iql_points_reverse(p);
+        reverse = false;
+    }
+    for (size_t j = 0; j < s->ncols; j++) /* over the extra interval */
+        mask[j] = s->cols[j].tr >= 0 && s->cols[j].tr != IQL_TR_CUMULATIVE_SUM;
+    if (s->mixed) /* the others have no row there, filled or not */
+        iql_points_keep_mixed(p, mask, s->plain_blo, s->plain_bhi, s->keep_filled);
     for (size_t j = 0; j < s->ncols; j++) {
         if (s->cols[j].tr >= 0)
             iql_transform(p, j, s->cols[j].tr, s->cols[j].tr_arg);
-        mask[j] = !s->has_tr || s->cols[j].tr >= 0;
+        if (!s->mixed)
+            mask[j] = !s->has_tr || s->cols[j].tr >= 0;
     }
-    if (drop)
+    if (s->mixed) {
+        iql_points_keep_mixed(p, mask, s->plain_blo, s->plain_bhi, s->keep_filled);
+    } else if (drop) {
         iql_points_drop_empty(p, mask);
+    }
     free(mask);
-    if (s->st->desc && s->agg) /* groups come ascending, raw rows in the plan's order */
+    if (reverse)
         iql_points_reverse(p);
     size_t from = (size_t)s->st->offset_rows, to = p->n;
     if (s->st->limit > 0 && from + (size_t)s->st->limit < to)
@@ -809,8 +829,12 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
     int64_t lo = 0, hi = 0;
     if (st->has_time_group && g->n && !multi_row(s) && fill_range(s, g, &lo, &hi))
         return ERR_TOOBIG;
+    if (s->mixed) {
+        s->plain_blo = s->plain_lo == INT64_MIN ? INT64_MIN : iql_groups_bucket_of(g, s->plain_lo);
+        s->plain_bhi = s->plain_hi == INT64_MAX ? INT64_MAX : iql_groups_bucket_of(g, s->plain_hi);
+    }
     size_t *order = iql_keymap_sorted(&g->km, g->n);
-    struct iql_fill_spec fill = {st->fill, st->fill_value};
+    struct iql_fill_spec fill = {st->fill, st->fill_value, st->desc};
     bool *is_count = xcalloc(s->ncols + 1, sizeof *is_count);
     for (size_t j = 0; j < s->ncols; j++)
         for (size_t q = 0; q < s->nslots; q++)
@@ -880,6 +904,75 @@ static int select_agg(struct sel *s, struct reader *rd)
     return rc;
 }
 
+/* Moves the time bounds of cond's top-level AND by `by`: the lower ones
+ * (>, >=) down, or with upper the upper ones (<, <=) up; saturating. */
+static void shift_ts_bounds(struct sql_expr *e, bool upper, int64_t by)
+{
+    if (!e)
+        return;
+    if (e->kind == SQL_E_AND) {
+        for (size_t i = 0; i < e->nkids; i++)
+            shift_ts_bounds(e->kids[i], upper, by);
+        return;
+    }
+    if (e->kind != SQL_E_LEAF || e->leaf != SQL_L_CMP || e->col.kind != SQL_COL_TS ||
+        e->v.type != SQL_V_INT)
+        return;
+    if (!upper && (e->op == SQL_GE || e->op == SQL_GT))
+        e->v.i = e->v.i < INT64_MIN + by ? INT64_MIN : e->v.i - by;
+    else if (upper && (e->op == SQL_LE || e->op == SQL_LT))
+        e->v.i = e->v.i > INT64_MAX - by ? INT64_MAX : e->v.i + by;
+}
+
+/* derivative(), non_negative_derivative(), difference(),
+ * non_negative_difference(), moving_average() and elapsed() over GROUP BY
+ * time read one interval more than the WHERE says, as InfluxDB 1.x does:
+ * before the start (after the end with ORDER BY time DESC), so the first
+ * row has a predecessor. The extra bucket holds that interval's points
+ * from the moved bound (partial), the filter's first bucket all of its own;
+ * moving_average(x, N) too reads one interval, not N - 1 (InfluxDB 1.6.7's
+ * answers; tests/e2e/63-grafana-replay.t). cumulative_sum() reads the
+ * WHERE's range. */
+/* Bounds the slots of the calls in e to lo..hi. */
+static void bound_slots(struct sel *s, const struct iql_ex *e, int64_t lo, int64_t hi)
+{
+    if (!e)
+        return;
+    if (e->kind == IQL_X_BIN) {
+        bound_slots(s, e->l, lo, hi);
+        bound_slots(s, e->r, lo, hi);
+    } else if (e->kind == IQL_X_CALL) {
+        for (size_t k = 0; k < s->nslots; k++)
+            if (s->slots[k].call == e)
+                s->slots[k].lo = lo, s->slots[k].hi = hi;
+        for (size_t i = 0; i < e->nargs; i++)
+            bound_slots(s, e->args[i], lo, hi);
+    }
+}
+
+static void extend_range(struct sel *s)
+{
+    if (!s->agg || !s->st->has_time_group || !s->has_tr || s->st->interval <= 0)
+        return;
+    bool ext = false;
+    for (size_t j = 0; j < s->ncols; j++)
+        ext |= s->cols[j].tr >= 0 && s->cols[j].tr != IQL_TR_CUMULATIVE_SUM;
+    if (!ext)
+        return;
+    /* the other columns (a plain aggregate beside, cumulative_sum) keep
+     * the filter's range, as in InfluxDB, where each call reads its own */
+    int64_t lo = s->w.has_lo ? s->w.ts_lo : INT64_MIN, hi = s->w.has_hi ? s->w.ts_hi : INT64_MAX;
+    for (size_t j = 0; j < s->ncols; j++)
+        if (s->cols[j].tr < 0 || s->cols[j].tr == IQL_TR_CUMULATIVE_SUM) {
+            bound_slots(s, s->cols[j].ex, lo, hi);
+            s->mixed = true;
+            s->keep_filled |= s->cols[j].tr < 0 && s->st->fill != IQL_FILL_NONE;
+        }
+    s->plain_lo = lo, s->plain_hi = hi;
+    shift_ts_bounds(s->w.cond, s->st->desc, s->st->interval);
+    cond_derive(&s->w);
+}
+
 static int select_measurement(struct sel *s, struct reader *rd)
 {
     struct store_snap *snap = rd->snap;
@@ -902,6 +995,7 @@ static int select_measurement(struct sel *s, struct reader *rd)
         /* InfluxDB's upper bound of GROUP BY time queries is now() */
         sql_where_ts_hi(&s->w, s->c->now);
     }
+    extend_range(s);
     s->lo = s->w.has_lo ? s->w.ts_lo : INT64_MIN;
     s->hi = s->w.has_hi ? s->w.ts_hi : INT64_MAX;
     int rc = reader_open(s, rd, s->agg);

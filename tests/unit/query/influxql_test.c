@@ -478,6 +478,39 @@ static void test_transformations(void **state)
            1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"non_negative_derivative\"],"
               "\"values\":[[1700000040,2],[1700000100,2]]}]"));
+    /* over GROUP BY time InfluxDB reads one interval before the filter's
+     * start: on a boundary a whole bucket (max 5 of T0 and T0 + 30 s) */
+    expect(f,
+           "SELECT difference(max(n)) FROM cpu WHERE time >= 1700000040000ms and time < "
+           "1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"difference\"],"
+              "\"values\":[[1700000040,2],[1700000100,2]]}]"));
+    /* off a boundary the part of it from start - 1m (T0 + 30 s alone: 2.5),
+     * and the filter's first bucket whole (T0 + 60 s, before the start: 10);
+     * moving_average(x, 2) and (x, 3) alike read one interval */
+    expect(f,
+           "SELECT derivative(mean(usage), 1s), moving_average(mean(usage), 2) FROM cpu WHERE "
+           "time >= 1700000070000ms and time < 1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"derivative\","
+              "\"moving_average\"],\"values\":[[1700000040,0.125,6.25],"
+              "[1700000100,-0.09166666666666666,7.25]]}]"));
+    /* cumulative_sum() reads the filter's range */
+    expect(f,
+           "SELECT cumulative_sum(max(n)) FROM cpu WHERE time >= 1700000070000ms and time < "
+           "1700000180000ms GROUP BY time(1m)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"cumulative_sum\"],"
+              "\"values\":[[1700000100,9]]}]"));
+    /* ORDER BY time DESC: one interval after the end (T0 + 150 s), and the
+     * transformation runs from the newest bucket down */
+    expect(f,
+           "SELECT difference(mean(usage)) FROM cpu WHERE time >= 1700000000000ms and time < "
+           "1700000100000ms GROUP BY time(1m) ORDER BY time DESC",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"difference\"],"
+              "\"values\":[[1700000040,5.5],[1699999980,-8]]}]"));
 }
 
 static void test_statement_errors(void **state)
