@@ -1101,6 +1101,19 @@ void iql_points_reverse(struct iql_points *p)
     }
 }
 
+/* Moves row i to row *k and counts it (keep), or frees its values. */
+static void row_keep(struct iql_points *p, size_t i, size_t *k, bool keep)
+{
+    if (!keep) {
+        for (size_t j = 0; j < p->ncol; j++)
+            val_drop(&p->v[i * p->ncol + j]);
+        return;
+    }
+    p->ts[*k] = p->ts[i];
+    memmove(&p->v[*k * p->ncol], &p->v[i * p->ncol], p->ncol * sizeof *p->v);
+    (*k)++;
+}
+
 void iql_points_drop_empty(struct iql_points *p, const bool *mask)
 {
     size_t k = 0;
@@ -1108,14 +1121,7 @@ void iql_points_drop_empty(struct iql_points *p, const bool *mask)
         bool any = false;
         for (size_t j = 0; j < p->ncol; j++)
             any |= mask[j] && p->v[i * p->ncol + j].kind != IQL_V_NULL;
-        if (!any) {
-            for (size_t j = 0; j < p->ncol; j++)
-                val_drop(&p->v[i * p->ncol + j]);
-            continue;
-        }
-        p->ts[k] = p->ts[i];
-        memmove(&p->v[k * p->ncol], &p->v[i * p->ncol], p->ncol * sizeof *p->v);
-        k++;
+        row_keep(p, i, &k, any);
     }
     p->n = k;
 }
@@ -1134,14 +1140,7 @@ void iql_points_keep_mixed(struct iql_points *p, const bool *tr, int64_t lo, int
             }
             any |= v->kind != IQL_V_NULL;
         }
-        if (!any && !(in && keep_filled)) {
-            for (size_t j = 0; j < p->ncol; j++)
-                val_drop(&p->v[i * p->ncol + j]);
-            continue;
-        }
-        p->ts[k] = p->ts[i];
-        memmove(&p->v[k * p->ncol], &p->v[i * p->ncol], p->ncol * sizeof *p->v);
-        k++;
+        row_keep(p, i, &k, any || (in && keep_filled));
     }
     p->n = k;
 }
