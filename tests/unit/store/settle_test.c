@@ -76,25 +76,35 @@ static size_t count_ssts(const char *dir)
     return n;
 }
 
-static void test_settle(void **state)
+/* A store in dir with database "logs" (one bucket) and three rounds of
+ * rows, each flushed. settle_ns < 0: the store's default, which must be 0. */
+static void open_flushed(const char *dir, int64_t settle_ns, struct store **s, struct store_db **db)
 {
-    (void)state;
-    char *dir = tu_mkdtemp("settle");
     struct store_opts o;
     store_opts_default(&o);
     o.dir = dir;
     o.wal_sync = STORE_SYNC_NONE;
-    o.settle_after_ns = 1500LL * 1000000; /* 1.5 s without writes */
-    struct store *s;
-    assert_int_equal(store_open(&o, &s), ERR_OK);
+    if (settle_ns >= 0)
+        o.settle_after_ns = settle_ns;
+    else
+        assert_int_equal(o.settle_after_ns, 0);
+    assert_int_equal(store_open(&o, s), ERR_OK);
     struct db_opts dbo = {.buckets = 1, .ts_desc = true};
-    assert_int_equal(store_db_create(s, "logs", &dbo), ERR_OK);
-    struct store_db *db;
-    assert_int_equal(store_db_get(s, "logs", &db), ERR_OK);
+    assert_int_equal(store_db_create(*s, "logs", &dbo), ERR_OK);
+    assert_int_equal(store_db_get(*s, "logs", db), ERR_OK);
     for (int round = 0; round < 3; round++) {
-        write_round(db, round);
-        assert_int_equal(store_db_flush(db), ERR_OK);
+        write_round(*db, round);
+        assert_int_equal(store_db_flush(*db), ERR_OK);
     }
+}
+
+static void test_settle(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("settle");
+    struct store *s;
+    struct store_db *db;
+    open_flushed(dir, 1500LL * 1000000, &s, &db); /* 1.5 s without writes */
     struct buf p0 = BUF_INIT;
     buf_printf(&p0, "%s/logs/p00", dir);
     /* three flushes of two windows, both still being written: they keep
@@ -140,21 +150,9 @@ static void test_no_settle(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp("nosettle");
-    struct store_opts o;
-    store_opts_default(&o);
-    o.dir = dir;
-    o.wal_sync = STORE_SYNC_NONE;
-    assert_int_equal(o.settle_after_ns, 0);
     struct store *s;
-    assert_int_equal(store_open(&o, &s), ERR_OK);
-    struct db_opts dbo = {.buckets = 1, .ts_desc = true};
-    assert_int_equal(store_db_create(s, "logs", &dbo), ERR_OK);
     struct store_db *db;
-    assert_int_equal(store_db_get(s, "logs", &db), ERR_OK);
-    for (int round = 0; round < 3; round++) {
-        write_round(db, round);
-        assert_int_equal(store_db_flush(db), ERR_OK);
-    }
+    open_flushed(dir, -1, &s, &db);
     struct buf p0 = BUF_INIT;
     buf_printf(&p0, "%s/logs/p00", dir);
     sleep_ms(2500);
