@@ -55,15 +55,7 @@ count() {
 SNG_PID=
 SNG_DIR=$SHARNESS_TRASH_DIRECTORY
 sng_stop() {
-    test -n "$SNG_PID" || return 0
-    kill -TERM "$SNG_PID" 2>/dev/null
-    n=0
-    while kill -0 "$SNG_PID" 2>/dev/null && test $n -lt 200; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    kill -0 "$SNG_PID" 2>/dev/null && kill -KILL "$SNG_PID" 2>/dev/null
-    wait "$SNG_PID" 2>/dev/null
+    lb_stop_pid "$SNG_PID" 2>/dev/null
     SNG_PID=
     return 0
 }

@@ -96,17 +96,9 @@ mkdir -p "$W"
 
 RS_PID=
 SNG_PID=
-# stop_pid PID: SIGTERM, 10 s, then SIGKILL
+# stop_pid PID: lb_stop_pid, whatever the process's exit status
 stop_pid() {
-    test -n "$1" || return 0
-    kill -TERM "$1" 2>/dev/null
-    n=0
-    while kill -0 "$1" 2>/dev/null && test $n -lt 200; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    kill -0 "$1" 2>/dev/null && kill -KILL "$1" 2>/dev/null
-    wait "$1" 2>/dev/null
+    lb_stop_pid "$1" 2>/dev/null
     return 0
 }
 trap 'stop_pid "$RS_PID"; stop_pid "$SNG_PID"; lb_cleanup' EXIT
@@ -122,15 +114,7 @@ lines() {
 
 # wait_count DB EVENT: until the count of EVENT's rows is N (30 s at most)
 wait_count() {
-    n=0
-    while test $n -lt 300; do
-        got=$(sl_count "SELECT COUNT(*) FROM $1 WHERE ts >= 0 AND event = $(q "$2")" 2>/dev/null) || got=
-        test "$got" = "$N" && return 0
-        sleep 0.1
-        n=$((n + 1))
-    done
-    echo "$1 $2: $got rows, want $N" >&2
-    return 1
+    sl_wait_count "SELECT COUNT(*) FROM $1 WHERE ts >= 0 AND event = $(q "$2")" "$N" 300
 }
 
 # check_rows DB EVENT WANT_PREFIX WANT_SUFFIX NAME [SED]: every row of

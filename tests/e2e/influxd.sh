@@ -99,15 +99,7 @@ ifx_start() {
 }
 
 ifx_stop() {
-    [ -n "$IFX_PID" ] || return 0
-    kill -TERM "$IFX_PID" 2>/dev/null
-    n=0
-    while kill -0 "$IFX_PID" 2>/dev/null && [ $n -lt 200 ]; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    kill -0 "$IFX_PID" 2>/dev/null && kill -KILL "$IFX_PID" 2>/dev/null
-    wait "$IFX_PID" 2>/dev/null
+    lb_stop_pid "$IFX_PID" 2>/dev/null
     IFX_PID=
     return 0
 }

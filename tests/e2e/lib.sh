@@ -66,26 +66,33 @@ lb_start() {
     return 1
 }
 
+# lb_stop_pid PID [SECONDS]: stops a process of the test (the daemon, a
+# peer, a shipper) with SIGTERM and waits at most SECONDS (default 10);
+# returns its exit status (124 if it did not stop in time: then it is killed).
+lb_stop_pid() {
+    [ -n "$1" ] || return 0
+    kill -TERM "$1" 2>/dev/null
+    n=0
+    limit=$(( ${2:-10} * 20 ))
+    while kill -0 "$1" 2>/dev/null && [ $n -lt $limit ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    if kill -0 "$1" 2>/dev/null; then
+        kill -KILL "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+        return 124
+    fi
+    wait "$1"
+}
+
 # Stops the daemon with SIGTERM and waits (at most $1 seconds, default 10);
 # returns its exit status (124 if it did not stop in time: then it is killed).
 lb_stop() {
     [ -n "$LB_PID" ] || return 0
-    kill -TERM "$LB_PID" 2>/dev/null
-    n=0
-    limit=$(( ${1:-10} * 20 ))
-    while kill -0 "$LB_PID" 2>/dev/null && [ $n -lt $limit ]; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    if kill -0 "$LB_PID" 2>/dev/null; then
-        kill -KILL "$LB_PID"
-        wait "$LB_PID" 2>/dev/null
-        LB_PID=
-        return 124
-    fi
-    wait "$LB_PID"
+    lb_stop_pid "$LB_PID" "${1:-10}"
     rc=$?
-    cat "$LB_LOG.new" >>"$LB_LOG" 2>/dev/null
+    [ $rc -eq 124 ] || cat "$LB_LOG.new" >>"$LB_LOG" 2>/dev/null
     LB_PID=
     return $rc
 }

@@ -29,9 +29,9 @@ sl_count() {
     sed -n 's/^{"count":\([0-9]*\)}$/\1/p' body
 }
 
-sl_wait_count() {
+sl_wait_count() {  # SQL WANT [TRIES]: TRIES (100) tenths of a second at most
     n=0
-    while test $n -lt 100; do
+    while test $n -lt "${3:-100}"; do
         got=$(sl_count "$1") || got=
         test "$got" = "$2" && return 0
         sleep 0.1

@@ -121,6 +121,24 @@ static bool check_word(void *arg, struct slice word)
     return true;
 }
 
+/* Adds to wb the log row (ts, host, event) whose record, its id, is
+ * {msg: text}; id and uk are scratch, ik gets the row's internal key. */
+static void add_msg_row(struct wfilter_builder *wb, int64_t ts, const char *host, const char *event,
+                        const struct buf *text, struct buf *id, struct buf *uk, struct buf *ik)
+{
+    struct rec_field fl = {.key = slice_cstr("msg"),
+                           .type = REC_STRING,
+                           .v.s = slice_make(text->data, text->len)};
+    buf_reset(id);
+    rec_encode(id, NULL, 0, &fl, 1);
+    buf_reset(uk);
+    key_encode_row_id(uk, 0, ts, false, slice_cstr(host), slice_cstr(event),
+                      slice_make(id->data, id->len));
+    buf_reset(ik);
+    ikey_append(ik, slice_make(uk->data, uk->len), 1, IKEY_PUT);
+    wfilter_add(wb, slice_make(ik->data, ik->len), slice_make("", 0));
+}
+
 /* The builder hashes words in one pass of its own: every word of a row, as
  * words_each and words_hash see them, is in the filter (a hash that
  * differed from words_hash would miss most of them). Random bytes: letters
@@ -142,17 +160,7 @@ static void test_words_hash_same(void **state)
             size_t len = rng() % 200;
             for (size_t i = 0; i < len; i++)
                 buf_putc(&text, alphabet[rng() % (sizeof alphabet - 1)]);
-            struct rec_field fl = {.key = slice_cstr("msg"),
-                                   .type = REC_STRING,
-                                   .v.s = slice_make(text.data, text.len)};
-            buf_reset(&id);
-            rec_encode(&id, NULL, 0, &fl, 1);
-            buf_reset(&uk);
-            key_encode_row_id(&uk, 0, T0 + row, false, slice_cstr("Host_A-1"),
-                              slice_cstr("Ev\xc3\xa9nt.x"), slice_make(id.data, id.len));
-            buf_reset(&ik);
-            ikey_append(&ik, slice_make(uk.data, uk.len), 1, IKEY_PUT);
-            wfilter_add(&wb, slice_make(ik.data, ik.len), slice_make("", 0));
+            add_msg_row(&wb, T0 + row, "Host_A-1", "Ev\xc3\xa9nt.x", &text, &id, &uk, &ik);
             buf_append(&all, text.data, text.len);
             buf_putc(&all, ' ');
         }
@@ -244,17 +252,7 @@ static void test_filter_bytes_same(void **state)
                     buf_puts(&text, vocab[(r >> 8) % (sizeof vocab / sizeof vocab[0])]);
                 }
             }
-            struct rec_field fl = {.key = slice_cstr("msg"),
-                                   .type = REC_STRING,
-                                   .v.s = slice_make(text.data, text.len)};
-            buf_reset(&id);
-            rec_encode(&id, NULL, 0, &fl, 1);
-            buf_reset(&uk);
-            key_encode_row_id(&uk, 0, T0 + row, false, slice_cstr("Web-01"), slice_cstr("app"),
-                              slice_make(id.data, id.len));
-            buf_reset(&ik);
-            ikey_append(&ik, slice_make(uk.data, uk.len), 1, IKEY_PUT);
-            wfilter_add(&wb, slice_make(ik.data, ik.len), slice_make("", 0));
+            add_msg_row(&wb, T0 + row, "Web-01", "app", &text, &id, &uk, &ik);
             words_each(slice_make(text.data, text.len), collect_hash, &set);
         }
         words_each(slice_cstr("Web-01 app"), collect_hash, &set);
