@@ -123,7 +123,9 @@ static void test_settle(void **state)
         after = count_ssts(p0.data);
     }
     assert_int_equal(after, 2);
-    for (int i = 0; i < 50 && metric(s, hot) >= per_event_before; i++)
+    /* a compaction that began before the database settled may leave one
+     * window in one fast file for a moment; the next one rewrites it */
+    for (int i = 0; i < 100 && metric(s, hot) >= per_event_before * 0.8; i++)
         sleep_ms(100);
     double per_event_after = metric(s, hot);
     printf("# bytes per event of the two newest windows: %.1f flushed, %.1f settled\n",
