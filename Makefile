@@ -47,12 +47,14 @@ SANFLAGS :=
 OPT := -O2 -g
 endif
 
-PKGS := libmicrohttpd liblz4 zlib inih jansson libpcre2-8 snappy
+PKGS := libmicrohttpd liblz4 zlib inih libpcre2-8 snappy
+# jansson only in tests: a second JSON parser that checks the daemon's replies
+TEST_PKGS := cmocka jansson
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wvla
 CPPFLAGS := -D_GNU_SOURCE -I. -MMD -MP
 CFLAGS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread \
-          $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+          $(shell pkg-config --cflags $(PKGS) $(TEST_PKGS) 2>/dev/null)
 LDFLAGS := $(SANFLAGS) -pthread
 # jemalloc is the allocator of the daemon. Sanitizers bring their own
 # allocator, so the SAN and TSAN builds leave jemalloc out (LB_NO_JEMALLOC).
@@ -62,7 +64,7 @@ LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 else
 LIBS := $(shell pkg-config --libs $(PKGS) jemalloc 2>/dev/null) -lm
 endif
-TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
 
 # Layers, bottom first (DESIGN.md section 2). A layer's unit tests link only
 # it and the layers below.
@@ -187,9 +189,9 @@ fuzz:
 	for f in $(FUZZ_SRCS); do \
 	    n=$$(basename $$f .c); \
 	    clang -std=c11 -O1 -g -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-	        $(shell pkg-config --cflags $(PKGS)) -o build-fuzz/fuzz/$$n $$f \
+	        $(shell pkg-config --cflags $(PKGS) jansson) -o build-fuzz/fuzz/$$n $$f \
 	        build-fuzz/libingest.a build-fuzz/libquery.a build-fuzz/libstore.a build-fuzz/libmodel.a build-fuzz/libconfig.a build-fuzz/libbase.a \
-	        $(shell pkg-config --libs $(PKGS)) -lm -pthread || exit 1; \
+	        $(shell pkg-config --libs $(PKGS) jansson) -lm -pthread || exit 1; \
 	done
 
 check-deps:

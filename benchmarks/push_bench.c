@@ -219,7 +219,7 @@ static void body_otlp_proto(struct buf *b, const struct ev *e, size_t n)
 }
 
 /* JSON lines: the same rows as OTLP's (log entries with msg, value and
- * count as fields), through the line-oriented jansson path */
+ * count as fields), through the JSON lines path */
 static void body_jsonl(struct buf *b, const struct ev *e, size_t n)
 {
     for (size_t i = 0; i < n; i++)

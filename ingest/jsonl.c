@@ -1,11 +1,11 @@
-/* JSON lines to events with jansson. The parsed document of the current line
- * is kept until the next line so that string fields can borrow jansson's
- * strings; flattened keys and array texts are built in reusable buffers and
- * turned into slices once the line is complete (the buffers may move while
- * they grow). */
+/* JSON lines and Elasticsearch documents to events, read with jscan in one
+ * pass that flattens nested objects as it goes. String fields borrow the
+ * line or jscan's scratch (unescaped strings) until the next line;
+ * flattened keys and array texts are built in reusable buffers and turned
+ * into slices once the line is complete (the buffers may move while they
+ * grow). */
 #include "ingest/jsonl.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@ struct jsonl_parser {
     char *host;                /* host of lines without one (request's, else lim's) */
     char *event;               /* default event (NULL: "event" required) */
     struct event_feed feed;
-    json_t *root; /* document of the current line */
+    const char *bad_header; /* "ts", "host" or "event" at the top held an object or array */
 
     struct rec_field *fields;
     size_t *kofs; /* key offset in keys */
@@ -65,7 +65,6 @@ void jsonl_free(struct jsonl_parser *p)
 {
     if (!p)
         return;
-    json_decref(p->root);
     free(p->host);
     free(p->event);
     event_feed_destroy(&p->feed);
@@ -115,106 +114,6 @@ static struct rec_field *new_field(struct jsonl_parser *p)
     return f;
 }
 
-/* Adds v under the key in p->path (flattening objects). */
-static const char *flatten(struct jsonl_parser *p, json_t *v)
-{
-    if (p->path.len > p->lim.max_key_bytes) {
-        snprintf(p->reason, sizeof p->reason, "field key too long (max %zu)", p->lim.max_key_bytes);
-        return p->reason;
-    }
-    if (json_is_null(v))
-        return NULL;
-    if (json_is_object(v)) {
-        size_t plen = p->path.len;
-        const char *k;
-        json_t *child;
-        json_object_foreach(v, k, child)
-        {
-            p->path.len = plen;
-            buf_putc(&p->path, '.');
-            buf_puts(&p->path, k);
-            const char *w = flatten(p, child);
-            if (w)
-                return w;
-        }
-        p->path.len = plen;
-        return NULL;
-    }
-    if (p->path.len == 0)
-        return "empty field key";
-    if (p->nfields >= p->lim.max_fields_per_line) {
-        snprintf(p->reason, sizeof p->reason, "too many fields (max %zu)",
-                 p->lim.max_fields_per_line);
-        return p->reason;
-    }
-    struct rec_field *f = new_field(p);
-    switch (json_typeof(v)) {
-    case JSON_INTEGER:
-        f->type = REC_INT;
-        f->v.i = (int64_t)json_integer_value(v);
-        break;
-    case JSON_REAL:
-        f->type = REC_FLOAT;
-        f->v.f = json_real_value(v);
-        break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        f->type = REC_BOOL;
-        f->v.b = json_is_true(v);
-        break;
-    case JSON_STRING:
-        f->type = REC_STRING;
-        f->v.s = slice_make(json_string_value(v), json_string_length(v));
-        break;
-    case JSON_ARRAY: {
-        f->type = REC_STRING;
-        size_t n = json_dumpb(v, NULL, 0, JSON_COMPACT);
-        buf_reserve(&p->strs, n);
-        p->sofs[p->nfields - 1] = p->strs.len;
-        p->strs.len += json_dumpb(v, p->strs.data + p->strs.len, n, JSON_COMPACT);
-        f->v.s.len = n;
-        break;
-    }
-    default: return "unsupported JSON value";
-    }
-    return NULL;
-}
-
-static const char *header_keys(struct jsonl_parser *p, json_t *root, struct event *ev)
-{
-    json_t *ts = json_object_get(root, "ts");
-    json_t *host = json_object_get(root, "host");
-    json_t *name = json_object_get(root, "event");
-    ev->has_ts = false;
-    ev->ts = 0;
-    if (json_is_integer(ts)) {
-        ev->ts = (int64_t)json_integer_value(ts);
-        ev->has_ts = true;
-    } else if (json_is_string(ts)) {
-        if (time_parse_rfc3339(json_string_value(ts), json_string_length(ts), &ev->ts))
-            return why(p, "bad \"ts\" (want RFC 3339, e.g. 2024-05-01T10:00:00Z): ",
-                       json_string_value(ts), json_string_length(ts));
-        ev->has_ts = true;
-    } else if (ts && !json_is_null(ts)) {
-        return "\"ts\" must be an integer (ns) or an RFC 3339 string";
-    }
-    if (json_is_string(host))
-        ev->host = slice_make(json_string_value(host), json_string_length(host));
-    else if (!host || json_is_null(host))
-        ev->host = slice_cstr(p->host);
-    else
-        return "\"host\" must be a string";
-    if (json_is_string(name))
-        ev->name = slice_make(json_string_value(name), json_string_length(name));
-    else if ((!name || json_is_null(name)) && p->event)
-        ev->name = slice_cstr(p->event);
-    else if (!name || json_is_null(name))
-        return "missing \"event\" (the event name is required, or event= in the URL)";
-    else
-        return "\"event\" must be a string";
-    return event_check_names(&p->lim, ev->host, ev->name);
-}
-
 /* Points the fields at the keys and strings gathered while flattening;
  * a reason when two fields ended with one key. */
 static const char *fields_done(struct jsonl_parser *p)
@@ -232,41 +131,6 @@ static const char *fields_done(struct jsonl_parser *p)
     return NULL;
 }
 
-/* Flattens every member of p->root into p->fields, except ts, host and
- * event when skip_header; then points the fields' slices at the finished
- * buffers and refuses duplicate keys. */
-static const char *flatten_root(struct jsonl_parser *p, bool skip_header)
-{
-    p->nfields = 0;
-    buf_reset(&p->keys);
-    buf_reset(&p->strs);
-    const char *k, *w;
-    json_t *v;
-    json_object_foreach(p->root, k, v)
-    {
-        if (skip_header && (!strcmp(k, "ts") || !strcmp(k, "host") || !strcmp(k, "event")))
-            continue;
-        buf_reset(&p->path);
-        buf_puts(&p->path, k);
-        if ((w = flatten(p, v)))
-            return w;
-    }
-    return fields_done(p);
-}
-
-/* Loads the line into p->root; a reason if it is not one JSON object. */
-static const char *load(struct jsonl_parser *p, const char *line, size_t len)
-{
-    json_error_t jerr;
-    json_decref(p->root);
-    p->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!p->root)
-        return why(p, "invalid JSON: ", jerr.text, strlen(jerr.text));
-    if (!json_is_object(p->root))
-        return "line is not a JSON object";
-    return NULL;
-}
-
 static void stamp_if_missing(struct jsonl_parser *p, struct event *ev)
 {
     if (!ev->has_ts && p->stamp) {
@@ -274,25 +138,6 @@ static void stamp_if_missing(struct jsonl_parser *p, struct event *ev)
         ev->ts = event_stamp_next(p->stamp);
         ev->has_ts = true;
     }
-}
-
-static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len, struct event *ev)
-{
-    const char *w = load(p, line, len);
-    if (!w)
-        w = header_keys(p, p->root, ev);
-    if (!w)
-        w = flatten_root(p, true);
-    if (w)
-        return w;
-    if (p->nfields == 0)
-        return "no fields (a row needs at least one besides ts, host and event)";
-    stamp_if_missing(p, ev);
-    ev->tags = NULL;
-    ev->ntags = 0;
-    ev->fields = p->fields;
-    ev->nfields = p->nfields;
-    return NULL;
 }
 
 /* --- Elasticsearch documents ------------------------------------------- */
@@ -512,6 +357,19 @@ static const char *scan_value(struct jsonl_parser *p, struct jscan *s, int depth
     return NULL;
 }
 
+/* A JSON line's header keys (ts, host, event) take scalars only: notes
+ * the key whose value at s is an object or an array. */
+static void note_header_shape(struct jsonl_parser *p, struct jscan *s, struct slice k)
+{
+    static const char *const names[] = {"ts", "host", "event"};
+    char c = jscan_peek(s);
+    if (c != '{' && c != '[')
+        return;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (slice_eq(k, slice_cstr(names[i])) && !p->bad_header)
+            p->bad_header = names[i];
+}
+
 /* The members of the object at s, flattened under p->path. */
 static const char *scan_members(struct jsonl_parser *p, struct jscan *s, int depth)
 {
@@ -533,6 +391,8 @@ static const char *scan_members(struct jsonl_parser *p, struct jscan *s, int dep
         p->path.len = plen;
         if (plen)
             buf_putc(&p->path, '.');
+        else
+            note_header_shape(p, s, k);
         buf_append(&p->path, k.ptr, k.len);
         const char *w = scan_value(p, s, depth);
         if (w || s->err)
@@ -558,11 +418,17 @@ static const char *scan_doc(struct jsonl_parser *p, const char *line, size_t len
     struct jscan s;
     jscan_init(&s, line, len, &p->scan);
     p->nfields = 0;
+    p->bad_header = NULL;
     buf_reset(&p->keys);
     buf_reset(&p->strs);
     buf_reset(&p->path);
-    if (jscan_peek(&s) != '{')
-        return s.p == s.end ? "empty document" : "line is not a JSON object";
+    char c = jscan_peek(&s);
+    if (c != '{') {
+        if (s.p == s.end)
+            return "empty document";
+        return c && strchr("[\"-0123456789", c) ? "line is not a JSON object"
+                                                   : "invalid JSON: '{' expected at the start";
+    }
     const char *w = scan_members(p, &s, 1);
     if (w)
         return w;
@@ -608,6 +474,80 @@ enum event_kind jsonl_parse_es(struct jsonl_parser *p, const char *line, size_t 
         return EVENT_BAD;
     }
     return EVENT_OK;
+}
+
+/* --- JSON lines -------------------------------------------------------- */
+
+static const char *header_type_error(const char *name)
+{
+    if (!strcmp(name, "ts"))
+        return "\"ts\" must be an integer (ns) or an RFC 3339 string";
+    return !strcmp(name, "host") ? "\"host\" must be a string" : "\"event\" must be a string";
+}
+
+/* The top-level "ts" (ns or RFC 3339), removed from the fields. */
+static const char *take_line_ts(struct jsonl_parser *p, struct event *ev)
+{
+    ev->has_ts = false;
+    ev->ts = 0;
+    long i = field_index(p, "ts", 2);
+    if (i < 0)
+        return NULL;
+    const struct rec_field *f = &p->fields[i];
+    if (f->type == REC_INT) {
+        ev->ts = f->v.i;
+    } else if (f->type != REC_STRING) {
+        return header_type_error("ts");
+    } else if (time_parse_rfc3339(f->v.s.ptr, f->v.s.len, &ev->ts)) {
+        return why(p, "bad \"ts\" (want RFC 3339, e.g. 2024-05-01T10:00:00Z): ", f->v.s.ptr,
+                   f->v.s.len);
+    }
+    ev->has_ts = true;
+    remove_field(p, i);
+    return NULL;
+}
+
+/* The top-level string field name, removed from the fields; dflt (NULL:
+ * none) when the line has no such key or it is null. */
+static const char *take_line_name(struct jsonl_parser *p, const char *name, const char *dflt,
+                                  struct slice *out)
+{
+    long i = field_index(p, name, strlen(name));
+    if (i < 0) {
+        if (dflt)
+            *out = slice_cstr(dflt);
+        return NULL;
+    }
+    if (p->fields[i].type != REC_STRING)
+        return header_type_error(name);
+    *out = p->fields[i].v.s;
+    remove_field(p, i);
+    return NULL;
+}
+
+static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t len, struct event *ev)
+{
+    const char *w = scan_doc(p, line, len);
+    if (w)
+        return w;
+    if (p->bad_header)
+        return header_type_error(p->bad_header);
+    ev->name = slice_make(NULL, 0);
+    if ((w = take_line_ts(p, ev)) || (w = take_line_name(p, "host", p->host, &ev->host)) ||
+        (w = take_line_name(p, "event", p->event, &ev->name)))
+        return w;
+    if (!ev->name.ptr)
+        return "missing \"event\" (the event name is required, or event= in the URL)";
+    if ((w = event_check_names(&p->lim, ev->host, ev->name)))
+        return w;
+    if (p->nfields == 0)
+        return "no fields (a row needs at least one besides ts, host and event)";
+    stamp_if_missing(p, ev);
+    ev->tags = NULL;
+    ev->ntags = 0;
+    ev->fields = p->fields;
+    ev->nfields = p->nfields;
+    return NULL;
 }
 
 static bool blank(const char *s, size_t n)
