@@ -427,7 +427,7 @@ static const char *scan_doc(struct jsonl_parser *p, const char *line, size_t len
         if (s.p == s.end)
             return "empty document";
         return c && strchr("[\"-0123456789", c) ? "line is not a JSON object"
-                                                   : "invalid JSON: '{' expected at the start";
+                                                : "invalid JSON: '{' expected at the start";
     }
     const char *w = scan_members(p, &s, 1);
     if (w)
