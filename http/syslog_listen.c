@@ -34,6 +34,7 @@
 #define UDP_RCVBUF (8 << 20)
 #define BATCH_BYTES (4u << 20)
 #define BUSY_RETRIES 100 /* store back-pressure: retries 20 ms apart */
+#define STOP_GRACE_NS (5 * 1000000000LL) /* a stop waits this long for a busy store */
 #define DRAIN_BYTES (16u << 20)
 #define CONN_STACK_BYTES (512 * 1024)
 
@@ -77,6 +78,7 @@ static struct {
     struct conn *conns;
     atomic_int nconns;
     atomic_uint_fast64_t connections_total, idle_closes, store_failures;
+    atomic_int_fast64_t stop_at_ns; /* when a stop was asked for, 0 before */
     atomic_uint_fast64_t messages[T_COUNT][K_COUNT];
     atomic_uint_fast64_t rows[T_COUNT], bytes[T_COUNT], batches[T_COUNT];
     atomic_uint_fast64_t rejects[T_COUNT][R_COUNT];
@@ -90,6 +92,7 @@ struct worker {
     struct syslog_batch *batch;
     int64_t flush_at; /* monotonic deadline of the oldest pending row; 0 = none */
     const char *peer;
+    bool was_busy; /* the last write ended in ERR_BUSY */
 };
 
 static void reject(const struct worker *w, enum reject r, uint64_t n)
@@ -144,21 +147,32 @@ static int write_once(struct worker *w)
     return rc;
 }
 
+/* Whether a stop has waited STOP_GRACE_NS: a store that cannot flush (a
+ * broken or full disk) must not hold the daemon's stop for minutes. */
+static bool stop_overdue(void)
+{
+    int64_t at = atomic_load(&sl.stop_at_ns);
+    return at && clock_mono_ns() - at > STOP_GRACE_NS;
+}
+
 /* Writes the pending rows. Under back-pressure (ERR_BUSY) it waits and
  * retries, which also stops reading the socket: a TCP sender is slowed by
- * its window. Any other error drops the batch, counted and logged. */
+ * its window; after a stop, for STOP_GRACE_NS at most. Any other error
+ * drops the batch, counted and logged. */
 static void worker_flush(struct worker *w)
 {
     size_t rows = syslog_batch_rows(w->batch);
     w->flush_at = 0;
     if (!rows)
         return;
-    int rc = write_once(w);
-    for (int i = 0; rc == ERR_BUSY && i < BUSY_RETRIES; i++) {
+    /* past the stop's grace, a store still busy is not waited for again */
+    int rc = w->was_busy && stop_overdue() ? ERR_BUSY : write_once(w);
+    for (int i = 0; rc == ERR_BUSY && i < BUSY_RETRIES && !stop_overdue(); i++) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
         rc = write_once(w);
     }
+    w->was_busy = rc == ERR_BUSY;
     if (rc == ERR_OK) {
         atomic_fetch_add(&sl.rows[w->t], rows);
         atomic_fetch_add(&sl.batches[w->t], 1);
@@ -594,6 +608,7 @@ int syslog_listen_start(const struct config *cfg, struct store *store)
         return ERR_INVAL;
     sl.cfg = cfg;
     sl.store = store;
+    atomic_store(&sl.stop_at_ns, 0);
     sl.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (sl.stop_fd < 0)
         return ERR_IO;
@@ -614,6 +629,7 @@ void syslog_listen_stop(void)
     if (sl.stop_fd < 0)
         return;
     uint64_t one = 1;
+    atomic_store(&sl.stop_at_ns, clock_mono_ns());
     if (write(sl.stop_fd, &one, sizeof one) < 0)
         log_warn("syslog: cannot wake the listeners");
     if (sl.has_tcp)

@@ -55,4 +55,33 @@ test_expect_success 'stop' '
     lb_stop
 '
 
+# Syslog has no reply, so a connection waits (and stops reading) while the
+# store is busy; a store that cannot flush stays busy for good, and a stop
+# must not wait for it: it gives the store a few seconds, then counts what
+# it could not write as not stored.
+. "$LB_TOP/tests/e2e/syslog-lib.sh"
+SEND="$LB_TOP/tests/e2e/syslog-send.pl"
+
+test_expect_success CHATTR 'syslog into a store that cannot flush: a stop does not wait for it' '
+    sl_start --set memtable_bytes=8MiB &&
+    printf "<13>1 - h stuck - - - first\n" >first &&
+    "$SEND" tcp "$SL_TCP" first &&
+    sl_wait_count "SELECT /*+ full_scan */ COUNT(*) FROM syslog" 1 &&
+    awk "BEGIN { for (i = 0; i < 120000; i++)
+        printf \"<13>1 - h%d stuck - - - message %d of a store that cannot flush its memtables\\n\", i % 50, i }" >many &&
+    find "$LB_DATA/syslog" -type d -exec chattr +i {} + &&
+    test_when_finished "find \"$LB_DATA/syslog\" -type d -exec chattr -i {} +" &&
+    { "$SEND" keep "$SL_TCP" many 60 >/dev/null 2>&1 & sender=$!; } &&
+    test_when_finished "kill $sender 2>/dev/null; wait $sender 2>/dev/null; true" &&
+    n=0 &&
+    while [ "$(sl_metric "logbucket_write_stall_seconds_total{db=\"syslog\"}")" = 0 ] && [ $n -lt 100 ]; do
+        sleep 0.1; n=$((n + 1))
+    done &&
+    sleep 1 &&
+    t0=$(date +%s) &&
+    { lb_stop 40; rc=$?; } &&
+    echo "# stopped in $(( $(date +%s) - t0 )) s, status $rc" &&
+    test $rc != 124
+'
+
 test_done
