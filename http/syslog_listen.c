@@ -33,7 +33,7 @@
 #define UDP_BYTES 65536
 #define UDP_RCVBUF (8 << 20)
 #define BATCH_BYTES (4u << 20)
-#define BUSY_RETRIES 100 /* store back-pressure: retries 20 ms apart */
+#define BUSY_RETRIES 100                 /* store back-pressure: retries 20 ms apart */
 #define STOP_GRACE_NS (5 * 1000000000LL) /* a stop waits this long for a busy store */
 #define DRAIN_BYTES (16u << 20)
 #define CONN_STACK_BYTES (512 * 1024)
