@@ -1,6 +1,7 @@
 /* Growable byte buffer and aborting allocators. */
 #include "base/buf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,16 @@ void *xcalloc(size_t n, size_t size)
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
         oom(n * size);
+    return p;
+}
+
+void *xcalloc_written(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        oom(SIZE_MAX);
+    size_t bytes = (n ? n : 1) * (size ? size : 1);
+    void *p = xmalloc(bytes);
+    memset(p, 0, bytes);
     return p;
 }
 

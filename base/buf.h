@@ -59,6 +59,13 @@ char *buf_steal(struct buf *b, size_t *len); /* hands data to the caller; b is l
 /* Allocation helpers that abort on failure. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
+/* Zeroed like xcalloc, with every page written now: for hash tables that
+ * are probed (read) before they are written. calloc may hand out fresh
+ * pages untouched; a read then maps the shared zero page, and the first
+ * write copies it and flushes the TLB of every CPU running one of the
+ * process's threads (an interrupt each): two faults and a broadcast a page
+ * instead of one fault. */
+void *xcalloc_written(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);

@@ -184,7 +184,7 @@ static struct agg_slot *find_slot(const struct agg_table *t, uint64_t hash, stru
 /* Moves the groups into a fresh slot array of ncap slots. */
 static void rehash(struct agg_table *t, size_t ncap)
 {
-    struct agg_slot *ns = xcalloc(ncap, sizeof *ns);
+    struct agg_slot *ns = xcalloc_written(ncap, sizeof *ns);
     size_t mask = ncap - 1;
     for (size_t j = 0; j < t->cap; j++) {
         if (!t->slots[j].g)
@@ -231,7 +231,7 @@ int agg_table_new(const struct agg_table_opts *o, struct agg_table **out)
     t->rep_scale = 2 / (1 + gamma);
     t->seed = mix64((uint64_t)(uintptr_t)t ^ (uint64_t)clock_mono_ns());
     t->cap = MIN_CAP;
-    t->slots = xcalloc(t->cap, sizeof *t->slots);
+    t->slots = xcalloc_written(t->cap, sizeof *t->slots);
     t->mem = (uint64_t)t->cap * sizeof *t->slots;
     *out = t;
     return ERR_OK;

@@ -543,7 +543,7 @@ static uint64_t hash_bytes(const char *p, size_t n)
 static void keymap_grow(struct iql_keymap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    size_t *slots = xcalloc(cap, sizeof *slots);
+    size_t *slots = xcalloc_written(cap, sizeof *slots);
     for (size_t i = 0; i < m->n; i++) {
         size_t h = hash_bytes(m->keys.data + m->off[i], m->len[i]) & (cap - 1);
         while (slots[h])

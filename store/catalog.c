@@ -282,7 +282,7 @@ static void cb_hslot_grow(struct cat_builder *b)
     struct cb_hslot *old = b->hslot;
     size_t oldcap = b->caphslot;
     b->caphslot = oldcap ? 2 * oldcap : 256;
-    b->hslot = xcalloc(b->caphslot, sizeof *b->hslot);
+    b->hslot = xcalloc_written(b->caphslot, sizeof *b->hslot);
     for (size_t i = 0; i < oldcap; i++) {
         if (!old[i].idx)
             continue;
@@ -722,7 +722,7 @@ static void cb_kind_put(struct cat_builder *b, struct cb_kind k)
         if (b->nkind >= CB_MAX_KINDS)
             return; /* a cache: rows of kinds not kept take the long way */
         size_t cap = b->capkind ? 2 * b->capkind : 1024;
-        struct cb_kind *t = xcalloc(cap, sizeof *t);
+        struct cb_kind *t = xcalloc_written(cap, sizeof *t);
         for (size_t i = 0; i < b->capkind; i++) {
             if (!b->kind[i].mask)
                 continue;

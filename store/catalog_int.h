@@ -89,7 +89,7 @@ static inline void imap_destroy(struct imap *m)
 static inline void imap_grow(struct imap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *s = xcalloc(cap, sizeof *s);
+    uint64_t *s = xcalloc_written(cap, sizeof *s);
     for (size_t i = 0; i < m->cap; i++) {
         uint64_t v = m->slot[i];
         if (!v)

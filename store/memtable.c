@@ -524,7 +524,7 @@ static size_t group_len(struct slice k)
 static void grow_table(struct memtable *mt)
 {
     size_t n = mt->nslots ? mt->nslots * 2 : 1024;
-    struct gslot *t = xcalloc(n, sizeof *t);
+    struct gslot *t = xcalloc_written(n, sizeof *t);
     for (size_t i = 0; i < mt->nslots; i++) {
         if (!mt->slots[i].g)
             continue;

@@ -97,7 +97,7 @@ static void lru_append(struct cache *c, struct cache_handle *e)
 static void grow(struct cache *c)
 {
     size_t nb = c->nbuckets * 2;
-    struct cache_handle **t = xcalloc(nb, sizeof *t);
+    struct cache_handle **t = xcalloc_written(nb, sizeof *t);
     for (size_t i = 0; i < c->nbuckets; i++) {
         struct cache_handle *e = c->table[i];
         while (e) {

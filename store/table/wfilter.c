@@ -53,7 +53,7 @@ static void set_put(uint64_t *set, size_t cap, uint64_t h)
 static void set_grow(struct wfilter_builder *b)
 {
     size_t cap = b->cap ? 2 * b->cap : WFILTER_MIN_SLOTS;
-    uint64_t *set = xcalloc(cap, sizeof *set);
+    uint64_t *set = xcalloc_written(cap, sizeof *set);
     for (size_t i = 0; i < b->cap; i++)
         if (b->set[i])
             set_put(set, cap, b->set[i]);
