@@ -601,7 +601,10 @@ static int reader_open(struct sel *s, struct reader *rd, bool unordered)
     struct sql_select sel;
     memset(&sel, 0, sizeof sel);
     sel.where = s->w;
-    sel.order = s->st->desc ? -1 : 1;
+    /* aggregates take rows in any order (groups are sorted at the end, and
+     * selectors break ts ties by value): the stored order reads forward,
+     * the other one steps back through every block */
+    sel.order = unordered ? 0 : s->st->desc ? -1 : 1;
     struct db_opts dbo;
     store_db_opts(rd->db, &dbo);
     const struct query_opts *q = s->c->o->q;
