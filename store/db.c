@@ -920,9 +920,14 @@ static struct iter *part_iter(struct store_snap *snap, uint32_t id, const struct
     struct part *p = &snap->db->parts[id];
     size_t n = 1 + ps->nimm + ps->ver->n, k = 0;
     struct iter **kids = xcalloc(n, sizeof *kids);
-    kids[k++] = mt_iter(ps->mem);
+    /* empty memtables stay out, so that a partition with only files (a
+     * settled database) is read without a merge; a memtable only grows,
+     * so one empty now held no row of the snapshot */
+    if (mt_count(ps->mem))
+        kids[k++] = mt_iter(ps->mem);
     for (size_t i = 0; i < ps->nimm; i++)
-        kids[k++] = mt_iter(ps->imm[i]);
+        if (mt_count(ps->imm[i]))
+            kids[k++] = mt_iter(ps->imm[i]);
     if (p->is_index && host) {
         if (ps->ver->n)
             kids[k++] = window_iter_host(p, ps->ver, *host);
