@@ -131,13 +131,19 @@ static const char *fields_done(struct jsonl_parser *p)
     return NULL;
 }
 
-static void stamp_if_missing(struct jsonl_parser *p, struct event *ev)
+/* The event of a good line: p's fields, no tags, and a stamp if the line
+ * had no ts (only good lines take one). */
+static const char *event_done(struct jsonl_parser *p, struct event *ev)
 {
     if (!ev->has_ts && p->stamp) {
-        /* only good lines take a stamp */
         ev->ts = event_stamp_next(p->stamp);
         ev->has_ts = true;
     }
+    ev->tags = NULL;
+    ev->ntags = 0;
+    ev->fields = p->fields;
+    ev->nfields = p->nfields;
+    return NULL;
 }
 
 /* --- Elasticsearch documents ------------------------------------------- */
@@ -456,12 +462,7 @@ static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len
     if (p->nfields == 0)
         return "no fields (a document needs one besides its timestamp, host and event)";
     rename_msg(p, m->msg_key);
-    stamp_if_missing(p, ev);
-    ev->tags = NULL;
-    ev->ntags = 0;
-    ev->fields = p->fields;
-    ev->nfields = p->nfields;
-    return NULL;
+    return event_done(p, ev);
 }
 
 enum event_kind jsonl_parse_es(struct jsonl_parser *p, const char *line, size_t len,
@@ -542,12 +543,7 @@ static const char *parse_doc(struct jsonl_parser *p, const char *line, size_t le
         return w;
     if (p->nfields == 0)
         return "no fields (a row needs at least one besides ts, host and event)";
-    stamp_if_missing(p, ev);
-    ev->tags = NULL;
-    ev->ntags = 0;
-    ev->fields = p->fields;
-    ev->nfields = p->nfields;
-    return NULL;
+    return event_done(p, ev);
 }
 
 static bool blank(const char *s, size_t n)
