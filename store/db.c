@@ -18,28 +18,131 @@
 
 /* --- applying batches --- */
 
-static void add_row(struct store_db *db, const struct batch_entry *e, uint64_t seq, uint64_t seg)
+/* Rows of a batch go into their memtables in key order, not in the order
+ * they came: rows that share a ts (millisecond log stamps: a batch of a
+ * shipper is often one ts) are ordered by host, which a batch mixes, and a
+ * random insert searches the skiplist from high up; in key order each row
+ * lands beside the last one (the splice). The index keys are inserted as
+ * they come, since their groups (hosts) take them at the head. */
+
+static uint64_t be64_at(const char *p, size_t n)
 {
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | (i < n ? (unsigned char)p[i] : 0);
+    return v;
+}
+
+static void sort_key_set(struct apply_key *a, const char *key, size_t len)
+{
+    for (size_t w = 0; w < APPLY_PFX_WORDS; w++)
+        a->pfx[w] = 8 * w < len ? be64_at(key + 8 * w, len - 8 * w) : 0;
+}
+
+/* memcmp order of the two keys (their prefixes zero padded), then the
+ * batch order. */
+static int sort_key_cmp(const struct apply_key *a, const struct apply_key *b, const char *keys)
+{
+    for (size_t w = 0; w < APPLY_PFX_WORDS; w++)
+        if (a->pfx[w] != b->pfx[w])
+            return a->pfx[w] < b->pfx[w] ? -1 : 1;
+    size_t skip = 8 * APPLY_PFX_WORDS;
+    if (a->len > skip && b->len > skip) {
+        size_t n = (a->len < b->len ? a->len : b->len) - skip;
+        int c = memcmp(keys + a->off + skip, keys + b->off + skip, n);
+        if (c)
+            return c;
+    }
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+/* Bottom-up merge sort of n keys through tmp. */
+static void sort_keys(struct apply_key *v, struct apply_key *tmp, size_t n, const char *keys)
+{
+    struct apply_key *src = v, *dst = tmp;
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = sort_key_cmp(&src[j], &src[i], keys) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        struct apply_key *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+}
+
+static void scratch_reserve(struct apply_scratch *a, size_t n)
+{
+    if (n <= a->cap)
+        return;
+    size_t cap = a->cap ? a->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    free(a->tmp);
+    a->rows = xrealloc(a->rows, cap * sizeof *a->rows);
+    a->keys = xrealloc(a->keys, cap * sizeof *a->keys);
+    a->tmp = xmalloc(cap * sizeof *a->tmp);
+    a->cap = cap;
+}
+
+/* The row of e (sequence seq) kept for the sorted pass, unless its
+ * partition flushed segment seg already; its index entry added now. */
+static void take_row(struct store_db *db, const struct batch_entry *e, uint64_t seq, uint64_t seg)
+{
+    struct apply_scratch *a = &db->apply;
     uint32_t bucket = key_bucket(e->ts, db->buckets);
-    struct part *p = &db->parts[bucket];
     struct part *ix = &db->parts[db->buckets];
-    struct buf *k = &db->scratch;
-    if (seg == 0 || seg > p->flushed_gen) {
-        buf_reset(k);
-        key_encode_row_id(k, bucket, e->ts, db->desc, e->host, e->event, e->id);
-        mt_add(p->mem, slice_make(k->data, k->len), seq, e->kind, e->value);
-        /* write_mu holds other writers off: a plain increment, no locked add */
-        atomic_ullong *c = e->kind != IKEY_DEL ? &db->m.bucket_rows[bucket] : &db->m.rows_deleted;
-        if (seg == 0)
-            atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
+    if (seg == 0 || seg > db->parts[bucket].flushed_gen) {
+        scratch_reserve(a, a->n + 1);
+        struct apply_key *k = &a->keys[a->n];
+        k->off = a->text.len;
+        key_encode_row_id(&a->text, bucket, e->ts, db->desc, e->host, e->event, e->id);
+        k->len = (uint32_t)(a->text.len - k->off);
+        k->row = (uint32_t)a->n;
+        a->rows[a->n] = (struct apply_row){e->value, seq, bucket, e->kind};
+        a->n++;
     }
     if ((seg == 0 || seg > ix->flushed_gen) && !e->keep_index) {
+        struct buf *k = &db->scratch;
         buf_reset(k);
         key_encode_index(k, e->host, e->event, e->ts, db->desc);
         mt_add(ix->mem, slice_make(k->data, k->len), seq, e->kind == IKEY_DEL ? IKEY_DEL : IKEY_PUT,
                slice_make("", 0));
     }
+}
+
+/* The kept rows into their partitions' memtables, in key order. */
+static void add_rows(struct store_db *db, uint64_t seg)
+{
+    struct apply_scratch *a = &db->apply;
+    for (size_t i = 0; i < a->n; i++)
+        sort_key_set(&a->keys[i], a->text.data + a->keys[i].off, a->keys[i].len);
+    sort_keys(a->keys, a->tmp, a->n, a->text.data);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct apply_key *k = &a->keys[i];
+        const struct apply_row *r = &a->rows[k->row];
+        mt_add(db->parts[r->bucket].mem, slice_make(a->text.data + k->off, k->len), r->seq, r->kind,
+               r->value);
+        /* write_mu holds other writers off: a plain increment, no locked add */
+        atomic_ullong *c =
+            r->kind != IKEY_DEL ? &db->m.bucket_rows[r->bucket] : &db->m.rows_deleted;
+        if (seg == 0)
+            atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+    }
+    a->n = 0;
+    buf_reset(&a->text);
 }
 
 /* Applies a batch payload with sequences seq, seq+1, ...; seg > 0 during
@@ -55,8 +158,9 @@ static int apply_batch(struct store_db *db, struct slice payload, uint64_t seg, 
     if (rc)
         return rc;
     while ((rc = batch_reader_next(&r, &e)) == 1)
-        add_row(db, &e, seq++, seg);
+        take_row(db, &e, seq++, seg);
     batch_reader_done(&r);
+    add_rows(db, seg);
     if (rc == 0 && count)
         *last = seq - 1;
     return rc;
@@ -170,6 +274,7 @@ static struct store_db *db_alloc(struct store *s, const char *name)
     pthread_mutex_init(&db->write_mu, NULL);
     pthread_mutex_init(&db->ttl_mu, NULL);
     buf_init(&db->scratch);
+    buf_init(&db->apply.text);
     return db;
 }
 
@@ -353,6 +458,10 @@ void db_close(struct store_db *db)
     free(db->parts);
     free(db->m.bucket_rows);
     buf_destroy(&db->scratch);
+    buf_destroy(&db->apply.text);
+    free(db->apply.rows);
+    free(db->apply.keys);
+    free(db->apply.tmp);
     pthread_mutex_destroy(&db->write_mu);
     tomb_set_unref(db->tombs);
     for (size_t i = 0; i < db->nettl; i++)

@@ -465,6 +465,11 @@ static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *
         struct skl_node *last = s->last_is_next ? s->at[0].next : s->at[0].prev;
         last_cmp = last && last != l->head ? node_cmp(last, &sk) : -1;
         top = 1;
+        /* a key before the first (a newer ts in a DESC host group) goes
+         * down from the head without a miss; the climb would cost more */
+        struct skl_node *f = first(l);
+        if (f && node_cmp(f, &sk) >= 0)
+            top = lh;
         while (top < lh && !brackets(l, s, top, &sk))
             top++;
     }

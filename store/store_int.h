@@ -48,6 +48,27 @@ struct db_metrics {
     atomic_ullong *bucket_rows; /* per bucket */
 };
 
+/* A batch's rows while they are applied (db.c): each row's key in text,
+ * sorted by key through keys (the first APPLY_PFX_WORDS words of the key
+ * cached, so most comparisons stay in the array). */
+#define APPLY_PFX_WORDS 3
+struct apply_key {
+    uint64_t pfx[APPLY_PFX_WORDS];
+    uint32_t off, len, row;
+};
+struct apply_row {
+    struct slice value;
+    uint64_t seq;
+    uint32_t bucket;
+    int kind;
+};
+struct apply_scratch {
+    struct buf text;
+    struct apply_row *rows;
+    struct apply_key *keys, *tmp;
+    size_t n, cap;
+};
+
 struct store_db {
     struct store *store;
     char *name;
@@ -78,6 +99,7 @@ struct store_db {
     atomic_llong last_write_ns; /* monotonic time of the last write (or the open) */
     bool settled;               /* the ticker's: its partitions settle (part.settle) */
     struct buf scratch;         /* write_mu: key encoding */
+    struct apply_scratch apply; /* write_mu: a batch's rows, sorted (db.c) */
     struct db_metrics m;
 };
 

@@ -286,6 +286,50 @@ static void test_logs_by_content(void **state)
     expect_everywhere(f, all, all);
 }
 
+/* One batch whose rows come out of key order (the store applies a batch's
+ * rows sorted by key): versions of a point, a log entry twice, a put and
+ * a delete of one entry, two hosts and two ts; the same answer as one
+ * batch a row. */
+static void test_one_batch_any_order(void **state)
+{
+    struct fixture *f = *state;
+    struct buf id[6], v[2];
+    for (int i = 0; i < 6; i++)
+        buf_init(&id[i]);
+    for (int i = 0; i < 2; i++)
+        buf_init(&v[i]);
+    record(&id[0], NULL, "m=2");
+    record(&id[1], "cpu1", NULL);
+    record(&v[0], NULL, "u=1");
+    record(&id[2], NULL, "m=1");
+    record(&v[1], NULL, "u=5,v=6");
+    record(&id[3], NULL, "m=3");
+    record(&id[4], NULL, "m=4");
+    struct slice cpu = slice_cstr("cpu"), none = slice_make("", 0);
+#define S(b) slice_make((b).data, (b).len)
+    struct batch *b = batch_new();
+    batch_put_id(b, T0 + 2 * SEC, slice_cstr("h"), cpu, S(id[0]), none, false);
+    batch_put_id(b, T0 + SEC, slice_cstr("h"), cpu, S(id[1]), S(v[0]), true);
+    batch_put_id(b, T0 + SEC, slice_cstr("h"), cpu, S(id[4]), none, false);
+    batch_put_id(b, T0 + SEC, slice_cstr("h"), cpu, S(id[2]), none, false);
+    batch_put_id(b, T0 + SEC, slice_cstr("h"), cpu, S(id[1]), S(v[1]), true);
+    batch_put_id(b, T0 + 2 * SEC, slice_cstr("h"), cpu, S(id[0]), none, false);
+    batch_put_id(b, T0 + SEC, slice_cstr("g"), cpu, S(id[3]), none, false);
+    batch_delete_id(b, T0 + SEC, slice_cstr("h"), cpu, S(id[4]));
+#undef S
+    assert_int_equal(store_write(f->db, b), ERR_OK);
+    batch_free(b);
+    expect_everywhere(f, NULL, "1 h |m=1\n1 h cpu1|u=5,v=6\n2 h |m=2\n");
+    struct buf rows = BUF_INIT;
+    rows_of(f, T0 + SEC, "g", &rows);
+    assert_string_equal(buf_cstr(&rows), "1 g |m=3\n");
+    buf_destroy(&rows);
+    for (int i = 0; i < 6; i++)
+        buf_destroy(&id[i]);
+    for (int i = 0; i < 2; i++)
+        buf_destroy(&v[i]);
+}
+
 static void test_delete_one_of_many(void **state)
 {
     struct fixture *f = *state;
@@ -394,6 +438,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_merge_stops_at_deletes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logs_by_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_one_of_many, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_batch_any_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_event, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
