@@ -465,11 +465,6 @@ static void skl_insert_splice(struct skl *l, struct splice *s, struct skl_node *
         struct skl_node *last = s->last_is_next ? s->at[0].next : s->at[0].prev;
         last_cmp = last && last != l->head ? node_cmp(last, &sk) : -1;
         top = 1;
-        /* a key before the first (a newer ts in a DESC host group) goes
-         * down from the head without a miss; the climb would cost more */
-        struct skl_node *f = first(l);
-        if (f && node_cmp(f, &sk) >= 0)
-            top = lh;
         while (top < lh && !brackets(l, s, top, &sk))
             top++;
     }
@@ -574,17 +569,21 @@ static struct grp *group_for(struct memtable *mt, struct slice gk, bool *fresh)
 }
 
 /* Links n into g's list. A host's keys mostly arrive newest first (DESC
- * databases), so they go in at the head without a search. Batches sent
- * concurrently arrive out of order, though: an older batch's keys land
- * together after the newer one's, each beside the last. The first insert
- * that misses the head gives the group a splice (a finger, as the entry
- * list of an ungrouped memtable has), and every later insert of that group
- * goes through it, which keeps it exact. */
+ * databases), so they go in at the head without a search (one comparison
+ * with the first entry). Batches sent concurrently arrive out of order,
+ * though: an older batch's keys land together after the newer one's, each
+ * beside the last. An insert that misses the head goes through the group's
+ * splice (a finger, as the entry list of an ungrouped memtable has), made
+ * on the first miss; a head insert leaves it unset, since it no longer
+ * brackets, and the next miss searches from the head. */
 static void group_insert(struct memtable *mt, struct grp *g, struct skl_node *n)
 {
+    if (skl_insert_head(&g->list, n)) {
+        if (g->splice) /* no longer exact: the next miss searches from the head */
+            g->splice->height = 0;
+        return;
+    }
     if (!g->splice) {
-        if (skl_insert_head(&g->list, n))
-            return;
         g->splice = arena_alloc(&mt->garena, sizeof *g->splice);
         memset(g->splice, 0, sizeof *g->splice); /* height 0: not set */
     }
