@@ -122,13 +122,47 @@ static void take_row(struct store_db *db, const struct batch_entry *e, uint64_t 
     }
 }
 
-/* The kept rows into their partitions' memtables, in key order. */
+/* Whether the rows of every bucket already come in key order, all of them
+ * ascending or all descending (line protocol and syslog stamps that grow
+ * through a batch): each lands beside the last through the splice, and
+ * the sort would only cost. */
+static bool in_bucket_order(struct store_db *db)
+{
+    struct apply_scratch *a = &db->apply;
+    if (a->nlast < db->buckets) {
+        free(a->last);
+        a->last = xmalloc(db->buckets * sizeof *a->last);
+        a->nlast = db->buckets;
+    }
+    memset(a->last, 0xff, db->buckets * sizeof *a->last);
+    bool up = true, down = true;
+    for (size_t i = 0; i < a->n && (up || down); i++) {
+        const struct apply_key *k = &a->keys[i];
+        uint32_t b = a->rows[i].bucket, prev = a->last[b];
+        a->last[b] = (uint32_t)i;
+        if (prev == UINT32_MAX)
+            continue;
+        const struct apply_key *p = &a->keys[prev];
+        size_t n = p->len < k->len ? p->len : k->len;
+        int c = memcmp(a->text.data + p->off, a->text.data + k->off, n);
+        if (!c)
+            c = (p->len > k->len) - (p->len < k->len);
+        up = up && c <= 0;
+        down = down && c >= 0;
+    }
+    return up || down;
+}
+
+/* The kept rows into their partitions' memtables, in key order (or in the
+ * batch's order when that is already it, bucket by bucket). */
 static void add_rows(struct store_db *db, uint64_t seg)
 {
     struct apply_scratch *a = &db->apply;
-    for (size_t i = 0; i < a->n; i++)
-        sort_key_set(&a->keys[i], a->text.data + a->keys[i].off, a->keys[i].len);
-    sort_keys(a->keys, a->tmp, a->n, a->text.data);
+    if (!in_bucket_order(db)) {
+        for (size_t i = 0; i < a->n; i++)
+            sort_key_set(&a->keys[i], a->text.data + a->keys[i].off, a->keys[i].len);
+        sort_keys(a->keys, a->tmp, a->n, a->text.data);
+    }
     for (size_t i = 0; i < a->n; i++) {
         const struct apply_key *k = &a->keys[i];
         const struct apply_row *r = &a->rows[k->row];
@@ -462,6 +496,7 @@ void db_close(struct store_db *db)
     free(db->apply.rows);
     free(db->apply.keys);
     free(db->apply.tmp);
+    free(db->apply.last);
     pthread_mutex_destroy(&db->write_mu);
     tomb_set_unref(db->tombs);
     for (size_t i = 0; i < db->nettl; i++)

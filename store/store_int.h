@@ -67,6 +67,8 @@ struct apply_scratch {
     struct apply_row *rows;
     struct apply_key *keys, *tmp;
     size_t n, cap;
+    uint32_t *last; /* per bucket: the row before, while checking the order */
+    size_t nlast;
 };
 
 struct store_db {
