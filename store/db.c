@@ -25,18 +25,14 @@
  * lands beside the last one (the splice). The index keys are inserted as
  * they come, since their groups (hosts) take them at the head. */
 
-static uint64_t be64_at(const char *p, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < 8; i++)
-        v = v << 8 | (i < n ? (unsigned char)p[i] : 0);
-    return v;
-}
-
+/* The first 8 * APPLY_PFX_WORDS bytes of the key, zero padded, as
+ * big-endian words: their order is the bytes' memcmp order. */
 static void sort_key_set(struct apply_key *a, const char *key, size_t len)
 {
-    for (size_t w = 0; w < APPLY_PFX_WORDS; w++)
-        a->pfx[w] = 8 * w < len ? be64_at(key + 8 * w, len - 8 * w) : 0;
+    uint64_t w[APPLY_PFX_WORDS] = {0};
+    memcpy(w, key, len < sizeof w ? len : sizeof w);
+    for (size_t i = 0; i < APPLY_PFX_WORDS; i++)
+        a->pfx[i] = __builtin_bswap64(w[i]); /* little-endian host */
 }
 
 /* memcmp order of the two keys (their prefixes zero padded), then the
