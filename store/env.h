@@ -29,6 +29,10 @@ struct env_ops {
     int (*sync)(struct env_file *);
     int (*truncate)(struct env_file *, uint64_t size);
     int (*size)(struct env_file *, uint64_t *out);
+    /* Whether f is still the file at the path it was opened by: false once
+     * it, or a folder above it, was removed or another file took its name
+     * (writes to it then reach no file anyone will read). */
+    int (*at_path)(struct env_file *, bool *out);
     void (*close)(struct env_file *);
     int (*rename)(struct env *, const char *from, const char *to);
     int (*unlink)(struct env *, const char *path);
@@ -87,6 +91,10 @@ static inline int env_truncate(struct env_file *f, uint64_t size)
 static inline int env_size(struct env_file *f, uint64_t *out)
 {
     return f->env->ops->size(f, out);
+}
+static inline int env_at_path(struct env_file *f, bool *out)
+{
+    return f->env->ops->at_path(f, out);
 }
 static inline void env_close(struct env_file *f)
 {

@@ -389,6 +389,28 @@ static void px_unlock(struct env_file *f)
     px_close(f);
 }
 
+static int px_at_path(struct env_file *ef, bool *out)
+{
+    struct posix_file *f = (struct posix_file *)ef;
+    int fd;
+    int rc = cache_acquire(f, &fd);
+    if (rc)
+        return rc;
+    struct stat open_st, path_st;
+    if (fstat(fd, &open_st) < 0) {
+        rc = px_err("fstat", f->path);
+    } else if (stat(f->path, &path_st) < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            *out = false;
+        else
+            rc = px_err("stat", f->path);
+    } else {
+        *out = open_st.st_dev == path_st.st_dev && open_st.st_ino == path_st.st_ino;
+    }
+    cache_release(f);
+    return rc;
+}
+
 static const struct env_ops posix_ops = {
     .open_append = px_open_append,
     .open_read = px_open_read,
@@ -397,6 +419,7 @@ static const struct env_ops posix_ops = {
     .sync = px_sync,
     .truncate = px_truncate,
     .size = px_size,
+    .at_path = px_at_path,
     .close = px_close,
     .rename = px_rename,
     .unlink = px_unlink,

@@ -295,6 +295,29 @@ static void settle_check(struct store *s)
     store_put_dbs(dbs, n);
 }
 
+/* How often the ticker checks that each database's WAL is still on disk. */
+#define FILES_CHECK_NS 1000000000LL
+
+/* A database whose WAL file was removed under the daemon (its folder or
+ * the whole data folder deleted) would go on acknowledging writes that
+ * land in a file nobody can read again: it turns read-only, and writes
+ * get an error, until a restart. */
+static void files_check(struct store *s)
+{
+    size_t n;
+    struct store_db **dbs = store_all_dbs(s, &n);
+    for (size_t i = 0; i < n; i++) {
+        bool there = true;
+        if (atomic_load(&dbs[i]->bg_error) || wal_at_path(dbs[i]->wal, &there) || there)
+            continue;
+        log_error("database %s: its write-ahead log under %s is gone (the folder was removed "
+                  "or replaced while the daemon ran); nothing more is acknowledged",
+                  dbs[i]->name, dbs[i]->wal_dir);
+        db_fail(dbs[i], ERR_IO);
+    }
+    store_put_dbs(dbs, n);
+}
+
 static void *ticker_main(void *arg)
 {
     struct store *s = arg;
@@ -306,9 +329,17 @@ static void *ticker_main(void *arg)
                             : 60LL * 1000000000LL;
     int64_t next_sync = clock_mono_ns() + sync_every, next_ret = clock_mono_ns() + ret_every;
     int64_t next_settle = clock_mono_ns() + settle_every(s);
+    int64_t next_files = clock_mono_ns() + FILES_CHECK_NS;
     pthread_mutex_lock(&s->bg_mu);
     while (!s->stop) {
         int64_t now = clock_mono_ns();
+        if (now >= next_files) {
+            pthread_mutex_unlock(&s->bg_mu);
+            files_check(s);
+            pthread_mutex_lock(&s->bg_mu);
+            next_files = now + FILES_CHECK_NS;
+            continue;
+        }
         bool do_sync = interval && now >= next_sync, do_ret = now >= next_ret;
         if (now >= next_settle) {
             pthread_mutex_unlock(&s->bg_mu);
@@ -328,6 +359,8 @@ static void *ticker_main(void *arg)
             continue;
         }
         int64_t wake = next_ret < next_settle ? next_ret : next_settle;
+        if (next_files < wake)
+            wake = next_files;
         if (interval && next_sync < wake)
             wake = next_sync;
         struct timespec ts;

@@ -177,6 +177,14 @@ int wal_sync_all(struct wal *w)
     return wal_sync_to(w, pos, &seq);
 }
 
+int wal_at_path(struct wal *w, bool *out)
+{
+    pthread_mutex_lock(&w->mu); /* wal_roll swaps the file under it */
+    int rc = env_at_path(w->f, out);
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
 int wal_roll(struct wal *w, uint64_t seg, bool sync_old)
 {
     pthread_mutex_lock(&w->mu);

@@ -40,6 +40,9 @@ void wal_mark_ready(struct wal *w, uint64_t pos, uint64_t seq);
 int wal_sync_to(struct wal *w, uint64_t pos, uint64_t *seq);
 /* Syncs everything written so far (interval mode). */
 int wal_sync_all(struct wal *w);
+/* Whether the segment being written is still the file at its path
+ * (env_at_path): false once the WAL's folder was removed under it. */
+int wal_at_path(struct wal *w, bool *out);
 /* Starts segment seg; the old one is synced first when sync_old. */
 int wal_roll(struct wal *w, uint64_t seg, bool sync_old);
 uint64_t wal_segment(struct wal *w);

@@ -345,6 +345,11 @@ static int fe_size(struct env_file *ef, uint64_t *out)
     return env_size(((struct fault_file *)ef)->inner, out);
 }
 
+static int fe_at_path(struct env_file *ef, bool *out)
+{
+    return env_at_path(((struct fault_file *)ef)->inner, out);
+}
+
 static void fe_close(struct env_file *ef)
 {
     struct fault_file *f = (struct fault_file *)ef;
@@ -462,6 +467,7 @@ static const struct env_ops fault_ops = {
     .sync = fe_sync,
     .truncate = fe_truncate,
     .size = fe_size,
+    .at_path = fe_at_path,
     .close = fe_close,
     .rename = fe_rename,
     .unlink = fe_unlink,

@@ -109,6 +109,39 @@ static void test_roundtrip(void **state)
     free(dir);
 }
 
+/* wal_at_path: the segment being written is at its path until the
+ * folder is removed, or the file renamed away or replaced. */
+static void test_at_path(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("wal");
+    struct wal *w;
+    assert_int_equal(wal_open(env_posix(), dir, 1, &w), ERR_OK);
+    append_str(w, "one");
+    bool there = false;
+    assert_int_equal(wal_at_path(w, &there), ERR_OK);
+    assert_true(there);
+    char *p = seg_path(dir, 1);
+    struct buf moved = BUF_INIT;
+    buf_printf(&moved, "%s.moved", p);
+    assert_int_equal(rename(p, buf_cstr(&moved)), 0);
+    FILE *f = fopen(p, "w"); /* another file takes its name */
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(wal_at_path(w, &there), ERR_OK);
+    assert_false(there);
+    assert_int_equal(rename(buf_cstr(&moved), p), 0);
+    assert_int_equal(wal_at_path(w, &there), ERR_OK);
+    assert_true(there);
+    tu_rmtree(dir);
+    assert_int_equal(wal_at_path(w, &there), ERR_OK);
+    assert_false(there);
+    wal_close(w);
+    buf_destroy(&moved);
+    free(p);
+    free(dir);
+}
+
 static void test_torn_tail(void **state)
 {
     (void)state;
@@ -273,6 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_at_path),
         cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_bad_last_payload_is_torn),
         cmocka_unit_test(test_sealed_segment_tail_is_damage),
