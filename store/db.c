@@ -92,6 +92,27 @@ static void scratch_reserve(struct apply_scratch *a, size_t n)
     a->cap = cap;
 }
 
+/* A database keeps its scratch between batches, but not the memory of an
+ * unusually large one (its rows' keys and arrays). */
+#define APPLY_KEEP_ROWS 16384
+#define APPLY_KEEP_TEXT (4u << 20)
+
+static void apply_scratch_trim(struct apply_scratch *a)
+{
+    if (a->cap > APPLY_KEEP_ROWS) {
+        free(a->rows);
+        free(a->keys);
+        free(a->tmp);
+        a->rows = NULL;
+        a->keys = a->tmp = NULL;
+        a->cap = 0;
+    }
+    if (a->text.cap > APPLY_KEEP_TEXT) {
+        buf_destroy(&a->text);
+        buf_init(&a->text);
+    }
+}
+
 /* The row of e (sequence seq) kept for the sorted pass, unless its
  * partition flushed segment seg already; its index entry added now. */
 static void take_row(struct store_db *db, const struct batch_entry *e, uint64_t seq, uint64_t seg)
@@ -173,6 +194,7 @@ static void add_rows(struct store_db *db, uint64_t seg)
     }
     a->n = 0;
     buf_reset(&a->text);
+    apply_scratch_trim(a);
 }
 
 /* Applies a batch payload with sequences seq, seq+1, ...; seg > 0 during
