@@ -121,7 +121,59 @@ int blk_parse(struct slice data, struct blk *out)
     out->data = data.ptr;
     out->nrestarts = n;
     out->restart_off = data.len - 4 - 4 * (size_t)n;
+    out->rpfx = NULL;
+    out->pfx = NULL;
+    out->pfx_len = 0;
     return ERR_OK;
+}
+
+/* The key of restart point i of b, read in place (stored whole there);
+ * false if the entry is bad. */
+static bool blk_restart_key(const struct blk *b, uint32_t i, struct slice *key)
+{
+    uint32_t off = coding_get_u32le(b->data + b->restart_off + 4 * (size_t)i);
+    const char *p = b->data + off, *end = b->data + b->restart_off;
+    uint32_t shared = 1, unshared = 0, vlen = 0;
+    if (off < b->restart_off && (p = coding_varint32_dec(p, end, &shared)) &&
+        (p = coding_varint32_dec(p, end, &unshared)) && (p = coding_varint32_dec(p, end, &vlen)) &&
+        shared == 0 && (size_t)(end - p) >= (size_t)unshared + vlen) {
+        *key = slice_make(p, unshared);
+        return true;
+    }
+    return false;
+}
+
+/* The 8 bytes of k from off on (zero padded) as a big-endian word: words
+ * order as the bytes do under memcmp. */
+static uint64_t word_at(struct slice k, size_t off)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < 8; i++)
+        w = w << 8 | (off + i < k.len ? (unsigned char)k.ptr[off + i] : 0);
+    return w;
+}
+
+void blk_index_restarts(struct blk *b, struct buf *space)
+{
+    struct slice first, last, k;
+    if (b->nrestarts < 4 || !blk_restart_key(b, 0, &first) ||
+        !blk_restart_key(b, b->nrestarts - 1, &last))
+        return;
+    size_t n = first.len < last.len ? first.len : last.len, common = 0;
+    while (common < n && first.ptr[common] == last.ptr[common])
+        common++;
+    buf_reset(space);
+    buf_reserve(space, (size_t)b->nrestarts * sizeof(uint64_t));
+    uint64_t *v = (uint64_t *)(void *)space->data;
+    for (uint32_t i = 0; i < b->nrestarts; i++) {
+        if (!blk_restart_key(b, i, &k) || k.len < common)
+            return;
+        v[i] = word_at(k, common);
+    }
+    space->len = (size_t)b->nrestarts * sizeof(uint64_t);
+    b->rpfx = v;
+    b->pfx = first.ptr;
+    b->pfx_len = common;
 }
 
 /* --- iterator --- */
@@ -220,17 +272,44 @@ static void bi_seek_last(struct iter *base)
  * (and the iterator corrupt) if the entry is bad. */
 static bool restart_key(struct blk_it *it, uint32_t i, struct slice *key)
 {
-    uint32_t off = restart_at(it, i);
-    const char *p = it->b.data + off, *end = it->b.data + it->b.restart_off;
-    uint32_t shared = 1, unshared = 0, vlen = 0;
-    if (off < it->b.restart_off && (p = coding_varint32_dec(p, end, &shared)) &&
-        (p = coding_varint32_dec(p, end, &unshared)) && (p = coding_varint32_dec(p, end, &vlen)) &&
-        shared == 0 && (size_t)(end - p) >= (size_t)unshared + vlen) {
-        *key = slice_make(p, unshared);
+    if (blk_restart_key(&it->b, i, key))
         return true;
-    }
     set_corrupt(it);
     return false;
+}
+
+/* A seek target, with its word after the block's common prefix when the
+ * block is indexed and the target has that prefix. */
+struct seek_key {
+    struct slice k;
+    bool has_word;
+    uint64_t word;
+};
+
+static struct seek_key seek_key_of(const struct blk *b, struct slice target)
+{
+    struct seek_key sk = {target, false, 0};
+    if (b->rpfx && target.len >= b->pfx_len && memcmp(target.ptr, b->pfx, b->pfx_len) == 0) {
+        sk.has_word = true;
+        sk.word = word_at(target, b->pfx_len);
+    }
+    return sk;
+}
+
+/* Whether restart i's key is below the target, in *below: by the indexed
+ * words when they differ (no read of the key), else by the key itself.
+ * false (and the iterator corrupt) if the entry is bad. */
+static bool restart_below(struct blk_it *it, uint32_t i, const struct seek_key *sk, bool *below)
+{
+    if (sk->has_word && it->b.rpfx[i] != sk->word) {
+        *below = it->b.rpfx[i] < sk->word;
+        return true;
+    }
+    struct slice rk;
+    if (!restart_key(it, i, &rk))
+        return false;
+    *below = slice_cmp(rk, sk->k) < 0;
+    return true;
 }
 
 static bool key_below(const struct blk_it *it, struct slice target)
@@ -242,25 +321,27 @@ static void bi_seek(struct iter *base, struct slice target)
 {
     struct blk_it *it = (struct blk_it *)base;
     uint32_t lo = 0, hi = it->b.nrestarts - 1;
-    struct slice rk;
+    struct seek_key sk = seek_key_of(&it->b, target);
     if (!it->status && bi_valid(base) && key_below(it, target)) {
         /* a forward seek: from the current entry when the target is before
          * the next restart point, else from its restart on */
         lo = it->restart;
-        if (lo == hi || (restart_key(it, lo + 1, &rk) && slice_cmp(rk, target) >= 0)) {
+        bool below = false;
+        if (lo < hi && !restart_below(it, lo + 1, &sk, &below))
+            return;
+        if (!below) {
             while (!it->status && parse_next(it))
                 if (!key_below(it, target))
                     return;
             return;
         }
-        if (it->status)
-            return;
     }
     while (lo < hi) { /* last restart whose key < target */
         uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (!restart_key(it, mid, &rk))
+        bool below;
+        if (!restart_below(it, mid, &sk, &below))
             return;
-        if (slice_cmp(rk, target) < 0)
+        if (below)
             lo = mid;
         else
             hi = mid - 1;

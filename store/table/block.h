@@ -41,10 +41,23 @@ struct blk {
     const char *data;
     size_t restart_off; /* entries end here */
     uint32_t nrestarts;
+    /* Set by blk_index_restarts (else NULL): for each restart point the 8
+     * key bytes after the prefix every key of the block shares (pfx_len
+     * bytes at pfx), as a big-endian word, so that a seek's binary search
+     * compares words in one array instead of reading a key spread over the
+     * block at each step. */
+    const uint64_t *rpfx;
+    const char *pfx;
+    size_t pfx_len;
 };
 
 /* ERR_OK or ERR_CORRUPT if the trailer is impossible. */
 int blk_parse(struct slice data, struct blk *out);
+/* Indexes the restart keys of a parsed block for seeks, the array in space
+ * (which must outlive the block's use; for a block that is kept and sought
+ * many times, as a cached one). Leaves the block as it was if an entry at a
+ * restart point is bad (the reader reports it). */
+void blk_index_restarts(struct blk *b, struct buf *space);
 /* Iterator over the block; blk and its bytes must outlive it (attach a
  * cleanup with it_on_destroy to release them). */
 struct iter *blk_iter(const struct blk *b);

@@ -30,6 +30,7 @@ struct sst_table {
     atomic_ullong *corrupt;
     struct buf index_raw;
     struct blk index;
+    struct buf index_rpfx; /* index's restart words (blk_index_restarts) */
     struct buf bloom;
     struct sst_props props;
     uint32_t version;
@@ -40,12 +41,14 @@ struct sst_table {
 struct sst_block {
     struct buf raw;
     struct blk blk;
+    struct buf rpfx; /* blk's restart words, when cached */
 };
 
 static void block_free(void *p)
 {
     struct sst_block *b = p;
     buf_destroy(&b->raw);
+    buf_destroy(&b->rpfx);
     free(b);
 }
 
@@ -125,6 +128,8 @@ static int load_meta(struct sst_table *t)
     if (!rc)
         rc = blk_parse(slice_make(t->index_raw.data, t->index_raw.len), &t->index);
     if (!rc)
+        blk_index_restarts(&t->index, &t->index_rpfx);
+    if (!rc)
         rc = read_stored(t, h[2], h[3], &t->bloom);
     return rc;
 }
@@ -168,6 +173,7 @@ void sst_unref(struct sst_table *t)
         cache_erase_id(t->cache, t->filter_cache_id);
     env_close(t->f);
     buf_destroy(&t->index_raw);
+    buf_destroy(&t->index_rpfx);
     buf_destroy(&t->bloom);
     free(t->path);
     free(t);
@@ -291,8 +297,12 @@ static struct iter *block_iter(struct sst_table *t, struct slice handle)
         rc = load_block(t, off, size, &b);
         if (rc)
             return it_new_error(rc);
-        if (t->cache)
-            ch = cache_insert(t->cache, t->cache_id, off, b, b->raw.cap + sizeof *b, block_free);
+        if (t->cache) {
+            /* kept for many seeks: worth the index of its restart keys */
+            blk_index_restarts(&b->blk, &b->rpfx);
+            ch = cache_insert(t->cache, t->cache_id, off, b, b->raw.cap + b->rpfx.cap + sizeof *b,
+                              block_free);
+        }
     } else {
         b = cache_value(ch);
     }

@@ -117,6 +117,102 @@ static void test_block(void **state)
     blk_builder_destroy(&b);
 }
 
+static uint64_t blk_rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void)
+{
+    blk_rng ^= blk_rng << 13;
+    blk_rng ^= blk_rng >> 7;
+    blk_rng ^= blk_rng << 17;
+    return blk_rng;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+    const struct buf *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->data, y->data, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* A key of the common prefix "pre\0fix" then 0..12 bytes over a small
+ * alphabet with 0x00 and 0xff in it (keys that are prefixes of others,
+ * keys shorter than the prefix plus a word). */
+static void random_key(struct buf *k, bool with_prefix)
+{
+    static const char alpha[] = {'\0', '\x01', 'a', 'b', 'z', '\x7f', '\x80', '\xff'};
+    buf_reset(k);
+    if (with_prefix)
+        buf_append(k, "pre\0fix", 7);
+    else
+        buf_puts(k, rnd() % 2 ? "pra" : "prf");
+    size_t n = rnd() % 13;
+    for (size_t i = 0; i < n; i++)
+        buf_putc(k, alpha[rnd() % sizeof alpha]);
+}
+
+/* blk_index_restarts: every seek (cold and forward from where the iterator
+ * stands) ends where it ends in the same block unindexed, for targets
+ * with and without the block's common prefix. */
+static void test_block_indexed(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        enum { N = 600 };
+        static struct buf keys[N];
+        for (int i = 0; i < N; i++) {
+            buf_init(&keys[i]);
+            random_key(&keys[i], true);
+        }
+        qsort(keys, N, sizeof keys[0], cmp_keys);
+        struct blk_builder b;
+        blk_builder_init(&b);
+        static struct slice kept[N];
+        int n = 0;
+        for (int i = 0; i < N; i++) {
+            if (i && cmp_keys(&keys[i], &keys[i - 1]) == 0)
+                continue;
+            kept[n] = slice_make(keys[i].data, keys[i].len);
+            blk_add(&b, kept[n++], slice_cstr("v"));
+        }
+        struct slice raw = blk_finish(&b);
+        struct blk plain, indexed;
+        assert_int_equal(blk_parse(raw, &plain), ERR_OK);
+        assert_int_equal(blk_parse(raw, &indexed), ERR_OK);
+        struct buf space = BUF_INIT;
+        blk_index_restarts(&indexed, &space);
+        assert_non_null(indexed.rpfx);
+        assert_int_equal(indexed.pfx_len, 7);
+        struct iter *a = blk_iter(&plain), *c = blk_iter(&indexed);
+        struct buf t = BUF_INIT;
+        for (int q = 0; q < 3000; q++) {
+            if (q % 3 == 0) {
+                struct slice k = kept[rnd() % (uint64_t)n];
+                buf_reset(&t);
+                buf_append(&t, k.ptr, k.len);
+            } else {
+                random_key(&t, q % 7 != 1);
+            }
+            if (q % 5 == 0) { /* a cold seek; else forward from where they stand */
+                it_seek_first(a);
+                it_seek_first(c);
+            }
+            it_seek(a, slice_make(t.data, t.len));
+            it_seek(c, slice_make(t.data, t.len));
+            assert_int_equal(it_valid(a), it_valid(c));
+            if (it_valid(a))
+                assert_true(slice_eq(it_key(a), it_key(c)));
+        }
+        assert_int_equal(it_status(c), ERR_OK);
+        it_destroy(a);
+        it_destroy(c);
+        buf_destroy(&t);
+        buf_destroy(&space);
+        blk_builder_destroy(&b);
+        for (int i = 0; i < N; i++)
+            buf_destroy(&keys[i]);
+    }
+}
+
 static void test_bloom(void **state)
 {
     (void)state;
@@ -572,6 +668,7 @@ int main(void)
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block),
+        cmocka_unit_test(test_block_indexed),
         cmocka_unit_test(test_bloom),
         cmocka_unit_test(test_bloom_hash_stable),
         cmocka_unit_test(test_bloom_bits_stable),
