@@ -310,6 +310,12 @@ static void files_check(struct store *s)
         bool there = true;
         if (atomic_load(&dbs[i]->bg_error) || wal_at_path(dbs[i]->wal, &there) || there)
             continue;
+        /* a drop moves the folder aside (under mu, dropped set first) */
+        pthread_mutex_lock(&s->mu);
+        bool dropped = dbs[i]->dropped;
+        pthread_mutex_unlock(&s->mu);
+        if (dropped)
+            continue;
         log_error("database %s: its write-ahead log under %s is gone (the folder was removed "
                   "or replaced while the daemon ran); nothing more is acknowledged",
                   dbs[i]->name, dbs[i]->wal_dir);
