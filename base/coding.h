@@ -50,6 +50,15 @@ static inline uint64_t coding_get_u64be(const char *p)
            (uint64_t)u[6] << 8 | (uint64_t)u[7];
 }
 
+/* The first n bytes at p (at most 8 of them) zero padded to 8, big-endian:
+ * such words order as the bytes do under memcmp (sort and seek keys). */
+static inline uint64_t coding_get_u64be_padded(const char *p, size_t n)
+{
+    char w[8] = {0};
+    memcpy(w, p, n < 8 ? n : 8);
+    return coding_get_u64be(w);
+}
+
 static inline void coding_put_u16be(char *p, uint16_t v)
 {
     p[0] = (char)(v >> 8);

@@ -29,10 +29,8 @@
  * big-endian words: their order is the bytes' memcmp order. */
 static void sort_key_set(struct apply_key *a, const char *key, size_t len)
 {
-    uint64_t w[APPLY_PFX_WORDS] = {0};
-    memcpy(w, key, len < sizeof w ? len : sizeof w);
     for (size_t i = 0; i < APPLY_PFX_WORDS; i++)
-        a->pfx[i] = __builtin_bswap64(w[i]); /* little-endian host */
+        a->pfx[i] = 8 * i < len ? coding_get_u64be_padded(key + 8 * i, len - 8 * i) : 0;
 }
 
 /* memcmp order of the two keys (their prefixes zero padded), then the

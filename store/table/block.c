@@ -143,14 +143,10 @@ static bool blk_restart_key(const struct blk *b, uint32_t i, struct slice *key)
     return false;
 }
 
-/* The 8 bytes of k from off on (zero padded) as a big-endian word: words
- * order as the bytes do under memcmp. */
+/* The 8 bytes of k from off on (zero padded) as a big-endian word. */
 static uint64_t word_at(struct slice k, size_t off)
 {
-    uint64_t w = 0;
-    for (size_t i = 0; i < 8; i++)
-        w = w << 8 | (off + i < k.len ? (unsigned char)k.ptr[off + i] : 0);
-    return w;
+    return off < k.len ? coding_get_u64be_padded(k.ptr + off, k.len - off) : 0;
 }
 
 void blk_index_restarts(struct blk *b, struct buf *space)
