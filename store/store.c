@@ -317,7 +317,8 @@ static void files_check(struct store *s)
         if (dropped)
             continue;
         log_error("database %s: its write-ahead log under %s is gone (the folder was removed "
-                  "or replaced while the daemon ran); nothing more is acknowledged",
+                  "or replaced while the daemon ran); its writes are refused until the daemon is "
+                  "restarted",
                   dbs[i]->name, dbs[i]->wal_dir);
         db_fail(dbs[i], ERR_IO);
     }
