@@ -47,7 +47,7 @@ SANFLAGS :=
 OPT := -O2 -g
 endif
 
-PKGS := libmicrohttpd liblz4 zlib inih libpcre2-8 snappy
+PKGS := libmicrohttpd liblz4 libzstd zlib inih libpcre2-8 snappy
 # jansson only in tests: a second JSON parser that checks the daemon's replies
 TEST_PKGS := cmocka jansson
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

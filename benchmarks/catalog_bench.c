@@ -314,7 +314,7 @@ static void builder_cost(const char *dir)
                 struct sst_observer noop = {noop_entry, NULL}, *ob = cat_builder_observer(cb);
                 struct sst_builder *b = NULL;
                 struct sst_build_opts o = {.bloom_key = key_row_base_len,
-                                           .fast = fast,
+                                           .codec = {fast ? CODEC_MODE_FAST : CODEC_MODE_HC, 0},
                                            .observer = mode == 2 ? ob : NULL};
                 char out[4500];
                 snprintf(out, sizeof out, "%s.bench.tmp", best);

@@ -7,7 +7,7 @@
  * buckets, top hosts). Prints a table; never asserts. A shape the engine
  * refuses prints `error` with the reason and the next shape runs.
  *
- *   query_bench [--events N] [--queries Q] [--dir D] [--cache-mb M]
+ *   query_bench [--events N] [--queries Q] [--dir D] [--cache-mb M] [--zstd-level L]
  *               [--hours H] [--hosts H] [--names E] [--data logs|fixed] [--shape-seconds S]
  *               [--only newest|keys|hostevent|oldest|event|count|scan|
  *                       rare|common|substr|avgmin|panel|tophosts|eventbuckets]
@@ -22,7 +22,9 @@
  * (batch_put: the data of the figures before the search shapes). Each shape stops after
  * --shape-seconds (60) and prints how many queries it ran. The "24 h"
  * shapes cover [start, start + 24 h): the whole span when --hours <= 24.
- * A --dir that already holds the loaded database is reused (no reload). */
+ * A --dir that already holds the loaded database is reused (no reload).
+ * --zstd-level L: the final form of compacted windows, zstd at level L or
+ * LZ4HC with 0 (default: the store's, zstd 3). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,6 +506,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: query_bench [--events N] [--queries Q] [--dir DIR] [--cache-mb M]\n"
+            "                   [--zstd-level L (0: LZ4HC final form)]\n"
             "                   [--hours H] [--hosts H] [--names E] [--data logs|fixed]\n"
             "                   [--shape-seconds S]\n"
             "                   [--only newest|keys|hostevent|oldest|event|count|scan|\n"
@@ -517,6 +520,7 @@ int main(int argc, char **argv)
                       false, 60,   1000,    20};
     const char *dir = NULL, *only = NULL;
     long long cache_mb = 1024, hours = 10;
+    int zstd_level = -1; /* -1: the store's default final form */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
             b.events = atoll(argv[++i]);
@@ -528,6 +532,8 @@ int main(int argc, char **argv)
             cache_mb = atoll(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc)
+            zstd_level = atoi(argv[++i]); /* 0: LZ4HC as the final form */
         else if (strcmp(argv[i], "--hours") == 0 && i + 1 < argc)
             hours = atoll(argv[++i]);
         else if (strcmp(argv[i], "--hosts") == 0 && i + 1 < argc)
@@ -567,6 +573,8 @@ int main(int argc, char **argv)
     so.dir = dir;
     so.wal_sync = STORE_SYNC_NONE;
     so.block_cache_bytes = (size_t)cache_mb << 20;
+    if (zstd_level >= 0)
+        so.cold_zstd_level = zstd_level;
     struct db_opts dbo = {16, true, 0};
     if (store_open(&so, &b.s)) {
         fprintf(stderr, "cannot open the store in %s\n", dir);

@@ -3,7 +3,7 @@
 # missing. As root it runs apt-get; otherwise it prints the command and fails.
 set -eu
 
-PKGS="gcc make pkg-config libjemalloc-dev liblz4-dev libmicrohttpd-dev zlib1g-dev
+PKGS="gcc make pkg-config libjemalloc-dev liblz4-dev libzstd-dev libmicrohttpd-dev zlib1g-dev
 libinih-dev libcmocka-dev libjansson-dev libpcre2-dev sharness curl perl clang-format
 openssl libsnappy-dev"
 

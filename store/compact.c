@@ -62,6 +62,19 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     return ERR_OK;
 }
 
+/* How a window's output is compressed: fast LZ4 while the window is still
+ * being written (it will be merged again), else the final form the store's
+ * options choose (zstd or LZ4HC). */
+static struct codec_opts final_codec(const struct outputs *o, int64_t window)
+{
+    int level = o->p->db->store->opts.cold_zstd_level;
+    if (window >= o->fast_from)
+        return (struct codec_opts){CODEC_MODE_FAST, 0};
+    if (level > 0)
+        return (struct codec_opts){CODEC_MODE_ZSTD, level};
+    return (struct codec_opts){CODEC_MODE_HC, 0};
+}
+
 static int new_builder(struct outputs *o, struct win_builder *w, const char *path)
 {
     int64_t window = w->window;
@@ -73,7 +86,7 @@ static int new_builder(struct outputs *o, struct win_builder *w, const char *pat
     }
     struct sst_build_opts opts = {.no_bloom = o->p->is_index,
                                   .bloom_key = o->p->is_index ? NULL : key_row_base_len,
-                                  .fast = window >= o->fast_from,
+                                  .codec = final_codec(o, window),
                                   .observer = w->cat ? cat_builder_observer(w->cat) : NULL};
     int rc = sst_builder_new(o->p->db->store->env, path, &opts, &w->b);
     if (rc) {

@@ -23,6 +23,7 @@ void store_opts_default(struct store_opts *o)
     o->background_threads = 2;
     o->retention_check_interval_ns = 60LL * 1000000000LL;
     o->max_file_bytes = 64u << 20;
+    o->cold_zstd_level = 3;
     o->clock = NULL;
     o->clock_arg = NULL;
     o->env = NULL;
@@ -588,6 +589,8 @@ int store_open(const struct store_opts *opts, struct store **out)
     s->opts = *opts;
     if (!s->opts.max_file_bytes)
         s->opts.max_file_bytes = 64u << 20;
+    if (s->opts.cold_zstd_level < 0 || s->opts.cold_zstd_level > CODEC_ZSTD_MAX_LEVEL)
+        s->opts.cold_zstd_level = s->opts.cold_zstd_level < 0 ? 0 : CODEC_ZSTD_MAX_LEVEL;
     s->env = opts->env ? opts->env : env_posix();
     if (!opts->env)
         env_posix_set_max_open(opts->max_open_files);

@@ -1,5 +1,5 @@
 /* SSTables: immutable sorted files of internal keys (format in FORMAT.md):
- * LZ4 data blocks of ~32 KiB (those of log rows each with a word filter),
+ * LZ4 or zstd data blocks of ~32 KiB (those of log rows each with a word filter),
  * a bloom filter of user keys, an index block and an 80-byte footer with
  * magic, version, entry count and min/max ts.
  *
@@ -18,6 +18,7 @@
 #include "base/slice.h"
 #include "store/env.h"
 #include "store/iter.h"
+#include "store/table/codec.h"
 
 #define SST_MAGIC 0x6c6f676275636b31ULL /* "logbuck1" */
 /* Version 2: the bloom filter holds sst_build_opts.bloom_key of each user
@@ -55,7 +56,9 @@ struct sst_build_opts {
     /* The bytes of a user key that go into the bloom filter: its first
      * bloom_key(ukey) bytes; NULL: the whole key. */
     size_t (*bloom_key)(struct slice ukey);
-    bool fast;                     /* faster, weaker compression (flushes) */
+    /* compression of every block but word filters (zeroes: fast LZ4, as
+     * flushes write) */
+    struct codec_opts codec;
     struct sst_observer *observer; /* NULL: none, no catalog block */
 };
 

@@ -112,7 +112,7 @@ static int end_block(struct sst_builder *b, size_t start, uint64_t *off, uint64_
 static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, uint64_t *size)
 {
     size_t start = b->out.len;
-    codec_encode(raw, b->opts.fast, &b->out);
+    codec_encode(raw, &b->opts.codec, &b->out);
     return end_block(b, start, off, size);
 }
 

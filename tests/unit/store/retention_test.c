@@ -223,7 +223,9 @@ static void test_ttl_cut_at_run_time(void **state)
            (unsigned long long)before.bytes, (unsigned long long)after.bytes, ratio, files_before,
            files_after, n, visible, (unsigned long long)after.bytes_reclaimed);
     assert_true(files_after < files_before);
-    assert_true(ratio > 0.35 && ratio < 0.65);
+    /* about half the rows go; the compaction also rewrites the kept half
+     * in its final form (zstd), smaller than the fast LZ4 of the flushes */
+    assert_true(ratio > 0.2 && ratio < 0.65);
 
     /* the cut TTL survives a restart, and so does the visibility */
     store_db_unref(db);

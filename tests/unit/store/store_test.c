@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,8 @@
 #include "base/log.h"
 #include "model/key.h"
 #include "store/store.h"
+#include "store/table/codec.h"
+#include "store/table/sst.h"
 #include "tests/support/store_testutil.h"
 
 #define HOUR (3600LL * 1000000000LL)
@@ -1126,6 +1129,142 @@ static void test_bucket_spread(void **state)
         }
 }
 
+
+/* Adds to types[] the data blocks of every SSTable under dir (one level of
+ * partition folders) by their codec type (CODEC_RAW, CODEC_LZ4, CODEC_ZSTD). */
+static void count_block_types(const char *dir, size_t types[3])
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        struct buf sub = BUF_INIT;
+        buf_printf(&sub, "%s/%s", dir, e->d_name);
+        DIR *pd = opendir(buf_cstr(&sub));
+        struct dirent *fe;
+        while (pd && (fe = readdir(pd))) {
+            size_t n = strlen(fe->d_name);
+            if (n < 5 || strcmp(fe->d_name + n - 4, ".sst") != 0)
+                continue;
+            struct buf path = BUF_INIT;
+            buf_printf(&path, "%s/%s", buf_cstr(&sub), fe->d_name);
+            atomic_ullong corrupt = 0;
+            struct sst_table *t;
+            assert_int_equal(sst_open(env_posix(), buf_cstr(&path), NULL, &corrupt, &t), ERR_OK);
+            struct sst_scan *sc = sst_scan_new(t);
+            for (; sst_scan_valid(sc); sst_scan_next_block(sc)) {
+                int type = codec_stored_type(sst_scan_block_stored(sc));
+                assert_true(type >= 0 && type <= 2);
+                types[type]++;
+            }
+            assert_int_equal(sst_scan_status(sc), ERR_OK);
+            sst_scan_free(sc);
+            sst_unref(t);
+            buf_destroy(&path);
+        }
+        if (pd)
+            closedir(pd);
+        buf_destroy(&sub);
+    }
+    closedir(d);
+}
+
+/* Writes n compressible rows of window w (3 a minute) with values naming
+ * their ts; the keys are ts, host h<i%7>, event e<i%3>. */
+static void put_window(struct store_db *db, int64_t w, int n)
+{
+    struct batch *b = batch_new();
+    for (int i = 0; i < n; i++) {
+        int64_t ts = T0 + w * HOUR + (int64_t)i * 20 * 1000000000LL;
+        char h[16], e[16], v[128];
+        snprintf(h, sizeof h, "h%d", i % 7);
+        snprintf(e, sizeof e, "e%d", i % 3);
+        snprintf(v, sizeof v, "GET /api/v1/items/%d status=200 bytes=%d ts=%lld", i % 50, i * 7,
+                 (long long)ts);
+        batch_put(b, ts, slice_cstr(h), slice_cstr(e), slice_cstr(v));
+    }
+    assert_int_equal(store_write(db, b), ERR_OK);
+    batch_free(b);
+}
+
+static void expect_window(struct store_db *db, int64_t w, int n)
+{
+    for (int i = 0; i < n; i += 17) {
+        int64_t ts = T0 + w * HOUR + (int64_t)i * 20 * 1000000000LL;
+        char h[16], e[16], v[128];
+        snprintf(h, sizeof h, "h%d", i % 7);
+        snprintf(e, sizeof e, "e%d", i % 3);
+        snprintf(v, sizeof v, "GET /api/v1/items/%d status=200 bytes=%d ts=%lld", i % 50, i * 7,
+                 (long long)ts);
+        expect_get(db, ts, h, e, v);
+    }
+}
+
+/* The final form's codec (store_opts.cold_zstd_level): LZ4HC files read by
+ * a store set to zstd and zstd files by one set to LZ4HC; a forced
+ * compaction rewrites a window it merges in the codec of the day; flushes
+ * stay LZ4 whatever it is. */
+/* count_block_types with the store closed (no background compaction
+ * writing a file meanwhile), the store then opened again with level. */
+static void count_closed(struct fixture *f, struct store_db **db, const char *dir, int level,
+                         size_t types[3])
+{
+    if (*db)
+        store_db_unref(*db);
+    fx_close(f);
+    count_block_types(dir, types);
+    f->o.cold_zstd_level = level;
+    fx_open(f);
+    assert_int_equal(store_db_get(f->s, "codec", db), ERR_OK);
+}
+
+static void test_cold_codec_switch(void **state)
+{
+    struct fixture *f = *state;
+    fx_close(f);
+    f->o.cold_zstd_level = 0;
+    fx_open(f);
+    struct store_db *db = mkdb(f, "codec", 2, true, 0);
+    struct buf dir = BUF_INIT;
+    buf_printf(&dir, "%s/codec", f->dir);
+    size_t flushed[3] = {0, 0, 0}, hc[3] = {0, 0, 0}, z[3] = {0, 0, 0}, back[3] = {0, 0, 0};
+    for (int64_t w = 0; w < 4; w++)
+        put_window(db, w, 180);
+    assert_int_equal(store_db_flush(db), ERR_OK);
+    count_closed(f, &db, buf_cstr(&dir), 0, flushed);
+    assert_true(flushed[CODEC_LZ4] > 0);
+    assert_int_equal(flushed[CODEC_ZSTD], 0);
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    assert_int_equal(count_rows(db), 4 * 180);
+
+    /* zstd from now on: the LZ4HC files read as they are */
+    count_closed(f, &db, buf_cstr(&dir), 3, hc);
+    assert_true(hc[CODEC_LZ4] > 0);
+    assert_int_equal(hc[CODEC_ZSTD], 0);
+    for (int64_t w = 0; w < 4; w++)
+        expect_window(db, w, 180);
+    /* late rows in every window: the forced compaction merges each whole */
+    for (int64_t w = 0; w < 4; w++)
+        put_window(db, w, 200);
+    assert_int_equal(store_db_flush(db), ERR_OK);
+    assert_int_equal(store_db_compact(db), ERR_OK);
+    assert_int_equal(count_rows(db), 4 * 200);
+
+    /* and back: the zstd files read by a store set to LZ4HC */
+    count_closed(f, &db, buf_cstr(&dir), 0, z);
+    assert_true(z[CODEC_ZSTD] > 0);
+    assert_int_equal(z[CODEC_LZ4], 0);
+    for (int64_t w = 0; w < 4; w++)
+        expect_window(db, w, 200);
+    assert_int_equal(count_rows(db), 4 * 200);
+    count_closed(f, &db, buf_cstr(&dir), 0, back);
+    assert_int_equal(back[CODEC_ZSTD], z[CODEC_ZSTD]);
+    store_db_unref(db);
+    buf_destroy(&dir);
+}
+
 int main(void)
 {
     log_set_level(LOG_ERROR);
@@ -1148,6 +1287,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_late_rows_bounded, setup, teardown),
         cmocka_unit_test(test_bucket_spread),
         cmocka_unit_test_setup_teardown(test_write_nosync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_codec_switch, setup, teardown),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

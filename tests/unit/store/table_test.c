@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "base/buf.h"
+#include "base/coding.h"
+#include "base/crc32c.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "store/ikey.h"
@@ -324,27 +326,116 @@ static void test_bloom_hash_stable(void **state)
         }
 }
 
+/* Stores payload with type and a good crc, as a writer would. */
+static void seal(struct buf *out, const char *payload, size_t n, int type)
+{
+    buf_reset(out);
+    buf_append(out, payload, n);
+    buf_putc(out, (char)type);
+    uint32_t crc = crc32c_mask(crc32c(out->data, out->len));
+    char c[4];
+    coding_put_u32le(c, crc);
+    buf_append(out, c, 4);
+}
+
+/* Every mode round-trips compressible text with its type; a flipped byte
+ * anywhere is corruption. */
 static void test_codec(void **state)
 {
     (void)state;
     struct buf raw = BUF_INIT, enc = BUF_INIT, dec = BUF_INIT;
     for (int i = 0; i < 2000; i++)
         buf_printf(&raw, "line %d of compressible text;", i % 50);
-    codec_encode(slice_make(raw.data, raw.len), false, &enc);
-    assert_true(enc.len < raw.len / 2);
-    assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_OK);
-    assert_int_equal(dec.len, raw.len);
-    assert_memory_equal(dec.data, raw.data, raw.len);
-    for (size_t off = 0; off < enc.len; off += 13) {
-        enc.data[off] ^= 1;
-        assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_CORRUPT);
-        enc.data[off] ^= 1;
+    const struct codec_opts modes[] = {{CODEC_MODE_FAST, 0}, {CODEC_MODE_HC, 0},
+                                       {CODEC_MODE_ZSTD, 1}, {CODEC_MODE_ZSTD, 3},
+                                       {CODEC_MODE_ZSTD, 0}, {CODEC_MODE_ZSTD, 19}};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        buf_reset(&enc);
+        codec_encode(slice_make(raw.data, raw.len), &modes[m], &enc);
+        assert_true(enc.len < raw.len / 2);
+        assert_int_equal(codec_stored_type(slice_make(enc.data, enc.len)),
+                         modes[m].mode == CODEC_MODE_ZSTD ? CODEC_ZSTD : CODEC_LZ4);
+        assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_OK);
+        assert_int_equal(dec.len, raw.len);
+        assert_memory_equal(dec.data, raw.data, raw.len);
+        for (size_t off = 0; off < enc.len; off += 13) {
+            enc.data[off] ^= 1;
+            assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec),
+                             ERR_CORRUPT);
+            enc.data[off] ^= 1;
+        }
     }
     buf_reset(&enc);
-    codec_encode(slice_make("\x01\x02\x03", 3), true, &enc); /* incompressible: stored raw */
+    codec_encode(slice_make("\x01\x02\x03", 3), NULL, &enc); /* incompressible: stored raw */
     assert_int_equal(enc.len, 3 + CODEC_TRAILER);
+    assert_int_equal(codec_stored_type(slice_make(enc.data, enc.len)), CODEC_RAW);
+    buf_reset(&enc);
+    const struct codec_opts z = {CODEC_MODE_ZSTD, 3};
+    codec_encode(slice_make("", 0), &z, &enc); /* empty: raw as well */
+    assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_OK);
+    assert_int_equal(dec.len, 0);
     buf_destroy(&raw);
     buf_destroy(&enc);
+    buf_destroy(&dec);
+}
+
+/* zstd payloads that pass the crc but lie: a length that is not the
+ * frame's, a cut frame, garbage, an unknown type, a length over the cap. */
+static void test_codec_zstd_lies(void **state)
+{
+    (void)state;
+    struct buf raw = BUF_INIT, enc = BUF_INIT, bad = BUF_INIT, dec = BUF_INIT;
+    for (int i = 0; i < 3000; i++)
+        buf_printf(&raw, "host-%04d GET /api/%d 200;", i % 97, i);
+    const struct codec_opts z = {CODEC_MODE_ZSTD, 3};
+    codec_encode(slice_make(raw.data, raw.len), &z, &enc);
+    size_t plen = enc.len - CODEC_TRAILER;
+    uint64_t raw_len = 0;
+    const char *frame = coding_varint_dec(enc.data, enc.data + plen, &raw_len);
+    assert_non_null(frame);
+    assert_int_equal(raw_len, raw.len);
+    size_t hdr = (size_t)(frame - enc.data), flen = plen - hdr;
+    char v[10];
+    /* the announced length one short and one long */
+    for (int d = -1; d <= 1; d += 2) {
+        size_t n = coding_varint_enc(v, raw_len + (uint64_t)d);
+        struct buf p = BUF_INIT;
+        buf_append(&p, v, n);
+        buf_append(&p, frame, flen);
+        seal(&bad, p.data, p.len, CODEC_ZSTD);
+        assert_int_equal(codec_decode(slice_make(bad.data, bad.len), "t", 0, &dec), ERR_CORRUPT);
+        buf_destroy(&p);
+    }
+    /* the frame cut short, at several places */
+    for (size_t cut = 1; cut < flen; cut += flen / 7 + 1) {
+        seal(&bad, enc.data, hdr + flen - cut, CODEC_ZSTD);
+        assert_int_equal(codec_decode(slice_make(bad.data, bad.len), "t", 0, &dec), ERR_CORRUPT);
+    }
+    /* garbage after a good length; the good payload as LZ4; an unknown type */
+    struct buf p = BUF_INIT;
+    buf_append(&p, enc.data, hdr);
+    for (int i = 0; i < 64; i++)
+        buf_putc(&p, (char)(i * 37));
+    seal(&bad, p.data, p.len, CODEC_ZSTD);
+    assert_int_equal(codec_decode(slice_make(bad.data, bad.len), "t", 0, &dec), ERR_CORRUPT);
+    seal(&bad, enc.data, plen, CODEC_LZ4);
+    assert_int_equal(codec_decode(slice_make(bad.data, bad.len), "t", 0, &dec), ERR_CORRUPT);
+    seal(&bad, enc.data, plen, 3);
+    assert_int_equal(codec_decode(slice_make(bad.data, bad.len), "t", 0, &dec), ERR_CORRUPT);
+    /* a length over CODEC_MAX_RAW is refused before any allocation */
+    buf_reset(&p);
+    buf_append(&p, v, coding_varint_enc(v, (uint64_t)CODEC_MAX_RAW + 1));
+    buf_append(&p, frame, flen);
+    seal(&bad, p.data, p.len, CODEC_ZSTD);
+    assert_int_equal(codec_decode(slice_make(bad.data, bad.len), "t", 0, &dec), ERR_CORRUPT);
+    /* and the sealed original still decodes */
+    seal(&bad, enc.data, plen, CODEC_ZSTD);
+    assert_int_equal(codec_decode(slice_make(bad.data, bad.len), "t", 0, &dec), ERR_OK);
+    assert_memory_equal(dec.data, raw.data, raw.len);
+    buf_destroy(&p);
+    buf_destroy(&raw);
+    buf_destroy(&enc);
+    buf_destroy(&bad);
     buf_destroy(&dec);
 }
 
@@ -681,6 +772,7 @@ int main(void)
         cmocka_unit_test(test_bloom_hash_stable),
         cmocka_unit_test(test_bloom_bits_stable),
         cmocka_unit_test(test_codec),
+        cmocka_unit_test(test_codec_zstd_lies),
         cmocka_unit_test(test_sst),
         cmocka_unit_test(test_sst_scan_copy),
         cmocka_unit_test(test_sst_bytes_bound),
