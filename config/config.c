@@ -153,11 +153,12 @@ static const struct option options[] = {
      "hour windows merged to their final, smallest form at once instead of when later windows "
      "begin. 0 turns it off."},
     {"cold_compression", OPT_ENUM, FIELD(cold_zstd), "zstd", 0, 0, 0, cold_compression_names,
-     "Codec of a window's final form (once writes have left it, or its database settled): zstd "
+     "Codec of a cold window's final form (two or more hour windows behind the newest): zstd "
      "(about a sixth smaller than lz4hc on log rows at level 3, a fifth at 6; three times slower "
-     "to decode) or lz4hc. Windows still being written are always fast LZ4."},
+     "to decode) or lz4hc. Windows still being written are fast LZ4; the two newest, once "
+     "final (settled), lz4hc."},
     {"cold_compression_level", OPT_INT, FIELD(cold_compression_level), "3", 1, 19, 0, NULL,
-     "zstd's level for cold_compression = zstd: higher is smaller and slower to write (3: "
+     "zstd's level when cold_compression is zstd: higher is smaller and slower to write (3: "
      "faster to write than lz4hc; 6: a little slower; 19: ten times slower), as fast to read."},
     {"reject_older_than", OPT_DURATION, FIELD(reject_older_than_ns), "0", 0, INT64_MAX, 0, NULL,
      "Refuse points older than now minus this; 0 accepts any time."},

@@ -23,6 +23,11 @@ struct outputs {
     /* windows from this one on are still being written: their files are
      * compressed for speed (INT64_MIN: every window, as in a flush) */
     int64_t fast_from;
+    /* windows from this one on (and before fast_from) are the newest two,
+     * final but still hot: with zstd as the cold codec they get LZ4HC, read
+     * three times faster, and are flagged "hot" to be rewritten with zstd
+     * once they turn cold (INT64_MAX: none) */
+    int64_t hot_from;
     struct win_builder {
         int64_t window;
         uint64_t number;
@@ -53,6 +58,7 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     if (rc)
         return rc;
     f->fast = w->window >= o->fast_from;
+    f->hot = !f->fast && w->window >= o->hot_from && o->p->db->store->opts.cold_zstd_level > 0;
     if (o->ndone == o->capdone) {
         o->capdone = o->capdone ? 2 * o->capdone : 8;
         o->done = xrealloc(o->done, o->capdone * sizeof *o->done);
@@ -63,14 +69,15 @@ static int finish_one(struct outputs *o, struct win_builder *w)
 }
 
 /* How a window's output is compressed: fast LZ4 while the window is still
- * being written (it will be merged again), else the final form the store's
- * options choose (zstd or LZ4HC). */
+ * being written (it will be merged again); LZ4HC for the two newest
+ * windows of a settled or forced merge (the ones queries read most); else
+ * the cold codec the store's options choose (zstd or LZ4HC). */
 static struct codec_opts final_codec(const struct outputs *o, int64_t window)
 {
     int level = o->p->db->store->opts.cold_zstd_level;
     if (window >= o->fast_from)
         return (struct codec_opts){CODEC_MODE_FAST, 0};
-    if (level > 0)
+    if (level > 0 && window < o->hot_from)
         return (struct codec_opts){CODEC_MODE_ZSTD, level};
     return (struct codec_opts){CODEC_MODE_HC, 0};
 }
@@ -247,7 +254,7 @@ int compact_flush(struct part *p, bool *fatal)
         return ERR_OK;
     }
     int64_t t0 = clock_mono_ns();
-    struct outputs o = {.p = p, .fast_from = INT64_MIN};
+    struct outputs o = {.p = p, .fast_from = INT64_MIN, .hot_from = INT64_MAX};
     uint64_t max_seq = p->last_seq;
     struct version *v = current(p), *nv = NULL;
     bool replaced = false;
@@ -601,8 +608,10 @@ static size_t tiered_pick(const struct part *p, const struct version *v, const s
 }
 
 /* A cold window (two or more windows older than the newest one: writes
- * have moved on) is merged, with LZ4HC, while its newest files are
- * "fast" (a flush, or a merge of the window while it was being written):
+ * have moved on) is merged, to its final form, while its newest files are
+ * "fast" (a flush, or a merge of the window while it was being written)
+ * or, once it has aged (not just settled), "hot" (final for a window among
+ * the two newest, not for an older one):
  * all of them, as a whole-window merge (sequences 0) when the window has
  * no other file, else just those (rows that came late), so that a late
  * batch does not rewrite the whole window. Each late merge leaves a small
@@ -611,10 +620,10 @@ static size_t tiered_pick(const struct part *p, const struct version *v, const s
  * Full files are final. Returns how many to merge; shared by the picker
  * and by compact_wanted, so that a wanted compaction always finds work. */
 static size_t cold_window_pick(const struct part *p, const struct version *v, const size_t *idx,
-                               size_t n)
+                               size_t n, bool aged)
 {
     size_t k = 0;
-    while (k < n && v->files[idx[k]]->fast)
+    while (k < n && (v->files[idx[k]]->fast || (aged && v->files[idx[k]]->hot)))
         k++;
     return k > 0 ? k : tiered_pick(p, v, idx, n);
 }
@@ -622,7 +631,7 @@ static size_t cold_window_pick(const struct part *p, const struct version *v, co
 /* How many of the window's files (idx, newest first) to merge; 0 for none.
  * Forced runs take the whole window when that removes something. */
 static size_t window_pick(const struct part *p, struct version *v, const size_t *idx, size_t n,
-                          bool force, bool cold, int64_t cutoff, const struct event_cuts *cuts,
+                          bool force, bool cold, bool aged, int64_t cutoff, const struct event_cuts *cuts,
                           const struct tomb_set *tombs)
 {
     if (n == 0)
@@ -648,9 +657,10 @@ static size_t window_pick(const struct part *p, struct version *v, const size_t 
     if (force) {
         const struct file_meta *f = v->files[idx[0]];
         const struct sst_props *pr = &f->props;
-        return n >= 2 || f->fast || pr->deletes > 0 || pr->min_ts < cutoff ? n : 0;
+        return n >= 2 || f->fast || (aged && f->hot) || pr->deletes > 0 || pr->min_ts < cutoff ? n
+                                                                                                 : 0;
     }
-    return cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n);
+    return cold ? cold_window_pick(p, v, idx, n, aged) : tiered_pick(p, v, idx, n);
 }
 
 /* A compaction as its picker decides it, before any file is read: what the
@@ -661,6 +671,7 @@ struct compaction {
     struct event_cuts cuts; /* per-event cut-offs at the pick */
     struct tomb_set *tombs; /* a reference */
     int64_t fast_from;      /* windows from here on are compressed for speed */
+    int64_t hot_from;       /* windows from here on, before fast_from, get LZ4HC */
     bool *drop_whole;       /* v->n: files wholly past the cutoff */
     size_t ndrop_whole;
     uint64_t reclaimed, expired_whole;
@@ -717,14 +728,15 @@ static void compact_pick(struct part *p, bool force, struct compaction *c)
      * wants the smallest files */
     bool settle = atomic_load(&p->settle);
     c->fast_from = force || settle ? INT64_MAX : newest - 1;
+    c->hot_from = newest - 1;
     size_t used = 0;
     for (size_t i = 0, j; i < v->n; i = j) {
         size_t n = 0, *idx = c->idx + used;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             if (!c->drop_whole[j])
                 idx[n++] = j;
-        bool cold = settle || v->files[i]->window < newest - 1;
-        size_t k = window_pick(p, v, idx, n, force, cold, pick_cutoff, &c->cuts, c->tombs);
+        bool aged = v->files[i]->window < newest - 1, cold = settle || aged;
+        size_t k = window_pick(p, v, idx, n, force, cold, aged, pick_cutoff, &c->cuts, c->tombs);
         if (k == 0)
             continue;
         c->merges[c->nmerges++] = (struct merge_pick){used, k, k == n, v->files[i]->window};
@@ -844,7 +856,7 @@ static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
     int64_t t0 = clock_mono_ns();
     bool *drop = xcalloc(v->n + 1, sizeof *drop);
     memcpy(drop, c->drop_whole, v->n * sizeof *drop);
-    struct outputs o = {.p = p, .fast_from = c->fast_from};
+    struct outputs o = {.p = p, .fast_from = c->fast_from, .hot_from = c->hot_from};
     int rc = ERR_OK;
     for (size_t m = 0; m < c->nmerges && !rc; m++) {
         const struct merge_pick *mp = &c->merges[m];
@@ -987,8 +999,8 @@ bool compact_wanted(struct part *p)
         size_t n = 0;
         for (j = i; j < v->n && v->files[j]->window == v->files[i]->window; j++)
             idx[n++] = j;
-        bool cold = settle || v->files[i]->window < newest - 1;
-        want = (cold ? cold_window_pick(p, v, idx, n) : tiered_pick(p, v, idx, n)) > 0;
+        bool aged = v->files[i]->window < newest - 1, cold = settle || aged;
+        want = (cold ? cold_window_pick(p, v, idx, n, aged) : tiered_pick(p, v, idx, n)) > 0;
     }
     free(idx);
     version_unref(v);

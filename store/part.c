@@ -20,6 +20,7 @@
 #define MF_FILE_V1 56
 #define MF_FILE 64
 #define MF_FLAG_FAST 1u /* compressed for speed: to be recompressed when cold */
+#define MF_FLAG_HOT 2u  /* LZ4HC of a newest window: to be rewritten with zstd when aged */
 #define MF_MAX_FILES 1000000
 
 /* --- files and versions --- */
@@ -168,7 +169,7 @@ static void encode_manifest(const struct version *v, uint64_t next_file, uint64_
         coding_put_u64le(p + 32, f->props.deletes);
         coding_put_u64le(p + 40, (uint64_t)f->props.min_ts);
         coding_put_u64le(p + 48, (uint64_t)f->props.max_ts);
-        coding_put_u64le(p + 56, f->fast ? MF_FLAG_FAST : 0);
+        coding_put_u64le(p + 56, (f->fast ? MF_FLAG_FAST : 0) | (f->hot ? MF_FLAG_HOT : 0));
     }
     coding_put_u32le(p, crc32c_mask(crc32c(out->data, (size_t)(p - out->data))));
     out->len = (size_t)(p - out->data) + 4;
@@ -301,8 +302,10 @@ static int load_files(struct part *p, const struct mf_file *files, size_t n)
     size_t i;
     for (i = 0; i < n && !rc; i++) {
         rc = part_open_file(p, files[i].number, &files[i].props, NULL, &metas[i]);
-        if (!rc)
+        if (!rc) {
             metas[i]->fast = (files[i].flags & MF_FLAG_FAST) != 0;
+            metas[i]->hot = (files[i].flags & MF_FLAG_HOT) != 0;
+        }
     }
     if (!rc)
         p->ver = version_new(metas, n);

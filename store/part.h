@@ -35,9 +35,13 @@ struct file_meta {
     struct env *env;
     atomic_bool obsolete;
     /* Compressed for speed (a flush, or a compaction of a window still
-     * being written): a cold window holding one such file is rewritten
-     * with LZ4HC. Kept in the manifest. */
+     * being written): a cold window holding one such file is rewritten in
+     * its final form. Kept in the manifest. */
     bool fast;
+    /* Final for a window among the two newest (LZ4HC, while the cold codec
+     * is zstd): rewritten with zstd once the window has aged (two windows
+     * behind the newest). Kept in the manifest. */
+    bool hot;
     /* Set by a whole-window merge (its partition's job only): rows older
      * than cut_at were cut with the event TTL rules of generation cut_gen.
      * In memory only; INT64_MIN for flushed or reopened files. */

@@ -1129,11 +1129,12 @@ static void test_bucket_spread(void **state)
         }
 }
 
-
-/* Adds to types[] the data blocks of every SSTable under dir (one level of
- * partition folders) by their codec type (CODEC_RAW, CODEC_LZ4, CODEC_ZSTD). */
-static void count_block_types(const char *dir, size_t types[3])
+/* Adds to types[old][type] the data blocks of every SSTable under dir (one
+ * level of partition folders) by their codec type (CODEC_RAW, CODEC_LZ4,
+ * CODEC_ZSTD), old: the file's rows are older than split. */
+static bool count_block_types_try(const char *dir, int64_t split, size_t types[2][3])
 {
+    bool ok = true;
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *e;
@@ -1152,12 +1153,17 @@ static void count_block_types(const char *dir, size_t types[3])
             buf_printf(&path, "%s/%s", buf_cstr(&sub), fe->d_name);
             atomic_ullong corrupt = 0;
             struct sst_table *t;
-            assert_int_equal(sst_open(env_posix(), buf_cstr(&path), NULL, &corrupt, &t), ERR_OK);
+            if (sst_open(env_posix(), buf_cstr(&path), NULL, &corrupt, &t) != ERR_OK) {
+                ok = false; /* being written, or gone meanwhile */
+                buf_destroy(&path);
+                continue;
+            }
+            int old = sst_get_props(t)->max_ts < split;
             struct sst_scan *sc = sst_scan_new(t);
             for (; sst_scan_valid(sc); sst_scan_next_block(sc)) {
                 int type = codec_stored_type(sst_scan_block_stored(sc));
                 assert_true(type >= 0 && type <= 2);
-                types[type]++;
+                types[old][type]++;
             }
             assert_int_equal(sst_scan_status(sc), ERR_OK);
             sst_scan_free(sc);
@@ -1169,15 +1175,26 @@ static void count_block_types(const char *dir, size_t types[3])
         buf_destroy(&sub);
     }
     closedir(d);
+    return ok;
 }
 
-/* Writes n compressible rows of window w (3 a minute) with values naming
- * their ts; the keys are ts, host h<i%7>, event e<i%3>. */
+/* count_block_types_try of a store that is not writing files. */
+static void count_block_types(const char *dir, int64_t split, size_t types[2][3])
+{
+    assert_true(count_block_types_try(dir, split, types));
+}
+
+#define T0_HOUR (T0 - T0 % HOUR) /* the start of T0's hour window */
+
+/* Writes the first n (at most 200) of 200 compressible rows spread over
+ * window w, with values naming their ts; the keys are ts, host h<i%7>,
+ * event e<i%3>. */
 static void put_window(struct store_db *db, int64_t w, int n)
 {
+    assert_true(n <= 200);
     struct batch *b = batch_new();
     for (int i = 0; i < n; i++) {
-        int64_t ts = T0 + w * HOUR + (int64_t)i * 20 * 1000000000LL;
+        int64_t ts = T0_HOUR + w * HOUR + (int64_t)i * (HOUR / 200);
         char h[16], e[16], v[128];
         snprintf(h, sizeof h, "h%d", i % 7);
         snprintf(e, sizeof e, "e%d", i % 3);
@@ -1192,7 +1209,7 @@ static void put_window(struct store_db *db, int64_t w, int n)
 static void expect_window(struct store_db *db, int64_t w, int n)
 {
     for (int i = 0; i < n; i += 17) {
-        int64_t ts = T0 + w * HOUR + (int64_t)i * 20 * 1000000000LL;
+        int64_t ts = T0_HOUR + w * HOUR + (int64_t)i * (HOUR / 200);
         char h[16], e[16], v[128];
         snprintf(h, sizeof h, "h%d", i % 7);
         snprintf(e, sizeof e, "e%d", i % 3);
@@ -1209,17 +1226,23 @@ static void expect_window(struct store_db *db, int64_t w, int n)
 /* count_block_types with the store closed (no background compaction
  * writing a file meanwhile), the store then opened again with level. */
 static void count_closed(struct fixture *f, struct store_db **db, const char *dir, int level,
-                         size_t types[3])
+                         int64_t split, size_t types[2][3])
 {
     if (*db)
         store_db_unref(*db);
     fx_close(f);
-    count_block_types(dir, types);
+    memset(types, 0, 2 * 3 * sizeof types[0][0]);
+    count_block_types(dir, split, types);
     f->o.cold_zstd_level = level;
     fx_open(f);
     assert_int_equal(store_db_get(f->s, "codec", db), ERR_OK);
 }
 
+/* The final form's codecs (store_opts.cold_zstd_level): with zstd, the two
+ * newest windows of a forced (or settled) merge get LZ4HC and the older
+ * ones zstd; a newest window that ages is rewritten with zstd by the
+ * background compaction; LZ4HC files read by a store set to zstd and zstd
+ * files by one set to LZ4HC; flushes stay LZ4 whatever it is. */
 static void test_cold_codec_switch(void **state)
 {
     struct fixture *f = *state;
@@ -1229,38 +1252,62 @@ static void test_cold_codec_switch(void **state)
     struct store_db *db = mkdb(f, "codec", 2, true, 0);
     struct buf dir = BUF_INIT;
     buf_printf(&dir, "%s/codec", f->dir);
-    size_t flushed[3] = {0, 0, 0}, hc[3] = {0, 0, 0}, z[3] = {0, 0, 0}, back[3] = {0, 0, 0};
+    size_t t[2][3];
+    const int64_t w2 = T0_HOUR + 2 * HOUR; /* windows 0 and 1 are behind the newest two */
     for (int64_t w = 0; w < 4; w++)
         put_window(db, w, 180);
     assert_int_equal(store_db_flush(db), ERR_OK);
-    count_closed(f, &db, buf_cstr(&dir), 0, flushed);
-    assert_true(flushed[CODEC_LZ4] > 0);
-    assert_int_equal(flushed[CODEC_ZSTD], 0);
+    count_closed(f, &db, buf_cstr(&dir), 0, w2, t);
+    assert_true(t[1][CODEC_LZ4] > 0 && t[0][CODEC_LZ4] > 0);
+    assert_int_equal(t[0][CODEC_ZSTD] + t[1][CODEC_ZSTD], 0);
     assert_int_equal(store_db_compact(db), ERR_OK);
     assert_int_equal(count_rows(db), 4 * 180);
 
     /* zstd from now on: the LZ4HC files read as they are */
-    count_closed(f, &db, buf_cstr(&dir), 3, hc);
-    assert_true(hc[CODEC_LZ4] > 0);
-    assert_int_equal(hc[CODEC_ZSTD], 0);
+    count_closed(f, &db, buf_cstr(&dir), 3, w2, t);
+    assert_true(t[1][CODEC_LZ4] > 0 && t[0][CODEC_LZ4] > 0);
+    assert_int_equal(t[0][CODEC_ZSTD] + t[1][CODEC_ZSTD], 0);
     for (int64_t w = 0; w < 4; w++)
         expect_window(db, w, 180);
-    /* late rows in every window: the forced compaction merges each whole */
+    /* late rows in every window: the forced compaction merges each whole,
+     * the two older ones with zstd, the newest two with LZ4HC */
     for (int64_t w = 0; w < 4; w++)
         put_window(db, w, 200);
     assert_int_equal(store_db_flush(db), ERR_OK);
     assert_int_equal(store_db_compact(db), ERR_OK);
     assert_int_equal(count_rows(db), 4 * 200);
+    count_closed(f, &db, buf_cstr(&dir), 3, w2, t);
+    assert_true(t[1][CODEC_ZSTD] > 0);
+    assert_int_equal(t[1][CODEC_LZ4], 0);
+    assert_true(t[0][CODEC_LZ4] > 0);
+    assert_int_equal(t[0][CODEC_ZSTD], 0);
 
-    /* and back: the zstd files read by a store set to LZ4HC */
-    count_closed(f, &db, buf_cstr(&dir), 0, z);
-    assert_true(z[CODEC_ZSTD] > 0);
-    assert_int_equal(z[CODEC_LZ4], 0);
+    /* a write two windows on ages windows 2 and 3: the background rewrites
+     * them with zstd (their files are "hot"), without a forced compaction */
+    put_window(db, 5, 30);
+    assert_int_equal(store_db_flush(db), ERR_OK);
+    const int64_t w4 = T0_HOUR + 4 * HOUR;
+    for (int i = 0; i < 500; i++) { /* at most 5 s, the store open: files come and go */
+        memset(t, 0, sizeof t);
+        if (count_block_types_try(buf_cstr(&dir), w4, t) && t[1][CODEC_LZ4] == 0)
+            break;
+        struct timespec ts = {0, 10 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(t[1][CODEC_LZ4], 0);
+    assert_true(t[1][CODEC_ZSTD] > 0);
     for (int64_t w = 0; w < 4; w++)
         expect_window(db, w, 200);
-    assert_int_equal(count_rows(db), 4 * 200);
-    count_closed(f, &db, buf_cstr(&dir), 0, back);
-    assert_int_equal(back[CODEC_ZSTD], z[CODEC_ZSTD]);
+    expect_window(db, 5, 30);
+
+    /* and back: the zstd files read by a store set to LZ4HC */
+    size_t z = t[1][CODEC_ZSTD];
+    count_closed(f, &db, buf_cstr(&dir), 0, w4, t);
+    for (int64_t w = 0; w < 4; w++)
+        expect_window(db, w, 200);
+    assert_int_equal(count_rows(db), 4 * 200 + 30);
+    count_closed(f, &db, buf_cstr(&dir), 0, w4, t);
+    assert_int_equal(t[1][CODEC_ZSTD], z);
     store_db_unref(db);
     buf_destroy(&dir);
 }
