@@ -3,7 +3,9 @@
  * blooms, data, word filter and catalog blocks) and the WAL segments.
  *
  * Once, a template store is written: a database with rows of line-protocol
- * points and log entries flushed to SSTables (buckets and host index), a
+ * points and log entries flushed to SSTables (buckets and host index) and
+ * merged to their final forms (zstd blocks for a window three hours back,
+ * LZ4HC for the newest), a
  * range delete (TOMBSTONES), and more rows only in the WAL; its files are
  * copied while it is open, as a crash would leave them. Each input then
  * damages one of those files and opens a copy of the store:
@@ -81,7 +83,7 @@ static int grab(const char *path, const struct stat *st, int flag, struct FTW *f
     return 0;
 }
 
-static void put_rows(struct store_db *db, int from, int to)
+static void put_rows_at(struct store_db *db, int64_t base, int from, int to)
 {
     struct batch *b = batch_new();
     struct buf id = BUF_INIT, val = BUF_INIT;
@@ -100,11 +102,11 @@ static void put_rows(struct store_db *db, int from, int to)
         if (i % 3) { /* a point: series id, merged value */
             rec_encode(&id, &tag, 1, NULL, 0);
             rec_encode(&val, NULL, 0, fields, 2);
-            batch_put_id(b, T0 + i * 1000000000LL, slice_cstr(host), slice_cstr("cpu"),
+            batch_put_id(b, base + i * 1000000000LL, slice_cstr(host), slice_cstr("cpu"),
                          slice_make(id.data, id.len), slice_make(val.data, val.len), true);
         } else { /* a log entry: its content is its id */
             rec_encode(&id, &tag, 1, fields + 2, 1);
-            batch_put_id(b, T0 + i * 1000000000LL, slice_cstr(host), slice_cstr("log"),
+            batch_put_id(b, base + i * 1000000000LL, slice_cstr(host), slice_cstr("log"),
                          slice_make(id.data, id.len), slice_make("", 0), false);
         }
     }
@@ -112,6 +114,11 @@ static void put_rows(struct store_db *db, int from, int to)
     batch_free(b);
     buf_destroy(&id);
     buf_destroy(&val);
+}
+
+static void put_rows(struct store_db *db, int from, int to)
+{
+    put_rows_at(db, T0, from, to);
 }
 
 /* Writes the template store and keeps a copy of its files. */
@@ -130,8 +137,12 @@ static void make_template(void)
     FUZZ_CHECK(store_db_create(s, "f", &d) == ERR_OK);
     struct store_db *db;
     FUZZ_CHECK(store_db_get(s, "f", &db) == ERR_OK);
+    /* a window three hours back, merged to its cold form (zstd blocks), and
+     * the newest one merged to its hot form (LZ4HC) */
+    put_rows_at(db, T0 - 3 * 3600 * 1000000000LL, 0, 300);
     put_rows(db, 0, 300);
     FUZZ_CHECK(store_db_flush(db) == ERR_OK);
+    FUZZ_CHECK(store_db_compact(db) == ERR_OK);
     struct slice ev = slice_cstr("log");
     FUZZ_CHECK(store_db_delete_range(db, slice_cstr("h1"), &ev, T0, T0 + 50 * 1000000000LL) ==
                ERR_OK);
