@@ -631,8 +631,8 @@ static size_t cold_window_pick(const struct part *p, const struct version *v, co
 /* How many of the window's files (idx, newest first) to merge; 0 for none.
  * Forced runs take the whole window when that removes something. */
 static size_t window_pick(const struct part *p, struct version *v, const size_t *idx, size_t n,
-                          bool force, bool cold, bool aged, int64_t cutoff, const struct event_cuts *cuts,
-                          const struct tomb_set *tombs)
+                          bool force, bool cold, bool aged, int64_t cutoff,
+                          const struct event_cuts *cuts, const struct tomb_set *tombs)
 {
     if (n == 0)
         return 0;
@@ -658,7 +658,7 @@ static size_t window_pick(const struct part *p, struct version *v, const size_t 
         const struct file_meta *f = v->files[idx[0]];
         const struct sst_props *pr = &f->props;
         return n >= 2 || f->fast || (aged && f->hot) || pr->deletes > 0 || pr->min_ts < cutoff ? n
-                                                                                                 : 0;
+                                                                                               : 0;
     }
     return cold ? cold_window_pick(p, v, idx, n, aged) : tiered_pick(p, v, idx, n);
 }

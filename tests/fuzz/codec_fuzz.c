@@ -33,8 +33,10 @@ static void seal(struct buf *out, const uint8_t *p, size_t n, int type)
 
 static void round_trip(const uint8_t *p, size_t n)
 {
-    static const struct codec_opts modes[] = {
-        {CODEC_MODE_FAST, 0}, {CODEC_MODE_HC, 0}, {CODEC_MODE_ZSTD, 1}, {CODEC_MODE_ZSTD, 3}};
+    static const struct codec_opts modes[] = {{CODEC_MODE_FAST, 0},
+                                              {CODEC_MODE_HC, 0},
+                                              {CODEC_MODE_ZSTD, 1},
+                                              {CODEC_MODE_ZSTD, 3}};
     struct buf enc = BUF_INIT, dec = BUF_INIT;
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         buf_reset(&enc);

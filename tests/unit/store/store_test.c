@@ -2,6 +2,7 @@
  * both orders, the host index, TTL with an injected clock (rows invisible,
  * then whole files gone after compaction), ERR_BUSY back-pressure and
  * ERR_NOSPC through the fault env, metrics, bucket spread. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1186,43 +1186,46 @@ static void count_block_types(const char *dir, int64_t split, size_t types[2][3]
 
 #define T0_HOUR (T0 - T0 % HOUR) /* the start of T0's hour window */
 
-/* Writes the first n (at most 200) of 200 compressible rows spread over
- * window w, with values naming their ts; the keys are ts, host h<i%7>,
- * event e<i%3>. */
+/* Row i of the 200 compressible rows spread over window w: its ts, host
+ * h<i%7>, event e<i%3> and a value naming its ts. */
+struct wrow {
+    int64_t ts;
+    char h[16], e[16], v[128];
+};
+
+static void window_row(int64_t w, int i, struct wrow *r)
+{
+    r->ts = T0_HOUR + w * HOUR + (int64_t)i * (HOUR / 200);
+    snprintf(r->h, sizeof r->h, "h%d", i % 7);
+    snprintf(r->e, sizeof r->e, "e%d", i % 3);
+    snprintf(r->v, sizeof r->v, "GET /api/v1/items/%d status=200 bytes=%d ts=%lld", i % 50, i * 7,
+             (long long)r->ts);
+}
+
+/* Writes the first n (at most 200) rows of window w. */
 static void put_window(struct store_db *db, int64_t w, int n)
 {
     assert_true(n <= 200);
     struct batch *b = batch_new();
     for (int i = 0; i < n; i++) {
-        int64_t ts = T0_HOUR + w * HOUR + (int64_t)i * (HOUR / 200);
-        char h[16], e[16], v[128];
-        snprintf(h, sizeof h, "h%d", i % 7);
-        snprintf(e, sizeof e, "e%d", i % 3);
-        snprintf(v, sizeof v, "GET /api/v1/items/%d status=200 bytes=%d ts=%lld", i % 50, i * 7,
-                 (long long)ts);
-        batch_put(b, ts, slice_cstr(h), slice_cstr(e), slice_cstr(v));
+        struct wrow r;
+        window_row(w, i, &r);
+        batch_put(b, r.ts, slice_cstr(r.h), slice_cstr(r.e), slice_cstr(r.v));
     }
     assert_int_equal(store_write(db, b), ERR_OK);
     batch_free(b);
 }
 
+/* Every 17th row of the first n of window w reads back. */
 static void expect_window(struct store_db *db, int64_t w, int n)
 {
     for (int i = 0; i < n; i += 17) {
-        int64_t ts = T0_HOUR + w * HOUR + (int64_t)i * (HOUR / 200);
-        char h[16], e[16], v[128];
-        snprintf(h, sizeof h, "h%d", i % 7);
-        snprintf(e, sizeof e, "e%d", i % 3);
-        snprintf(v, sizeof v, "GET /api/v1/items/%d status=200 bytes=%d ts=%lld", i % 50, i * 7,
-                 (long long)ts);
-        expect_get(db, ts, h, e, v);
+        struct wrow r;
+        window_row(w, i, &r);
+        expect_get(db, r.ts, r.h, r.e, r.v);
     }
 }
 
-/* The final form's codec (store_opts.cold_zstd_level): LZ4HC files read by
- * a store set to zstd and zstd files by one set to LZ4HC; a forced
- * compaction rewrites a window it merges in the codec of the day; flushes
- * stay LZ4 whatever it is. */
 /* count_block_types with the store closed (no background compaction
  * writing a file meanwhile), the store then opened again with level. */
 static void count_closed(struct fixture *f, struct store_db **db, const char *dir, int level,
