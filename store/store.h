@@ -56,10 +56,12 @@ struct store_opts {
      * default here; the daemon's config sets 1m): only windows two behind
      * the newest are. */
     int64_t settle_after_ns;
-    /* The final form of a window (cold, settled or force-compacted): zstd
-     * at this level (1..19; default 3), or LZ4HC when 0. Flushes and
-     * windows still being written are always fast LZ4. Files of every form
-     * are read whatever this is. */
+    /* The final form of a cold window (two or more behind the newest):
+     * zstd at this level (1..19; default 3), or LZ4HC when 0. The two
+     * newest windows, when a settle or store_db_compact finishes them, get
+     * LZ4HC (rewritten with zstd once they age); flushes and windows still
+     * being written, fast LZ4. Files of every form are read whatever this
+     * is (store/FORMAT.md). */
     int cold_zstd_level;
     /* Wall clock in ns since the epoch, for TTL; NULL = CLOCK_REALTIME.
      * Tests inject a clock here. */
