@@ -45,6 +45,28 @@ struct outputs {
     int64_t merged_window;
 };
 
+/* Whether a window's output is final but hot: one of the two newest,
+ * written with LZ4HC while the cold codec is zstd (rewritten when it ages). */
+static bool window_hot(const struct outputs *o, int64_t window)
+{
+    return window < o->fast_from && window >= o->hot_from &&
+           o->p->db->store->opts.cold_zstd_level > 0;
+}
+
+/* How a window's output is compressed: fast LZ4 while the window is still
+ * being written (it will be merged again); LZ4HC when it is hot (the
+ * windows queries read most); else the cold codec the store's options
+ * choose (zstd or LZ4HC). */
+static struct codec_opts final_codec(const struct outputs *o, int64_t window)
+{
+    int level = o->p->db->store->opts.cold_zstd_level;
+    if (window >= o->fast_from)
+        return (struct codec_opts){CODEC_MODE_FAST, 0};
+    if (level > 0 && !window_hot(o, window))
+        return (struct codec_opts){CODEC_MODE_ZSTD, level};
+    return (struct codec_opts){CODEC_MODE_HC, 0};
+}
+
 static int finish_one(struct outputs *o, struct win_builder *w)
 {
     struct sst_props props;
@@ -58,7 +80,7 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     if (rc)
         return rc;
     f->fast = w->window >= o->fast_from;
-    f->hot = !f->fast && w->window >= o->hot_from && o->p->db->store->opts.cold_zstd_level > 0;
+    f->hot = window_hot(o, w->window);
     if (o->ndone == o->capdone) {
         o->capdone = o->capdone ? 2 * o->capdone : 8;
         o->done = xrealloc(o->done, o->capdone * sizeof *o->done);
@@ -66,20 +88,6 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     o->done[o->ndone++] = f;
     o->bytes += props.size;
     return ERR_OK;
-}
-
-/* How a window's output is compressed: fast LZ4 while the window is still
- * being written (it will be merged again); LZ4HC for the two newest
- * windows of a settled or forced merge (the ones queries read most); else
- * the cold codec the store's options choose (zstd or LZ4HC). */
-static struct codec_opts final_codec(const struct outputs *o, int64_t window)
-{
-    int level = o->p->db->store->opts.cold_zstd_level;
-    if (window >= o->fast_from)
-        return (struct codec_opts){CODEC_MODE_FAST, 0};
-    if (level > 0 && window < o->hot_from)
-        return (struct codec_opts){CODEC_MODE_ZSTD, level};
-    return (struct codec_opts){CODEC_MODE_HC, 0};
 }
 
 static int new_builder(struct outputs *o, struct win_builder *w, const char *path)

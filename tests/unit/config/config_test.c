@@ -416,6 +416,12 @@ static const struct set_case set_cases[] = {
     {"default_ts_order", "up", false, "expected one of desc, asc"},
     {"log_level", "debug", true, NULL},
     {"log_level", "trace", false, "expected one of debug, info, warn, error"},
+    {"cold_compression", "lz4hc", true, NULL},
+    {"cold_compression", "ZSTD", true, NULL},
+    {"cold_compression", "brotli", false, "expected one of zstd, lz4hc"},
+    {"cold_compression_level", "19", true, NULL},
+    {"cold_compression_level", "0", false, "expected an integer from 1 to 19"},
+    {"cold_compression_level", "20", false, "expected an integer from 1 to 19"},
     /* listen */
     {"listen", "[::1]:9999", true, NULL},
     {"listen", "0.0.0.0:65536", false, "port must be a number from 0 to 65535"},
