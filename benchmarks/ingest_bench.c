@@ -9,9 +9,12 @@
  * (parse + encode + batch, no store) in-process on the same bodies. With
  * --es the same events go to /_bulk as Elasticsearch bulk bodies:
  *   {"index":{"_index":"ev07"}}
- *   {"@timestamp":1700000000000,"host":"host-0421","value":0.731,"count":12345,"message":"..."}
- * and the reply filtered as Filebeat asks (--es-filter PATH sets another
- * filter_path; "" the whole reply, an item of ~200 bytes per event).
+ *   {"@timestamp":"2023-11-14T22:13:20.000004211Z","host":"host-0421","value":0.731,...}
+ * with line protocol's timestamps to the nanosecond, and the reply filtered
+ * as Filebeat asks (--es-filter PATH sets another filter_path; "" the whole
+ * reply, an item of ~200 bytes per event). --es-ms stamps them in epoch
+ * milliseconds instead, as Filebeat's precision gives (every event of a
+ * request then shares one ms).
  *
  *   ingest_bench --port 8086 --db bench --events 2000000 --batch 5000 --conns 4
  *   ingest_bench --port 8086 --events 2000000 --server-pid $(pidof logbucketd)
@@ -59,6 +62,7 @@ struct opts {
     int server_pid; /* > 0: report that process's CPU per event */
     bool is_es;     /* Elasticsearch bulk bodies to /_bulk */
     const char *es_filter;
+    bool is_es_ms; /* @timestamp as epoch ms (a batch shares one) */
 };
 
 static double now_s(void)
@@ -93,11 +97,16 @@ static const char *words[] = {"GET",        "POST",       "/api/v1/items", "/sta
                               "cache=miss", "bytes=5123", "rt=0.031",      "ok"};
 
 #define ES_TS_DIGITS 13
+#define ES_RFC3339_LEN 30 /* 2023-11-14T22:13:20.000000000Z */
 
-/* lines events as line protocol, or (is_es) as Elasticsearch bulk pairs
- * with the same values; ts_off marks each timestamp. */
-static void make_body_as(struct body *b, size_t lines, uint64_t seed, bool is_es)
+enum body_kind { BODY_LP, BODY_ES_NS, BODY_ES_MS };
+
+/* lines events as line protocol, or as Elasticsearch bulk pairs with the
+ * same values, @timestamp an RFC 3339 string with nanoseconds (the same ts
+ * as line protocol's) or epoch milliseconds; ts_off marks each timestamp. */
+static void make_body_as(struct body *b, size_t lines, uint64_t seed, enum body_kind kind)
 {
+    bool is_es = kind != BODY_LP;
     buf_init(&b->text);
     b->ts_off = xmalloc(lines * sizeof *b->ts_off);
     b->lines = lines;
@@ -109,10 +118,14 @@ static void make_body_as(struct body *b, size_t lines, uint64_t seed, bool is_es
         if (is_es) {
             buf_printf(&b->text, "{\"index\":{\"_index\":\"ev%02u\"}}\n{\"@timestamp\":", ev);
             b->ts_off[i] = b->text.len;
+            if (kind == BODY_ES_MS)
+                buf_printf(&b->text, "%013d", 0);
+            else
+                buf_printf(&b->text, "\"%0*d\"", ES_RFC3339_LEN, 0);
             buf_printf(&b->text,
-                       "%013d,\"host\":\"host-%04u\",\"value\":%.3f,\"count\":%" PRIu64
+                       ",\"host\":\"host-%04u\",\"value\":%.3f,\"count\":%" PRIu64
                        ",\"message\":\"",
-                       0, host, value, count);
+                       host, value, count);
         } else {
             buf_printf(&b->text, "ev%02u,host=host-%04u value=%.3f,count=%" PRIu64 "i,msg=\"", ev,
                        host, value, count);
@@ -134,7 +147,35 @@ static void make_body_as(struct body *b, size_t lines, uint64_t seed, bool is_es
 
 static void make_body(struct body *b, size_t lines, uint64_t seed)
 {
-    make_body_as(b, lines, seed, false);
+    make_body_as(b, lines, seed, BODY_LP);
+}
+
+static enum body_kind body_kind_of(const struct opts *o)
+{
+    return !o->is_es ? BODY_LP : o->is_es_ms ? BODY_ES_MS : BODY_ES_NS;
+}
+
+/* ES bodies with RFC 3339 stamps: line i gets base + i ns, as set_ts
+ * gives line protocol. */
+static void set_ts_es_ns(struct body *b, int64_t base)
+{
+    char date[32] = "";
+    int64_t date_s = -1;
+    for (size_t i = 0; i < b->lines; i++) {
+        int64_t ts = base + (int64_t)i, s = ts / 1000000000, ns = ts % 1000000000;
+        if (s != date_s) {
+            time_t t = (time_t)s;
+            struct tm tm;
+            gmtime_r(&t, &tm);
+            strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S.", &tm);
+            date_s = s;
+        }
+        char *d = b->text.data + b->ts_off[i] + 1; /* after the quote */
+        memcpy(d, date, 20);
+        for (int k = 28; k >= 20; k--, ns /= 10)
+            d[k] = (char)('0' + ns % 10);
+        d[29] = 'Z';
+    }
 }
 
 /* ES bodies: line i gets the millisecond of base + i ns. */
@@ -146,6 +187,17 @@ static void set_ts_es(struct body *b, int64_t base)
         for (int k = ES_TS_DIGITS - 1; k >= 0; k--, ms /= 10)
             d[k] = (char)('0' + ms % 10);
     }
+}
+
+/* Stamps an ES body's events from the first event's number (line
+ * protocol's stamps, or a millisecond per 1000 events so that the ms of
+ * batches stay apart). */
+static void stamp_es(struct body *b, enum body_kind kind, uint64_t first)
+{
+    if (kind == BODY_ES_MS)
+        set_ts_es(b, 1700000000000000000LL + (int64_t)first * 1000);
+    else
+        set_ts_es_ns(b, 1700000000000000000LL + (int64_t)first);
 }
 
 /* Stamps line i with base + i. The decimal string is counted up in place
@@ -330,8 +382,8 @@ static int run_parse(const struct opts *o)
     double t3 = now_s();
     /* the same events as Elasticsearch bulk pairs through ingest (null sink) */
     struct body es;
-    make_body_as(&es, o->batch, 42, true);
-    set_ts_es(&es, 1700000000000000000LL);
+    make_body_as(&es, o->batch, 42, o->is_es_ms ? BODY_ES_MS : BODY_ES_NS);
+    stamp_es(&es, o->is_es_ms ? BODY_ES_MS : BODY_ES_NS, 0);
     struct jsonl_es_map map = {"@timestamp", "host.name,host,hostname",
                                "event.dataset,service.name", false, "message"};
     double t4 = now_s();
@@ -509,7 +561,7 @@ static void *worker_main(void *arg)
     struct shared *sh = w->sh;
     const struct opts *o = sh->o;
     struct body b;
-    make_body_as(&b, o->batch, 1000 + (uint64_t)w->id, o->is_es);
+    make_body_as(&b, o->batch, 1000 + (uint64_t)w->id, body_kind_of(o));
     struct buf rb = BUF_INIT;
     char hdr[512];
     int fd = -1;
@@ -525,9 +577,8 @@ static void *worker_main(void *arg)
             data = g->data;
             len = g->len;
         } else {
-            /* ES: a millisecond per 1000 events, so ms stay apart per batch */
             if (o->is_es)
-                set_ts_es(&b, 1700000000000000000LL + (int64_t)first * 1000);
+                stamp_es(&b, body_kind_of(o), first);
             else
                 set_ts(&b, 1700000000000000000LL + (int64_t)first);
             data = b.text.data;
@@ -743,9 +794,9 @@ static int run_http(const struct opts *o)
         sh.gz = xcalloc(sh.ngz, sizeof *sh.gz);
         for (size_t i = 0; i < sh.ngz; i++) {
             struct body b;
-            make_body_as(&b, o->batch, 7 + i, o->is_es);
+            make_body_as(&b, o->batch, 7 + i, body_kind_of(o));
             if (o->is_es)
-                set_ts_es(&b, 1700000000000000000LL + (int64_t)(i * o->batch) * 1000);
+                stamp_es(&b, body_kind_of(o), i * o->batch);
             else
                 set_ts(&b, 1700000000000000000LL + (int64_t)(i * o->batch));
             gzip_buf(&b.text, &sh.gz[i]);
@@ -824,7 +875,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: ingest_bench [--port N] [--db NAME] [--events N] [--batch LINES]\n"
                     "                    [--conns N] [--gzip] [--duration SECS] [--parse]\n"
-                    "                    [--server-pid PID] [--es] [--es-filter PATH]\n");
+                    "                    [--server-pid PID] [--es] [--es-filter PATH] [--es-ms]\n");
     exit(2);
 }
 
@@ -840,7 +891,8 @@ int main(int argc, char **argv)
                      false,
                      0,
                      false,
-                     "errors,items.*.error,items.*.status"};
+                     "errors,items.*.error,items.*.status",
+                     false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -850,6 +902,8 @@ int main(int argc, char **argv)
             o.is_parse = true;
         } else if (!strcmp(a, "--es")) {
             o.is_es = true;
+        } else if (!strcmp(a, "--es-ms")) {
+            o.is_es = o.is_es_ms = true;
         } else if (!v) {
             usage();
         } else if (!strcmp(a, "--es-filter")) {
