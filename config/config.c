@@ -35,6 +35,7 @@ enum {
     CFG_REPEAT = 2,   /* may appear many times; each line adds one item */
     CFG_NONEMPTY = 4, /* a string that must not be empty */
     CFG_TAGKEY = 8,   /* a string usable as a line-protocol tag key */
+    CFG_AUTO = 16,    /* a size that may be "auto" (CFG_SIZE_AUTO): the daemon sizes it */
 };
 
 struct enum_name {
@@ -128,8 +129,10 @@ static const struct option options[] = {
      "Memory budget of all memtables; writers wait (503) when flushing falls behind. A "
      "database's memtables are flushed at half of it, one table per bucket: a smaller "
      "budget means smaller tables and more file churn."},
-    {"block_cache_bytes", OPT_SIZE, FIELD(block_cache_bytes), "64MiB", 0, TIB, 0, NULL,
-     "Size of the SSTable block cache: decoded blocks, charged at their size (0 turns it off)."},
+    {"block_cache_bytes", OPT_SIZE, FIELD(block_cache_bytes), "auto", 0, TIB, CFG_AUTO, NULL,
+     "Size of the SSTable block cache: decoded blocks, charged at their size (0 turns it off). "
+     "auto: an eighth of the memory the daemon may use (the machine's RAM, or its control "
+     "group's limit when lower), at least 64MiB; the log says what it chose."},
     {"max_open_files", OPT_INT, FIELD(max_open_files), "0", 0, 10000000, 0, NULL,
      "SSTables and other files kept open for reading at once (the table cache); beyond, the "
      "least recently used idle one is closed and opened again when read. 0 is half the "
@@ -653,10 +656,16 @@ static int set_parsed(struct config *c, const struct option *o, const char *v, c
     }
     case OPT_SIZE: {
         uint64_t s;
+        if ((o->flags & CFG_AUTO) && strcasecmp(v, "auto") == 0) {
+            s = CFG_SIZE_AUTO;
+            memcpy(field(c, o), &s, sizeof s);
+            return ERR_OK;
+        }
         if (cfg_parse_size(v, &s) != ERR_OK)
             return set_fail(err, origin, o, v,
                             "expected a size such as 512KiB, 64MiB or 1GB (units B, k/KiB=1024, "
-                            "KB=1000, M/MiB, MB, G/GiB, GB, T/TiB, TB)");
+                            "KB=1000, M/MiB, MB, G/GiB, GB, T/TiB, TB)%s",
+                            (o->flags & CFG_AUTO) ? ", or auto" : "");
         int rc = check_range(o, (int64_t)s, "a size", origin, v, err);
         if (rc == ERR_OK)
             memcpy(field(c, o), &s, sizeof s);
@@ -871,7 +880,10 @@ static int validate_values(const struct config *c, struct buf *err)
         const struct option *o = &options[i];
         const char *origin = "config";
         int r = ERR_OK;
-        if (o->type == OPT_INT || o->type == OPT_SIZE || o->type == OPT_DURATION) {
+        if (o->type == OPT_SIZE && (o->flags & CFG_AUTO) &&
+            (uint64_t)load_i64(c, o) == CFG_SIZE_AUTO) {
+            r = ERR_OK;
+        } else if (o->type == OPT_INT || o->type == OPT_SIZE || o->type == OPT_DURATION) {
             int64_t v = load_i64(c, o);
             char text[32];
             if (o->type == OPT_SIZE)
@@ -977,6 +989,10 @@ static void format_value(const struct config *c, const struct option *o, struct 
     }
     case OPT_INT: buf_printf(out, "%lld", (long long)load_i64(c, o)); return;
     case OPT_SIZE:
+        if ((o->flags & CFG_AUTO) && (uint64_t)load_i64(c, o) == CFG_SIZE_AUTO) {
+            buf_puts(out, "auto");
+            return;
+        }
         cfg_format_size((uint64_t)load_i64(c, o), tmp, sizeof tmp);
         buf_puts(out, tmp);
         return;
@@ -1123,4 +1139,12 @@ bool cfg_token_allows(const struct cfg_token *t, unsigned right, const char *db)
         if (strcmp(t->dbs[i], db) == 0)
             return true;
     return false;
+}
+
+uint64_t cfg_block_cache_bytes(const struct config *c, uint64_t memory)
+{
+    if (c->block_cache_bytes != CFG_SIZE_AUTO)
+        return c->block_cache_bytes;
+    uint64_t share = memory / 8;
+    return share > 64 * MIB ? share : 64 * MIB;
 }

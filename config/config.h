@@ -14,6 +14,10 @@
 
 enum cfg_wal_sync { CFG_WAL_ALWAYS, CFG_WAL_INTERVAL, CFG_WAL_NONE };
 
+/* A size set to "auto" (block_cache_bytes): the daemon chooses it, see
+ * cfg_block_cache_bytes. */
+#define CFG_SIZE_AUTO UINT64_MAX
+
 /* Token rights. CFG_RIGHT_ADMIN implies read and write (cfg_token_allows). */
 enum { CFG_RIGHT_READ = 1, CFG_RIGHT_WRITE = 2, CFG_RIGHT_ADMIN = 4 };
 
@@ -55,8 +59,8 @@ struct config {
     int64_t max_fields_per_line;         /* 1024 */
     enum cfg_wal_sync wal_sync;          /* always */
     int64_t wal_sync_interval_ns;        /* 100ms (key: wal_sync_interval) */
-    uint64_t memtable_bytes;             /* 64MiB */
-    uint64_t block_cache_bytes;          /* 128MiB */
+    uint64_t memtable_bytes;             /* 128MiB */
+    uint64_t block_cache_bytes;          /* auto (CFG_SIZE_AUTO) */
     int64_t max_open_files;              /* 0: half the open-file limit, at most 8192 */
     int64_t background_threads;          /* 1 */
     int64_t default_buckets;             /* 16 (1..1024) */
@@ -166,6 +170,11 @@ int cfg_validate(const struct config *c, struct buf *err);
  * every key (the format of logbucket.conf.example). */
 enum { CFG_PRINT_SECRETS = 1, CFG_PRINT_DEFAULTS = 2 };
 void cfg_print(const struct config *c, struct buf *out);
+
+/* The block cache's size: block_cache_bytes, or for auto an eighth of
+ * memory (sysmem_limit_bytes), at least 64 MiB (also when memory is 0,
+ * unknown). */
+uint64_t cfg_block_cache_bytes(const struct config *c, uint64_t memory);
 void cfg_print_flags(const struct config *c, struct buf *out, unsigned flags);
 
 /* Sizes: a decimal number with an optional unit, case-insensitive, blanks

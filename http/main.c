@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/sysmem.h"
 #include "config/config.h"
 #include "http/server.h"
 #include "http/syslog_listen.h"
@@ -31,13 +32,36 @@ static void store_opts_from(const struct config *cfg, struct store_opts *o)
     o->wal_sync = wal_sync_of(cfg->wal_sync);
     o->wal_sync_interval_ns = cfg->wal_sync_interval_ns;
     o->memtable_bytes = (size_t)cfg->memtable_bytes;
-    o->block_cache_bytes = (size_t)cfg->block_cache_bytes;
+    o->block_cache_bytes = (size_t)cfg_block_cache_bytes(cfg, sysmem_limit_bytes());
     o->background_threads = (unsigned)cfg->background_threads;
     o->retention_check_interval_ns = cfg->retention_check_interval_ns;
     o->settle_after_ns = cfg->settle_after_ns;
     o->cold_zstd_level = cfg->cold_zstd ? (int)cfg->cold_compression_level : 0;
     o->max_disk_bytes = cfg->max_disk_bytes;
     o->max_open_files = (size_t)cfg->max_open_files;
+}
+
+/* bytes as "3.0 GiB" or "64.0 MiB", for the log */
+static void human_size(uint64_t bytes, char *out, size_t n)
+{
+    double gib = (double)bytes / (1024.0 * 1024 * 1024);
+    if (gib >= 1)
+        snprintf(out, n, "%.1f GiB", gib);
+    else
+        snprintf(out, n, "%.1f MiB", gib * 1024);
+}
+
+/* The block cache's size, and what auto chose it from. */
+static void log_block_cache(const struct config *cfg, size_t bytes)
+{
+    char size[32], mem[32];
+    human_size(bytes, size, sizeof size);
+    if (cfg->block_cache_bytes != CFG_SIZE_AUTO) {
+        log_info("block cache %s", size);
+        return;
+    }
+    human_size(sysmem_limit_bytes(), mem, sizeof mem);
+    log_info("block cache %s (auto: an eighth of %s of memory, at least 64 MiB)", size, mem);
 }
 
 /* Reads argv and the config file; returns an exit code >= 0 when main
@@ -109,6 +133,7 @@ int main(int argc, char **argv)
              cfg.data_dir);
     struct store_opts so;
     store_opts_from(&cfg, &so);
+    log_block_cache(&cfg, so.block_cache_bytes);
     struct store *store = NULL;
     int rc = store_open(&so, &store);
     if (rc != ERR_OK) {

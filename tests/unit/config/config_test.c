@@ -393,6 +393,14 @@ static const struct set_case set_cases[] = {
     {"max_body_bytes", "10", false, "expected a size from 1KiB to 64GiB"},
     {"max_body_bytes", "lots", false, "units B, k/KiB=1024, KB=1000"},
     {"block_cache_bytes", "0", true, NULL},
+    {"block_cache_bytes", "auto", true, NULL},
+    {"block_cache_bytes", "AUTO", true, NULL},
+    {"block_cache_bytes", "autox", false,
+     "units B, k/KiB=1024, KB=1000, M/MiB, MB, G/GiB, GB, "
+     "T/TiB, TB), or auto"},
+    {"memtable_bytes", "auto", false,
+     "units B, k/KiB=1024, KB=1000, M/MiB, MB, G/GiB, GB, "
+     "T/TiB, TB)\n"},
     {"memtable_bytes", "1KiB", false, "from 1MiB to 1TiB"},
     {"max_key_bytes", "1024", true, NULL},
     /* duration with range */
@@ -570,7 +578,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.wal_sync, CFG_WAL_ALWAYS);
     assert_int_equal(c.wal_sync_interval_ns, 100000000);
     assert_int_equal(c.memtable_bytes, 128 * KI * KI);
-    assert_int_equal(c.block_cache_bytes, 64 * KI * KI);
+    assert_true(c.block_cache_bytes == CFG_SIZE_AUTO);
     assert_int_equal(c.background_threads, 2);
     assert_int_equal(c.default_buckets, 16);
     assert_true(c.default_ts_desc);
@@ -594,6 +602,31 @@ static void test_defaults(void **state)
 }
 
 /* ---- files ---------------------------------------------------------------- */
+
+/* auto is an eighth of memory, at least 64 MiB; a size set is itself */
+static void test_block_cache_auto(void **state)
+{
+    (void)state;
+    struct config c;
+    cfg_init(&c);
+    const uint64_t mib = KI * KI;
+    assert_true(cfg_block_cache_bytes(&c, 24 * 1024 * mib) == 3 * 1024 * mib);
+    assert_true(cfg_block_cache_bytes(&c, 256 * mib) == 64 * mib);
+    assert_true(cfg_block_cache_bytes(&c, 0) == 64 * mib);
+    struct buf err = BUF_INIT;
+    assert_int_equal(cfg_set(&c, "block_cache_bytes", "16MiB", "test", &err), ERR_OK);
+    assert_true(cfg_block_cache_bytes(&c, 24 * 1024 * mib) == 16 * mib);
+    assert_int_equal(cfg_set(&c, "block_cache_bytes", "0", "test", &err), ERR_OK);
+    assert_true(cfg_block_cache_bytes(&c, 24 * 1024 * mib) == 0);
+    assert_int_equal(cfg_set(&c, "block_cache_bytes", "Auto", "test", &err), ERR_OK);
+    assert_int_equal(cfg_validate(&c, &err), ERR_OK);
+    struct buf out = BUF_INIT;
+    cfg_print(&c, &out);
+    assert_non_null(strstr(buf_cstr(&out), "\nblock_cache_bytes = auto\n"));
+    buf_destroy(&out);
+    buf_destroy(&err);
+    cfg_destroy(&c);
+}
 
 static void test_file_good(void **state)
 {
@@ -1347,6 +1380,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_good),
+        cmocka_unit_test(test_block_cache_auto),
         cmocka_unit_test(test_size_bad),
         cmocka_unit_test(test_size_format),
         cmocka_unit_test(test_size_round_trip),
