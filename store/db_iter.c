@@ -165,10 +165,16 @@ static void find_prev(struct db_it *d)
     d->valid = kind != IKEY_DEL;
 }
 
-static bool di_valid(const struct iter *it)
+/* The position after a move: the row found, as the inner entry stands
+ * (its user key) or as saved (merged, or read backward). */
+static void publish(struct db_it *d)
 {
-    const struct db_it *d = (const struct db_it *)it;
-    return d->valid && !d->status;
+    if (!d->valid || d->status)
+        it_set_end(&d->base);
+    else if (d->forward && !d->merged)
+        it_set_pos(&d->base, ikey_user(it_key(d->in)), it_value(d->in));
+    else
+        it_set_pos(&d->base, saved(&d->saved_key), saved(&d->saved_value));
 }
 
 static void di_seek_first(struct iter *it)
@@ -177,6 +183,7 @@ static void di_seek_first(struct iter *it)
     d->forward = true;
     it_seek_first(d->in);
     find_next(d, false);
+    publish(d);
 }
 
 static void di_seek_last(struct iter *it)
@@ -185,6 +192,7 @@ static void di_seek_last(struct iter *it)
     d->forward = false;
     it_seek_last(d->in);
     find_prev(d);
+    publish(d);
 }
 
 static void di_seek(struct iter *it, struct slice target)
@@ -198,13 +206,16 @@ static void di_seek(struct iter *it, struct slice target)
     it_seek(d->in, target);
     while (it_valid(d->in)) {
         struct slice ik = it_key(d->in);
-        if (!parse(d, ik))
+        if (!parse(d, ik)) {
+            publish(d);
             return;
+        }
         if (slice_cmp(ikey_user(ik), target) >= 0)
             break;
         it_next(d->in);
     }
     find_next(d, false);
+    publish(d);
 }
 
 static void di_next(struct iter *it)
@@ -222,6 +233,7 @@ static void di_next(struct iter *it)
         it_next(d->in);
     } /* merged: saved_key is the row's key and in is past its last version */
     find_next(d, true);
+    publish(d);
 }
 
 static void di_prev(struct iter *it)
@@ -238,30 +250,17 @@ static void di_prev(struct iter *it)
             if (!it_valid(d->in))
                 break;
             struct slice ik = it_key(d->in);
-            if (!parse(d, ik))
+            if (!parse(d, ik)) {
+                publish(d);
                 return;
+            }
             if (slice_cmp(ikey_user(ik), saved(&d->saved_key)) < 0)
                 break;
         }
         d->forward = false;
     }
     find_prev(d);
-}
-
-static struct slice di_key(const struct iter *it)
-{
-    const struct db_it *d = (const struct db_it *)it;
-    if (d->forward && !d->merged)
-        return ikey_user(it_key(d->in));
-    return saved(&d->saved_key);
-}
-
-static struct slice di_value(const struct iter *it)
-{
-    const struct db_it *d = (const struct db_it *)it;
-    if (d->forward && !d->merged)
-        return it_value(d->in);
-    return saved(&d->saved_value);
+    publish(d);
 }
 
 static int di_status(const struct iter *it)
@@ -283,14 +282,11 @@ static void di_destroy(struct iter *it)
 }
 
 static const struct it_ops db_it_ops = {
-    .valid = di_valid,
     .seek_first = di_seek_first,
     .seek_last = di_seek_last,
     .seek = di_seek,
     .next = di_next,
     .prev = di_prev,
-    .key = di_key,
-    .value = di_value,
     .status = di_status,
     .destroy = di_destroy,
 };

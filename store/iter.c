@@ -18,6 +18,7 @@ void it_init(struct iter *it, const struct it_ops *ops)
 {
     it->ops = ops;
     it->cleanups = NULL;
+    it_set_end(it);
 }
 
 void it_on_destroy(struct iter *it, void (*fn)(void *, void *), void *arg1, void *arg2)
@@ -50,11 +51,6 @@ struct err_iter {
     int status;
 };
 
-static bool ei_valid(const struct iter *it)
-{
-    (void)it;
-    return false;
-}
 static void ei_noop(struct iter *it)
 {
     (void)it;
@@ -63,11 +59,6 @@ static void ei_seek(struct iter *it, struct slice t)
 {
     (void)it;
     (void)t;
-}
-static struct slice ei_key(const struct iter *it)
-{
-    (void)it;
-    return slice_make("", 0);
 }
 static int ei_status(const struct iter *it)
 {
@@ -79,14 +70,11 @@ static void ei_destroy(struct iter *it)
 }
 
 static const struct it_ops err_ops = {
-    .valid = ei_valid,
     .seek_first = ei_noop,
     .seek_last = ei_noop,
     .seek = ei_seek,
     .next = ei_noop,
     .prev = ei_noop,
-    .key = ei_key,
-    .value = ei_key,
     .status = ei_status,
     .destroy = ei_destroy,
 };

@@ -6,6 +6,9 @@
  *   so callers have one path and check it_status() when the loop ends.
  * - key()/value() return slices valid until the next call that moves or
  *   destroys the iterator. Copy what you need longer.
+ * - The position (valid, key, value) is kept in struct iter itself: every
+ *   move ends with it_set_pos or it_set_end, so that it_valid, it_key and
+ *   it_value are loads, not calls down a stack of iterators per row.
  * - status() is the first error seen, sticky; ERR_OK otherwise. "Not valid"
  *   with status ERR_OK means the end of the data.
  * - Composite iterators own their children and destroy them.
@@ -21,15 +24,14 @@
 
 struct iter;
 
+/* The moves; each sets the position (it_set_pos, it_set_end) before it
+ * returns. */
 struct it_ops {
-    bool (*valid)(const struct iter *);
     void (*seek_first)(struct iter *);
     void (*seek_last)(struct iter *);
     void (*seek)(struct iter *, struct slice target); /* first key >= target */
     void (*next)(struct iter *);                      /* REQUIRES: valid */
     void (*prev)(struct iter *);                      /* REQUIRES: valid */
-    struct slice (*key)(const struct iter *);         /* REQUIRES: valid; borrowed */
-    struct slice (*value)(const struct iter *);       /* REQUIRES: valid; borrowed */
     int (*status)(const struct iter *);               /* first error, sticky */
     void (*destroy)(struct iter *);                   /* frees the iterator itself */
 };
@@ -40,11 +42,34 @@ struct it_cleanup;
 struct iter {
     const struct it_ops *ops;
     struct it_cleanup *cleanups;
+    bool valid;              /* the position after the last move */
+    struct slice key, value; /* when valid; borrowed */
 };
+
+/* The position an iterator's move ends at: an entry, or none. */
+static inline void it_set_pos(struct iter *it, struct slice key, struct slice value)
+{
+    it->valid = true;
+    it->key = key;
+    it->value = value;
+}
+static inline void it_set_end(struct iter *it)
+{
+    it->valid = false;
+    it->key = slice_make("", 0);
+    it->value = it->key;
+}
+/* A pass-through iterator standing where its child stands. */
+static inline void it_set_as(struct iter *it, const struct iter *child)
+{
+    it->valid = child->valid;
+    it->key = child->key;
+    it->value = child->value;
+}
 
 static inline bool it_valid(const struct iter *it)
 {
-    return it->ops->valid(it);
+    return it->valid;
 }
 static inline void it_seek_first(struct iter *it)
 {
@@ -68,11 +93,11 @@ static inline void it_prev(struct iter *it)
 }
 static inline struct slice it_key(const struct iter *it)
 {
-    return it->ops->key(it);
+    return it->key;
 }
 static inline struct slice it_value(const struct iter *it)
 {
-    return it->ops->value(it);
+    return it->value;
 }
 static inline int it_status(const struct iter *it)
 {

@@ -828,9 +828,13 @@ static void pass_stop(struct mt_iter *m)
     m->pass = NULL;
 }
 
-static bool mti_valid(const struct iter *it)
+/* The position after a move: the node stood on, or none. */
+static void publish(struct mt_iter *m)
 {
-    return ((const struct mt_iter *)it)->pos.n != NULL;
+    if (m->pos.n)
+        it_set_pos(&m->base, node_key(m->pos.n), node_value(m->pos.n));
+    else
+        it_set_end(&m->base);
 }
 
 static void mti_seek_first(struct iter *it)
@@ -839,9 +843,10 @@ static void mti_seek_first(struct iter *it)
     if (m->pass) {
         pass_start(m->mt, m->pass);
         pass_next(m->pass, &m->pos);
-        return;
+    } else {
+        pos_seek_first(m->mt, &m->pos);
     }
-    pos_seek_first(m->mt, &m->pos);
+    publish(m);
 }
 
 static void mti_seek_last(struct iter *it)
@@ -849,6 +854,7 @@ static void mti_seek_last(struct iter *it)
     struct mt_iter *m = (struct mt_iter *)it;
     pass_stop(m);
     pos_seek_last(m->mt, &m->pos);
+    publish(m);
 }
 
 static void mti_seek(struct iter *it, struct slice target)
@@ -856,6 +862,7 @@ static void mti_seek(struct iter *it, struct slice target)
     struct mt_iter *m = (struct mt_iter *)it;
     pass_stop(m);
     pos_seek(m->mt, &m->pos, target);
+    publish(m);
 }
 
 static void mti_next(struct iter *it)
@@ -865,6 +872,7 @@ static void mti_next(struct iter *it)
         pass_next(m->pass, &m->pos);
     else
         pos_next(m->mt, &m->pos);
+    publish(m);
 }
 
 static void mti_prev(struct iter *it)
@@ -872,16 +880,7 @@ static void mti_prev(struct iter *it)
     struct mt_iter *m = (struct mt_iter *)it;
     pass_stop(m);
     pos_prev(m->mt, &m->pos);
-}
-
-static struct slice mti_key(const struct iter *it)
-{
-    return node_key(((const struct mt_iter *)it)->pos.n);
-}
-
-static struct slice mti_value(const struct iter *it)
-{
-    return node_value(((const struct mt_iter *)it)->pos.n);
+    publish(m);
 }
 
 static int mti_status(const struct iter *it)
@@ -899,14 +898,11 @@ static void mti_destroy(struct iter *it)
 }
 
 static const struct it_ops mt_iter_ops = {
-    .valid = mti_valid,
     .seek_first = mti_seek_first,
     .seek_last = mti_seek_last,
     .seek = mti_seek,
     .next = mti_next,
     .prev = mti_prev,
-    .key = mti_key,
-    .value = mti_value,
     .status = mti_status,
     .destroy = mti_destroy,
 };

@@ -79,10 +79,10 @@ static void tree_fix_top(struct merge_iter *m)
     m->tree[0] = cur;
 }
 
-static bool mi_valid(const struct iter *it)
+/* The position after a move: the current kid's. */
+static void publish(struct merge_iter *m)
 {
-    const struct merge_iter *m = (const struct merge_iter *)it;
-    return m->kids[m->tree[0]].valid;
+    it_set_as(&m->base, m->kids[m->tree[0]].it);
 }
 
 static void mi_seek_first(struct iter *it)
@@ -92,6 +92,7 @@ static void mi_seek_first(struct iter *it)
         it_seek_first(m->kids[i].it);
     m->forward = true;
     tree_build(m);
+    publish(m);
 }
 
 static void mi_seek_last(struct iter *it)
@@ -101,6 +102,7 @@ static void mi_seek_last(struct iter *it)
         it_seek_last(m->kids[i].it);
     m->forward = false;
     tree_build(m);
+    publish(m);
 }
 
 static void mi_seek(struct iter *it, struct slice target)
@@ -110,6 +112,7 @@ static void mi_seek(struct iter *it, struct slice target)
         it_seek(m->kids[i].it, target);
     m->forward = true;
     tree_build(m);
+    publish(m);
 }
 
 /* Repositions every kid but the current one for the new direction. The
@@ -156,6 +159,7 @@ static void mi_next(struct iter *it)
         switch_direction(m, true);
     it_next(m->kids[m->tree[0]].it);
     tree_fix_top(m);
+    publish(m);
 }
 
 static void mi_prev(struct iter *it)
@@ -165,18 +169,7 @@ static void mi_prev(struct iter *it)
         switch_direction(m, false);
     it_prev(m->kids[m->tree[0]].it);
     tree_fix_top(m);
-}
-
-static struct slice mi_key(const struct iter *it)
-{
-    const struct merge_iter *m = (const struct merge_iter *)it;
-    return m->kids[m->tree[0]].key;
-}
-
-static struct slice mi_value(const struct iter *it)
-{
-    const struct merge_iter *m = (const struct merge_iter *)it;
-    return it_value(m->kids[m->tree[0]].it);
+    publish(m);
 }
 
 static int mi_status(const struct iter *it)
@@ -202,14 +195,11 @@ static void mi_destroy(struct iter *it)
 }
 
 static const struct it_ops merge_ops = {
-    .valid = mi_valid,
     .seek_first = mi_seek_first,
     .seek_last = mi_seek_last,
     .seek = mi_seek,
     .next = mi_next,
     .prev = mi_prev,
-    .key = mi_key,
-    .value = mi_value,
     .status = mi_status,
     .destroy = mi_destroy,
 };

@@ -11,7 +11,6 @@ struct range_iter {
     struct buf lo, hi; /* hi.len == 0: unbounded */
     struct buf tmp;    /* translated seek target */
     bool fix_prefix;
-    bool valid; /* in stands within [lo, hi); set by every move */
 };
 
 static bool above_lo(const struct range_iter *r, struct slice k)
@@ -24,15 +23,19 @@ static bool below_hi(const struct range_iter *r, struct slice k)
     return r->hi.len == 0 || slice_cmp(k, slice_make(r->hi.data, r->hi.len)) < 0;
 }
 
+/* The position after a move: in's, if within [lo, hi). */
+static void publish(struct range_iter *r, bool inside)
+{
+    if (inside)
+        it_set_as(&r->base, r->in);
+    else
+        it_set_end(&r->base);
+}
+
 /* After a seek: both bounds. */
 static void check_both(struct range_iter *r)
 {
-    r->valid = it_valid(r->in) && above_lo(r, it_key(r->in)) && below_hi(r, it_key(r->in));
-}
-
-static bool rg_valid(const struct iter *it)
-{
-    return ((const struct range_iter *)it)->valid;
+    publish(r, it_valid(r->in) && above_lo(r, it_key(r->in)) && below_hi(r, it_key(r->in)));
 }
 
 static void rg_seek_first(struct iter *it)
@@ -76,24 +79,14 @@ static void rg_next(struct iter *it)
 {
     struct range_iter *r = (struct range_iter *)it;
     it_next(r->in);
-    r->valid = it_valid(r->in) && below_hi(r, it_key(r->in));
+    publish(r, it_valid(r->in) && below_hi(r, it_key(r->in)));
 }
 
 static void rg_prev(struct iter *it)
 {
     struct range_iter *r = (struct range_iter *)it;
     it_prev(r->in);
-    r->valid = it_valid(r->in) && above_lo(r, it_key(r->in));
-}
-
-static struct slice rg_key(const struct iter *it)
-{
-    return it_key(((const struct range_iter *)it)->in);
-}
-
-static struct slice rg_value(const struct iter *it)
-{
-    return it_value(((const struct range_iter *)it)->in);
+    publish(r, it_valid(r->in) && above_lo(r, it_key(r->in)));
 }
 
 static int rg_status(const struct iter *it)
@@ -112,8 +105,13 @@ static void rg_destroy(struct iter *it)
 }
 
 static const struct it_ops range_ops = {
-    rg_valid, rg_seek_first, rg_seek_last, rg_seek,   rg_next,
-    rg_prev,  rg_key,        rg_value,     rg_status, rg_destroy,
+    .seek_first = rg_seek_first,
+    .seek_last = rg_seek_last,
+    .seek = rg_seek,
+    .next = rg_next,
+    .prev = rg_prev,
+    .status = rg_status,
+    .destroy = rg_destroy,
 };
 
 struct iter *it_range_new(struct iter *in, struct slice lo, struct slice hi, bool fix_prefix)

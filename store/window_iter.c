@@ -113,10 +113,13 @@ static void settle(struct win_it *w, long k, int step)
     }
 }
 
-static bool wi_valid(const struct iter *it)
+/* The position after a move: the open window's entry, or none. */
+static void publish(struct win_it *w)
 {
-    const struct win_it *w = (const struct win_it *)it;
-    return !w->status && at_entry(w);
+    if (!w->status && at_entry(w))
+        it_set_as(&w->base, w->it);
+    else
+        it_set_end(&w->base);
 }
 
 static void wi_seek_first(struct iter *it)
@@ -124,6 +127,7 @@ static void wi_seek_first(struct iter *it)
     struct win_it *w = (struct win_it *)it;
     open_window(w, -1);
     settle(w, -1, 1);
+    publish(w);
 }
 
 static void wi_seek_last(struct iter *it)
@@ -131,6 +135,7 @@ static void wi_seek_last(struct iter *it)
     struct win_it *w = (struct win_it *)it;
     open_window(w, -1);
     settle(w, (long)w->nwin, -1);
+    publish(w);
 }
 
 /* Key-order index of the first window that may hold keys >= target, which
@@ -170,6 +175,7 @@ static void wi_seek(struct iter *it, struct slice target)
     if (w->it)
         it_seek(w->it, target);
     settle(w, k, 1);
+    publish(w);
 }
 
 static void wi_next(struct iter *it)
@@ -177,6 +183,7 @@ static void wi_next(struct iter *it)
     struct win_it *w = (struct win_it *)it;
     it_next(w->it);
     settle(w, w->cur, 1);
+    publish(w);
 }
 
 static void wi_prev(struct iter *it)
@@ -184,16 +191,7 @@ static void wi_prev(struct iter *it)
     struct win_it *w = (struct win_it *)it;
     it_prev(w->it);
     settle(w, w->cur, -1);
-}
-
-static struct slice wi_key(const struct iter *it)
-{
-    return it_key(((const struct win_it *)it)->it);
-}
-
-static struct slice wi_value(const struct iter *it)
-{
-    return it_value(((const struct win_it *)it)->it);
+    publish(w);
 }
 
 static int wi_status(const struct iter *it)
@@ -216,14 +214,11 @@ static void wi_destroy(struct iter *it)
 }
 
 static const struct it_ops win_ops = {
-    .valid = wi_valid,
     .seek_first = wi_seek_first,
     .seek_last = wi_seek_last,
     .seek = wi_seek,
     .next = wi_next,
     .prev = wi_prev,
-    .key = wi_key,
-    .value = wi_value,
     .status = wi_status,
     .destroy = wi_destroy,
 };

@@ -245,17 +245,24 @@ static bool bi_valid(const struct iter *base)
     return it->cur < it->b.restart_off;
 }
 
-static void bi_seek_first(struct iter *base)
+/* The position after a move: the entry parsed last, or none. */
+static void publish(struct blk_it *it)
 {
-    struct blk_it *it = (struct blk_it *)base;
+    if (bi_valid(&it->base))
+        it_set_pos(&it->base, slice_make(it->key.data, it->key.len), it->value);
+    else
+        it_set_end(&it->base);
+}
+
+static void first(struct blk_it *it)
+{
     seek_restart(it, 0);
     if (!it->status)
         parse_next(it);
 }
 
-static void bi_seek_last(struct iter *base)
+static void last(struct blk_it *it)
 {
-    struct blk_it *it = (struct blk_it *)base;
     seek_restart(it, it->b.nrestarts - 1);
     if (it->status || !parse_next(it))
         return;
@@ -313,9 +320,9 @@ static bool key_below(const struct blk_it *it, struct slice target)
     return slice_cmp(slice_make(it->key.data, it->key.len), target) < 0;
 }
 
-static void bi_seek(struct iter *base, struct slice target)
+static void seek_to(struct blk_it *it, struct slice target)
 {
-    struct blk_it *it = (struct blk_it *)base;
+    struct iter *base = &it->base;
     uint32_t lo = 0, hi = it->b.nrestarts - 1;
     struct seek_key sk = seek_key_of(&it->b, target);
     if (!it->status && bi_valid(base) && key_below(it, target)) {
@@ -348,14 +355,8 @@ static void bi_seek(struct iter *base, struct slice target)
             return;
 }
 
-static void bi_next(struct iter *base)
+static void back(struct blk_it *it)
 {
-    parse_next((struct blk_it *)base);
-}
-
-static void bi_prev(struct iter *base)
-{
-    struct blk_it *it = (struct blk_it *)base;
     size_t target = it->cur;
     uint32_t r = it->restart;
     while (restart_at(it, r) >= target) {
@@ -370,15 +371,34 @@ static void bi_prev(struct iter *base)
         ;
 }
 
-static struct slice bi_key(const struct iter *base)
+static void bi_seek_first(struct iter *base)
 {
-    const struct blk_it *it = (const struct blk_it *)base;
-    return slice_make(it->key.data, it->key.len);
+    first((struct blk_it *)base);
+    publish((struct blk_it *)base);
 }
 
-static struct slice bi_value(const struct iter *base)
+static void bi_seek_last(struct iter *base)
 {
-    return ((const struct blk_it *)base)->value;
+    last((struct blk_it *)base);
+    publish((struct blk_it *)base);
+}
+
+static void bi_seek(struct iter *base, struct slice target)
+{
+    seek_to((struct blk_it *)base, target);
+    publish((struct blk_it *)base);
+}
+
+static void bi_next(struct iter *base)
+{
+    parse_next((struct blk_it *)base);
+    publish((struct blk_it *)base);
+}
+
+static void bi_prev(struct iter *base)
+{
+    back((struct blk_it *)base);
+    publish((struct blk_it *)base);
 }
 
 static int bi_status(const struct iter *base)
@@ -394,14 +414,11 @@ static void bi_destroy(struct iter *base)
 }
 
 static const struct it_ops blk_ops = {
-    .valid = bi_valid,
     .seek_first = bi_seek_first,
     .seek_last = bi_seek_last,
     .seek = bi_seek,
     .next = bi_next,
     .prev = bi_prev,
-    .key = bi_key,
-    .value = bi_value,
     .status = bi_status,
     .destroy = bi_destroy,
 };

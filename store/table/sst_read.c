@@ -489,10 +489,13 @@ static void skip_empty_backward(struct sst_it *s)
     }
 }
 
-static bool si_valid(const struct iter *it)
+/* The position after a move: the open block's entry, or none. */
+static void publish(struct sst_it *s)
 {
-    const struct sst_it *s = (const struct sst_it *)it;
-    return !s->status && s->data && it_valid(s->data);
+    if (!s->status && s->data && it_valid(s->data))
+        it_set_as(&s->base, s->data);
+    else
+        it_set_end(&s->base);
 }
 
 static void si_seek_first(struct iter *it)
@@ -502,6 +505,7 @@ static void si_seek_first(struct iter *it)
     if (open_block(s, 1))
         it_seek_first(s->data);
     skip_empty_forward(s);
+    publish(s);
 }
 
 static void si_seek_last(struct iter *it)
@@ -511,6 +515,7 @@ static void si_seek_last(struct iter *it)
     if (open_block(s, -1))
         it_seek_last(s->data);
     skip_empty_backward(s);
+    publish(s);
 }
 
 static void si_seek(struct iter *it, struct slice target)
@@ -522,6 +527,7 @@ static void si_seek(struct iter *it, struct slice target)
         /* the block already open: no fetch, no decode (a forward cursor) */
         it_seek(s->data, target);
         skip_empty_forward(s);
+        publish(s);
         return;
     }
     /* past a skipped block every key is above target: the seek lands on
@@ -529,6 +535,7 @@ static void si_seek(struct iter *it, struct slice target)
     if (open_block(s, 1))
         it_seek(s->data, target);
     skip_empty_forward(s);
+    publish(s);
 }
 
 /* A block iterator that stays valid has no error to report: only its end
@@ -537,8 +544,12 @@ static void si_next(struct iter *it)
 {
     struct sst_it *s = (struct sst_it *)it;
     it_next(s->data);
-    if (!it_valid(s->data))
-        skip_empty_forward(s);
+    if (it_valid(s->data)) {
+        it_set_as(it, s->data);
+        return;
+    }
+    skip_empty_forward(s);
+    publish(s);
 }
 
 static void si_prev(struct iter *it)
@@ -547,16 +558,7 @@ static void si_prev(struct iter *it)
     it_prev(s->data);
     if (!it_valid(s->data))
         skip_empty_backward(s);
-}
-
-static struct slice si_key(const struct iter *it)
-{
-    return it_key(((const struct sst_it *)it)->data);
-}
-
-static struct slice si_value(const struct iter *it)
-{
-    return it_value(((const struct sst_it *)it)->data);
+    publish(s);
 }
 
 static int si_status(const struct iter *it)
@@ -579,14 +581,11 @@ static void si_destroy(struct iter *it)
 }
 
 static const struct it_ops sst_it_ops = {
-    .valid = si_valid,
     .seek_first = si_seek_first,
     .seek_last = si_seek_last,
     .seek = si_seek,
     .next = si_next,
     .prev = si_prev,
-    .key = si_key,
-    .value = si_value,
     .status = si_status,
     .destroy = si_destroy,
 };

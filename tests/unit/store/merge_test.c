@@ -28,28 +28,15 @@ struct vec_it {
     char key[16], value[16];
 };
 
-static struct slice vec_key(const struct iter *it)
-{
-    const struct vec_it *v = (const struct vec_it *)it;
-    return slice_make(v->key, 3);
-}
-
-static struct slice vec_value(const struct iter *it)
-{
-    const struct vec_it *v = (const struct vec_it *)it;
-    return slice_make(v->value, strlen(v->value));
-}
-
+/* Every move ends here: the entry at pos as the position, or none. */
 static void vec_load(struct vec_it *v)
 {
-    if (v->pos >= 0 && v->pos < v->n)
-        snprintf(v->key, sizeof v->key, "k%02d", v->keys[v->pos]);
-}
-
-static bool vec_valid(const struct iter *it)
-{
-    const struct vec_it *v = (const struct vec_it *)it;
-    return v->pos >= 0 && v->pos < v->n;
+    if (v->pos < 0 || v->pos >= v->n) {
+        it_set_end(&v->base);
+        return;
+    }
+    snprintf(v->key, sizeof v->key, "k%02d", v->keys[v->pos]);
+    it_set_pos(&v->base, slice_make(v->key, 3), slice_make(v->value, strlen(v->value)));
 }
 
 static void vec_seek_first(struct iter *it)
@@ -104,14 +91,11 @@ static void vec_destroy(struct iter *it)
 }
 
 static const struct it_ops vec_ops = {
-    .valid = vec_valid,
     .seek_first = vec_seek_first,
     .seek_last = vec_seek_last,
     .seek = vec_seek,
     .next = vec_next,
     .prev = vec_prev,
-    .key = vec_key,
-    .value = vec_value,
     .status = vec_status,
     .destroy = vec_destroy,
 };
