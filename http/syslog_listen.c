@@ -92,7 +92,9 @@ struct worker {
     struct syslog_batch *batch;
     int64_t flush_at; /* monotonic deadline of the oldest pending row; 0 = none */
     const char *peer;
-    bool was_busy; /* the last write ended in ERR_BUSY */
+    bool was_busy;           /* the last write ended in ERR_BUSY */
+    int64_t now;             /* the clock when the bytes being read arrived */
+    uint64_t kinds[K_COUNT]; /* messages parsed, not yet in sl.messages */
 };
 
 static void reject(const struct worker *w, enum reject r, uint64_t n)
@@ -198,9 +200,26 @@ static bool in_window(int64_t ts, int64_t now)
     return true;
 }
 
+/* A read's bytes arrived: the clock of their messages. */
+static void worker_arrival(struct worker *w)
+{
+    w->now = event_stamp_now(&server.stamp);
+}
+
+/* The messages counted since the last call go to /metrics: once a read's
+ * messages are done, not one atomic add each. */
+static void worker_publish(struct worker *w)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        if (w->kinds[k]) {
+            atomic_fetch_add(&sl.messages[w->t][k], w->kinds[k]);
+            w->kinds[k] = 0;
+        }
+}
+
 static void worker_message(struct worker *w, const char *msg, size_t len)
 {
-    int64_t now = event_stamp_next(&server.stamp);
+    int64_t now = w->now;
     struct event ev;
     const char *why = NULL;
     enum syslog_kind k = syslog_parse(w->parser, msg, len, now, w->peer, &ev, &why);
@@ -208,12 +227,13 @@ static void worker_message(struct worker *w, const char *msg, size_t len)
         reject(w, R_BAD_MESSAGE, 1);
         return;
     }
-    atomic_fetch_add(&sl.messages[w->t][k == SYSLOG_5424   ? K_5424
-                                        : k == SYSLOG_3164 ? K_3164
-                                                           : K_UNPARSED],
-                     1);
+    w->kinds[k == SYSLOG_5424 ? K_5424 : k == SYSLOG_3164 ? K_3164 : K_UNPARSED]++;
     if (k == SYSLOG_UNPARSED)
         reject(w, R_UNPARSED, 1);
+    /* arrival stamps are unique across the server, so that two equal
+     * messages without a time stay two rows */
+    if (!ev.has_ts)
+        ev.ts = event_stamp_next(&server.stamp);
     if (!in_window(ev.ts, now)) {
         reject(w, R_WINDOW, 1);
         return;
@@ -259,6 +279,7 @@ struct tcp_state {
 static void tcp_bytes(struct tcp_state *s, const char *data, size_t len)
 {
     atomic_fetch_add(&sl.bytes[T_TCP], len);
+    worker_arrival(&s->w);
     while (len && !s->is_closing) {
         enum syslog_frame_kind k;
         struct slice m;
@@ -274,16 +295,19 @@ static void tcp_bytes(struct tcp_state *s, const char *data, size_t len)
         data += n;
         len -= n;
     }
+    worker_publish(&s->w);
 }
 
 static void tcp_finish(struct tcp_state *s)
 {
     struct slice m;
     enum syslog_frame_kind k = syslog_frame_finish(&s->fr, &m);
+    worker_arrival(&s->w);
     if (k == SYSLOG_FRAME_OK && m.len)
         worker_message(&s->w, m.ptr, m.len);
     else if (k == SYSLOG_FRAME_CUT)
         reject(&s->w, R_TRUNCATED, 1);
+    worker_publish(&s->w);
     worker_flush(&s->w);
 }
 
@@ -475,10 +499,12 @@ static bool udp_one(struct udp_state *s, int flags)
         peer_name(&ss, s->peer, sizeof s->peer);
     }
     struct slice m = syslog_unframe(s->rbuf, (size_t)n);
+    worker_arrival(&s->w);
     if (m.len == 0)
         reject(&s->w, R_BAD_MESSAGE, 1);
     else
         worker_message(&s->w, m.ptr, m.len);
+    worker_publish(&s->w);
     return true;
 }
 

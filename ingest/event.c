@@ -200,9 +200,14 @@ void event_stamp_init(struct event_stamp *st, int64_t (*now)(void *arg), void *a
     st->arg = arg;
 }
 
+int64_t event_stamp_now(const struct event_stamp *st)
+{
+    return st->now ? st->now(st->arg) : clock_real_ns();
+}
+
 int64_t event_stamp_next(struct event_stamp *st)
 {
-    int64_t now = st->now ? st->now(st->arg) : clock_real_ns();
+    int64_t now = event_stamp_now(st);
     int64_t last = atomic_load_explicit(&st->last, memory_order_relaxed);
     for (;;) {
         int64_t ts = now > last ? now : last + 1;

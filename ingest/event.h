@@ -157,5 +157,7 @@ struct event_stamp {
 
 void event_stamp_init(struct event_stamp *st, int64_t (*now)(void *arg), void *arg);
 int64_t event_stamp_next(struct event_stamp *st);
+/* The clock the stamps follow, read without taking a stamp. */
+int64_t event_stamp_now(const struct event_stamp *st);
 
 #endif

@@ -378,7 +378,7 @@ static bool parse_5424(struct syslog_parser *p, struct cur *c, unsigned prival, 
         !token(c, 48, &app) || !eat(c, ' ') || !token(c, 128, &procid) || !eat(c, ' ') ||
         !token(c, 32, &msgid) || !eat(c, ' '))
         return false;
-    ev->has_ts = true;
+    ev->has_ts = !is_nil(ts);
     ev->ts = now_ns;
     if (!is_nil(ts) &&
         (!memchr(ts.ptr, 'T', ts.len) || time_parse_rfc3339(ts.ptr, ts.len, &ev->ts) != 0))
@@ -601,7 +601,7 @@ static void unparsed(struct syslog_parser *p, struct slice m, int64_t now_ns, co
 {
     p->ntags = 0;
     p->msg.v.s = body_of(p, m);
-    ev->has_ts = true;
+    ev->has_ts = false;
     ev->ts = now_ns;
     ev->host = slice_cstr(peer ? peer : "");
     ev->name = slice_cstr(p->event ? p->event : p->default_event);

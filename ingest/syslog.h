@@ -45,8 +45,10 @@ void syslog_free(struct syslog_parser *p); /* NULL ok */
  * bytes are ignored). now_ns is the arrival time: the ts of a message
  * without one, and the clock of RFC 3164's year guess. peer is the
  * sender's address (host of a message without HOSTNAME; NULL = ""). On
- * anything but SYSLOG_BAD, *ev is set (has_ts true) and borrows msg and
- * the parser until its next call. */
+ * anything but SYSLOG_BAD, *ev is set and borrows msg and the parser until
+ * its next call; has_ts is false when the message gave no time (the 5424
+ * NILVALUE, an unparsed message): ts is then now_ns, which a caller that
+ * reads the clock once for many messages replaces with a unique stamp. */
 enum syslog_kind syslog_parse(struct syslog_parser *p, const char *msg, size_t len, int64_t now_ns,
                               const char *peer, struct event *ev, const char **reason);
 

@@ -44,10 +44,14 @@ static void render_parse(struct syslog_parser *p, const char *msg, size_t len, i
     enum syslog_kind k = syslog_parse(p, msg, len, now, "10.0.0.1", &ev, &why);
     buf_reset(out);
     buf_printf(out, "%s ", kind_name(k));
-    if (k == SYSLOG_BAD)
+    if (k == SYSLOG_BAD) {
         buf_puts(out, why);
-    else
-        render_event(out, &ev);
+        return;
+    }
+    /* a message without a time says so, and carries the arrival time */
+    if (!ev.has_ts && ev.ts == now)
+        ev.has_ts = true;
+    render_event(out, &ev);
 }
 
 #define WHOLE(m) "UNPARSED syslog|10.0.0.1||msg:S\"" m "\"|1795543200000000000"
@@ -188,6 +192,39 @@ static void test_rfc3164(void **state)
 {
     (void)state;
     check_table(cases_3164, sizeof cases_3164 / sizeof cases_3164[0]);
+}
+
+/* has_ts tells a message's own time from the arrival time it was given:
+ * false for the 5424 NILVALUE and for an unparsed message, true else. */
+static void test_has_ts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *msg;
+        bool has_ts;
+    } cases[] = {
+        {"<34>1 2003-10-11T22:14:15.003Z h su - - - x", true},
+        {"<34>1 - h su - - - x", false},
+        {"<34>Oct 11 22:14:15 h su: x", true},
+        {"<34>2003-10-11T22:14:15Z h su: x", true},
+        {"just a line", false},
+    };
+    struct event_limits lim;
+    event_limits_default(&lim);
+    struct syslog_map map = {NULL, "syslog", false};
+    struct syslog_parser *p = syslog_new(&lim, &map);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct event ev;
+        const char *why = NULL;
+        assert_int_not_equal(syslog_parse(p, cases[i].msg, strlen(cases[i].msg), NOW, "", &ev,
+                                          &why),
+                             SYSLOG_BAD);
+        if (ev.has_ts != cases[i].has_ts)
+            fail_msg("case %zu: has_ts %d", i, ev.has_ts);
+        if (!ev.has_ts)
+            assert_true(ev.ts == NOW);
+    }
+    syslog_free(p);
 }
 
 struct year_case {
@@ -432,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_year_guess), cmocka_unit_test(test_local_zone),
         cmocka_unit_test(test_mapping),    cmocka_unit_test(test_names),
         cmocka_unit_test(test_framer),     cmocka_unit_test(test_unframe),
+        cmocka_unit_test(test_has_ts),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
