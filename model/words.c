@@ -54,6 +54,25 @@ uint64_t words_hash(struct slice word)
     return h;
 }
 
+uint64_t words_hash2(struct slice word)
+{
+    const unsigned char *p = (const unsigned char *)word.ptr;
+    uint64_t h = (uint64_t)word.len * WORDS_HASH2_K;
+    for (size_t i = 0; i < word.len; i += 8) {
+        uint64_t c = 0;
+        for (size_t j = 0; j < 8 && i + j < word.len; j++)
+            c |= (uint64_t)fold(p[i + j]) << (8 * j);
+        h = (h ^ c) * WORDS_HASH2_K;
+        h ^= h >> 29;
+    }
+    return words_fmix(h);
+}
+
+struct word_hashes words_hashes(struct slice word)
+{
+    return (struct word_hashes){words_hash(word), words_hash2(word)};
+}
+
 static bool word_eq(struct slice a, struct slice b)
 {
     if (a.len != b.len)

@@ -27,8 +27,38 @@ static inline bool words_is_word_byte(unsigned char c)
 void words_each(struct slice text, bool (*fn)(void *arg, struct slice word), void *arg);
 
 /* A 64-bit hash of a word, ASCII case folded: words_hash("Error") ==
- * words_hash("error"). Stable across releases (it is stored in files). */
+ * words_hash("error"). Stable across releases (it is stored in files):
+ * FNV-1a over the folded bytes, then a finaliser; the word filters of
+ * files written before 2026-11-28. */
 uint64_t words_hash(struct slice word);
+
+/* The hash of the word filters written since (store/FORMAT.md): the folded
+ * word in 8-byte little-endian chunks, the last one zero-padded, each
+ * mixed in with one multiply, so that a writer hashes a word a chunk at a
+ * time rather than a byte at a time. Stable across releases:
+ *   h = len * K;  for each chunk c: h = (h ^ c) * K, h ^= h >> 29;
+ *   then the finaliser of words_hash (K = 0x9e3779b97f4a7c15). */
+uint64_t words_hash2(struct slice word);
+
+#define WORDS_HASH2_K 0x9e3779b97f4a7c15ULL
+
+/* A word as both kinds of word filter see it. */
+struct word_hashes {
+    uint64_t v1, v2; /* words_hash, words_hash2 */
+};
+
+struct word_hashes words_hashes(struct slice word);
+
+/* The finaliser both hashes end with (murmur3's fmix64). */
+static inline uint64_t words_fmix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
 
 /* True if the words of phrase (one or more) occur in text as consecutive
  * words, case-insensitively: "connection reset" is found in

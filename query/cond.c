@@ -346,7 +346,8 @@ static bool like_match(const struct like *l, struct slice text, bool icase)
 
 /* The whole words of a LIKE part: bounded on both sides by a literal
  * non-word byte, or by the anchored start or end of the text. */
-static void like_part_words(const struct like *l, size_t i, uint64_t **out, size_t *n, size_t *cap)
+static void like_part_words(const struct like *l, size_t i, struct word_hashes **out, size_t *n,
+                            size_t *cap)
 {
     const uint16_t *p = l->parts[i];
     size_t len = l->plen[i];
@@ -366,7 +367,7 @@ static void like_part_words(const struct like *l, size_t i, uint64_t **out, size
             continue;
         if (*n == *cap)
             *out = xrealloc(*out, (*cap = *cap ? 2 * *cap : 8) * sizeof(**out));
-        (*out)[(*n)++] = words_hash(slice_make(l->bytes[i] + start, k - start));
+        (*out)[(*n)++] = words_hashes(slice_make(l->bytes[i] + start, k - start));
     }
 }
 
@@ -726,7 +727,7 @@ void cond_derive(struct sql_where *w)
 
 /* --- required words --- */
 
-static void push_word(uint64_t **out, size_t *n, size_t *cap, uint64_t h)
+static void push_word(struct word_hashes **out, size_t *n, size_t *cap, struct word_hashes h)
 {
     if (*n == *cap)
         *out = xrealloc(*out, (*cap = *cap ? 2 * *cap : 8) * sizeof(**out));
@@ -736,11 +737,11 @@ static void push_word(uint64_t **out, size_t *n, size_t *cap, uint64_t h)
 static bool push_term_word(void *arg, struct slice w)
 {
     void **a = arg;
-    push_word(a[0], a[1], a[2], words_hash(w));
+    push_word(a[0], a[1], a[2], words_hashes(w));
     return true;
 }
 
-void cond_required_words(const struct sql_expr *e, uint64_t **out, size_t *n, size_t *cap)
+void cond_required_words(const struct sql_expr *e, struct word_hashes **out, size_t *n, size_t *cap)
 {
     if (!e)
         return;

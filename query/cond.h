@@ -26,6 +26,7 @@
 #include "base/buf.h"
 #include "base/slice.h"
 #include "model/record.h"
+#include "model/words.h"
 #include "query/sql.h"
 
 /* --- building (the parser and query_params_open) --- */
@@ -55,10 +56,11 @@ bool cond_sorted_has(char *const *v, const size_t *len, size_t n, struct slice s
 /* Fills w's implied bounds and sets (sql.h) from w->cond. */
 void cond_derive(struct sql_where *w);
 
-/* The words every matching row must hold, as words_hash values: those of
- * MATCH terms, and of LIKE patterns' literal whole words, reached from the
- * top through AND only. Appends to *out (n, cap: a growable array). */
-void cond_required_words(const struct sql_expr *e, uint64_t **out, size_t *n, size_t *cap);
+/* The words every matching row must hold, as their hashes (words_hashes):
+ * those of MATCH terms, and of LIKE patterns' literal whole words, reached
+ * from the top through AND only. Appends to *out (n, cap: a growable array). */
+void cond_required_words(const struct sql_expr *e, struct word_hashes **out, size_t *n,
+                         size_t *cap);
 
 /* True if the condition says no more than what cond_derive implies (ts
  * bounds and points, host and event sets, joined by AND): a row inside

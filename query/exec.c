@@ -61,7 +61,7 @@ struct exec {
     struct cond_row crow; /* the row as the condition saw it */
     bool check_cond;      /* the condition says more than the key checks */
     uint64_t scanned;
-    uint64_t *words;
+    struct word_hashes *words;
     size_t nwords, wcap;
     /* unordered SCAN/FULL: the buckets one after another, not merged */
     struct iter **kids;

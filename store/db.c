@@ -1129,7 +1129,7 @@ static struct sst_read_opts *read_opts_new(const struct store_read_opts *o)
 {
     struct sst_read_opts *rd = xcalloc(1, sizeof *rd);
     if (o->words && o->nwords) {
-        uint64_t *w = xmalloc(o->nwords * sizeof *w);
+        struct word_hashes *w = xmalloc(o->nwords * sizeof *w);
         memcpy(w, o->words, o->nwords * sizeof *w);
         rd->words = w;
         rd->nwords = o->nwords;

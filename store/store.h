@@ -20,6 +20,7 @@
 
 #include "base/buf.h"
 #include "base/slice.h"
+#include "model/words.h"
 #include "store/iter.h"
 
 enum store_wal_sync {
@@ -291,7 +292,7 @@ struct store_read_stats {
 };
 
 /* What a row iterator may leave out (store/FORMAT.md, "Word filters").
- * words: words_hash values (model/words.h); a data block whose word filter
+ * words: the words' hashes (model/words.h); a data block whose word filter
  * lacks one of them holds no row having all of them and is skipped
  * without being read. Blocks without a filter (memtables, files of
  * versions 1 and 2, blocks that are not all log rows) are always read. So
@@ -302,7 +303,7 @@ struct store_read_stats {
  * iterator runs and must outlive it; iterators sharing one stats must be
  * used from one thread. */
 struct store_read_opts {
-    const uint64_t *words;
+    const struct word_hashes *words;
     size_t nwords;
     struct store_read_stats *stats;
 };

@@ -16,6 +16,7 @@
 
 #include "base/buf.h"
 #include "base/slice.h"
+#include "model/words.h"
 #include "store/env.h"
 #include "store/iter.h"
 #include "store/table/codec.h"
@@ -121,14 +122,14 @@ int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *k
 struct iter *sst_iter(struct sst_table *t);
 
 /* What a table iterator may pass over: a data block whose word filter
- * lacks one of the nwords words (words_hash values) is skipped as if it
+ * lacks one of the nwords words (both their hashes, model/words.h) is skipped as if it
  * were empty (blocks without a filter are always read). The counters, if
  * not NULL, get the data blocks the iterator decodes (from the cache or
  * the file) and those it skips added, each time it enters or passes one.
  * Everything is borrowed and must outlive the iterator, which updates the
  * counters from the thread that uses it. */
 struct sst_read_opts {
-    const uint64_t *words;
+    const struct word_hashes *words;
     size_t nwords;
     uint64_t *blocks_read, *blocks_skipped;
 };

@@ -223,8 +223,8 @@ static void filter_free(void *p)
 /* *may: whether the block of index value v may hold a row with each of
  * the n words (true without a filter). The filter is read through the
  * cache; ERR_CORRUPT if it is damaged. */
-static int block_may_match(struct sst_table *t, struct slice v, const uint64_t *words, size_t n,
-                           bool *may)
+static int block_may_match(struct sst_table *t, struct slice v, const struct word_hashes *words,
+                           size_t n, bool *may)
 {
     uint64_t foff, fsize;
     *may = true;

@@ -4,8 +4,12 @@
  * bloom filter when the block is finished. */
 #include "store/table/wfilter.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "base/err.h"
 #include "model/key.h"
@@ -16,17 +20,28 @@
 
 #define WFILTER_MIN_SLOTS 1024u
 
+static atomic_bool write_v1; /* wfilter_test_write_v1 */
+
+void wfilter_test_write_v1(bool v1)
+{
+    atomic_store(&write_v1, v1);
+}
+
 void wfilter_builder_init(struct wfilter_builder *b)
 {
     memset(b, 0, sizeof *b);
     b->ok = true;
     buf_init(&b->last);
+    buf_init(&b->text);
+    buf_init(&b->bits);
 }
 
 void wfilter_builder_destroy(struct wfilter_builder *b)
 {
     free(b->set);
     buf_destroy(&b->last);
+    buf_destroy(&b->text);
+    buf_destroy(&b->bits);
 }
 
 void wfilter_builder_reset(struct wfilter_builder *b)
@@ -107,8 +122,9 @@ static const unsigned char word_fold[256] = {
 /* words_hash of each word of text, in one pass over its bytes (words_each
  * with words_hash walks every word twice and calls out for each): the same
  * FNV-1a over ASCII-folded bytes and finaliser as model/words.c, which
- * wfilter_test checks word for word and filter for filter. */
-static void add_text(struct wfilter_builder *b, struct slice text)
+ * wfilter_test checks word for word and filter for filter. Filters of
+ * this hash are written only by tests now (wfilter_test_write_v1). */
+static void add_text_v1(struct wfilter_builder *b, struct slice text)
 {
     const unsigned char *p = (const unsigned char *)text.ptr, *end = p + text.len;
     for (;;) {
@@ -129,6 +145,141 @@ static void add_text(struct wfilter_builder *b, struct slice text)
         h ^= h >> 33;
         add_hash(b, h);
     }
+}
+
+static inline uint64_t low_bytes(size_t n) /* the mask of a chunk's first n bytes */
+{
+    return n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+}
+
+static inline uint64_t load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* words_hash2 of the word of len bytes at w, folded already; the bytes up
+ * to the end of its last 8-byte chunk are read (and masked off). */
+static inline uint64_t hash2_at(const unsigned char *w, size_t len)
+{
+    uint64_t h = (uint64_t)len * WORDS_HASH2_K;
+    h = (h ^ (load64(w) & low_bytes(len))) * WORDS_HASH2_K;
+    h ^= h >> 29;
+    for (size_t i = 8; i < len; i += 8) {
+        h = (h ^ (load64(w + i) & low_bytes(len - i))) * WORDS_HASH2_K;
+        h ^= h >> 29;
+    }
+    return words_fmix(h);
+}
+
+/* Copies text into b->text folded (ASCII upper case to lower) and padded
+ * with 16 zero bytes, and sets one bit per byte in b->bits (64 a word,
+ * low bit first): whether it is a word byte. Returns the bit words. */
+static size_t classify(struct wfilter_builder *b, struct slice text)
+{
+    size_t chunks = (text.len + 15) / 16, nwords = (chunks + 3) / 4;
+    buf_reset(&b->text);
+    buf_reserve(&b->text, chunks * 16 + 16);
+    unsigned char *t = (unsigned char *)b->text.data;
+    memcpy(t, text.ptr, text.len);
+    memset(t + text.len, 0, chunks * 16 + 16 - text.len);
+    buf_reset(&b->bits);
+    buf_reserve(&b->bits, (nwords + 1) * sizeof(uint64_t));
+    uint64_t *m = (uint64_t *)(void *)b->bits.data;
+    memset(m, 0, (nwords + 1) * sizeof *m);
+#ifdef __SSE2__
+    const __m128i d0 = _mm_set1_epi8('0' - 1), d9 = _mm_set1_epi8('9' + 1);
+    const __m128i ua = _mm_set1_epi8('A' - 1), uz = _mm_set1_epi8('Z' + 1);
+    const __m128i la = _mm_set1_epi8('a' - 1), lz = _mm_set1_epi8('z' + 1);
+    const __m128i us = _mm_set1_epi8('_'), bit5 = _mm_set1_epi8(0x20);
+    for (size_t i = 0; i < chunks; i++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(t + 16 * i));
+        __m128i up = _mm_and_si128(_mm_cmpgt_epi8(x, ua), _mm_cmplt_epi8(x, uz));
+        __m128i lo = _mm_and_si128(_mm_cmpgt_epi8(x, la), _mm_cmplt_epi8(x, lz));
+        __m128i dg = _mm_and_si128(_mm_cmpgt_epi8(x, d0), _mm_cmplt_epi8(x, d9));
+        __m128i hi = _mm_cmplt_epi8(x, _mm_setzero_si128()); /* 0x80 and up */
+        __m128i w = _mm_or_si128(_mm_or_si128(up, lo),
+                                 _mm_or_si128(_mm_or_si128(dg, hi), _mm_cmpeq_epi8(x, us)));
+        _mm_storeu_si128((__m128i *)(void *)(t + 16 * i), _mm_or_si128(x, _mm_and_si128(up, bit5)));
+        m[i / 4] |= (uint64_t)(unsigned)_mm_movemask_epi8(w) << (16 * (i % 4));
+    }
+#else
+    for (size_t i = 0; i < text.len; i++) {
+        unsigned char c = word_fold[t[i]];
+        if (c) {
+            t[i] = c;
+            m[i / 64] |= 1ULL << (i % 64);
+        }
+    }
+#endif
+    return nwords;
+}
+
+/* words_hash2 of each word of text: the word bytes found 16 at a time,
+ * each word's start and length read off the bit words, and its hash taken
+ * a chunk of 8 bytes at a time. Bits past the text are zero (the padding
+ * holds no word byte). wfilter_test checks it word for word and filter for
+ * filter against words_each and words_hash2. */
+static void add_text_v2(struct wfilter_builder *b, struct slice text)
+{
+    size_t nwords = classify(b, text);
+    const uint64_t *m = (const uint64_t *)(const void *)b->bits.data;
+    const unsigned char *t = (const unsigned char *)b->text.data;
+    uint64_t carry = 0; /* the last bit of the word before */
+    for (size_t k = 0; k < nwords; k++) {
+        uint64_t bits = m[k], starts = bits & ~((bits << 1) | carry);
+        carry = bits >> 63;
+        while (starts) {
+            unsigned at = (unsigned)__builtin_ctzll(starts);
+            starts &= starts - 1;
+            uint64_t rest = ~bits >> at;
+            size_t len;
+            if (rest) {
+                len = (size_t)__builtin_ctzll(rest);
+            } else { /* the word goes on in the next bit words */
+                len = 64 - at;
+                size_t j = k + 1;
+                for (; j < nwords && m[j] == ~0ULL; j++)
+                    len += 64;
+                if (j < nwords)
+                    len += (size_t)__builtin_ctzll(~m[j]);
+            }
+            add_hash(b, hash2_at(t + 64 * k + at, len));
+        }
+    }
+}
+
+/* add_text_v2 for a short text (a host, an event, most tag values): a byte
+ * loop that gathers each word's folded bytes, without the copy and masks
+ * the long path sets up. */
+#define WFILTER_SHORT 24
+
+static void add_short_v2(struct wfilter_builder *b, struct slice text)
+{
+    unsigned char w[WFILTER_SHORT + 8] = {0}; /* hash2_at reads whole chunks */
+    size_t len = 0;
+    for (size_t i = 0; i < text.len; i++) {
+        unsigned char f = word_fold[(unsigned char)text.ptr[i]];
+        if (f) {
+            w[len++] = f;
+        } else if (len) {
+            add_hash(b, hash2_at(w, len));
+            len = 0;
+        }
+    }
+    if (len)
+        add_hash(b, hash2_at(w, len));
+}
+
+static void add_text(struct wfilter_builder *b, struct slice text)
+{
+    if (b->v1)
+        add_text_v1(b, text);
+    else if (text.len <= WFILTER_SHORT)
+        add_short_v2(b, text);
+    else
+        add_text_v2(b, text);
 }
 
 /* The words of host and event, unless the last entry had the same (most
@@ -182,6 +333,8 @@ static bool add_row(struct wfilter_builder *b, struct slice ikey, struct slice v
 
 void wfilter_add(struct wfilter_builder *b, struct slice ikey, struct slice value)
 {
+    if (b->entries == 0)
+        b->v1 = atomic_load(&write_v1);
     b->entries++;
     if (b->ok && !add_row(b, ikey, value))
         b->ok = false;
@@ -205,22 +358,35 @@ bool wfilter_finish(struct wfilter_builder *b, struct buf *out)
     for (size_t i = j; i < b->cap; i++)
         b->set[i] = 0;
     bloom_build_k(b->set, j, WFILTER_BITS_PER_WORD, WFILTER_PROBES, out);
+    if (!b->v1)
+        buf_putc(out, (char)WFILTER_HASH2);
     b->n = j; /* the next reset clears the set */
     return true;
 }
 
+/* The bloom filter of filter, and whether it holds words_hash2 values. */
+static struct slice bloom_of(struct slice filter, bool *v2)
+{
+    *v2 = filter.len && (unsigned char)filter.ptr[filter.len - 1] == WFILTER_HASH2;
+    return *v2 ? slice_make(filter.ptr, filter.len - 1) : filter;
+}
+
 bool wfilter_ok(struct slice filter)
 {
-    if (filter.len < 9)
+    bool v2;
+    struct slice bloom = bloom_of(filter, &v2);
+    if (bloom.len < 9)
         return false;
-    unsigned char probes = (unsigned char)filter.ptr[filter.len - 1];
+    unsigned char probes = (unsigned char)bloom.ptr[bloom.len - 1];
     return probes >= 1 && probes <= 30;
 }
 
-bool wfilter_may_match(struct slice filter, const uint64_t *words, size_t n)
+bool wfilter_may_match(struct slice filter, const struct word_hashes *words, size_t n)
 {
+    bool v2;
+    struct slice bloom = bloom_of(filter, &v2);
     for (size_t i = 0; i < n; i++)
-        if (!bloom_may_match(filter, words[i]))
+        if (!bloom_may_match(bloom, v2 ? words[i].v2 : words[i].v1))
             return false;
     return true;
 }

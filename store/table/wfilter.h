@@ -1,5 +1,6 @@
 /* Word filters of data blocks (FORMAT.md, "Word filters"): a bloom filter,
- * bloom.h's layout, of the words (model/words.h, words_hash) of the host,
+ * bloom.h's layout, of the words (model/words.h: words_hash2, or words_hash
+ * in filters written before 2026-11-28, which have no marker byte) of the host,
  * event, tag values and string field values of a block's rows, so that a
  * word search passes over a block that cannot hold a match without reading
  * or decoding it. Only a block whose every entry is a log row (a put with
@@ -16,9 +17,13 @@
 
 #include "base/buf.h"
 #include "base/slice.h"
+#include "model/words.h"
 
 #define WFILTER_BITS_PER_WORD 10
 #define WFILTER_PROBES 7
+/* The last byte of a filter of words_hash2 values, after the bloom
+ * filter's own probe count (1..30, the last byte of older filters). */
+#define WFILTER_HASH2 0x82
 
 /* The distinct words of the entries added since the last reset. */
 struct wfilter_builder {
@@ -28,6 +33,9 @@ struct wfilter_builder {
     bool ok;         /* every entry so far is a log row */
     size_t entries;  /* added since the reset */
     struct buf last; /* host 0x00 event of the last entry (its words are in) */
+    bool v1;         /* this block's filter holds words_hash values (tests) */
+    struct buf text; /* scratch: a value folded, padded with zeros */
+    struct buf bits; /* scratch: which of its bytes are word bytes */
 };
 
 void wfilter_builder_init(struct wfilter_builder *b);
@@ -43,10 +51,16 @@ void wfilter_add(struct wfilter_builder *b, struct slice ikey, struct slice valu
 bool wfilter_finish(struct wfilter_builder *b, struct buf *out);
 
 /* Whether filter is well formed: at least 8 bytes of bits and a probe
- * count of 1..30. A filter read from disk that is not is damaged. */
+ * count of 1..30, then WFILTER_HASH2 or nothing. A filter read from disk
+ * that is not is damaged. */
 bool wfilter_ok(struct slice filter);
-/* False only if a row having every one of the n words (words_hash values)
- * is certainly not in the filter's block. REQUIRES: wfilter_ok(filter). */
-bool wfilter_may_match(struct slice filter, const uint64_t *words, size_t n);
+/* False only if a row having every one of the n words is certainly not in
+ * the filter's block (each word's hash of the filter's kind is looked up).
+ * REQUIRES: wfilter_ok(filter). */
+bool wfilter_may_match(struct slice filter, const struct word_hashes *words, size_t n);
+
+/* Test hook: builders write filters of words_hash (as before 2026-11-28)
+ * while set; not thread-safe with running builders. */
+void wfilter_test_write_v1(bool v1);
 
 #endif

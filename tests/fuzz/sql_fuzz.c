@@ -114,7 +114,7 @@ static void run_stmt(const struct sql_stmt *st)
         return;
     struct buf out = BUF_INIT;
     cond_explain(sel->where.cond, &out);
-    uint64_t *words = NULL;
+    struct word_hashes *words = NULL;
     size_t nw = 0, cap = 0;
     cond_required_words(sel->where.cond, &words, &nw, &cap);
     free(words);

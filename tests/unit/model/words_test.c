@@ -58,6 +58,32 @@ static void test_hash_folds_case(void **state)
     assert_true(words_hash(slice_make("", 0)) != words_hash(slice_make("a", 1)));
 }
 
+/* words_hash2 is stored in files: the values of its definition (words.h),
+ * computed apart from this code, must not change. */
+static void test_hash2_stable(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *word;
+        uint64_t want;
+    } tab[] = {
+        {"error", 0x39439a936b1c50c7ULL},
+        {"Timeout", 0x6687a6ed3079a833ULL},
+        {"0123456789abcdef", 0x0ce1a6be41575aadULL},
+        {"0123456789abcdefg", 0xdb6d2f34cf960adeULL},
+        {"x\xc3\xa9y", 0x8249631004b7b4cbULL},
+        {"a", 0xbd86f2db20a6dd4dULL},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (words_hash2(slice_cstr(tab[i].word)) != tab[i].want)
+            fail_msg("words_hash2(\"%s\")", tab[i].word);
+    assert_true(words_hash2(slice_cstr("ERROR")) == words_hash2(slice_cstr("error")));
+    assert_true(words_hash2(slice_cstr("error")) != words_hash2(slice_cstr("errors")));
+    struct word_hashes h = words_hashes(slice_cstr("Error"));
+    assert_true(h.v1 == words_hash(slice_cstr("error")) &&
+                h.v2 == words_hash2(slice_cstr("error")));
+}
+
 static bool find(const char *text, const char *phrase)
 {
     return words_find(slice_make(text, strlen(text)), slice_make(phrase, strlen(phrase)));
@@ -149,9 +175,8 @@ int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split),
-        cmocka_unit_test(test_hash_folds_case),
-        cmocka_unit_test(test_find),
+        cmocka_unit_test(test_split),        cmocka_unit_test(test_hash_folds_case),
+        cmocka_unit_test(test_hash2_stable), cmocka_unit_test(test_find),
         cmocka_unit_test(test_find_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

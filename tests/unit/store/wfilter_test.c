@@ -108,6 +108,24 @@ static bool row_has(struct slice ukey, struct slice value, const char **words, s
     return true;
 }
 
+/* The hash the filters being checked hold: words_hash (as written before
+ * 2026-11-28, wfilter_test_write_v1) or words_hash2 (as written now). */
+static bool hash_v1;
+
+static uint64_t hash_of(struct slice word)
+{
+    return hash_v1 ? words_hash(word) : words_hash2(word);
+}
+
+/* The bloom filter inside a word filter: without its WFILTER_HASH2 byte. */
+static struct slice bloom_part(struct slice filter)
+{
+    if (hash_v1)
+        return filter;
+    assert_true(filter.len > 0 && (unsigned char)filter.ptr[filter.len - 1] == WFILTER_HASH2);
+    return slice_make(filter.ptr, filter.len - 1);
+}
+
 struct word_check {
     struct slice filter;
     size_t words;
@@ -116,7 +134,9 @@ struct word_check {
 static bool check_word(void *arg, struct slice word)
 {
     struct word_check *c = arg;
-    assert_true(bloom_may_match(c->filter, words_hash(word)));
+    assert_true(bloom_may_match(bloom_part(c->filter), hash_of(word)));
+    struct word_hashes h = words_hashes(word);
+    assert_true(wfilter_may_match(c->filter, &h, 1));
     c->words++;
     return true;
 }
@@ -140,12 +160,12 @@ static void add_msg_row(struct wfilter_builder *wb, int64_t ts, const char *host
 }
 
 /* The builder hashes words in one pass of its own: every word of a row, as
- * words_each and words_hash see them, is in the filter (a hash that
- * differed from words_hash would miss most of them). Random bytes: letters
- * of both cases, digits, '_', punctuation, UTF-8 and other high bytes. */
-static void test_words_hash_same(void **state)
+ * words_each and words_hash2 (or words_hash, for the filters of before)
+ * see them, is in the filter (a hash that differed would miss most of
+ * them). Random bytes: letters of both cases, digits, '_', punctuation,
+ * UTF-8 and other high bytes. */
+static void words_hash_same(void)
 {
-    (void)state;
     static const char alphabet[] = "aZ09_-. /:\"\x01\x7f\xc3\xa9\xff\x80QqXx";
     struct wfilter_builder wb;
     wfilter_builder_init(&wb);
@@ -191,7 +211,19 @@ static void test_words_hash_same(void **state)
     buf_destroy(&f);
 }
 
-/* Collects the distinct words_hash of the words words_each gives. */
+static void test_words_hash_same(void **state)
+{
+    (void)state;
+    for (int v1 = 0; v1 <= 1; v1++) {
+        hash_v1 = v1;
+        wfilter_test_write_v1(v1);
+        words_hash_same();
+    }
+    wfilter_test_write_v1(false);
+    hash_v1 = false;
+}
+
+/* Collects the distinct hashes (hash_of) of the words words_each gives. */
 struct hash_set {
     uint64_t h[4096];
     size_t n;
@@ -200,7 +232,7 @@ struct hash_set {
 static bool collect_hash(void *arg, struct slice word)
 {
     struct hash_set *s = arg;
-    uint64_t h = words_hash(word);
+    uint64_t h = hash_of(word);
     for (size_t i = 0; i < s->n; i++)
         if (s->h[i] == h)
             return true;
@@ -209,13 +241,13 @@ static bool collect_hash(void *arg, struct slice word)
     return true;
 }
 
-/* The filter is bit for bit the bloom filter of the distinct words_hash
- * of the words words_each finds, for text over all 256 byte values and
- * words that repeat, in either case, at the end of a text or not (the
- * builder splits and folds with a table of its own). */
-static void test_filter_bytes_same(void **state)
+/* The filter is bit for bit the bloom filter of the distinct words_hash2
+ * (words_hash before) of the words words_each finds, then WFILTER_HASH2,
+ * for text over all 256 byte values and words that repeat, in either
+ * case, at the end of a text or not, longer than 64 bytes or not (the
+ * builder splits and folds 16 bytes at a time, by masks of its own). */
+static void filter_bytes_same(void)
 {
-    (void)state;
     struct wfilter_builder wb;
     wfilter_builder_init(&wb);
     struct buf text = BUF_INIT, id = BUF_INIT, uk = BUF_INIT, ik = BUF_INIT, f = BUF_INIT,
@@ -228,11 +260,12 @@ static void test_filter_bytes_same(void **state)
         for (int row = 0; row < 20; row++) {
             buf_reset(&text);
             size_t len = rng() % 300;
+            bool is_long = rng() % 4 == 0; /* words of 60 to 200 bytes */
             for (size_t i = 0; i < len; i++) {
                 /* every byte value, word bytes more often so words are long */
                 unsigned r = (unsigned)rng();
                 unsigned char c = (unsigned char)(r >> 8);
-                if (r & 1)
+                if ((r & 1) || (is_long && r % 64 != 0))
                     c = (unsigned char)"aZq_9\xe9"[(r >> 1) % 6];
                 buf_putc(&text, (char)c);
                 if (r % 16 == 2) { /* a word seen before, in either case, 1 to 20 bytes */
@@ -260,6 +293,8 @@ static void test_filter_bytes_same(void **state)
         assert_true(wfilter_finish(&wb, &f));
         buf_reset(&want);
         bloom_build_k(set.h, set.n, WFILTER_BITS_PER_WORD, WFILTER_PROBES, &want);
+        if (!hash_v1)
+            buf_putc(&want, (char)WFILTER_HASH2);
         assert_int_equal(f.len, want.len);
         assert_memory_equal(f.data, want.data, f.len);
     }
@@ -270,6 +305,18 @@ static void test_filter_bytes_same(void **state)
     buf_destroy(&ik);
     buf_destroy(&f);
     buf_destroy(&want);
+}
+
+static void test_filter_bytes_same(void **state)
+{
+    (void)state;
+    for (int v1 = 0; v1 <= 1; v1++) {
+        hash_v1 = v1;
+        wfilter_test_write_v1(v1);
+        filter_bytes_same();
+    }
+    wfilter_test_write_v1(false);
+    hash_v1 = false;
 }
 
 /* --- a table of log rows --- */
@@ -340,10 +387,10 @@ static bool ikey_has(struct slice ik, const char **words, size_t n)
     return row_has(ikey_user(ik), slice_make("", 0), words, n);
 }
 
-static void hashes_of(const char **words, size_t n, uint64_t *out)
+static void hashes_of(const char **words, size_t n, struct word_hashes *out)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = words_hash(slice_cstr(words[i]));
+        out[i] = words_hashes(slice_cstr(words[i]));
 }
 
 /* The reference: every key of the table in order, and which have the words. */
@@ -362,7 +409,7 @@ static void all_keys(struct sst_table *t, struct keys *all)
 static uint64_t check_words(struct sst_table *t, const struct keys *all, const char **words,
                             size_t n)
 {
-    uint64_t h[8];
+    struct word_hashes h[8];
     hashes_of(words, n, h);
     uint64_t read = 0, skipped = 0;
     struct sst_read_opts o = {.words = h,
@@ -478,7 +525,7 @@ static void test_skip_rare_word(void **state)
     assert_true(blocks > 50);
 
     const char *needle[] = {"NEEDLE"}; /* case-insensitive */
-    uint64_t h = words_hash(slice_cstr("needle"));
+    struct word_hashes h = words_hashes(slice_cstr("needle"));
     uint64_t read = 0, skipped = 0;
     struct sst_read_opts o = {.words = &h,
                               .nwords = 1,
@@ -524,6 +571,44 @@ static void test_skip_rare_word(void **state)
     sst_unref(t);
     cache_free(c);
     free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Filters written before 2026-11-28 hold words_hash values and no
+ * WFILTER_HASH2 byte: a table of them reads as before (the same rows, most
+ * blocks skipped) through the word's words_hash. */
+static void test_v1_filters_read(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("wf");
+    struct sst_build_opts opts = {.bloom_key = key_row_base_len};
+    wfilter_test_write_v1(true);
+    char *path = build_log_sst(dir, "000001.sst", &opts);
+    wfilter_test_write_v1(false);
+    char *path2 = build_log_sst(dir, "000002.sst", &opts);
+    struct cache *c = cache_new(8u << 20);
+    atomic_ullong corrupt = 0;
+    struct sst_table *t, *t2;
+    assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_OK);
+    assert_int_equal(sst_open(env_posix(), path2, c, &corrupt, &t2), ERR_OK);
+    struct keys all = {0};
+    all_keys(t, &all);
+    uint64_t blocks = count_blocks(t);
+    const char *needle[] = {"Needle"};
+    uint64_t skipped = check_words(t, &all, needle, 1);
+    assert_true(skipped >= blocks * 3 / 4);
+    /* the same rows (check_words); the false positives differ by hash */
+    assert_true(check_words(t2, &all, needle, 1) >= blocks * 3 / 4);
+    const char *none[] = {"absent"};
+    assert_true(check_words(t, &all, none, 1) >= blocks * 9 / 10);
+    assert_int_equal(corrupt, 0);
+    keys_free(&all);
+    sst_unref(t);
+    sst_unref(t2);
+    cache_free(c);
+    free(path);
+    free(path2);
     tu_rmtree(dir);
     free(dir);
 }
@@ -681,7 +766,7 @@ static void read_damaged(const char *path, bool want_corrupt, size_t nmatch)
     struct sst_table *t;
     assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_OK);
     const char *needle[] = {"needle"};
-    uint64_t h = words_hash(slice_cstr("needle"));
+    struct word_hashes h = words_hashes(slice_cstr("needle"));
     struct sst_read_opts o = {.words = &h, .nwords = 1};
     for (int dir = 0; dir < 2; dir++) {
         struct iter *it = sst_iter_opts(t, &o);
@@ -877,7 +962,7 @@ static void point(struct buf *id, struct buf *v, const char *dc, const char *msg
 static void collect(struct fixture *f, const char **words, size_t n, bool with_opts,
                     struct store_read_stats *stats, int dir, struct keys *out)
 {
-    uint64_t h[8];
+    struct word_hashes h[8];
     hashes_of(words, n, h);
     struct store_read_opts o = {.words = h, .nwords = n, .stats = stats};
     struct store_snap *snap = store_snapshot(f->db);
@@ -1033,6 +1118,7 @@ int main(void)
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_words_hash_same),
+        cmocka_unit_test(test_v1_filters_read),
         cmocka_unit_test(test_filter_bytes_same),
         cmocka_unit_test(test_skip_rare_word),
         cmocka_unit_test(test_copy_and_versions),
