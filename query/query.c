@@ -828,6 +828,8 @@ static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
         return ERR_OK;
     }
     rc = sel->agg ? select_group(c, r, err) : run_exec_open(r, sel->count, err);
+    if (!rc && !sel->agg && sel->count)
+        query_exec_count_only(r->ex);
     if (rc)
         return rc;
     if (sel->analyze)

@@ -26,6 +26,10 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec *
 /* 1: a row is available through query_exec_row until the next call;
  * 0: the end; negative ERR_*: a store or decoding error. */
 int query_exec_next(struct exec *e);
+/* The caller only counts the rows (COUNT(*)): when the plan's ranges alone
+ * decide which rows match, query_exec_next no longer decodes them, and
+ * query_exec_row is not set. */
+void query_exec_count_only(struct exec *e);
 struct exec_row {
     int64_t ts;
     struct slice host, event;
