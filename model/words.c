@@ -46,12 +46,7 @@ uint64_t words_hash(struct slice word)
         h ^= fold(p[i]);
         h *= 0x100000001b3ULL;
     }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
+    return hash_fmix64(h);
 }
 
 uint64_t words_hash2(struct slice word)
@@ -65,7 +60,7 @@ uint64_t words_hash2(struct slice word)
         h = (h ^ c) * WORDS_HASH2_K;
         h ^= h >> 29;
     }
-    return words_fmix(h);
+    return hash_fmix64(h);
 }
 
 struct word_hashes words_hashes(struct slice word)

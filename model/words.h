@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
 #include "base/slice.h"
 
 static inline bool words_is_word_byte(unsigned char c)
@@ -37,7 +38,7 @@ uint64_t words_hash(struct slice word);
  * mixed in with one multiply, so that a writer hashes a word a chunk at a
  * time rather than a byte at a time. Stable across releases:
  *   h = len * K;  for each chunk c: h = (h ^ c) * K, h ^= h >> 29;
- *   then the finaliser of words_hash (K = 0x9e3779b97f4a7c15). */
+ *   then hash_fmix64 (base/hash.h), as words_hash ends (K = 0x9e3779b97f4a7c15). */
 uint64_t words_hash2(struct slice word);
 
 #define WORDS_HASH2_K 0x9e3779b97f4a7c15ULL
@@ -48,17 +49,6 @@ struct word_hashes {
 };
 
 struct word_hashes words_hashes(struct slice word);
-
-/* The finaliser both hashes end with (murmur3's fmix64). */
-static inline uint64_t words_fmix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
 
 /* True if the words of phrase (one or more) occur in text as consecutive
  * words, case-insensitively: "connection reset" is found in

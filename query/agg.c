@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/err.h"
+#include "base/hash.h"
 
 #define MIN_CAP 16
 #define MAX_AGGS 4096
@@ -135,16 +136,6 @@ static size_t state_size(enum agg_fn fn)
 /* ---- hashing: a seeded 64-bit mix, 8 bytes at a time (not a keyed PRF: max_groups bounds
  * what colliding keys could cost) ---- */
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static uint64_t hash_key(uint64_t seed, struct slice k)
 {
     const uint64_t mul = 0x9e3779b97f4a7c15ULL;
@@ -154,15 +145,15 @@ static uint64_t hash_key(uint64_t seed, struct slice k)
     for (; n >= 8; p += 8, n -= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
-        h = (h ^ mix64(w ^ seed)) * mul;
+        h = (h ^ hash_fmix64(w ^ seed)) * mul;
         h = (h << 27) | (h >> 37);
     }
     if (n) {
         uint64_t w = 0;
         memcpy(&w, p, n);
-        h = (h ^ mix64(w ^ seed)) * mul;
+        h = (h ^ hash_fmix64(w ^ seed)) * mul;
     }
-    return mix64(h);
+    return hash_fmix64(h);
 }
 
 static bool key_eq(const struct agg_group *g, struct slice k)
@@ -229,7 +220,7 @@ int agg_table_new(const struct agg_table_opts *o, struct agg_table **out)
     t->log_gamma = log(gamma);
     t->inv_log_gamma = 1 / t->log_gamma;
     t->rep_scale = 2 / (1 + gamma);
-    t->seed = mix64((uint64_t)(uintptr_t)t ^ (uint64_t)clock_mono_ns());
+    t->seed = hash_fmix64((uint64_t)(uintptr_t)t ^ (uint64_t)clock_mono_ns());
     t->cap = MIN_CAP;
     t->slots = xcalloc_written(t->cap, sizeof *t->slots);
     t->mem = (uint64_t)t->cap * sizeof *t->slots;

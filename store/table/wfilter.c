@@ -138,12 +138,7 @@ static void add_text_v1(struct wfilter_builder *b, struct slice text)
             h ^= c;
             h *= 0x100000001b3ULL;
         }
-        h ^= h >> 33;
-        h *= 0xff51afd7ed558ccdULL;
-        h ^= h >> 33;
-        h *= 0xc4ceb9fe1a85ec53ULL;
-        h ^= h >> 33;
-        add_hash(b, h);
+        add_hash(b, hash_fmix64(h));
     }
 }
 
@@ -170,7 +165,7 @@ static inline uint64_t hash2_at(const unsigned char *w, size_t len)
         h = (h ^ (load64(w + i) & low_bytes(len - i))) * WORDS_HASH2_K;
         h ^= h >> 29;
     }
-    return words_fmix(h);
+    return hash_fmix64(h);
 }
 
 /* Copies text into b->text folded (ASCII upper case to lower) and padded
