@@ -25,14 +25,14 @@ static enum store_wal_sync wal_sync_of(enum cfg_wal_sync s)
     }
 }
 
-static void store_opts_from(const struct config *cfg, struct store_opts *o)
+static void store_opts_from(const struct config *cfg, uint64_t memory, struct store_opts *o)
 {
     store_opts_default(o);
     o->dir = cfg->data_dir;
     o->wal_sync = wal_sync_of(cfg->wal_sync);
     o->wal_sync_interval_ns = cfg->wal_sync_interval_ns;
     o->memtable_bytes = (size_t)cfg->memtable_bytes;
-    o->block_cache_bytes = (size_t)cfg_block_cache_bytes(cfg, sysmem_limit_bytes());
+    o->block_cache_bytes = (size_t)cfg_block_cache_bytes(cfg, memory);
     o->background_threads = (unsigned)cfg->background_threads;
     o->retention_check_interval_ns = cfg->retention_check_interval_ns;
     o->settle_after_ns = cfg->settle_after_ns;
@@ -51,8 +51,8 @@ static void human_size(uint64_t bytes, char *out, size_t n)
         snprintf(out, n, "%.1f MiB", gib * 1024);
 }
 
-/* The block cache's size, and what auto chose it from. */
-static void log_block_cache(const struct config *cfg, size_t bytes)
+/* The block cache's size, and what auto chose it from (memory). */
+static void log_block_cache(const struct config *cfg, size_t bytes, uint64_t memory)
 {
     char size[32], mem[32];
     human_size(bytes, size, sizeof size);
@@ -60,7 +60,7 @@ static void log_block_cache(const struct config *cfg, size_t bytes)
         log_info("block cache %s", size);
         return;
     }
-    human_size(sysmem_limit_bytes(), mem, sizeof mem);
+    human_size(memory, mem, sizeof mem);
     log_info("block cache %s (auto: an eighth of %s of memory, at least 64 MiB)", size, mem);
 }
 
@@ -132,8 +132,9 @@ int main(int argc, char **argv)
     log_info("logbucketd %s starting (pid %d, data dir %s)", LB_VERSION, (int)getpid(),
              cfg.data_dir);
     struct store_opts so;
-    store_opts_from(&cfg, &so);
-    log_block_cache(&cfg, so.block_cache_bytes);
+    uint64_t memory = sysmem_limit_bytes();
+    store_opts_from(&cfg, memory, &so);
+    log_block_cache(&cfg, so.block_cache_bytes, memory);
     struct store *store = NULL;
     int rc = store_open(&so, &store);
     if (rc != ERR_OK) {
