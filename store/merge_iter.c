@@ -3,24 +3,19 @@
  * key for the forward direction and reversed for backward: after the
  * current child moves, one comparison per tree level finds the next one.
  * Switching direction repositions every other child around the current
- * key. Each child's validity and key are cached so the tree never calls
- * through the vtable. */
+ * key. The tree reads each child's position from its struct iter (no
+ * call through the vtable). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "base/err.h"
 #include "store/iter.h"
 
-struct merge_kid {
-    struct iter *it;
-    bool valid;
-    struct slice key;
-};
-
 struct merge_iter {
     struct iter base;
     int (*cmp)(struct slice, struct slice);
-    struct merge_kid *kids;
+    struct iter **kids;
     size_t n;
     /* tree[0]: the current kid; tree[1..n-1]: the loser at each inner node.
      * Kid i is leaf n + i; the parent of node j is j / 2. */
@@ -29,20 +24,14 @@ struct merge_iter {
     bool forward;
 };
 
-static void kid_sync(struct merge_kid *k)
-{
-    k->valid = it_valid(k->it);
-    if (k->valid)
-        k->key = it_key(k->it);
-}
-
 /* true when kid a comes before kid b: valid kids first, then by key in the
  * current direction, equal keys in kid order (mirrored backward) */
 static bool kid_before(const struct merge_iter *m, size_t a, size_t b)
 {
-    if (!m->kids[a].valid || !m->kids[b].valid)
-        return m->kids[a].valid;
-    int c = m->cmp(m->kids[a].key, m->kids[b].key);
+    const struct iter *x = m->kids[a], *y = m->kids[b];
+    if (!it_valid(x) || !it_valid(y))
+        return it_valid(x);
+    int c = m->cmp(it_key(x), it_key(y));
     if (c == 0)
         return m->forward ? a < b : a > b;
     return m->forward ? c < 0 : c > 0;
@@ -52,8 +41,6 @@ static bool kid_before(const struct merge_iter *m, size_t a, size_t b)
 static void tree_build(struct merge_iter *m)
 {
     size_t n = m->n, *win = m->win;
-    for (size_t i = 0; i < n; i++)
-        kid_sync(&m->kids[i]);
     for (size_t j = n - 1; j >= 1; j--) {
         size_t l = 2 * j, r = l + 1;
         size_t a = l >= n ? l - n : win[l], b = r >= n ? r - n : win[r];
@@ -68,7 +55,6 @@ static void tree_build(struct merge_iter *m)
 static void tree_fix_top(struct merge_iter *m)
 {
     size_t cur = m->tree[0];
-    kid_sync(&m->kids[cur]);
     for (size_t j = (m->n + cur) / 2; j >= 1; j /= 2) {
         if (kid_before(m, m->tree[j], cur)) {
             size_t t = m->tree[j];
@@ -82,14 +68,14 @@ static void tree_fix_top(struct merge_iter *m)
 /* The position after a move: the current kid's. */
 static void publish(struct merge_iter *m)
 {
-    it_set_as(&m->base, m->kids[m->tree[0]].it);
+    it_set_as(&m->base, m->kids[m->tree[0]]);
 }
 
 static void mi_seek_first(struct iter *it)
 {
     struct merge_iter *m = (struct merge_iter *)it;
     for (size_t i = 0; i < m->n; i++)
-        it_seek_first(m->kids[i].it);
+        it_seek_first(m->kids[i]);
     m->forward = true;
     tree_build(m);
     publish(m);
@@ -99,7 +85,7 @@ static void mi_seek_last(struct iter *it)
 {
     struct merge_iter *m = (struct merge_iter *)it;
     for (size_t i = 0; i < m->n; i++)
-        it_seek_last(m->kids[i].it);
+        it_seek_last(m->kids[i]);
     m->forward = false;
     tree_build(m);
     publish(m);
@@ -109,7 +95,7 @@ static void mi_seek(struct iter *it, struct slice target)
 {
     struct merge_iter *m = (struct merge_iter *)it;
     for (size_t i = 0; i < m->n; i++)
-        it_seek(m->kids[i].it, target);
+        it_seek(m->kids[i], target);
     m->forward = true;
     tree_build(m);
     publish(m);
@@ -122,12 +108,12 @@ static void switch_direction(struct merge_iter *m, bool forward)
 {
     size_t cur = m->tree[0];
     struct buf k = BUF_INIT;
-    buf_append(&k, m->kids[cur].key.ptr, m->kids[cur].key.len);
+    buf_append(&k, it_key(m->kids[cur]).ptr, it_key(m->kids[cur]).len);
     struct slice key = slice_make(k.data, k.len);
     for (size_t i = 0; i < m->n; i++) {
         if (i == cur)
             continue;
-        struct iter *c = m->kids[i].it;
+        struct iter *c = m->kids[i];
         it_seek(c, key);
         if (forward) {
             /* first entry > key, or equal entries of later kids (kept after cur) */
@@ -157,7 +143,7 @@ static void mi_next(struct iter *it)
     struct merge_iter *m = (struct merge_iter *)it;
     if (!m->forward)
         switch_direction(m, true);
-    it_next(m->kids[m->tree[0]].it);
+    it_next(m->kids[m->tree[0]]);
     tree_fix_top(m);
     publish(m);
 }
@@ -167,7 +153,7 @@ static void mi_prev(struct iter *it)
     struct merge_iter *m = (struct merge_iter *)it;
     if (m->forward)
         switch_direction(m, false);
-    it_prev(m->kids[m->tree[0]].it);
+    it_prev(m->kids[m->tree[0]]);
     tree_fix_top(m);
     publish(m);
 }
@@ -176,7 +162,7 @@ static int mi_status(const struct iter *it)
 {
     const struct merge_iter *m = (const struct merge_iter *)it;
     for (size_t i = 0; i < m->n; i++) {
-        int rc = it_status(m->kids[i].it);
+        int rc = it_status(m->kids[i]);
         if (rc)
             return rc;
     }
@@ -187,7 +173,7 @@ static void mi_destroy(struct iter *it)
 {
     struct merge_iter *m = (struct merge_iter *)it;
     for (size_t i = 0; i < m->n; i++)
-        it_destroy(m->kids[i].it);
+        it_destroy(m->kids[i]);
     free(m->kids);
     free(m->tree);
     free(m->win);
@@ -217,8 +203,7 @@ struct iter *it_merge_new(struct iter **kids, size_t n, int (*cmp)(struct slice 
     m->kids = xcalloc(n, sizeof *m->kids);
     m->tree = xcalloc(n, sizeof *m->tree); /* kid 0, not valid before a seek */
     m->win = xcalloc(n, sizeof *m->win);
-    for (size_t i = 0; i < n; i++)
-        m->kids[i].it = kids[i];
+    memcpy(m->kids, kids, n * sizeof *kids);
     m->forward = true;
     return &m->base;
 }
