@@ -211,16 +211,22 @@ static void words_hash_same(void)
     buf_destroy(&f);
 }
 
-static void test_words_hash_same(void **state)
+/* Runs check with the filters of today, then with those of words_hash. */
+static void with_both_hashes(void (*check)(void))
 {
-    (void)state;
     for (int v1 = 0; v1 <= 1; v1++) {
         hash_v1 = v1;
         wfilter_test_write_v1(v1);
-        words_hash_same();
+        check();
     }
     wfilter_test_write_v1(false);
     hash_v1 = false;
+}
+
+static void test_words_hash_same(void **state)
+{
+    (void)state;
+    with_both_hashes(words_hash_same);
 }
 
 /* Collects the distinct hashes (hash_of) of the words words_each gives. */
@@ -310,13 +316,7 @@ static void filter_bytes_same(void)
 static void test_filter_bytes_same(void **state)
 {
     (void)state;
-    for (int v1 = 0; v1 <= 1; v1++) {
-        hash_v1 = v1;
-        wfilter_test_write_v1(v1);
-        filter_bytes_same();
-    }
-    wfilter_test_write_v1(false);
-    hash_v1 = false;
+    with_both_hashes(filter_bytes_same);
 }
 
 /* --- a table of log rows --- */
