@@ -39,6 +39,7 @@ void wfilter_builder_init(struct wfilter_builder *b)
 void wfilter_builder_destroy(struct wfilter_builder *b)
 {
     free(b->set);
+    free(b->list);
     buf_destroy(&b->last);
     buf_destroy(&b->text);
     buf_destroy(&b->bits);
@@ -46,7 +47,7 @@ void wfilter_builder_destroy(struct wfilter_builder *b)
 
 void wfilter_builder_reset(struct wfilter_builder *b)
 {
-    if (b->n || b->has_zero)
+    if (b->n)
         memset(b->set, 0, b->cap * sizeof *b->set);
     b->n = 0;
     b->has_zero = false;
@@ -55,44 +56,44 @@ void wfilter_builder_reset(struct wfilter_builder *b)
     buf_reset(&b->last);
 }
 
-static void set_put(uint64_t *set, size_t cap, uint64_t h)
-{
-    size_t i = (size_t)h & (cap - 1);
-    while (set[i] && set[i] != h)
-        i = (i + 1) & (cap - 1);
-    set[i] = h;
-}
-
-/* Keeps the set at most half full, so that probes stay short and
- * wfilter_finish has a free slot for the zero hash. */
+/* Keeps the set at most half full, so that probes stay short; the list
+ * holds as many hashes as the set has slots. */
 static void set_grow(struct wfilter_builder *b)
 {
     size_t cap = b->cap ? 2 * b->cap : WFILTER_MIN_SLOTS;
     uint64_t *set = xcalloc_written(cap, sizeof *set);
-    for (size_t i = 0; i < b->cap; i++)
-        if (b->set[i])
-            set_put(set, cap, b->set[i]);
+    for (size_t k = 0; k < b->n; k++) {
+        uint64_t h = b->list[k];
+        size_t i = (size_t)h & (cap - 1);
+        while (set[i])
+            i = (i + 1) & (cap - 1);
+        set[i] = h;
+    }
     free(b->set);
     b->set = set;
     b->cap = cap;
+    b->list = xrealloc(b->list, cap * sizeof *b->list);
 }
 
-static void add_hash(struct wfilter_builder *b, uint64_t h)
+/* Notes h, a word's hash before its finaliser. Its low bits pick the slot:
+ * words_hash2 folds the multiply's high bits into them (h ^= h >> 29);
+ * FNV-1a's (the filters only tests write now) mix less but still depend
+ * on every byte. */
+static inline void add_hash(struct wfilter_builder *b, uint64_t h)
 {
-    if (!h) {
+    if (__builtin_expect(!h, 0)) {
         b->has_zero = true;
         return;
     }
-    if (2 * (b->n + 1) > b->cap)
+    if (__builtin_expect(2 * (b->n + 1) > b->cap, 0))
         set_grow(b);
-    size_t i = (size_t)h & (b->cap - 1);
-    while (b->set[i]) {
-        if (b->set[i] == h)
+    size_t mask = b->cap - 1, i = (size_t)h & mask;
+    uint64_t *set = b->set;
+    for (uint64_t at; (at = set[i]) != 0; i = (i + 1) & mask)
+        if (at == h)
             return;
-        i = (i + 1) & (b->cap - 1);
-    }
-    b->set[i] = h;
-    b->n++;
+    set[i] = h;
+    b->list[b->n++] = h;
 }
 
 /* For each byte: its ASCII-folded value if it is a word byte
@@ -138,7 +139,7 @@ static void add_text_v1(struct wfilter_builder *b, struct slice text)
             h ^= c;
             h *= 0x100000001b3ULL;
         }
-        add_hash(b, hash_fmix64(h));
+        add_hash(b, h);
     }
 }
 
@@ -154,8 +155,9 @@ static inline uint64_t load64(const unsigned char *p)
     return v;
 }
 
-/* words_hash2 of the word of len bytes at w, folded already; the bytes up
- * to the end of its last 8-byte chunk are read (and masked off). */
+/* words_hash2 of the word of len bytes at w, folded already, before its
+ * finaliser; the bytes up to the end of its last 8-byte chunk are read
+ * (and masked off). */
 static inline uint64_t hash2_at(const unsigned char *w, size_t len)
 {
     uint64_t h = (uint64_t)len * WORDS_HASH2_K;
@@ -165,7 +167,7 @@ static inline uint64_t hash2_at(const unsigned char *w, size_t len)
         h = (h ^ (load64(w + i) & low_bytes(len - i))) * WORDS_HASH2_K;
         h ^= h >> 29;
     }
-    return hash_fmix64(h);
+    return h;
 }
 
 /* Copies text into b->text folded (ASCII upper case to lower) and padded
@@ -246,25 +248,49 @@ static void add_text_v2(struct wfilter_builder *b, struct slice text)
 }
 
 /* add_text_v2 for a short text (a host, an event, most tag values): a byte
- * loop that gathers each word's folded bytes, without the copy and masks
- * the long path sets up. */
+ * loop that gathers each word's folded bytes into 8-byte chunks in a
+ * register (a word stored a byte at a time and read back 8 bytes at a time
+ * would stall the load), without the copy and masks the long path sets up. */
 #define WFILTER_SHORT 24
+
+/* hash2_at of a word of len bytes held as its whole chunks c (len / 8 of
+ * them) and the rest, last (zero-padded). */
+static inline uint64_t chunks_hash2(const uint64_t *c, uint64_t last, size_t len)
+{
+    uint64_t h = (uint64_t)len * WORDS_HASH2_K;
+    size_t whole = len / 8;
+    for (size_t i = 0; i < whole; i++) {
+        h = (h ^ c[i]) * WORDS_HASH2_K;
+        h ^= h >> 29;
+    }
+    if (len & 7) {
+        h = (h ^ last) * WORDS_HASH2_K;
+        h ^= h >> 29;
+    }
+    return h;
+}
 
 static void add_short_v2(struct wfilter_builder *b, struct slice text)
 {
-    unsigned char w[WFILTER_SHORT + 8] = {0}; /* hash2_at reads whole chunks */
+    const unsigned char *p = (const unsigned char *)text.ptr;
+    uint64_t c[WFILTER_SHORT / 8], chunk = 0;
     size_t len = 0;
     for (size_t i = 0; i < text.len; i++) {
-        unsigned char f = word_fold[(unsigned char)text.ptr[i]];
+        uint64_t f = word_fold[p[i]];
         if (f) {
-            w[len++] = f;
+            chunk |= f << (8 * (len & 7));
+            if ((++len & 7) == 0) {
+                c[len / 8 - 1] = chunk;
+                chunk = 0;
+            }
         } else if (len) {
-            add_hash(b, hash2_at(w, len));
+            add_hash(b, chunks_hash2(c, chunk, len));
+            chunk = 0;
             len = 0;
         }
     }
     if (len)
-        add_hash(b, hash2_at(w, len));
+        add_hash(b, chunks_hash2(c, chunk, len));
 }
 
 static void add_text(struct wfilter_builder *b, struct slice text)
@@ -339,23 +365,18 @@ bool wfilter_finish(struct wfilter_builder *b, struct buf *out)
 {
     if (!b->ok || b->entries == 0)
         return false;
-    /* the distinct hashes to the front of the set, which the next reset
-     * clears */
-    size_t j = 0;
-    for (size_t i = 0; i < b->cap; i++)
-        if (b->set[i])
-            b->set[j++] = b->set[i];
-    if (b->has_zero) {
-        if (j == b->cap)
-            set_grow(b); /* only when there were no other words at all */
-        b->set[j++] = 0;
-    }
-    for (size_t i = j; i < b->cap; i++)
-        b->set[i] = 0;
-    bloom_build_k(b->set, j, WFILTER_BITS_PER_WORD, WFILTER_PROBES, out);
+    /* the finaliser applied to the distinct hashes, in the list (which
+     * has a free place for the zero hash: the set is at most half full) */
+    if (!b->cap)
+        set_grow(b);
+    size_t n = b->n;
+    for (size_t i = 0; i < n; i++)
+        b->list[i] = hash_fmix64(b->list[i]);
+    if (b->has_zero)
+        b->list[n++] = 0;
+    bloom_build_k(b->list, n, WFILTER_BITS_PER_WORD, WFILTER_PROBES, out);
     if (!b->v1)
         buf_putc(out, (char)WFILTER_HASH2);
-    b->n = j; /* the next reset clears the set */
     return true;
 }
 

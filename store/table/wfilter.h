@@ -25,11 +25,15 @@
  * filter's own probe count (1..30, the last byte of older filters). */
 #define WFILTER_HASH2 0x82
 
-/* The distinct words of the entries added since the last reset. */
+/* The distinct words of the entries added since the last reset, as the
+ * word hash before its finaliser (hash_fmix64, a bijection that maps 0 to
+ * 0): the finaliser is applied once per distinct word, when the filter is
+ * written, not to every word of every row. */
 struct wfilter_builder {
     uint64_t *set;   /* open addressing; 0 marks an empty slot */
     size_t cap, n;   /* slots (a power of two, or 0), distinct non-zero hashes */
-    bool has_zero;   /* words_hash gave 0 for a word */
+    uint64_t *list;  /* the n hashes of the set, in the order they came */
+    bool has_zero;   /* a word's hash was 0 */
     bool ok;         /* every entry so far is a log row */
     size_t entries;  /* added since the reset */
     struct buf last; /* host 0x00 event of the last entry (its words are in) */

@@ -260,11 +260,25 @@ static void filter_bytes_same(void)
                want = BUF_INIT;
     static struct hash_set set;
     rng_state = 0x5bd1e9955bd1e995ULL;
-    for (int block = 0; block < 40; block++) {
+    /* block 40 is short values (hashed by a path of their own): every word
+     * length up to 24 bytes, alone, and after and before another word */
+    static const char long_word[] = "aBcDeFgHiJkLmNoPqRsTuVwXyZ";
+    for (int block = 0; block < 41; block++) {
         wfilter_builder_reset(&wb);
         set.n = 0;
-        for (int row = 0; row < 20; row++) {
+        for (int row = 0; row < (block < 40 ? 20 : 3 * 24); row++) {
             buf_reset(&text);
+            if (block == 40) {
+                int wlen = row / 3 + 1;
+                if (row % 3 == 1)
+                    buf_puts(&text, "-z ");
+                buf_append(&text, long_word + row % 3, (size_t)wlen);
+                if (row % 3 == 2)
+                    buf_puts(&text, "/9");
+                add_msg_row(&wb, T0 + row, "Web-01", "app", &text, &id, &uk, &ik);
+                words_each(slice_make(text.data, text.len), collect_hash, &set);
+                continue;
+            }
             size_t len = rng() % 300;
             bool is_long = rng() % 4 == 0; /* words of 60 to 200 bytes */
             for (size_t i = 0; i < len; i++) {
