@@ -1,7 +1,14 @@
 /* Word splitting, hashing and phrase search (words.h). */
 #include "model/words.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "base/buf.h"
 
 static inline unsigned char fold(unsigned char c)
 {
@@ -91,18 +98,56 @@ static bool phrase_at(struct slice text, size_t pos, struct slice phrase)
     return true;
 }
 
-/* The next position >= from of byte a or b in t (t.len if none): the
- * candidates for the first byte of a word, in either case. */
-static size_t next_either(struct slice t, size_t from, unsigned char a, unsigned char b)
+/* Whether the n bytes at p equal the folded bytes x, ASCII case folded. */
+static bool eq_folded(const unsigned char *p, const unsigned char *x, size_t n)
 {
-    const char *p = memchr(t.ptr + from, a, t.len - from);
-    size_t end = p ? (size_t)(p - t.ptr) : t.len;
-    if (b != a) {
-        const char *q = memchr(t.ptr + from, b, end - from);
-        if (q)
-            end = (size_t)(q - t.ptr);
+    for (size_t j = 0; j < n; j++)
+        if (fold(p[j]) != x[j])
+            return false;
+    return true;
+}
+
+/* The first position >= from where text holds the n folded bytes x, ASCII
+ * case-insensitively; SIZE_MAX if none. The candidates, positions whose
+ * first and last bytes match, are found 16 at a time with SSE2: a byte
+ * compared with a lower-case letter has bit 5 set first, so that its upper
+ * case matches too; any other byte is compared as it is. */
+static size_t find_folded(struct slice text, size_t from, const unsigned char *x, size_t n)
+{
+    if (text.len < n || from > text.len - n)
+        return SIZE_MAX;
+    if (n == 0)
+        return from;
+    const unsigned char *s = (const unsigned char *)text.ptr;
+    size_t last = text.len - n, i = from; /* last: the last possible start */
+    unsigned char a = x[0], b = x[n - 1];
+    unsigned char am = a >= 'a' && a <= 'z' ? 0x20 : 0, bm = b >= 'a' && b <= 'z' ? 0x20 : 0;
+#ifdef __SSE2__
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+    const __m128i ma = _mm_set1_epi8((char)am), mb = _mm_set1_epi8((char)bm);
+    for (; last - i >= 15 && i <= last; i += 16) { /* starts i..i+15, all <= last */
+        __m128i xa = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i xb = _mm_loadu_si128((const __m128i *)(const void *)(s + i + n - 1));
+        __m128i hit = _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(xa, ma), va),
+                                    _mm_cmpeq_epi8(_mm_or_si128(xb, mb), vb));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        while (m) {
+            unsigned k = (unsigned)__builtin_ctz(m);
+            m &= m - 1;
+            if (eq_folded(s + i + k, x, n))
+                return i + k;
+        }
     }
-    return end;
+#endif
+    for (; i <= last; i++)
+        if ((s[i] | am) == a && (s[i + n - 1] | bm) == b && eq_folded(s + i, x, n))
+            return i;
+    return SIZE_MAX;
+}
+
+bool words_contains_folded(struct slice text, struct slice word)
+{
+    return find_folded(text, 0, (const unsigned char *)word.ptr, word.len) != SIZE_MAX;
 }
 
 bool words_find(struct slice text, struct slice phrase)
@@ -112,20 +157,20 @@ bool words_find(struct slice text, struct slice phrase)
     if (!next_word(phrase, &pp, &first))
         return true;
     const unsigned char *s = (const unsigned char *)text.ptr;
-    unsigned char lo = fold((unsigned char)first.ptr[0]);
-    unsigned char up = lo >= 'a' && lo <= 'z' ? (unsigned char)(lo - 32) : lo;
-    /* memchr finds the candidates; each is checked as a whole word */
-    for (size_t i = 0; i + first.len <= text.len; i++) {
-        i = next_either(text, i, lo, up);
-        if (i + first.len > text.len)
-            return false;
-        if (i > 0 && words_is_word_byte(s[i - 1]))
-            continue;
+    unsigned char small[64], *x = first.len <= sizeof small ? small : xmalloc(first.len);
+    for (size_t j = 0; j < first.len; j++)
+        x[j] = fold((unsigned char)first.ptr[j]);
+    /* each occurrence of the first word's bytes is checked as a whole word */
+    bool found = false;
+    for (size_t i = 0; !found; i++) {
+        i = find_folded(text, i, x, first.len);
+        if (i == SIZE_MAX)
+            break;
         size_t end = i + first.len;
-        if (end < text.len && words_is_word_byte(s[end]))
-            continue;
-        if (word_eq(slice_make(text.ptr + i, first.len), first) && phrase_at(text, i, phrase))
-            return true;
+        found = (i == 0 || !words_is_word_byte(s[i - 1])) &&
+                (end == text.len || !words_is_word_byte(s[end])) && phrase_at(text, i, phrase);
     }
-    return false;
+    if (x != small)
+        free(x);
+    return found;
 }

@@ -56,4 +56,10 @@ struct word_hashes words_hashes(struct slice word);
  * in "connections reset". A phrase without words is found in every text. */
 bool words_find(struct slice text, struct slice phrase);
 
+/* Whether text holds word's bytes anywhere (inside a longer word too),
+ * ASCII case-insensitively; word is given folded (no 'A'..'Z'). A row
+ * whose bytes do not hold a word cannot have it in any of its strings:
+ * the query executor tests this before decoding a row. */
+bool words_contains_folded(struct slice text, struct slice word);
+
 #endif

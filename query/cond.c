@@ -346,8 +346,10 @@ static bool like_match(const struct like *l, struct slice text, bool icase)
 
 /* The whole words of a LIKE part: bounded on both sides by a literal
  * non-word byte, or by the anchored start or end of the text. */
-static void like_part_words(const struct like *l, size_t i, struct word_hashes **out, size_t *n,
-                            size_t *cap)
+/* fn for each whole word of LIKE part i: a run of word bytes with a
+ * literal (or the pattern's start or end) on both sides. */
+static void like_part_words(const struct like *l, size_t i, void (*fn)(void *, struct slice),
+                            void *arg)
 {
     const uint16_t *p = l->parts[i];
     size_t len = l->plen[i];
@@ -363,11 +365,8 @@ static void like_part_words(const struct like *l, size_t i, struct word_hashes *
             k++;
         bool left = start > 0 ? p[start - 1] != LIKE_ANY1 : at_start;
         bool right = k < len ? p[k] != LIKE_ANY1 : at_end;
-        if (!left || !right)
-            continue;
-        if (*n == *cap)
-            *out = xrealloc(*out, (*cap = *cap ? 2 * *cap : 8) * sizeof(**out));
-        (*out)[(*n)++] = words_hashes(slice_make(l->bytes[i] + start, k - start));
+        if (left && right)
+            fn(arg, slice_make(l->bytes[i] + start, k - start));
     }
 }
 
@@ -727,40 +726,87 @@ void cond_derive(struct sql_where *w)
 
 /* --- required words --- */
 
-static void push_word(struct word_hashes **out, size_t *n, size_t *cap, struct word_hashes h)
+struct hash_list {
+    struct word_hashes **out;
+    size_t *n, *cap;
+};
+
+static void push_hashes(void *arg, struct slice w)
 {
-    if (*n == *cap)
-        *out = xrealloc(*out, (*cap = *cap ? 2 * *cap : 8) * sizeof(**out));
-    (*out)[(*n)++] = h;
+    struct hash_list *l = arg;
+    if (*l->n == *l->cap)
+        *l->out = xrealloc(*l->out, (*l->cap = *l->cap ? 2 * *l->cap : 8) * sizeof(**l->out));
+    (*l->out)[(*l->n)++] = words_hashes(w);
 }
 
-static bool push_term_word(void *arg, struct slice w)
+struct word_fn {
+    void (*fn)(void *arg, struct slice word);
+    void *arg;
+};
+
+static bool term_word(void *arg, struct slice w)
 {
-    void **a = arg;
-    push_word(a[0], a[1], a[2], words_hashes(w));
+    const struct word_fn *f = arg;
+    f->fn(f->arg, w);
     return true;
 }
 
-void cond_required_words(const struct sql_expr *e, struct word_hashes **out, size_t *n, size_t *cap)
+/* fn for each literal run of LIKE part i (its bytes between '_'s). */
+static void like_part_runs(const struct like *l, size_t i, void (*fn)(void *, struct slice),
+                           void *arg)
+{
+    const uint16_t *p = l->parts[i];
+    size_t len = l->plen[i], k = 0;
+    while (k < len) {
+        size_t start = k;
+        while (k < len && p[k] != LIKE_ANY1)
+            k++;
+        if (k > start)
+            fn(arg, slice_make(l->bytes[i] + start, k - start));
+        k++;
+    }
+}
+
+/* cond_required_each (runs false) or cond_required_text (runs true). */
+static void required_walk(const struct sql_expr *e, bool runs,
+                          void (*fn)(void *arg, struct slice word), void *arg)
 {
     if (!e)
         return;
     if (e->kind == SQL_E_AND) {
         for (size_t i = 0; i < e->nkids; i++)
-            cond_required_words(e->kids[i], out, n, cap);
+            required_walk(e->kids[i], runs, fn, arg);
         return;
     }
     if (e->kind != SQL_E_LEAF)
         return;
     if (e->leaf == SQL_L_MATCH) {
-        void *a[3] = {out, n, cap};
+        struct word_fn f = {fn, arg};
         for (size_t i = 0; i < e->nterms; i++)
-            words_each(slice_make(e->terms[i], e->tlens[i]), push_term_word, a);
+            words_each(slice_make(e->terms[i], e->tlens[i]), term_word, &f);
     } else if (e->leaf == SQL_L_LIKE && e->re) {
         const struct like *l = e->re;
         for (size_t i = 0; i < l->nparts; i++)
-            like_part_words(l, i, out, n, cap);
+            (runs ? like_part_runs : like_part_words)(l, i, fn, arg);
     }
+}
+
+void cond_required_each(const struct sql_expr *e, void (*fn)(void *arg, struct slice word),
+                        void *arg)
+{
+    required_walk(e, false, fn, arg);
+}
+
+void cond_required_text(const struct sql_expr *e, void (*fn)(void *arg, struct slice text),
+                        void *arg)
+{
+    required_walk(e, true, fn, arg);
+}
+
+void cond_required_words(const struct sql_expr *e, struct word_hashes **out, size_t *n, size_t *cap)
+{
+    struct hash_list l = {out, n, cap};
+    cond_required_each(e, push_hashes, &l);
 }
 
 bool cond_is_implied(const struct sql_expr *e)

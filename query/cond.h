@@ -56,9 +56,22 @@ bool cond_sorted_has(char *const *v, const size_t *len, size_t n, struct slice s
 /* Fills w's implied bounds and sets (sql.h) from w->cond. */
 void cond_derive(struct sql_where *w);
 
-/* The words every matching row must hold, as their hashes (words_hashes):
- * those of MATCH terms, and of LIKE patterns' literal whole words, reached
- * from the top through AND only. Appends to *out (n, cap: a growable array). */
+/* The words every matching row must hold: those of MATCH terms, and of
+ * LIKE patterns' literal whole words, reached from the top through AND
+ * only; each is in a string of the row (host, event, a tag value or a
+ * string field) as it is stored, up to ASCII case. fn is called with each
+ * (as written in the condition, not folded). */
+void cond_required_each(const struct sql_expr *e, void (*fn)(void *arg, struct slice word),
+                        void *arg);
+
+/* The bytes every matching row must hold, up to ASCII case, in one of its
+ * strings as stored: cond_required_each's words, but a LIKE pattern's
+ * literal runs (between its wildcards) whole. fn is called with each. */
+void cond_required_text(const struct sql_expr *e, void (*fn)(void *arg, struct slice text),
+                        void *arg);
+
+/* cond_required_each's words as their hashes (words_hashes), appended to
+ * *out (n, cap: a growable array). */
 void cond_required_words(const struct sql_expr *e, struct word_hashes **out, size_t *n,
                          size_t *cap);
 

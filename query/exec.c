@@ -64,12 +64,47 @@ struct exec {
     uint64_t scanned;
     struct word_hashes *words;
     size_t nwords, wcap;
+    /* the bytes a row must hold (cond_required_text), folded, one after
+     * another (need_at: where each ends): a row whose strings lack one is
+     * passed over without being decoded */
+    struct buf need;
+    size_t *need_at;
+    size_t nneed;
     /* unordered SCAN/FULL: the buckets one after another, not merged */
     struct iter **kids;
     size_t nkids, kid;
     bool kid_started;
     struct store_read_stats rst;
 };
+
+/* --- words a row must hold --- */
+
+static void need_text(void *arg, struct slice w)
+{
+    struct exec *e = arg;
+    for (size_t i = 0; i < w.len; i++) {
+        unsigned char c = (unsigned char)w.ptr[i];
+        buf_putc(&e->need, (char)(c >= 'A' && c <= 'Z' ? c + 32 : c));
+    }
+    e->need_at = xrealloc(e->need_at, (e->nneed + 1) * sizeof(*e->need_at));
+    e->need_at[e->nneed++] = e->need.len;
+}
+
+/* False if the row cannot match: bytes the condition requires are in none
+ * of its strings (host, event, the id's tags and fields, the value's
+ * fields, searched as the record stores them; cond_required_text). A few
+ * byte compares 16 at a time instead of decoding the row's record and
+ * searching its strings one by one. */
+static bool row_may_match(const struct exec *e, const struct key_row *r, struct slice v)
+{
+    for (size_t i = 0, from = 0; i < e->nneed; from = e->need_at[i++]) {
+        struct slice w = slice_make(e->need.data + from, e->need_at[i] - from);
+        if (!words_contains_folded(r->id, w) && !words_contains_folded(v, w) &&
+            !words_contains_folded(r->host, w) && !words_contains_folded(r->event, w))
+            return false;
+    }
+    return true;
+}
 
 /* --- ranges --- */
 
@@ -127,6 +162,7 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec *
     e->snap = snap;
     e->p = p;
     cond_required_words(p->where->cond, &e->words, &e->nwords, &e->wcap);
+    cond_required_text(p->where->cond, need_text, e);
     /* the ts, host and event checks on the keys are then the whole test */
     e->check_cond = !cond_is_implied(p->where->cond);
     if (p->is_empty || p->kind == PLAN_GET) {
@@ -183,6 +219,8 @@ void query_exec_free(struct exec *e)
     free(e->icur);
     cond_row_destroy(&e->crow);
     free(e->words);
+    buf_destroy(&e->need);
+    free(e->need_at);
     for (size_t i = 0; i < e->nkids; i++)
         it_destroy(e->kids[i]);
     free(e->kids);
@@ -368,6 +406,8 @@ static int next_of_rows(struct exec *e)
         e->scanned++;
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
+        if (!row_may_match(e, &r, v))
+            continue;
         cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
         if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
             if (rc)
@@ -421,7 +461,7 @@ static int next_scan(struct exec *e)
             return 1;
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        if (!key_ok(e, &r))
+        if (!key_ok(e, &r) || !row_may_match(e, &r, v))
             continue;
         cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
         if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
@@ -454,8 +494,11 @@ static int next_of_cursor(struct exec *e)
         e->scanned++;
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
-        bool ok = !e->check_cond || cond_match(e->p->where->cond, &e->crow, &rc);
+        bool ok = row_may_match(e, &r, v);
+        if (ok) {
+            cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
+            ok = !e->check_cond || cond_match(e->p->where->cond, &e->crow, &rc);
+        }
         if (rc)
             return rc;
         if (ok) {

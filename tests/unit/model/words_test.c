@@ -1,5 +1,6 @@
 /* model/words.h: splitting, folding, hashing and phrases, the rules search
  * and the block word filters share. */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,18 +143,21 @@ static bool naive_find(const char *text, const char *phrase)
     return false;
 }
 
-/* words_find searches with memchr for candidates: it must agree with
- * splitting the text into words, on random texts of a small alphabet. */
+/* words_find finds candidates 16 positions at a time by the first and
+ * last bytes of the first word: it must agree with splitting the text into
+ * words, on random texts of a small alphabet (letters at the ends of the
+ * ranges and the bytes that differ from them only in bit 5), short and
+ * long. */
 static void test_find_random(void **state)
 {
     (void)state;
-    static const char alpha[] = "aAbB _-.\xc3";
+    static const char alpha[] = "aAbBzZ _-.@[`{0\xc3\xe9";
     uint64_t x = 88172645463325252ULL;
-    for (int round = 0; round < 20000; round++) {
-        char text[40], phrase[8];
+    for (int round = 0; round < 40000; round++) {
+        char text[128], phrase[8];
         size_t tn = 0, pn = 0;
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        size_t tl = x % 30, pl = 1 + (x >> 8) % 6;
+        size_t tl = x % (round % 2 ? 30 : 120), pl = 1 + (x >> 8) % 6;
         for (size_t i = 0; i < tl; i++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             text[tn++] = alpha[x % (sizeof alpha - 1)];
@@ -171,13 +175,57 @@ static void test_find_random(void **state)
     }
 }
 
+/* words_contains_folded against a byte loop: every start, both cases. */
+static bool naive_contains(const char *text, const char *word)
+{
+    size_t tn = strlen(text), wn = strlen(word);
+    for (size_t i = 0; i + wn <= tn; i++) {
+        size_t j = 0;
+        while (j < wn && tolower((unsigned char)text[i + j]) == (unsigned char)word[j])
+            j++;
+        if (j == wn)
+            return true;
+    }
+    return false;
+}
+
+static void test_contains_folded(void **state)
+{
+    (void)state;
+    static const char alpha[] = "abzAZ_@[`{0 \xc3";
+    static const char lower[] = "abz_0@`\xc3";
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (int round = 0; round < 40000; round++) {
+        char text[128], word[8];
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t tl = x % 120, wl = (x >> 8) % 5;
+        for (size_t i = 0; i < tl; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            text[i] = alpha[x % (sizeof alpha - 1)];
+        }
+        text[tl] = 0;
+        for (size_t i = 0; i < wl; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            word[i] = lower[x % (sizeof lower - 1)];
+        }
+        word[wl] = 0;
+        bool got = words_contains_folded(slice_make(text, tl), slice_make(word, wl));
+        if (got != naive_contains(text, word)) {
+            print_error("text '%s' word '%s': got %d\n", text, word, got);
+            fail();
+        }
+    }
+    assert_true(words_contains_folded(slice_cstr("xx TimeOut yy"), slice_cstr("timeout")));
+    assert_false(words_contains_folded(slice_cstr("xx Time_Out yy"), slice_cstr("timeout")));
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split),        cmocka_unit_test(test_hash_folds_case),
         cmocka_unit_test(test_hash2_stable), cmocka_unit_test(test_find),
-        cmocka_unit_test(test_find_random),
+        cmocka_unit_test(test_find_random),  cmocka_unit_test(test_contains_folded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
