@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/coding.h"
 #include "base/err.h"
 #include "query/agg.h"
 #include "query/cond.h"
@@ -64,10 +65,9 @@ struct grouper {
 
 static void put_u64be(struct buf *b, uint64_t v)
 {
-    unsigned char x[8];
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        x[i] = (unsigned char)v;
-    buf_append(b, x, 8);
+    buf_reserve(b, 8);
+    coding_put_u64be(b->data + b->len, v);
+    b->len += 8;
 }
 
 static uint64_t get_u64be(const unsigned char *p)
