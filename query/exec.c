@@ -90,17 +90,17 @@ static void need_text(void *arg, struct slice w)
     e->need_at[e->nneed++] = e->need.len;
 }
 
-/* False if the row cannot match: bytes the condition requires are in none
- * of its strings (host, event, the id's tags and fields, the value's
- * fields, searched as the record stores them; cond_required_text). A few
- * byte compares 16 at a time instead of decoding the row's record and
- * searching its strings one by one. */
-static bool row_may_match(const struct exec *e, const struct key_row *r, struct slice v)
+/* False if the row cannot match: bytes the condition requires are nowhere
+ * in its key (host, event and the id's tags and fields, whose strings the
+ * record keeps as they are) nor in its value (the fields of a point;
+ * cond_required_text). A few byte compares 16 at a time, before the key
+ * is even decoded, instead of decoding the row's record and searching its
+ * strings one by one. */
+static bool row_may_match(const struct exec *e, struct slice key, struct slice v)
 {
     for (size_t i = 0, from = 0; i < e->nneed; from = e->need_at[i++]) {
         struct slice w = slice_make(e->need.data + from, e->need_at[i] - from);
-        if (!words_contains_folded(r->id, w) && !words_contains_folded(v, w) &&
-            !words_contains_folded(r->host, w) && !words_contains_folded(r->event, w))
+        if (!words_contains_folded(key, w) && !words_contains_folded(v, w))
             return false;
     }
     return true;
@@ -404,10 +404,10 @@ static int next_of_rows(struct exec *e)
     while ((rc = store_rows_next(e->rows, &k, &v)) == 1) {
         struct key_row r;
         e->scanned++;
+        if (!row_may_match(e, k, v))
+            continue;
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        if (!row_may_match(e, &r, v))
-            continue;
         cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
         if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
             if (rc)
@@ -459,9 +459,11 @@ static int next_scan(struct exec *e)
         e->scanned++;
         if (e->count_only)
             return 1;
+        if (!row_may_match(e, k, v))
+            continue;
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        if (!key_ok(e, &r) || !row_may_match(e, &r, v))
+        if (!key_ok(e, &r))
             continue;
         cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
         if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
@@ -492,13 +494,14 @@ static int next_of_cursor(struct exec *e)
         struct slice v = it_value(c->it);
         struct key_row r;
         e->scanned++;
+        if (!row_may_match(e, k, v)) {
+            it_next(c->it);
+            continue;
+        }
         if ((rc = key_decode_row(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        bool ok = row_may_match(e, &r, v);
-        if (ok) {
-            cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
-            ok = !e->check_cond || cond_match(e->p->where->cond, &e->crow, &rc);
-        }
+        cond_row_set(&e->crow, r.ts, r.host, r.event, r.id, v);
+        bool ok = !e->check_cond || cond_match(e->p->where->cond, &e->crow, &rc);
         if (rc)
             return rc;
         if (ok) {
