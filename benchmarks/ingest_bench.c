@@ -44,6 +44,7 @@
 #include <zlib.h>
 
 #include "base/buf.h"
+#include "benchmarks/bench_events.h"
 #include "ingest/esbulk.h"
 #include "ingest/ingest.h"
 #include "ingest/jsonl.h"
@@ -72,15 +73,6 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = *s;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* --- bodies ------------------------------------------------------------- */
 
 #define TS_DIGITS 19
@@ -90,11 +82,6 @@ struct body {
     size_t *ts_off; /* offset of each line's 19-digit timestamp */
     size_t lines;
 };
-
-static const char *words[] = {"GET",        "POST",       "/api/v1/items", "/static/app.js",
-                              "200",        "404",        "500",           "upstream",
-                              "timeout",    "user=alice", "user=bob",      "cache=hit",
-                              "cache=miss", "bytes=5123", "rt=0.031",      "ok"};
 
 #define ES_TS_DIGITS 13
 #define ES_RFC3339_LEN 30 /* 2023-11-14T22:13:20.000000000Z */
@@ -132,7 +119,7 @@ static void make_body_as(struct body *b, size_t lines, uint64_t seed, enum body_
         }
         size_t start = b->text.len;
         while (b->text.len - start < 95) {
-            buf_puts(&b->text, words[rng_next(&seed) % 16]);
+            buf_puts(&b->text, bench_words[rng_next(&seed) % BENCH_NWORDS]);
             buf_putc(&b->text, ' ');
         }
         if (is_es) {

@@ -32,6 +32,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "benchmarks/bench_events.h"
 #include "benchmarks/bench_http.h"
 #include "ingest/ingest.h"
 #include "ingest/logrow.h"
@@ -75,20 +76,6 @@ struct ev {
     int64_t ts;
 };
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = *s;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static const char *words[] = {"GET",        "POST",       "/api/v1/items", "/static/app.js",
-                              "200",        "404",        "500",           "upstream",
-                              "timeout",    "user=alice", "user=bob",      "cache=hit",
-                              "cache=miss", "bytes=5123", "rt=0.031",      "ok"};
-
 static void make_events(struct ev *e, size_t n, uint64_t seed, int64_t ts0)
 {
     for (size_t i = 0; i < n; i++) {
@@ -99,7 +86,7 @@ static void make_events(struct ev *e, size_t n, uint64_t seed, int64_t ts0)
         e[i].count = (r >> 40) % 1000000;
         size_t len = 0;
         while (len < 95) {
-            const char *w = words[rng_next(&seed) % 16];
+            const char *w = bench_words[rng_next(&seed) % BENCH_NWORDS];
             memcpy(e[i].msg + len, w, strlen(w));
             len += strlen(w);
             e[i].msg[len++] = ' ';

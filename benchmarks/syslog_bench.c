@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchmarks/bench_events.h"
 #include "benchmarks/bench_http.h"
 
 #define TS_FRAC 9
@@ -38,20 +39,6 @@ struct opts {
     double duration;
     int server_pid;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = *s;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static const char *words[] = {"GET",        "POST",       "/api/v1/items", "/static/app.js",
-                              "200",        "404",        "500",           "upstream",
-                              "timeout",    "user=alice", "user=bob",      "cache=hit",
-                              "cache=miss", "bytes=5123", "rt=0.031",      "ok"};
 
 /* One block of messages; the 9 fraction digits of each stamp are
  * rewritten per send (base + index), as ingest_bench restamps its lines. */
@@ -73,7 +60,7 @@ static void make_block(struct block *b, size_t n, uint64_t seed, bool is_octet)
         uint64_t r = rng_next(&seed);
         size_t m = 0;
         while (m < 95) {
-            const char *w = words[rng_next(&seed) % 16];
+            const char *w = bench_words[rng_next(&seed) % BENCH_NWORDS];
             m += (size_t)snprintf(msg + m, sizeof msg - m, "%s ", w);
         }
         int len = snprintf(line, sizeof line,

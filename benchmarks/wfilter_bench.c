@@ -15,25 +15,11 @@
 #include <time.h>
 
 #include "base/buf.h"
+#include "benchmarks/bench_events.h"
 #include "model/key.h"
 #include "model/record.h"
 #include "store/ikey.h"
 #include "store/table/wfilter.h"
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = *s;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* syslog_bench's words */
-static const char *words[] = {"GET",        "POST",       "/api/v1/items", "/static/app.js",
-                              "200",        "404",        "500",           "upstream",
-                              "timeout",    "user=alice", "user=bob",      "cache=hit",
-                              "cache=miss", "bytes=5123", "rt=0.031",      "ok"};
 
 /* The internal key of row i: a log row, its record the row's id. */
 static void make_row(uint64_t *seed, int64_t ts, struct buf *ik)
@@ -45,7 +31,7 @@ static void make_row(uint64_t *seed, int64_t ts, struct buf *ik)
     size_t words_from = m;
     while (m - words_from < 95)
         m += (size_t)snprintf(msg + m, sizeof msg - m, "%s ",
-                              words[rng_next(seed) % (sizeof words / sizeof words[0])]);
+                              bench_words[rng_next(seed) % BENCH_NWORDS]);
     snprintf(host, sizeof host, "host-%04u", (unsigned)((r >> 8) % 1000));
     snprintf(event, sizeof event, "ev%02u", (unsigned)(r % 20));
     struct rec_tag tags[2] = {{slice_cstr("facility"), slice_cstr("user")},
