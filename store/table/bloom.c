@@ -71,19 +71,12 @@ void bloom_build_k(const uint64_t *hashes, size_t n, size_t bits_per_key, int pr
     char *f = out->data + out->len;
     memset(f, 0, bytes);
     uint64_t m = probe_m(bits);
-    if (bits > UINT32_MAX) { /* never written (see probe_m) */
-        for (size_t i = 0; i < n; i++) {
-            uint32_t h = (uint32_t)hashes[i], delta = (uint32_t)(hashes[i] >> 32) | 1;
-            for (int k = 0; k < probes; k++, h += delta)
-                f[h / 8] |= (char)(1 << (h % 8));
-        }
-    } else { /* probe_bit's common case, without its test in the loop */
-        for (size_t i = 0; i < n; i++) {
-            uint32_t h = (uint32_t)hashes[i], delta = (uint32_t)(hashes[i] >> 32) | 1;
-            for (int k = 0; k < probes; k++, h += delta) {
-                size_t pos = (size_t)(((unsigned __int128)(m * h) * bits) >> 64);
-                f[pos / 8] |= (char)(1 << (pos % 8));
-            }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)hashes[i], delta = (uint32_t)(hashes[i] >> 32) | 1;
+        for (int k = 0; k < probes; k++) {
+            size_t pos = probe_bit(h, m, bits);
+            f[pos / 8] |= (char)(1 << (pos % 8));
+            h += delta;
         }
     }
     f[bytes] = (char)probes;

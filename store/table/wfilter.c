@@ -75,50 +75,25 @@ static void set_grow(struct wfilter_builder *b)
     b->list = xrealloc(b->list, cap * sizeof *b->list);
 }
 
-/* The set and list while a value's words go in, in locals rather than in
- * the builder (whose fields the compiler would reload after every store
- * through a uint64_t pointer, which may alias them). */
-struct words_in {
-    uint64_t *set, *list;
-    size_t mask, n;
-    bool zero;
-};
-
-/* Room for more words in the set (at most half full after them). */
-static void reserve_words(struct wfilter_builder *b, size_t more)
-{
-    while (2 * (b->n + more + 1) > b->cap)
-        set_grow(b);
-}
-
-static struct words_in words_begin(struct wfilter_builder *b, size_t more)
-{
-    reserve_words(b, more);
-    return (struct words_in){b->set, b->list, b->cap - 1, b->n, false};
-}
-
-static void words_end(struct wfilter_builder *b, const struct words_in *w)
-{
-    b->n = w->n;
-    b->has_zero |= w->zero;
-}
-
-/* Notes h, a word's hash before its finaliser (room reserved). Its low
- * bits pick the slot: words_hash2 folds the multiply's high bits into them
- * (h ^= h >> 29); FNV-1a's (the filters only tests write now) mix less but
- * still depend on every byte. */
-static inline void add_hash(struct words_in *w, uint64_t h)
+/* Notes h, a word's hash before its finaliser. Its low bits pick the slot:
+ * words_hash2 folds the multiply's high bits into them (h ^= h >> 29);
+ * FNV-1a's (the filters only tests write now) mix less but still depend
+ * on every byte. */
+static inline void add_hash(struct wfilter_builder *b, uint64_t h)
 {
     if (__builtin_expect(!h, 0)) {
-        w->zero = true;
+        b->has_zero = true;
         return;
     }
-    size_t i = (size_t)h & w->mask;
-    for (uint64_t at; (at = w->set[i]) != 0; i = (i + 1) & w->mask)
+    if (__builtin_expect(2 * (b->n + 1) > b->cap, 0))
+        set_grow(b);
+    size_t mask = b->cap - 1, i = (size_t)h & mask;
+    uint64_t *set = b->set;
+    for (uint64_t at; (at = set[i]) != 0; i = (i + 1) & mask)
         if (at == h)
             return;
-    w->set[i] = h;
-    w->list[w->n++] = h;
+    set[i] = h;
+    b->list[b->n++] = h;
 }
 
 /* For each byte: its ASCII-folded value if it is a word byte
@@ -164,9 +139,7 @@ static void add_text_v1(struct wfilter_builder *b, struct slice text)
             h ^= c;
             h *= 0x100000001b3ULL;
         }
-        struct words_in w = words_begin(b, 1);
-        add_hash(&w, h);
-        words_end(b, &w);
+        add_hash(b, h);
     }
 }
 
@@ -254,7 +227,6 @@ static void add_text_v2(struct wfilter_builder *b, struct slice text)
     for (size_t k = 0; k < nwords; k++) {
         uint64_t bits = m[k], starts = bits & ~((bits << 1) | carry);
         carry = bits >> 63;
-        struct words_in w = words_begin(b, 32); /* words start 2 bytes apart */
         while (starts) {
             unsigned at = (unsigned)__builtin_ctzll(starts);
             starts &= starts - 1;
@@ -270,9 +242,8 @@ static void add_text_v2(struct wfilter_builder *b, struct slice text)
                 if (j < nwords)
                     len += (size_t)__builtin_ctzll(~m[j]);
             }
-            add_hash(&w, hash2_at(t + 64 * k + at, len));
+            add_hash(b, hash2_at(t + 64 * k + at, len));
         }
-        words_end(b, &w);
     }
 }
 
@@ -304,7 +275,6 @@ static void add_short_v2(struct wfilter_builder *b, struct slice text)
     const unsigned char *p = (const unsigned char *)text.ptr;
     uint64_t c[WFILTER_SHORT / 8], chunk = 0;
     size_t len = 0;
-    struct words_in w = words_begin(b, WFILTER_SHORT / 2 + 1);
     for (size_t i = 0; i < text.len; i++) {
         uint64_t f = word_fold[p[i]];
         if (f) {
@@ -314,14 +284,13 @@ static void add_short_v2(struct wfilter_builder *b, struct slice text)
                 chunk = 0;
             }
         } else if (len) {
-            add_hash(&w, chunks_hash2(c, chunk, len));
+            add_hash(b, chunks_hash2(c, chunk, len));
             chunk = 0;
             len = 0;
         }
     }
     if (len)
-        add_hash(&w, chunks_hash2(c, chunk, len));
-    words_end(b, &w);
+        add_hash(b, chunks_hash2(c, chunk, len));
 }
 
 static void add_text(struct wfilter_builder *b, struct slice text)
