@@ -344,10 +344,8 @@ static bool like_match(const struct like *l, struct slice text, bool icase)
     return true;
 }
 
-/* The whole words of a LIKE part: bounded on both sides by a literal
- * non-word byte, or by the anchored start or end of the text. */
-/* fn for each whole word of LIKE part i: a run of word bytes with a
- * literal (or the pattern's start or end) on both sides. */
+/* fn for each whole word of LIKE part i: bounded on both sides by a
+ * literal non-word byte, or by the anchored start or end of the text. */
 static void like_part_words(const struct like *l, size_t i, void (*fn)(void *, struct slice),
                             void *arg)
 {
