@@ -10,6 +10,7 @@
  * three-valued logic); an aggregate SELECT also runs those rows through
  * GROUP BY, FILL, HAVING and ORDER BY with a small max_groups. None of
  * these may crash or leak whatever the statement. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "model/record.h"
+#include "model/words.h"
 #include "query/cond.h"
 #include "query/plan.h"
 #include "query/query_int.h"
@@ -107,6 +109,34 @@ static void run_group(const struct sql_select *sel, const struct plan *p, struct
     buf_destroy(&out);
 }
 
+/* The bytes a matching row must hold (cond_required_text), each checked in
+ * the row as the executor checks it (words_contains_folded over its
+ * strings' bytes): a row the condition matches must hold every one, or the
+ * executor would pass over a match. */
+struct need_check {
+    const struct frow *row;
+    bool missing;
+};
+
+static void check_need(void *arg, struct slice text)
+{
+    struct need_check *c = arg;
+    char folded[256];
+    if (text.len > sizeof folded)
+        return;
+    for (size_t i = 0; i < text.len; i++) {
+        unsigned char ch = (unsigned char)text.ptr[i];
+        folded[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+    }
+    struct slice w = slice_make(folded, text.len);
+    const struct frow *f = c->row;
+    if (!words_contains_folded(slice_cstr(f->host), w) &&
+        !words_contains_folded(slice_cstr(f->event), w) &&
+        !words_contains_folded(slice_make(f->id.data ? f->id.data : "", f->id.len), w) &&
+        !words_contains_folded(slice_make(f->value.data ? f->value.data : "", f->value.len), w))
+        c->missing = true;
+}
+
 static void run_stmt(const struct sql_stmt *st)
 {
     const struct sql_select *sel = &st->sel;
@@ -124,7 +154,12 @@ static void run_stmt(const struct sql_stmt *st)
     for (size_t i = 0; i < NROWS; i++) {
         int rc;
         cond_row_of(&cr, &rows[i]);
-        (void)cond_match(sel->where.cond, &cr, &rc);
+        if (cond_match(sel->where.cond, &cr, &rc)) {
+            struct need_check c = {&rows[i], false};
+            cond_required_text(sel->where.cond, check_need, &c);
+            if (c.missing)
+                abort();
+        }
     }
     struct db_opts dbo = {4, st->pos % 2 == 0, 3600000000000LL};
     struct plan_opts po = {50, true, true, NOW};
