@@ -70,6 +70,7 @@ struct exec {
     struct buf need;
     size_t *need_at;
     size_t nneed;
+    uint64_t passed_over; /* rows row_may_match turned away */
     /* unordered SCAN/FULL: the buckets one after another, not merged */
     struct iter **kids;
     size_t nkids, kid;
@@ -96,12 +97,14 @@ static void need_text(void *arg, struct slice w)
  * cond_required_text). A few byte compares 16 at a time, before the key
  * is even decoded, instead of decoding the row's record and searching its
  * strings one by one. */
-static bool row_may_match(const struct exec *e, struct slice key, struct slice v)
+static bool row_may_match(struct exec *e, struct slice key, struct slice v)
 {
     for (size_t i = 0, from = 0; i < e->nneed; from = e->need_at[i++]) {
         struct slice w = slice_make(e->need.data + from, e->need_at[i] - from);
-        if (!words_contains_folded(key, w) && !words_contains_folded(v, w))
+        if (!words_contains_folded(key, w) && !words_contains_folded(v, w)) {
+            e->passed_over++;
             return false;
+        }
     }
     return true;
 }
@@ -229,7 +232,7 @@ void query_exec_free(struct exec *e)
 
 struct exec_stats query_exec_stats(const struct exec *e)
 {
-    return (struct exec_stats){e->rst.blocks_read, e->rst.blocks_skipped};
+    return (struct exec_stats){e->rst.blocks_read, e->rst.blocks_skipped, e->passed_over};
 }
 
 struct cond_row *query_exec_cond_row(struct exec *e)

@@ -131,10 +131,10 @@ static int metric_plan(const struct run *r)
 static void run_finish(struct run *r, int outcome)
 {
     uint64_t scanned = r->ex ? query_exec_scanned(r->ex) : 0;
-    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0};
+    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0, 0};
     query_metrics_record(metric_plan(r), outcome, scanned, (uint64_t)r->emitted,
                          clock_mono_ns() - r->t0);
-    query_metrics_blocks(st.blocks_read, st.blocks_skipped);
+    query_metrics_blocks(st.blocks_read, st.blocks_skipped, st.rows_skipped);
     run_release(r);
 }
 
@@ -764,15 +764,17 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
     struct buf tmp = BUF_INIT;
     plan_explain(&r->plan, sel, &tmp);
     tmp.len--; /* the closing brace */
-    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0};
+    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0, 0};
     buf_printf(&tmp,
                "%s,\"analyze\":{\"rows_scanned\":%llu,\"rows_matched\":%llu,\"rows_returned\":%llu,"
-               "\"blocks_read\":%llu,\"blocks_skipped\":%llu,\"groups\":%llu,\"ms\":%.3f}}",
+               "\"rows_skipped\":%llu,\"blocks_read\":%llu,\"blocks_skipped\":%llu,"
+               "\"groups\":%llu,\"ms\":%.3f}}",
                r->latest ? ",\"strategy\":\"latest per host\"" : "",
                (unsigned long long)((r->ex ? query_exec_scanned(r->ex) : 0) + r->latest_scanned),
                (unsigned long long)r->scanned_rows,
                (unsigned long long)(sel->count ? 1 : r->emitted),
-               (unsigned long long)st.blocks_read, (unsigned long long)st.blocks_skipped,
+               (unsigned long long)st.rows_skipped, (unsigned long long)st.blocks_read,
+               (unsigned long long)st.blocks_skipped,
                (unsigned long long)(r->grp ? group_count(r->grp) : 0),
                (double)(clock_mono_ns() - r->t0) / 1e6);
     emit_single(c, tmp.data, tmp.len);

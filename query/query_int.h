@@ -38,9 +38,10 @@ struct exec_row {
 };
 const struct exec_row *query_exec_row(const struct exec *e);
 uint64_t query_exec_scanned(const struct exec *e); /* entries read so far */
-/* SSTable data blocks read and skipped (word filters) so far. */
+/* SSTable data blocks read and skipped (word filters) so far, and rows
+ * passed over without being decoded (their bytes lack a searched word). */
 struct exec_stats {
-    uint64_t blocks_read, blocks_skipped;
+    uint64_t blocks_read, blocks_skipped, rows_skipped;
 };
 struct exec_stats query_exec_stats(const struct exec *e);
 void query_exec_free(struct exec *e);
@@ -88,7 +89,7 @@ enum { QM_ADMIN = 4, QM_NONE = 5 };
 enum { QM_OK, QM_ERROR, QM_REFUSED, QM_INVALID };
 void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t rows_returned,
                           int64_t ns);
-void query_metrics_blocks(uint64_t read, uint64_t skipped);
+void query_metrics_blocks(uint64_t read, uint64_t skipped, uint64_t rows_skipped);
 
 /* The SELECT of the parameter form (query_params_open's parameters but
  * db and full_scan) into st->sel: ERR_INVAL with err set for a bad one.

@@ -245,14 +245,18 @@ test_expect_success 'EXPLAIN ANALYZE: the plan and what running it took' '
     test "$(q "EXPLAIN ANALYZE SELECT * FROM logs WHERE ts >= $T0 AND msg MATCH '"'"'timeout'"'"'")" = 200 &&
     perl -MJSON::PP -e '"'"'
         local $/; my $r = JSON::PP->new->decode(<STDIN>); my $a = $r->{analyze};
-        for my $k (qw(rows_scanned rows_returned blocks_read blocks_skipped groups ms)) {
+        for my $k (qw(rows_scanned rows_returned rows_skipped blocks_read blocks_skipped groups ms)) {
             die "no analyze.$k\n" unless defined $a->{$k};
         }
         die "rows_returned $a->{rows_returned}\n" unless $a->{rows_returned} == 1;
         die "rows_scanned $a->{rows_scanned}\n" unless $a->{rows_scanned} >= 1;
+        # rows without the bytes "timeout" are passed over undecoded; the
+        # match and "timeouts exceeded" (the bytes, not the word) are not
+        die "rows_skipped $a->{rows_skipped} of $a->{rows_scanned}\n"
+            unless $a->{rows_skipped} >= 1 && $a->{rows_skipped} <= $a->{rows_scanned} - 2;
         die "no plan\n" unless $r->{plan};'"'"' <body &&
     test "$(q "EXPLAIN ANALYZE SELECT host, COUNT(*) FROM logs WHERE ts >= $T0 GROUP BY host")" = 200 &&
-    grep -q "\"groups\":3" body
+    grep -q "\"groups\":3" body && grep -q "\"rows_skipped\":0," body
 '
 
 test_expect_success '/api/v1/query: search= words and phrases, where= with OR' '
@@ -334,10 +338,11 @@ test_expect_success 'a catastrophic regular expression ends with an error, not a
     tail -n 1 body | grep -qi "regular expression"
 '
 
-test_expect_success '/metrics counts the blocks queries read and skip' '
+test_expect_success '/metrics counts the blocks queries read and skip, and the rows passed over' '
     test "$(lb_req GET /metrics)" = 200 &&
     grep -q "^logbucket_query_blocks_read_total [0-9]" body &&
-    grep -q "^logbucket_query_blocks_skipped_total [0-9]" body
+    grep -q "^logbucket_query_blocks_skipped_total [0-9]" body &&
+    grep -q "^logbucket_query_rows_skipped_total [1-9]" body
 '
 
 test_expect_success 'max_groups from the config (--set max_groups=3); a request may only lower it' '
