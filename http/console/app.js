@@ -285,6 +285,7 @@ function planSummary(p) {
   if (Array.isArray(p.buckets)) parts.push(`${p.buckets.length} buckets`);
   if (p.index) parts.push(`index ${p.index}`);
   if (a.rows_scanned !== undefined) parts.push(`${a.rows_scanned} rows scanned`);
+  if (a.rows_skipped) parts.push(`${a.rows_skipped} passed over by their bytes`);
   if (a.rows_matched !== undefined) parts.push(`${a.rows_matched} matched`);
   if (a.blocks_read !== undefined) parts.push(`${a.blocks_read} blocks read, ${a.blocks_skipped} skipped`);
   if (a.ms !== undefined) parts.push(`${a.ms} ms in the daemon`);
