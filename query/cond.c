@@ -807,6 +807,18 @@ void cond_required_words(const struct sql_expr *e, struct word_hashes **out, siz
     cond_required_each(e, push_hashes, &l);
 }
 
+bool cond_thread_safe(const struct sql_expr *e)
+{
+    if (!e)
+        return true;
+    if (e->kind == SQL_E_LEAF)
+        return e->leaf != SQL_L_REGEX;
+    for (size_t i = 0; i < e->nkids; i++)
+        if (!cond_thread_safe(e->kids[i]))
+            return false;
+    return true;
+}
+
 bool cond_is_implied(const struct sql_expr *e)
 {
     if (!e)

@@ -80,6 +80,10 @@ void cond_required_words(const struct sql_expr *e, struct word_hashes **out, siz
  * those satisfies it without being evaluated. */
 bool cond_is_implied(const struct sql_expr *e);
 
+/* True if threads may evaluate the condition at once: it holds no regular
+ * expression (their match data and context belong to the expression). */
+bool cond_thread_safe(const struct sql_expr *e);
+
 /* True if the condition holds only ts bounds, host = and event = (one
  * each), joined by AND: what a range tombstone can store. */
 bool cond_only_key_range(const struct sql_expr *e);

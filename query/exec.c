@@ -156,8 +156,10 @@ static int open_index(struct exec *e, struct kids *k, struct buf *err)
     return ERR_OK;
 }
 
-int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec **out,
-                    struct buf *err)
+/* query_exec_open over ranges part, part + nparts, ... of the plan (all of
+ * them: part 0 of 1). */
+static int exec_open(struct store_snap *snap, const struct plan *p, size_t part, size_t nparts,
+                     struct exec **out, struct buf *err)
 {
     struct exec *e = xcalloc(1, sizeof(*e));
     struct kids k = {NULL, 0, 0};
@@ -175,7 +177,7 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec *
     if (p->kind == PLAN_INDEX) {
         rc = open_index(e, &k, err);
     } else {
-        for (size_t i = 0; i < p->nranges; i++)
+        for (size_t i = part; i < p->nranges; i += nparts)
             kids_push(&k, bucket_child(e, p->ranges[i].bucket, p->ranges[i].lo, p->ranges[i].hi));
     }
     if (rc) {
@@ -193,6 +195,21 @@ int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec *
     free(k.v);
     *out = e;
     return ERR_OK;
+}
+
+int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec **out,
+                    struct buf *err)
+{
+    return exec_open(snap, p, 0, 1, out, err);
+}
+
+int query_exec_open_part(struct store_snap *snap, const struct plan *p, size_t part, size_t nparts,
+                         struct exec **out, struct buf *err)
+{
+    if (nparts == 0 || part >= nparts || !p->unordered || p->kind == PLAN_INDEX ||
+        p->kind == PLAN_GET)
+        return ERR_INVAL;
+    return exec_open(snap, p, part, nparts, out, err);
 }
 
 void query_exec_count_only(struct exec *e)

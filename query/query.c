@@ -5,11 +5,14 @@
  * advanced a few rows per read, so memory never grows with the result. */
 #include "query/query.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/err.h"
@@ -29,6 +32,8 @@ struct run {
     struct plan plan;
     bool has_plan;
     struct exec *ex;
+    struct exec *ex2; /* COUNT(*) on two threads: the other half's rows */
+    bool counted;     /* COUNT(*) done at the start (scanned_rows is it) */
     struct enc_proj proj;
     int64_t emitted;       /* output rows (or rows deleted) */
     uint64_t scanned_rows; /* rows that passed the condition */
@@ -114,6 +119,7 @@ static void run_release(struct run *r)
 {
     group_free(r->grp);
     query_exec_free(r->ex);
+    query_exec_free(r->ex2);
     if (r->snap)
         store_snap_release(r->snap);
     if (r->db)
@@ -128,10 +134,28 @@ static int metric_plan(const struct run *r)
     return r->has_plan ? (int)r->plan.kind : QM_NONE;
 }
 
+/* What the run's execs read and skipped, both halves of a split COUNT(*). */
+static uint64_t run_scanned(const struct run *r)
+{
+    return (r->ex ? query_exec_scanned(r->ex) : 0) + (r->ex2 ? query_exec_scanned(r->ex2) : 0);
+}
+
+static struct exec_stats run_stats(const struct run *r)
+{
+    struct exec_stats a = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0, 0};
+    if (r->ex2) {
+        struct exec_stats b = query_exec_stats(r->ex2);
+        a.blocks_read += b.blocks_read;
+        a.blocks_skipped += b.blocks_skipped;
+        a.rows_skipped += b.rows_skipped;
+    }
+    return a;
+}
+
 static void run_finish(struct run *r, int outcome)
 {
-    uint64_t scanned = r->ex ? query_exec_scanned(r->ex) : 0;
-    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0, 0};
+    uint64_t scanned = run_scanned(r);
+    struct exec_stats st = run_stats(r);
     query_metrics_record(metric_plan(r), outcome, scanned, (uint64_t)r->emitted,
                          clock_mono_ns() - r->t0);
     query_metrics_blocks(st.blocks_read, st.blocks_skipped, st.rows_skipped);
@@ -708,6 +732,8 @@ static int select_row(struct query_cursor *c, struct run *r, struct buf *err)
                 return rc;
         }
     }
+    if (r->counted)
+        return 0;
     int rc = query_exec_next(r->ex);
     if (rc < 0) {
         exec_error(r, rc, err);
@@ -764,13 +790,13 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
     struct buf tmp = BUF_INIT;
     plan_explain(&r->plan, sel, &tmp);
     tmp.len--; /* the closing brace */
-    struct exec_stats st = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0, 0};
+    struct exec_stats st = run_stats(r);
     buf_printf(&tmp,
                "%s,\"analyze\":{\"rows_scanned\":%llu,\"rows_matched\":%llu,\"rows_returned\":%llu,"
                "\"rows_skipped\":%llu,\"blocks_read\":%llu,\"blocks_skipped\":%llu,"
                "\"groups\":%llu,\"ms\":%.3f}}",
                r->latest ? ",\"strategy\":\"latest per host\"" : "",
-               (unsigned long long)((r->ex ? query_exec_scanned(r->ex) : 0) + r->latest_scanned),
+               (unsigned long long)(run_scanned(r) + r->latest_scanned),
                (unsigned long long)r->scanned_rows,
                (unsigned long long)(sel->count ? 1 : r->emitted),
                (unsigned long long)st.rows_skipped, (unsigned long long)st.blocks_read,
@@ -812,6 +838,80 @@ static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
     return rc;
 }
 
+/* --- COUNT(*) on two threads --- */
+
+struct half {
+    struct exec *ex;
+    uint64_t rows;
+    int rc;
+};
+
+static void *count_half(void *arg)
+{
+    struct half *h = arg;
+    while ((h->rc = query_exec_next(h->ex)) == 1)
+        h->rows++;
+    return NULL;
+}
+
+static int online_cpus(void)
+{
+    static atomic_int n;
+    int v = atomic_load(&n);
+    if (v == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        v = c > 0 && c < 4096 ? (int)c : 1;
+        atomic_store(&n, v);
+    }
+    return v;
+}
+
+/* Whether a COUNT(*) splits its plan's ranges between two threads: an
+ * unordered SCAN or FULL over two ranges or more, a condition threads may
+ * share, and a second CPU. */
+static bool count_splits(const struct run *r)
+{
+    const struct sql_select *sel = &r->st->sel;
+    const struct plan *p = &r->plan;
+    return sel->count && !sel->agg && !p->is_empty &&
+           (p->kind == PLAN_SCAN || p->kind == PLAN_FULL) && p->nranges >= 2 &&
+           cond_thread_safe(p->where->cond) && online_cpus() >= 2;
+}
+
+/* Counts the rows of the plan, half of its ranges in a thread of its own
+ * and half here, into scanned_rows; the query then has nothing to read. */
+static int count_split(struct run *r, struct buf *err)
+{
+    r->plan.unordered = true;
+    if (!r->snap)
+        r->snap = store_snapshot(r->db);
+    struct half h = {NULL, 0, 0}, mine = {NULL, 0, 0};
+    int rc = query_exec_open_part(r->snap, &r->plan, 0, 2, &mine.ex, err);
+    if (rc == ERR_OK)
+        rc = query_exec_open_part(r->snap, &r->plan, 1, 2, &h.ex, err);
+    r->ex = mine.ex;
+    r->ex2 = h.ex;
+    if (rc)
+        return rc;
+    query_exec_count_only(mine.ex);
+    query_exec_count_only(h.ex);
+    pthread_t t;
+    bool threaded = pthread_create(&t, NULL, count_half, &h) == 0;
+    if (!threaded)
+        count_half(&h);
+    count_half(&mine);
+    if (threaded)
+        pthread_join(t, NULL);
+    rc = mine.rc < 0 ? mine.rc : h.rc < 0 ? h.rc : ERR_OK;
+    if (rc) {
+        exec_error(r, rc, err);
+        return rc;
+    }
+    r->scanned_rows = mine.rows + h.rows;
+    r->counted = true;
+    return ERR_OK;
+}
+
 static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
 {
     const struct sql_select *sel = &r->st->sel;
@@ -829,9 +929,13 @@ static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
         buf_destroy(&tmp);
         return ERR_OK;
     }
-    rc = sel->agg ? select_group(c, r, err) : run_exec_open(r, sel->count, err);
-    if (!rc && !sel->agg && sel->count)
-        query_exec_count_only(r->ex);
+    if (count_splits(r)) {
+        rc = count_split(r, err);
+    } else {
+        rc = sel->agg ? select_group(c, r, err) : run_exec_open(r, sel->count, err);
+        if (!rc && !sel->agg && sel->count)
+            query_exec_count_only(r->ex);
+    }
     if (rc)
         return rc;
     if (sel->analyze)

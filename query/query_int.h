@@ -23,6 +23,13 @@ struct exec;
  * to merge, or a store error. */
 int query_exec_open(struct store_snap *snap, const struct plan *p, struct exec **out,
                     struct buf *err);
+/* query_exec_open over a share of an unordered SCAN or FULL plan's ranges
+ * (part, part + nparts, ...), so that nparts execs, each in a thread of
+ * its own, read the plan's rows between them; ERR_INVAL for another plan.
+ * The condition is read by every part: it must hold no regular
+ * expression (cond_thread_safe). */
+int query_exec_open_part(struct store_snap *snap, const struct plan *p, size_t part, size_t nparts,
+                         struct exec **out, struct buf *err);
 /* 1: a row is available through query_exec_row until the next call;
  * 0: the end; negative ERR_*: a store or decoding error. */
 int query_exec_next(struct exec *e);
