@@ -1,5 +1,8 @@
 #!/bin/sh
 test_description='real syslog clients: syslog-ng loggen (RFC 5424 octet-counted, BSD newline, UDP) and the npm syslog-client package (TCP and UDP, RFC 5424 and 3164), every record stored and mapped'
+# fd 7: the script's own stderr, which prove shows (sharness sends a test's
+# stderr elsewhere unless verbose), for the UDP test's diagnostics
+exec 7>&2
 . "$(dirname "$0")/lib.sh"
 . "$LB_TOP/tests/e2e/syslog-lib.sh"
 
@@ -77,11 +80,13 @@ test_expect_success LOGGEN 'loggen: UDP datagrams (octet-counted by loggen: the 
         "$want" 300
     then
         # what the daemon counted, and what the kernel dropped on the socket
-        # (TAP comments: prove -v shows them)
         sl_metric x >/dev/null
-        diag "$(grep "^logbucket_syslog.*udp" metrics.txt)"
-        port_hex=$(printf "%04X" "$SL_UDP")
-        diag "$(awk -v p=":$port_hex" "\$2 ~ p \"\$\" { print \"udp socket drops: \" \$NF }" /proc/net/udp)"
+        { echo "66-syslog-clients test 4: want $want rows; loggen: $(grep "^average rate" err)"
+          grep "^logbucket_syslog.*udp" metrics.txt
+          port_hex=$(printf "%04X" "$SL_UDP")
+          awk -v p=":$port_hex" "\$2 ~ p \"\$\" { print \"udp socket drops: \" \$NF }" /proc/net/udp
+          sl_count "SELECT COUNT(*) FROM syslog WHERE host = $(q localhost) AND event = $(q prg00000)"
+        } >&7 2>&1
         false
     fi
 '
