@@ -318,6 +318,30 @@ size_t agg_count(const struct agg_table *t)
     return t->count;
 }
 
+bool agg_mergeable(const struct agg_table *t)
+{
+    for (size_t i = 0; i < t->naggs; i++)
+        if (t->aggs[i].fn != AGG_COUNT_STAR && t->aggs[i].fn != AGG_COUNT)
+            return false;
+    return true;
+}
+
+int agg_merge(struct agg_table *into, const struct agg_table *from)
+{
+    for (size_t j = 0; j < from->cap; j++) {
+        struct agg_group *g = from->slots[j].g, *dst;
+        if (!g)
+            continue;
+        int rc = agg_group(into, slice_make(group_key_ptr(g), g->klen), &dst);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < from->naggs; i++)
+            ((struct st_count *)state(into, dst, i))->n +=
+                ((struct st_count *)state(from, g, i))->n;
+    }
+    return ERR_OK;
+}
+
 struct slice agg_group_key(const struct agg_group *g)
 {
     return slice_make(group_key_ptr(g), g->klen);

@@ -131,6 +131,15 @@ int agg_add(struct agg_table *t, struct agg_group *g, size_t i, const struct agg
 /* The groups held. */
 size_t agg_count(const struct agg_table *t);
 
+/* Whether tables of these aggregates merge (agg_merge): counts only,
+ * COUNT(*) and COUNT. */
+bool agg_mergeable(const struct agg_table *t);
+
+/* Adds every group of from to into, made there if new: their counts add
+ * up. ERR_TOOBIG when into would pass max_groups (into keeps what was
+ * merged so far). REQUIRES: agg_mergeable, both tables of the same opts. */
+int agg_merge(struct agg_table *into, const struct agg_table *from);
+
 /* Sets *groups to the groups in memcmp order of their keys (a proper prefix first) and returns
  * how many (agg_count). The array belongs to the table and stays valid until the next
  * agg_group that makes a group, agg_drop_before that drops one, or agg_table_free. Sorting

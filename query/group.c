@@ -563,6 +563,21 @@ int group_add(struct grouper *g, struct cond_row *r, struct buf *err)
     return ERR_OK;
 }
 
+bool group_mergeable(const struct grouper *g)
+{
+    return !g->streaming && agg_mergeable(g->t);
+}
+
+int group_merge(struct grouper *into, const struct grouper *from, struct buf *err)
+{
+    size_t before = agg_count(into->t);
+    int rc = agg_merge(into->t, from->t);
+    into->groups_total += agg_count(into->t) - before;
+    if (rc == ERR_TOOBIG)
+        too_many(into, err);
+    return rc;
+}
+
 /* --- the end: fill, HAVING, ORDER BY --- */
 
 static void push_row(struct grouper *g, struct agg_value *vals, char *mem)

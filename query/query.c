@@ -808,37 +808,7 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
     return ERR_OK;
 }
 
-/* An aggregate query: every group held, from the buckets read one after
- * another (no merge), or, when that passes max_groups and the query can
- * stream by time bucket, again from the merged rows, bucket by bucket. */
-static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
-{
-    const struct sql_select *sel = &r->st->sel;
-    int rc = run_exec_open(r, true, err);
-    if (rc == ERR_OK)
-        rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
-    if (rc)
-        return rc;
-    r->latest = latest_eligible(sel, &r->plan);
-    if (r->latest)
-        return latest_all(r, err);
-    rc = group_all(r, err);
-    if (rc != ERR_TOOBIG || !group_streams(sel, r->plan.db_desc))
-        return rc;
-    group_free(r->grp);
-    query_exec_free(r->ex);
-    r->grp = NULL;
-    r->ex = NULL;
-    r->rows_done = false;
-    r->scanned_rows = 0;
-    buf_reset(err);
-    rc = run_exec_open(r, false, err);
-    if (rc == ERR_OK)
-        rc = group_new(sel, &r->plan, c->o.max_groups, true, &r->grp, err);
-    return rc;
-}
-
-/* --- COUNT(*) on two threads --- */
+/* --- COUNT(*) and counts by group on two threads --- */
 
 struct half {
     struct exec *ex;
@@ -866,16 +836,20 @@ static int online_cpus(void)
     return v;
 }
 
-/* Whether a COUNT(*) splits its plan's ranges between two threads: an
- * unordered SCAN or FULL over two ranges or more, a condition threads may
+/* Whether the plan's ranges may be read by two threads: a SCAN or FULL
+ * over two ranges or more (read unordered), a condition threads may
  * share, and a second CPU. */
+static bool plan_splits(const struct run *r)
+{
+    const struct plan *p = &r->plan;
+    return !p->is_empty && (p->kind == PLAN_SCAN || p->kind == PLAN_FULL) && p->nranges >= 2 &&
+           cond_thread_safe(p->where->cond) && online_cpus() >= 2;
+}
+
 static bool count_splits(const struct run *r)
 {
     const struct sql_select *sel = &r->st->sel;
-    const struct plan *p = &r->plan;
-    return sel->count && !sel->agg && !p->is_empty &&
-           (p->kind == PLAN_SCAN || p->kind == PLAN_FULL) && p->nranges >= 2 &&
-           cond_thread_safe(p->where->cond) && online_cpus() >= 2;
+    return sel->count && !sel->agg && plan_splits(r);
 }
 
 /* Counts the rows of the plan, half of its ranges in a thread of its own
@@ -910,6 +884,116 @@ static int count_split(struct run *r, struct buf *err)
     r->scanned_rows = mine.rows + h.rows;
     r->counted = true;
     return ERR_OK;
+}
+
+/* A grouper fed by an exec, in a thread of its own or not. */
+struct half_group {
+    struct exec *ex;
+    struct grouper *g;
+    uint64_t rows;
+    int rc;
+    struct buf err;
+};
+
+static void *group_half(void *arg)
+{
+    struct half_group *h = arg;
+    while ((h->rc = query_exec_next(h->ex)) == 1) {
+        h->rows++;
+        if ((h->rc = group_add(h->g, query_exec_cond_row(h->ex), &h->err)) != ERR_OK)
+            break;
+    }
+    return NULL;
+}
+
+/* Groups the rows of the plan, half of its ranges in a thread of its own
+ * into a second grouper, merged into r->grp at the end (counts only:
+ * group_mergeable). 1: the query does not split (nothing done); else as
+ * group_all, r->grp finished. */
+static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    const struct sql_select *sel = &r->st->sel;
+    if (!plan_splits(r) || latest_eligible(sel, &r->plan))
+        return 1;
+    r->plan.unordered = true;
+    int rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
+    if (rc)
+        return rc;
+    if (!group_mergeable(r->grp)) {
+        group_free(r->grp);
+        r->grp = NULL;
+        return 1;
+    }
+    if (!r->snap)
+        r->snap = store_snapshot(r->db);
+    struct half_group mine = {NULL, r->grp, 0, 0, BUF_INIT}, h = {NULL, NULL, 0, 0, BUF_INIT};
+    rc = group_new(sel, &r->plan, c->o.max_groups, false, &h.g, err);
+    if (rc == ERR_OK)
+        rc = query_exec_open_part(r->snap, &r->plan, 0, 2, &r->ex, err);
+    if (rc == ERR_OK)
+        rc = query_exec_open_part(r->snap, &r->plan, 1, 2, &r->ex2, err);
+    if (rc == ERR_OK) {
+        mine.ex = r->ex;
+        h.ex = r->ex2;
+        pthread_t t;
+        bool threaded = pthread_create(&t, NULL, group_half, &h) == 0;
+        if (!threaded)
+            group_half(&h);
+        group_half(&mine);
+        if (threaded)
+            pthread_join(t, NULL);
+        r->scanned_rows = mine.rows + h.rows;
+        const struct half_group *bad = mine.rc ? &mine : h.rc ? &h : NULL;
+        if (bad && bad->err.len)
+            buf_append(err, bad->err.data, bad->err.len);
+        else if (bad)
+            exec_error(r, bad->rc, err);
+        rc = bad ? bad->rc : group_merge(r->grp, h.g, err);
+    }
+    group_free(h.g);
+    buf_destroy(&mine.err);
+    buf_destroy(&h.err);
+    if (rc == ERR_OK) {
+        r->rows_done = true;
+        rc = group_finish(r->grp, err);
+    }
+    return rc;
+}
+
+/* An aggregate query: every group held, from the buckets read one after
+ * another (no merge; counts by group on two threads), or, when that passes
+ * max_groups and the query can stream by time bucket, again from the
+ * merged rows, bucket by bucket. */
+static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    const struct sql_select *sel = &r->st->sel;
+    int rc = group_split(c, r, err);
+    if (rc == 1) {
+        rc = run_exec_open(r, true, err);
+        if (rc == ERR_OK)
+            rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
+        if (rc)
+            return rc;
+        r->latest = latest_eligible(sel, &r->plan);
+        if (r->latest)
+            return latest_all(r, err);
+        rc = group_all(r, err);
+    }
+    if (rc != ERR_TOOBIG || !group_streams(sel, r->plan.db_desc))
+        return rc;
+    group_free(r->grp);
+    query_exec_free(r->ex);
+    query_exec_free(r->ex2);
+    r->grp = NULL;
+    r->ex = NULL;
+    r->ex2 = NULL;
+    r->rows_done = false;
+    r->scanned_rows = 0;
+    buf_reset(err);
+    rc = run_exec_open(r, false, err);
+    if (rc == ERR_OK)
+        rc = group_new(sel, &r->plan, c->o.max_groups, true, &r->grp, err);
+    return rc;
 }
 
 static int select_start(struct query_cursor *c, struct run *r, struct buf *err)

@@ -80,6 +80,13 @@ bool group_streaming(const struct grouper *g);
  * the bucket's in the stored direction. */
 bool group_streams(const struct sql_select *sel, bool db_desc);
 int group_add(struct grouper *g, struct cond_row *row, struct buf *err);
+/* Whether two groupers of this kind may each take part of the rows, from
+ * threads of their own, and be merged (group_merge): not streaming, and
+ * only counts among the aggregates. */
+bool group_mergeable(const struct grouper *g);
+/* Adds the groups of from to into (group_mergeable, the same SELECT);
+ * ERR_TOOBIG past max_groups, with its message in err. */
+int group_merge(struct grouper *into, const struct grouper *from, struct buf *err);
 /* No more rows: the groups left become output (fill, HAVING, ORDER BY). */
 int group_finish(struct grouper *g, struct buf *err);
 /* Appends the next output row to out: 1, or 0 if none is ready now. */

@@ -86,6 +86,12 @@ test_expect_success LOGGEN 'loggen: UDP datagrams (octet-counted by loggen: the 
           port_hex=$(printf "%04X" "$SL_UDP")
           awk -v p=":$port_hex" "\$2 ~ p \"\$\" { print \"udp socket drops: \" \$NF }" /proc/net/udp
           sl_count "SELECT COUNT(*) FROM syslog WHERE host = $(q localhost) AND event = $(q prg00000)"
+          sl_sql "EXPLAIN ANALYZE SELECT COUNT(*) FROM syslog WHERE host = $(q localhost) AND event = $(q prg00000)" >/dev/null
+          cat body
+          sl_sql "SELECT /*+ full_scan */ host, event, COUNT(*) FROM syslog GROUP BY host, event" >/dev/null
+          cat body
+          sl_sql "SELECT /*+ full_scan */ COUNT(*) FROM syslog WHERE host = $(q localhost) AND event = $(q prg00000)" >/dev/null
+          cat body
         } >&7 2>&1
         false
     fi
