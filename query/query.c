@@ -573,6 +573,13 @@ static int do_admin(struct query_cursor *c, const struct sql_stmt *st, struct bu
 
 /* Reads the next row into the grouper: 1 (a row was added), 0 at the end
  * of the rows (the grouper is then finished), or a negative ERR_*. */
+/* Every row is in the groups: they become output (group_finish). */
+static int groups_done(struct run *r, struct buf *err)
+{
+    r->rows_done = true;
+    return group_finish(r->grp, err);
+}
+
 static int group_step(struct run *r, struct buf *err)
 {
     int rc = query_exec_next(r->ex);
@@ -580,11 +587,8 @@ static int group_step(struct run *r, struct buf *err)
         exec_error(r, rc, err);
         return rc;
     }
-    if (rc == 0) {
-        r->rows_done = true;
-        rc = group_finish(r->grp, err);
-        return rc ? rc : 0;
-    }
+    if (rc == 0)
+        return groups_done(r, err);
     r->scanned_rows++;
     rc = group_add(r->grp, query_exec_cond_row(r->ex), err);
     if (rc == ERR_CORRUPT && err->len == 0)
@@ -702,11 +706,7 @@ static int latest_all(struct run *r, struct buf *err)
         free(h.v[i]);
     free(h.v);
     free(h.len);
-    if (rc == ERR_OK) {
-        r->rows_done = true;
-        rc = group_finish(r->grp, err);
-    }
-    return rc;
+    return rc ? rc : groups_done(r, err);
 }
 
 /* The next output of the running SELECT into c->out: 1 written, 0 the
@@ -953,11 +953,7 @@ static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
     group_free(h.g);
     buf_destroy(&mine.err);
     buf_destroy(&h.err);
-    if (rc == ERR_OK) {
-        r->rows_done = true;
-        rc = group_finish(r->grp, err);
-    }
-    return rc;
+    return rc ? rc : groups_done(r, err);
 }
 
 /* An aggregate query: every group held, from the buckets read one after
