@@ -816,6 +816,19 @@ struct half {
     int rc;
 };
 
+/* Runs fn(theirs) in a thread of its own (here, if none can start) and
+ * fn(mine) here, and waits for both. */
+static void run_halves(void *(*fn)(void *), void *theirs, void *mine)
+{
+    pthread_t t;
+    bool threaded = pthread_create(&t, NULL, fn, theirs) == 0;
+    if (!threaded)
+        fn(theirs);
+    fn(mine);
+    if (threaded)
+        pthread_join(t, NULL);
+}
+
 static void *count_half(void *arg)
 {
     struct half *h = arg;
@@ -869,13 +882,7 @@ static int count_split(struct run *r, struct buf *err)
         return rc;
     query_exec_count_only(mine.ex);
     query_exec_count_only(h.ex);
-    pthread_t t;
-    bool threaded = pthread_create(&t, NULL, count_half, &h) == 0;
-    if (!threaded)
-        count_half(&h);
-    count_half(&mine);
-    if (threaded)
-        pthread_join(t, NULL);
+    run_halves(count_half, &h, &mine);
     rc = mine.rc < 0 ? mine.rc : h.rc < 0 ? h.rc : ERR_OK;
     if (rc) {
         exec_error(r, rc, err);
@@ -935,13 +942,7 @@ static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
     if (rc == ERR_OK) {
         mine.ex = r->ex;
         h.ex = r->ex2;
-        pthread_t t;
-        bool threaded = pthread_create(&t, NULL, group_half, &h) == 0;
-        if (!threaded)
-            group_half(&h);
-        group_half(&mine);
-        if (threaded)
-            pthread_join(t, NULL);
+        run_halves(group_half, &h, &mine);
         r->scanned_rows = mine.rows + h.rows;
         const struct half_group *bad = mine.rc ? &mine : h.rc ? &h : NULL;
         if (bad && bad->err.len)
