@@ -32,7 +32,7 @@ struct run {
     struct plan plan;
     bool has_plan;
     struct exec *ex;
-    struct exec *ex2; /* COUNT(*) on two threads: the other half's rows */
+    struct exec *ex2; /* a query split between two threads: the other half */
     bool counted;     /* COUNT(*) done at the start (scanned_rows is it) */
     struct enc_proj proj;
     int64_t emitted;       /* output rows (or rows deleted) */
@@ -134,7 +134,7 @@ static int metric_plan(const struct run *r)
     return r->has_plan ? (int)r->plan.kind : QM_NONE;
 }
 
-/* What the run's execs read and skipped, both halves of a split COUNT(*). */
+/* What the run's execs read and skipped, both halves of a split query. */
 static uint64_t run_scanned(const struct run *r)
 {
     return (r->ex ? query_exec_scanned(r->ex) : 0) + (r->ex2 ? query_exec_scanned(r->ex2) : 0);
@@ -571,8 +571,6 @@ static int do_admin(struct query_cursor *c, const struct sql_stmt *st, struct bu
 
 /* --- SELECT --- */
 
-/* Reads the next row into the grouper: 1 (a row was added), 0 at the end
- * of the rows (the grouper is then finished), or a negative ERR_*. */
 /* Every row is in the groups: they become output (group_finish). */
 static int groups_done(struct run *r, struct buf *err)
 {
@@ -580,6 +578,8 @@ static int groups_done(struct run *r, struct buf *err)
     return group_finish(r->grp, err);
 }
 
+/* Reads the next row into the grouper: 1 (a row was added), 0 at the end
+ * of the rows (the grouper is then finished), or a negative ERR_*. */
 static int group_step(struct run *r, struct buf *err)
 {
     int rc = query_exec_next(r->ex);
@@ -810,10 +810,14 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
 
 /* --- COUNT(*) and counts by group on two threads --- */
 
+/* One of a split query's two halves: an exec over half the plan's ranges,
+ * its rows counted, and added to a grouper if there is one. */
 struct half {
     struct exec *ex;
+    struct grouper *g; /* NULL: a COUNT(*) */
     uint64_t rows;
-    int rc;
+    int rc; /* at the end: ERR_OK, or the error that stopped it */
+    struct buf err;
 };
 
 /* Runs fn(theirs) in a thread of its own (here, if none can start) and
@@ -829,11 +833,14 @@ static void run_halves(void *(*fn)(void *), void *theirs, void *mine)
         pthread_join(t, NULL);
 }
 
-static void *count_half(void *arg)
+static void *read_half(void *arg)
 {
     struct half *h = arg;
-    while ((h->rc = query_exec_next(h->ex)) == 1)
+    while ((h->rc = query_exec_next(h->ex)) == 1) {
         h->rows++;
+        if (h->g && (h->rc = group_add(h->g, query_exec_cond_row(h->ex), &h->err)) != ERR_OK)
+            break;
+    }
     return NULL;
 }
 
@@ -865,56 +872,47 @@ static bool count_splits(const struct run *r)
     return sel->count && !sel->agg && plan_splits(r);
 }
 
-/* Counts the rows of the plan, half of its ranges in a thread of its own
- * and half here, into scanned_rows; the query then has nothing to read. */
-static int count_split(struct run *r, struct buf *err)
+/* Reads the plan's ranges in two halves, mine here and h in a thread of
+ * its own (their groupers set by the caller); r->ex and r->ex2 are theirs.
+ * Sets scanned_rows; the first error of either, with its message. */
+static int read_split(struct run *r, struct half *mine, struct half *h, struct buf *err)
 {
     r->plan.unordered = true;
     if (!r->snap)
         r->snap = store_snapshot(r->db);
-    struct half h = {NULL, 0, 0}, mine = {NULL, 0, 0};
-    int rc = query_exec_open_part(r->snap, &r->plan, 0, 2, &mine.ex, err);
+    int rc = query_exec_open_part(r->snap, &r->plan, 0, 2, &r->ex, err);
     if (rc == ERR_OK)
-        rc = query_exec_open_part(r->snap, &r->plan, 1, 2, &h.ex, err);
-    r->ex = mine.ex;
-    r->ex2 = h.ex;
+        rc = query_exec_open_part(r->snap, &r->plan, 1, 2, &r->ex2, err);
     if (rc)
         return rc;
-    query_exec_count_only(mine.ex);
-    query_exec_count_only(h.ex);
-    run_halves(count_half, &h, &mine);
-    rc = mine.rc < 0 ? mine.rc : h.rc < 0 ? h.rc : ERR_OK;
-    if (rc) {
-        exec_error(r, rc, err);
-        return rc;
+    mine->ex = r->ex;
+    h->ex = r->ex2;
+    if (!mine->g) { /* a COUNT(*): no row is decoded if the ranges decide */
+        query_exec_count_only(mine->ex);
+        query_exec_count_only(h->ex);
     }
-    r->scanned_rows = mine.rows + h.rows;
-    r->counted = true;
-    return ERR_OK;
+    run_halves(read_half, h, mine);
+    r->scanned_rows = mine->rows + h->rows;
+    const struct half *bad = mine->rc ? mine : h->rc ? h : NULL;
+    if (bad && bad->err.len)
+        buf_append(err, bad->err.data, bad->err.len);
+    else if (bad)
+        exec_error(r, bad->rc, err);
+    return bad ? bad->rc : ERR_OK;
 }
 
-/* A grouper fed by an exec, in a thread of its own or not. */
-struct half_group {
-    struct exec *ex;
-    struct grouper *g;
-    uint64_t rows;
-    int rc;
-    struct buf err;
-};
-
-static void *group_half(void *arg)
+/* Counts the rows of the plan on two threads into scanned_rows; the query
+ * then has nothing to read. */
+static int count_split(struct run *r, struct buf *err)
 {
-    struct half_group *h = arg;
-    while ((h->rc = query_exec_next(h->ex)) == 1) {
-        h->rows++;
-        if ((h->rc = group_add(h->g, query_exec_cond_row(h->ex), &h->err)) != ERR_OK)
-            break;
-    }
-    return NULL;
+    struct half mine = {NULL, NULL, 0, 0, BUF_INIT}, h = {NULL, NULL, 0, 0, BUF_INIT};
+    int rc = read_split(r, &mine, &h, err);
+    r->counted = rc == ERR_OK;
+    return rc;
 }
 
-/* Groups the rows of the plan, half of its ranges in a thread of its own
- * into a second grouper, merged into r->grp at the end (counts only:
+/* Groups the rows of the plan on two threads, the second half into a
+ * grouper of its own merged into r->grp at the end (counts only:
  * group_mergeable). 1: the query does not split (nothing done); else as
  * group_all, r->grp finished. */
 static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
@@ -922,7 +920,6 @@ static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
     const struct sql_select *sel = &r->st->sel;
     if (!plan_splits(r) || latest_eligible(sel, &r->plan))
         return 1;
-    r->plan.unordered = true;
     int rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
     if (rc)
         return rc;
@@ -931,26 +928,12 @@ static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
         r->grp = NULL;
         return 1;
     }
-    if (!r->snap)
-        r->snap = store_snapshot(r->db);
-    struct half_group mine = {NULL, r->grp, 0, 0, BUF_INIT}, h = {NULL, NULL, 0, 0, BUF_INIT};
+    struct half mine = {NULL, r->grp, 0, 0, BUF_INIT}, h = {NULL, NULL, 0, 0, BUF_INIT};
     rc = group_new(sel, &r->plan, c->o.max_groups, false, &h.g, err);
     if (rc == ERR_OK)
-        rc = query_exec_open_part(r->snap, &r->plan, 0, 2, &r->ex, err);
+        rc = read_split(r, &mine, &h, err);
     if (rc == ERR_OK)
-        rc = query_exec_open_part(r->snap, &r->plan, 1, 2, &r->ex2, err);
-    if (rc == ERR_OK) {
-        mine.ex = r->ex;
-        h.ex = r->ex2;
-        run_halves(group_half, &h, &mine);
-        r->scanned_rows = mine.rows + h.rows;
-        const struct half_group *bad = mine.rc ? &mine : h.rc ? &h : NULL;
-        if (bad && bad->err.len)
-            buf_append(err, bad->err.data, bad->err.len);
-        else if (bad)
-            exec_error(r, bad->rc, err);
-        rc = bad ? bad->rc : group_merge(r->grp, h.g, err);
-    }
+        rc = group_merge(r->grp, h.g, err);
     group_free(h.g);
     buf_destroy(&mine.err);
     buf_destroy(&h.err);
