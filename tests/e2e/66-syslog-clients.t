@@ -56,7 +56,8 @@ test_expect_success LOGGEN 'loggen: RFC 5424, octet-counted, over TCP: every mes
     sl_sql "$ALL WHERE event = $(q prg00000)" >/dev/null &&
     test "$(sed -n "s/.*\"msg\":\"seq: \([0-9]*\),.*/\1/p" body | sort -u | wc -l)" = "$sent" &&
     test "$(grep -c "^{\"ts\":[0-9]*,\"host\":\"localhost\",\"event\":\"prg00000\",\"tags\":{\"facility\":\"auth\",\"level\":\"info\",\"procid\":\"1234\"},\"fields\":{\"msg\":\"seq: [0-9]*, thread: 0000, runid: [0-9]*, stamp: [-0-9T:]* PADD" body)" = "$sent" &&
-    echo "$sent" >sent5424
+    echo "$sent" >sent5424 &&
+    date +%s >end5424
 '
 
 test_expect_success LOGGEN 'loggen: BSD format (RFC 3339 stamp), newline framing, over TCP' '
@@ -70,7 +71,16 @@ test_expect_success LOGGEN 'loggen: BSD format (RFC 3339 stamp), newline framing
     test "$(sl_metric "logbucket_syslog_rejects_total{transport=\"tcp\",reason=\"unparsed\"}")" = 0
 '
 
+# A loggen message holds its sequence number and the second its run
+# started (runid, stamp); with the same host, app, procid and second-precision
+# ts, the UDP run's messages would be byte for byte the first ones of the
+# RFC 5424 run above if both started in one second: exact duplicates, one
+# row each (DESIGN §1). So the UDP run starts in a later second.
 test_expect_success LOGGEN 'loggen: UDP datagrams (octet-counted by loggen: the count is taken off)' '
+    n=0 &&
+    while test "$(date +%s)" -le "$(cat end5424)" && test $n -lt 30; do
+        sleep 0.1; n=$((n + 1))
+    done &&
     timeout 60 loggen --inet --dgram --syslog-proto --rate 1000 --interval 10 --number 300 \
         --size 200 127.0.0.1 "$SL_UDP" >out 2>err &&
     sent=$(loggen_sent err) && diag "loggen -D: $(grep "^average rate" err)" &&
