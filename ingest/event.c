@@ -32,9 +32,32 @@ static bool has_ctrl(struct slice s)
     return false;
 }
 
+/* Whether every byte of s is printable ASCII or a space (0x20..0x7e): then
+ * it holds no NUL, no control character and no invalid UTF-8. Eight bytes
+ * at a time: a byte b is outside when b - 0x20 borrows or b + 1 reaches 0x80. */
+static bool plain_ascii(struct slice s)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    size_t i = 0;
+    for (; i + 8 <= s.len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s.ptr + i, 8);
+        if (((w - 0x20 * ones) | (w + ones) | w) & highs)
+            return false;
+    }
+    for (; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        if (c < 0x20 || c > 0x7e)
+            return false;
+    }
+    return true;
+}
+
 const char *event_check_names(const struct event_limits *lim, struct slice host, struct slice name)
 {
     size_t max = lim->max_key_bytes < KEY_MAX_NAME ? lim->max_key_bytes : KEY_MAX_NAME;
+    if (name.len && name.len <= max && host.len <= max && plain_ascii(name) && plain_ascii(host))
+        return NULL;
     if (name.len == 0)
         return "empty event name";
     if (name.len > max)

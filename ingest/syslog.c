@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "base/utf8.h"
 #include "model/time.h"
@@ -35,6 +38,7 @@ struct syslog_parser {
     int64_t hour_key, hour_epoch;
     int64_t now_minute;
     int now_year, now_mon;
+    struct time_memo stamp; /* the last RFC 3339 stamp's date and time of day */
 };
 
 static const char *const level_names[8] = {"emerg",   "alert",  "crit", "err",
@@ -165,12 +169,32 @@ static bool is_print(int ch)
     return ch >= 33 && ch <= 126; /* PRINTUSASCII */
 }
 
+/* The bytes from pos on that are printable ASCII (is_print), 16 at a time
+ * while 16 are left. */
+static size_t skip_print(const char *s, size_t pos, size_t len)
+{
+#ifdef __SSE2__
+    const __m128i lo = _mm_set1_epi8(33), del = _mm_set1_epi8(127);
+    while (pos + 16 <= len) {
+        /* signed: bytes 0x80 and up are below 33 too */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + pos));
+        unsigned bad = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmplt_epi8(x, lo), _mm_cmpeq_epi8(x, del)));
+        if (bad)
+            return pos + (size_t)__builtin_ctz(bad);
+        pos += 16;
+    }
+#endif
+    while (pos < len && is_print((unsigned char)s[pos]))
+        pos++;
+    return pos;
+}
+
 /* A token of 1..max printable ASCII bytes ending at a space or the end. */
 static bool token(struct cur *c, size_t max, struct slice *out)
 {
     size_t start = c->pos;
-    while (c->pos < c->len && is_print((unsigned char)c->s[c->pos]))
-        c->pos++;
+    c->pos = skip_print(c->s, c->pos, c->len);
     size_t n = c->pos - start;
     if (n == 0 || n > max || (!at_end(c) && c->s[c->pos] != ' '))
         return false;
@@ -380,8 +404,8 @@ static bool parse_5424(struct syslog_parser *p, struct cur *c, unsigned prival, 
         return false;
     ev->has_ts = !is_nil(ts);
     ev->ts = now_ns;
-    if (!is_nil(ts) &&
-        (!memchr(ts.ptr, 'T', ts.len) || time_parse_rfc3339(ts.ptr, ts.len, &ev->ts) != 0))
+    if (!is_nil(ts) && (!memchr(ts.ptr, 'T', ts.len) ||
+                        time_parse_rfc3339_memo(&p->stamp, ts.ptr, ts.len, &ev->ts) != 0))
         return false;
     fixed_tags(p, prival);
     struct slice name = event_name(p, app);
@@ -516,7 +540,7 @@ static bool iso_time(struct syslog_parser *p, struct cur *c, int64_t *ts)
     struct slice t;
     if (!token(c, 64, &t) || t.len < 19 || t.ptr[4] != '-' || t.ptr[10] != 'T')
         return false;
-    if (time_parse_rfc3339(t.ptr, t.len, ts) == 0)
+    if (time_parse_rfc3339_memo(&p->stamp, t.ptr, t.len, ts) == 0)
         return true;
     struct cur d = {t.ptr, 0, t.len};
     unsigned year, mon, day, h, m, s;

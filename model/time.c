@@ -2,6 +2,7 @@
 #include "model/time.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "base/err.h"
 
@@ -66,25 +67,32 @@ static bool zone(const char *s, size_t n, size_t i, int64_t *off)
     return true;
 }
 
-int time_parse_rfc3339(const char *s, size_t n, int64_t *out)
+/* The seconds of s[0..19), "YYYY-MM-DDTHH:MM:SS" (or 't' or ' ' between
+ * date and time), before any zone offset. REQUIRES: n >= 19. */
+static bool head_secs(const char *s, int64_t *secs)
 {
-    unsigned y, mo, d, h = 0, mi = 0, sec = 0;
-    if (n < 10 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
-        !digits(s + 8, 2, &d) || !valid_date(y, mo, d))
-        return ERR_INVAL;
+    unsigned y, mo, d, h, mi, sec;
+    if (!digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
+        !digits(s + 8, 2, &d) || !valid_date(y, mo, d) ||
+        (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s + 11, 2, &h) || s[13] != ':' ||
+        !digits(s + 14, 2, &mi) || s[16] != ':' || !digits(s + 17, 2, &sec) || h > 23 || mi > 59 ||
+        sec > 60)
+        return false;
+    *secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+    return true;
+}
+
+/* ns of secs (before the offset) and what follows the seconds at s[19..n):
+ * [.fraction] and the zone. */
+static int tail_ns(const char *s, size_t n, int64_t secs, int64_t *out)
+{
     int64_t frac = 0, off = 0;
-    if (n > 10) {
-        if (n < 20 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s + 11, 2, &h) ||
-            s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' || !digits(s + 17, 2, &sec) ||
-            h > 23 || mi > 59 || sec > 60)
-            return ERR_INVAL;
-        size_t i = 19;
-        if (s[i] == '.' && (++i, !fraction(s, n, &i, &frac)))
-            return ERR_INVAL;
-        if (i >= n || !zone(s, n, i, &off))
-            return ERR_INVAL;
-    }
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+    size_t i = 19;
+    if (s[i] == '.' && (++i, !fraction(s, n, &i, &frac)))
+        return ERR_INVAL;
+    if (i >= n || !zone(s, n, i, &off))
+        return ERR_INVAL;
+    secs -= off;
     int64_t ns;
     if (secs < 0 && frac > 0) {
         /* keep the product in range down to INT64_MIN */
@@ -96,4 +104,38 @@ int time_parse_rfc3339(const char *s, size_t n, int64_t *out)
         return ERR_INVAL;
     *out = ns;
     return ERR_OK;
+}
+
+int time_parse_rfc3339(const char *s, size_t n, int64_t *out)
+{
+    unsigned y, mo, d;
+    if (n == 10) {
+        if (!digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
+            !digits(s + 8, 2, &d) || !valid_date(y, mo, d))
+            return ERR_INVAL;
+        int64_t ns;
+        if (__builtin_mul_overflow(days_from_civil(y, mo, d) * 86400, (int64_t)1000000000, &ns))
+            return ERR_INVAL;
+        *out = ns;
+        return ERR_OK;
+    }
+    int64_t secs;
+    if (n < 20 || !head_secs(s, &secs))
+        return ERR_INVAL;
+    return tail_ns(s, n, secs, out);
+}
+
+int time_parse_rfc3339_memo(struct time_memo *m, const char *s, size_t n, int64_t *out)
+{
+    if (n < 20)
+        return time_parse_rfc3339(s, n, out);
+    if (!m->set || memcmp(m->head, s, sizeof m->head) != 0) {
+        int64_t secs;
+        if (!head_secs(s, &secs))
+            return ERR_INVAL;
+        memcpy(m->head, s, sizeof m->head);
+        m->secs = secs;
+        m->set = true;
+    }
+    return tail_ns(s, n, m->secs, out);
 }

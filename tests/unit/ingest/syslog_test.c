@@ -108,6 +108,14 @@ static const struct msg_case cases_5424[] = {
     {B("<34>1 - h 0123456789012345678901234567890123456789012345678 - - - m"),
      WHOLE("<34>1 - h 0123456789012345678901234567890123456789012345678 - - - m")},
     {B("<34>1 -  h a - - - m"), WHOLE("<34>1 -  h a - - - m")},
+    /* a byte that is no printable ASCII ends a header field, here past the
+     * 16 bytes a field is scanned by at a time */
+    {B("<34>1 - host-0123456789abc\xc3\xa9 a - - - m"),
+     WHOLE("<34>1 - host-0123456789abc\xc3\xa9 a - - - m")},
+    {B("<34>1 - host-0123456789abcdefgh\tx a - - - m"),
+     WHOLE("<34>1 - host-0123456789abcdefgh\tx a - - - m")},
+    {B("<34>1 2003-10-11T22:14:15.0030000000000000Z host-0123456789abcdefgh a - - - m"),
+     "5424 a|host-0123456789abcdefgh|facility=auth;level=crit|msg:S\"m\"|1065910455003000000"},
     {B("<34>0 - h a - - - m"), WHOLE("<34>0 - h a - - - m")},
     {B("<34>123 - h a - - - m"), WHOLE("<34>123 - h a - - - m")},
     {B("<192>1 - h a - - - m"), WHOLE("<192>1 - h a - - - m")},

@@ -10,40 +10,52 @@
 #include "base/err.h"
 #include "model/time.h"
 
+static const struct {
+    const char *s;
+    int rc;
+    int64_t ns;
+} tab[] = {
+    {"1970-01-01T00:00:00Z", ERR_OK, 0},
+    {"2000-02-29T12:34:56.789Z", ERR_OK, 951827696789000000LL},
+    {"2262-04-11T23:47:16.854775807Z", ERR_OK, INT64_MAX},
+    {"2262-04-11T23:47:16.854775808Z", ERR_INVAL, 0},
+    {"1677-09-21T00:12:43.145224192Z", ERR_OK, INT64_MIN},
+    {"1677-09-21T00:12:43.145224191Z", ERR_INVAL, 0},
+    {"2024-05-01T10:00:00.1234567891Z", ERR_OK, 1714557600123456789LL},
+    {"2024-05-01T10:00:00+23:59", ERR_OK, 1714557600000000000LL - 86340000000000LL},
+    {"2001-02-29T00:00:00Z", ERR_INVAL, 0},
+    {"2024-13-01T00:00:00Z", ERR_INVAL, 0},
+    {"2024-05-01T24:00:00Z", ERR_INVAL, 0},
+    {"2024-05-01T10:00:00", ERR_INVAL, 0},
+    {"2024-05-01T10:00:00.Z", ERR_INVAL, 0},
+    {"2024-05-01T10:00:00+0200", ERR_INVAL, 0},
+    {"2024-05-01T10:00:00Zjunk", ERR_INVAL, 0},
+    {"2024-5-01T10:00:00Z", ERR_INVAL, 0},
+    {"", ERR_INVAL, 0},
+    /* the rules SQL's ts conditions had before this parser was theirs too */
+    {"2024-01-01T01:00:00.5+01:00", ERR_OK, 1704067200500000000LL},
+    {"1970-01-01", ERR_OK, 0},
+    {"2024-02-30T00:00:00Z", ERR_INVAL, 0},
+    {"3000-01-01T00:00:00Z", ERR_INVAL, 0},
+    {"2024-01-01T00:00:00z", ERR_OK, 1704067200000000000LL},
+    {"2024-01-01 00:00:00Z", ERR_OK, 1704067200000000000LL},
+    {"2016-12-31T23:59:60Z", ERR_OK, 1483228800000000000LL},
+    {"9999-12-31", ERR_INVAL, 0},
+    {"1677-09-21", ERR_INVAL, 0},
+    {"2262-04-11", ERR_OK, 106751LL * 86400 * 1000000000},
+    /* the same date and time of day as a row before, other tails */
+    {"2024-01-01T00:00:00.25Z", ERR_OK, 1704067200250000000LL},
+    {"2024-01-01T00:00:00-00:30", ERR_OK, 1704067200000000000LL + 1800000000000LL},
+    {"2024-01-01T00:00:00.", ERR_INVAL, 0},
+    {"2024-01-01T00:00:00.1", ERR_INVAL, 0},
+    {"2024-01-01T00:00:01Z", ERR_OK, 1704067201000000000LL},
+    {"2024-01-01T00:00:0xZ", ERR_INVAL, 0},
+    {"2024-01-01T00:00:01Z", ERR_OK, 1704067201000000000LL},
+};
+
 static void test_rfc3339(void **state)
 {
     (void)state;
-    static const struct {
-        const char *s;
-        int rc;
-        int64_t ns;
-    } tab[] = {
-        {"1970-01-01T00:00:00Z", ERR_OK, 0},
-        {"2000-02-29T12:34:56.789Z", ERR_OK, 951827696789000000LL},
-        {"2262-04-11T23:47:16.854775807Z", ERR_OK, INT64_MAX},
-        {"2262-04-11T23:47:16.854775808Z", ERR_INVAL, 0},
-        {"1677-09-21T00:12:43.145224192Z", ERR_OK, INT64_MIN},
-        {"1677-09-21T00:12:43.145224191Z", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00.1234567891Z", ERR_OK, 1714557600123456789LL},
-        {"2024-05-01T10:00:00+23:59", ERR_OK, 1714557600000000000LL - 86340000000000LL},
-        {"2001-02-29T00:00:00Z", ERR_INVAL, 0},
-        {"2024-13-01T00:00:00Z", ERR_INVAL, 0},
-        {"2024-05-01T24:00:00Z", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00.Z", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00+0200", ERR_INVAL, 0},
-        {"2024-05-01T10:00:00Zjunk", ERR_INVAL, 0},
-        {"2024-5-01T10:00:00Z", ERR_INVAL, 0},
-        {"", ERR_INVAL, 0},
-        /* the rules SQL's ts conditions had before this parser was theirs too */
-        {"2024-01-01T01:00:00.5+01:00", ERR_OK, 1704067200500000000LL},
-        {"1970-01-01", ERR_OK, 0},
-        {"2024-02-30T00:00:00Z", ERR_INVAL, 0},
-        {"3000-01-01T00:00:00Z", ERR_INVAL, 0},
-        {"2024-01-01T00:00:00z", ERR_OK, 1704067200000000000LL},
-        {"2024-01-01 00:00:00Z", ERR_OK, 1704067200000000000LL},
-        {"2016-12-31T23:59:60Z", ERR_OK, 1483228800000000000LL},
-    };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
         int64_t ns = 0;
         int rc = time_parse_rfc3339(tab[i].s, strlen(tab[i].s), &ns);
@@ -54,11 +66,30 @@ static void test_rfc3339(void **state)
     }
 }
 
+/* Through one memo, each stamp twice (the second from the memo when it
+ * has a date and time): the results of time_parse_rfc3339. */
+static void test_memo(void **state)
+{
+    (void)state;
+    struct time_memo memo = {0};
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        for (int k = 0; k < 2; k++) {
+            int64_t ns = 0;
+            int rc = time_parse_rfc3339_memo(&memo, tab[i].s, strlen(tab[i].s), &ns);
+            if (rc != tab[i].rc || (rc == ERR_OK && ns != tab[i].ns)) {
+                print_error("memo %s (%d): rc %d ns %lld\n", tab[i].s, k, rc, (long long)ns);
+                fail();
+            }
+        }
+    }
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
