@@ -98,6 +98,13 @@ struct agg_table {
     struct agg_group **sorted; /* count groups in key order when is_sorted */
     size_t sorted_cap;
     bool is_sorted;
+    /* the groups in the order they were made while each key has been above
+     * (made_order 1) or below (-1) the one before (rows of a time range come
+     * in ts order, and their time buckets with them): then agg_sorted needs
+     * no sort. made_order 0: one group or none yet; 2: no such order. */
+    struct agg_group **made;
+    size_t made_cap;
+    int made_order;
     uint64_t mem;
 };
 
@@ -278,9 +285,43 @@ void agg_table_free(struct agg_table *t)
             group_free(t, t->slots[j].g);
     free(t->slots);
     free(t->sorted);
+    free(t->made);
     free(t->off);
     free(t->aggs);
     free(t);
+}
+
+static void stop_made(struct agg_table *t)
+{
+    t->mem -= (uint64_t)t->made_cap * sizeof *t->made;
+    free(t->made);
+    t->made = NULL;
+    t->made_cap = 0;
+    t->made_order = 2;
+}
+
+/* Keeps g, the group just made, in t->made while the groups come in key
+ * order (the table's count already counts g). */
+static void note_made(struct agg_table *t, struct agg_group *g)
+{
+    if (t->made_order == 2)
+        return;
+    size_t n = t->count - 1;
+    if (n) {
+        int c = slice_cmp(agg_group_key(g), agg_group_key(t->made[n - 1])) > 0 ? 1 : -1;
+        if (t->made_order != 0 && t->made_order != c) {
+            stop_made(t);
+            return;
+        }
+        t->made_order = c;
+    }
+    if (n == t->made_cap) {
+        size_t ncap = t->made_cap ? 2 * t->made_cap : 64;
+        t->made = xrealloc(t->made, ncap * sizeof *t->made);
+        t->mem += (uint64_t)(ncap - t->made_cap) * sizeof *t->made;
+        t->made_cap = ncap;
+    }
+    t->made[n] = g;
 }
 
 int agg_group(struct agg_table *t, struct slice key, struct agg_group **out)
@@ -309,6 +350,7 @@ int agg_group(struct agg_table *t, struct slice key, struct agg_group **out)
     s->g = g;
     t->count++;
     t->is_sorted = false;
+    note_made(t, g);
     *out = g;
     return ERR_OK;
 }
@@ -368,12 +410,17 @@ size_t agg_sorted(struct agg_table *t, struct agg_group *const **groups)
             t->sorted_cap = ncap;
         }
         size_t n = 0;
-        for (size_t j = 0; j < t->cap; j++)
-            if (t->slots[j].g)
-                t->sorted[n++] = t->slots[j].g;
-        assert(n == t->count);
-        if (n > 1)
-            qsort(t->sorted, n, sizeof *t->sorted, group_cmp);
+        if (t->made_order == 2) {
+            for (size_t j = 0; j < t->cap; j++)
+                if (t->slots[j].g)
+                    t->sorted[n++] = t->slots[j].g;
+            assert(n == t->count);
+            if (n > 1)
+                qsort(t->sorted, n, sizeof *t->sorted, group_cmp);
+        } else { /* made in key order, or in reverse */
+            for (n = 0; n < t->count; n++)
+                t->sorted[n] = t->made[t->made_order > 0 ? n : t->count - 1 - n];
+        }
         t->is_sorted = true;
     }
     *groups = t->sorted;
@@ -382,6 +429,8 @@ size_t agg_sorted(struct agg_table *t, struct agg_group *const **groups)
 
 size_t agg_drop_before(struct agg_table *t, struct slice key)
 {
+    if (t->made_order != 2)
+        stop_made(t); /* it would keep groups that are freed here */
     /* the sorted array loses its prefix of dropped groups (before they are freed) */
     if (t->is_sorted) {
         size_t lo = 0, hi = t->count;
