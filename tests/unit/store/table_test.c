@@ -211,6 +211,17 @@ static void test_block_indexed(void **state)
             assert_int_equal(it_valid(c), want < n);
             if (want < n)
                 assert_true(slice_eq(it_key(c), kept[want]));
+            if (q % 4 == 1 && want < n) { /* the key a seek built, the base of next and prev */
+                it_next(c);
+                assert_int_equal(it_valid(c), want + 1 < n);
+                if (want + 1 < n)
+                    assert_true(slice_eq(it_key(c), kept[want + 1]));
+                it_seek(a, slice_make(t.data, t.len));
+                it_prev(a);
+                assert_int_equal(it_valid(a), want > 0);
+                if (want > 0)
+                    assert_true(slice_eq(it_key(a), kept[want - 1]));
+            }
         }
         assert_int_equal(it_status(c), ERR_OK);
         it_destroy(a);
