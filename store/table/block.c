@@ -521,3 +521,15 @@ struct iter *blk_iter(const struct blk *b)
     buf_init(&it->key);
     return &it->base;
 }
+
+void blk_iter_on(struct iter *base, const struct blk *b)
+{
+    struct blk_it *it = (struct blk_it *)base;
+    it->b = *b;
+    it->cur = it->next = b->restart_off;
+    it->restart = 0;
+    it->status = ERR_OK;
+    buf_reset(&it->key);
+    it->value = slice_make("", 0);
+    it_set_end(base);
+}

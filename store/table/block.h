@@ -61,5 +61,9 @@ void blk_index_restarts(struct blk *b, struct buf *space);
 /* Iterator over the block; blk and its bytes must outlive it (attach a
  * cleanup with it_on_destroy to release them). */
 struct iter *blk_iter(const struct blk *b);
+/* Points it, an iterator blk_iter made, at b instead, unpositioned (its
+ * status cleared, its key's memory kept for the new block's keys).
+ * REQUIRES: it has no cleanups (it_on_destroy). */
+void blk_iter_on(struct iter *it, const struct blk *b);
 
 #endif

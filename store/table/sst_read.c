@@ -284,28 +284,40 @@ static void release_owned(void *b, void *unused)
     block_free(b);
 }
 
-/* An iterator over the block named by an index value, through the cache. */
-static struct iter *block_iter(struct sst_table *t, struct slice handle)
+/* The block named by an index value, through the cache: *ch holds it in the
+ * cache (NULL: no cache, and the caller owns *b, block_free). */
+static int fetch_block(struct sst_table *t, struct slice handle, struct sst_block **b,
+                       struct cache_handle **ch)
 {
     uint64_t off = 0, size = 0;
     int rc = decode_handle(handle, &off, &size);
     if (rc)
-        return it_new_error(corrupt(t, rc));
-    struct cache_handle *ch = t->cache ? cache_lookup(t->cache, t->cache_id, off) : NULL;
-    struct sst_block *b = NULL;
-    if (!ch) {
-        rc = load_block(t, off, size, &b);
-        if (rc)
-            return it_new_error(rc);
-        if (t->cache) {
-            /* kept for many seeks: worth the index of its restart keys */
-            blk_index_restarts(&b->blk, &b->rpfx);
-            ch = cache_insert(t->cache, t->cache_id, off, b, b->raw.cap + b->rpfx.cap + sizeof *b,
-                              block_free);
-        }
-    } else {
-        b = cache_value(ch);
+        return corrupt(t, rc);
+    *ch = t->cache ? cache_lookup(t->cache, t->cache_id, off) : NULL;
+    if (*ch) {
+        *b = cache_value(*ch);
+        return ERR_OK;
     }
+    rc = load_block(t, off, size, b);
+    if (rc)
+        return rc;
+    if (t->cache) {
+        /* kept for many seeks: worth the index of its restart keys */
+        blk_index_restarts(&(*b)->blk, &(*b)->rpfx);
+        *ch = cache_insert(t->cache, t->cache_id, off, *b,
+                           (*b)->raw.cap + (*b)->rpfx.cap + sizeof **b, block_free);
+    }
+    return ERR_OK;
+}
+
+/* An iterator over the block named by an index value, through the cache. */
+static struct iter *block_iter(struct sst_table *t, struct slice handle)
+{
+    struct sst_block *b;
+    struct cache_handle *ch;
+    int rc = fetch_block(t, handle, &b, &ch);
+    if (rc)
+        return it_new_error(rc);
     struct iter *it = blk_iter(&b->blk);
     if (ch)
         it_on_destroy(it, release_cached, t->cache, ch);
@@ -390,6 +402,11 @@ struct sst_it {
     struct sst_table *t;
     struct iter *index;
     struct iter *data; /* NULL when not positioned in a block */
+    /* what holds data's block: a cache handle, or the block itself (no
+     * cache); and a block iterator kept for the next block (blk_iter_on) */
+    struct cache_handle *data_ch;
+    struct sst_block *data_owned;
+    struct iter *spare;
     /* the index value (block handle) of data's block: a seek that lands in
      * it again reuses data instead of fetching the block again */
     char handle[2 * 10];
@@ -398,15 +415,51 @@ struct sst_it {
     struct sst_read_opts opts; /* words to skip blocks by, counters */
 };
 
-static void set_data(struct sst_it *s, struct iter *d)
+/* Leaves the block data is in: its status kept, its block let go, the
+ * iterator kept as the spare. */
+static void drop_data(struct sst_it *s)
 {
     s->handle_len = 0;
-    if (s->data) {
-        if (!s->status)
-            s->status = it_status(s->data);
+    if (!s->data)
+        return;
+    if (!s->status)
+        s->status = it_status(s->data);
+    if (s->data_ch)
+        cache_release(s->t->cache, s->data_ch);
+    else if (s->data_owned)
+        block_free(s->data_owned);
+    s->data_ch = NULL;
+    s->data_owned = NULL;
+    if (s->spare)
         it_destroy(s->data);
+    else
+        s->spare = s->data;
+    s->data = NULL;
+}
+
+/* Positions data in the block named by handle (unpositioned in it), with
+ * the spare iterator when there is one; false (and the status set) if the
+ * block cannot be read. */
+static bool enter_block(struct sst_it *s, struct slice handle)
+{
+    struct sst_block *b;
+    struct cache_handle *ch;
+    int rc = fetch_block(s->t, handle, &b, &ch);
+    if (rc) {
+        if (!s->status)
+            s->status = rc;
+        return false;
     }
-    s->data = d;
+    if (s->spare) {
+        s->data = s->spare;
+        s->spare = NULL;
+        blk_iter_on(s->data, &b->blk);
+    } else {
+        s->data = blk_iter(&b->blk);
+    }
+    s->data_ch = ch;
+    s->data_owned = ch ? NULL : b;
+    return true;
 }
 
 /* Whether the words rule out the block at the index position; a damaged
@@ -429,7 +482,7 @@ static bool skip_block(struct sst_it *s)
  * passed as if it were empty); false (data NULL) at the end or on error. */
 static bool open_block(struct sst_it *s, int step)
 {
-    set_data(s, NULL);
+    drop_data(s);
     while (it_valid(s->index) && s->opts.nwords && skip_block(s)) {
         if (step > 0)
             it_next(s->index);
@@ -439,11 +492,8 @@ static bool open_block(struct sst_it *s, int step)
     if (s->status || !it_valid(s->index))
         return false;
     struct slice h = it_value(s->index);
-    set_data(s, block_iter(s->t, h));
-    if (it_status(s->data)) {
-        set_data(s, NULL);
+    if (!enter_block(s, h))
         return false;
-    }
     if (h.len <= sizeof(s->handle)) {
         memcpy(s->handle, h.ptr, h.len);
         s->handle_len = h.len;
@@ -458,12 +508,12 @@ static bool stop_on_error(struct sst_it *s)
     if (s->status)
         return true;
     if (s->data && it_status(s->data)) {
-        set_data(s, NULL);
+        drop_data(s);
         return true;
     }
     if (it_status(s->index)) {
         s->status = it_status(s->index);
-        set_data(s, NULL);
+        drop_data(s);
         return true;
     }
     return false;
@@ -574,7 +624,8 @@ static int si_status(const struct iter *it)
 static void si_destroy(struct iter *it)
 {
     struct sst_it *s = (struct sst_it *)it;
-    set_data(s, NULL);
+    drop_data(s);
+    it_destroy(s->spare);
     it_destroy(s->index);
     sst_unref(s->t);
     free(s);
