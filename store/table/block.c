@@ -320,97 +320,6 @@ static bool key_below(const struct blk_it *it, struct slice target)
     return slice_cmp(slice_make(it->key.data, it->key.len), target) < 0;
 }
 
-/* An entry passed over by scan_to, its key not built: shared, and where
- * its unshared bytes are. */
-struct passed {
-    uint32_t shared, unshared;
-    const char *bytes;
-};
-
-#define SCAN_PASSED 32
-
-/* Builds in it->key the key of the entry (shared, unshared bytes at p)
- * that follows the n passed entries, which follow the key it->key holds:
- * each byte is copied once, from the last entry that wrote it. */
-static void build_key(struct blk_it *it, const struct passed *v, size_t n, uint32_t shared,
-                      uint32_t unshared, const char *p)
-{
-    size_t need = shared; /* the bytes [0, need) are still to come */
-    size_t len = (size_t)shared + unshared;
-    buf_reserve(&it->key, len > it->key.len ? len - it->key.len : 0);
-    if (unshared)
-        memcpy(it->key.data + shared, p, unshared);
-    for (size_t i = n; i-- > 0 && need > 0;) {
-        if (v[i].shared < need) {
-            memcpy(it->key.data + v[i].shared, v[i].bytes, need - v[i].shared);
-            need = v[i].shared;
-        }
-    }
-    it->key.len = len; /* [0, need) was it->key's already */
-}
-
-/* The entries from it->next on, to the first whose key is not below the
- * target, which is then the current entry (or none: the end). REQUIRES:
- * it->key is the key of the entry before it->next (empty at a restart
- * point), below the target. The keys passed over are not built: an entry
- * that shares more of the key before it than that key has in common with
- * the target is below the target as that key is, and one that shares as
- * much or less is compared by its own bytes, in place. */
-static void scan_to(struct blk_it *it, struct slice target)
-{
-    struct passed v[SCAN_PASSED];
-    size_t n = 0;
-    size_t klen = it->key.len; /* of the key before the entry at it->next */
-    size_t m =
-        (size_t)common_prefix(it->key.data, target.ptr, klen < target.len ? klen : target.len);
-    const char *end = it->b.data + it->b.restart_off;
-    for (;;) {
-        it->cur = it->next;
-        const char *p = it->b.data + it->cur;
-        if (p >= end) {
-            it->cur = it->next = it->b.restart_off;
-            return;
-        }
-        uint32_t shared, unshared, vlen;
-        p = coding_varint32_dec(p, end, &shared);
-        if (p)
-            p = coding_varint32_dec(p, end, &unshared);
-        if (p)
-            p = coding_varint32_dec(p, end, &vlen);
-        if (!p || shared > klen || (size_t)(end - p) < (size_t)unshared + vlen) {
-            set_corrupt(it);
-            return;
-        }
-        it->next = (size_t)(p + unshared + vlen - it->b.data);
-        bool below;
-        if (shared > m) {
-            below = true; /* it agrees with the key before up to m and past it */
-        } else {
-            size_t rest = target.len - shared, c = unshared < rest ? unshared : rest;
-            size_t same = common_prefix(p, target.ptr + shared, c);
-            if (same < c)
-                below = (unsigned char)p[same] < (unsigned char)target.ptr[shared + same];
-            else
-                below = unshared < rest; /* a prefix of the target is below it */
-            m = shared + same;
-        }
-        if (!below) {
-            build_key(it, v, n, shared, unshared, p);
-            it->value = slice_make(p + unshared, vlen);
-            while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
-                it->restart++;
-            return;
-        }
-        if (n == SCAN_PASSED) { /* keep the key built so far, and go on from it */
-            build_key(it, v, n, shared, unshared, p);
-            n = 0;
-        } else {
-            v[n++] = (struct passed){shared, unshared, p};
-        }
-        klen = (size_t)shared + unshared;
-    }
-}
-
 static void seek_to(struct blk_it *it, struct slice target)
 {
     struct iter *base = &it->base;
@@ -424,8 +333,9 @@ static void seek_to(struct blk_it *it, struct slice target)
         if (lo < hi && !restart_below(it, lo + 1, &sk, &below))
             return;
         if (!below) {
-            if (!it->status)
-                scan_to(it, target);
+            while (!it->status && parse_next(it))
+                if (!key_below(it, target))
+                    return;
             return;
         }
     }
@@ -440,8 +350,9 @@ static void seek_to(struct blk_it *it, struct slice target)
             hi = mid - 1;
     }
     seek_restart(it, lo);
-    if (!it->status)
-        scan_to(it, target);
+    while (!it->status && parse_next(it))
+        if (!key_below(it, target))
+            return;
 }
 
 static void back(struct blk_it *it)
