@@ -31,6 +31,7 @@ void wfilter_builder_init(struct wfilter_builder *b)
 {
     memset(b, 0, sizeof *b);
     b->ok = true;
+    buf_init(&b->last);
     buf_init(&b->text);
     buf_init(&b->bits);
 }
@@ -39,6 +40,7 @@ void wfilter_builder_destroy(struct wfilter_builder *b)
 {
     free(b->set);
     free(b->list);
+    buf_destroy(&b->last);
     buf_destroy(&b->text);
     buf_destroy(&b->bits);
 }
@@ -51,7 +53,7 @@ void wfilter_builder_reset(struct wfilter_builder *b)
     b->has_zero = false;
     b->ok = true;
     b->entries = 0;
-    memset(b->shorts, 0, sizeof b->shorts);
+    buf_reset(&b->last);
 }
 
 /* Keeps the set at most half full, so that probes stay short; the list
@@ -249,6 +251,7 @@ static void add_text_v2(struct wfilter_builder *b, struct slice text)
  * loop that gathers each word's folded bytes into 8-byte chunks in a
  * register (a word stored a byte at a time and read back 8 bytes at a time
  * would stall the load), without the copy and masks the long path sets up. */
+#define WFILTER_SHORT 24
 
 /* hash2_at of a word of len bytes held as its whole chunks c (len / 8 of
  * them) and the rest, last (zero-padded). */
@@ -290,56 +293,31 @@ static void add_short_v2(struct wfilter_builder *b, struct slice text)
         add_hash(b, chunks_hash2(c, chunk, len));
 }
 
-/* Three words that tell texts of one length 1..WFILTER_SHORT apart (each
- * byte is in one of them), loaded without a byte loop or a copy call. */
-static inline void short_words(struct slice t, uint64_t w[3])
-{
-    const char *p = t.ptr;
-    size_t n = t.len;
-    uint32_t a, c;
-    w[1] = w[2] = 0;
-    if (n >= 8) {
-        memcpy(&w[0], p, 8);
-        memcpy(&w[2], p + n - 8, 8);
-        if (n >= 16)
-            memcpy(&w[1], p + 8, 8);
-    } else if (n >= 4) {
-        memcpy(&a, p, 4);
-        memcpy(&c, p + n - 4, 4);
-        w[0] = a | (uint64_t)c << 32;
-    } else {
-        w[0] = (unsigned char)p[0] | (uint64_t)(unsigned char)p[n / 2] << 8 |
-               (uint64_t)(unsigned char)p[n - 1] << 16;
-    }
-}
-
-/* Whether the block has had the short text t (1..WFILTER_SHORT bytes)
- * already, its words in; else remembers it. One compare against the entry
- * a hash of its words picks. */
-static bool short_seen(struct wfilter_builder *b, struct slice t)
-{
-    uint64_t w[3];
-    short_words(t, w);
-    uint64_t h = (w[0] ^ (w[1] * 3) ^ (w[2] * 5) ^ t.len) * WORDS_HASH2_K;
-    _Static_assert(WFILTER_SHORTS == 32, "the index takes 5 bits of the hash");
-    struct wfilter_short *e = &b->shorts[h >> 59];
-    if (e->len == t.len && e->w[0] == w[0] && e->w[1] == w[1] && e->w[2] == w[2])
-        return true;
-    e->len = t.len;
-    e->w[0] = w[0];
-    e->w[1] = w[1];
-    e->w[2] = w[2];
-    return false;
-}
-
 static void add_text(struct wfilter_builder *b, struct slice text)
 {
     if (b->v1)
         add_text_v1(b, text);
-    else if (text.len > WFILTER_SHORT)
-        add_text_v2(b, text);
-    else if (text.len && !short_seen(b, text))
+    else if (text.len <= WFILTER_SHORT)
         add_short_v2(b, text);
+    else
+        add_text_v2(b, text);
+}
+
+/* The words of host and event, unless the last entry had the same (most
+ * entries of a block do). */
+static void add_names(struct wfilter_builder *b, struct slice host, struct slice event)
+{
+    size_t n = host.len + 1 + event.len;
+    if (b->last.len == n && memcmp(b->last.data, host.ptr, host.len) == 0 &&
+        b->last.data[host.len] == 0 &&
+        memcmp(b->last.data + host.len + 1, event.ptr, event.len) == 0)
+        return;
+    buf_reset(&b->last);
+    buf_append(&b->last, host.ptr, host.len);
+    buf_putc(&b->last, '\0');
+    buf_append(&b->last, event.ptr, event.len);
+    add_text(b, host);
+    add_text(b, event);
 }
 
 /* The words of a log row's id; false if the entry is not a log row. */
@@ -370,8 +348,7 @@ static bool add_row(struct wfilter_builder *b, struct slice ikey, struct slice v
      * only its tags): such a key may have versions with values */
     if (rc || nfields == 0)
         return false;
-    add_text(b, r.host);
-    add_text(b, r.event);
+    add_names(b, r.host, r.event);
     return true;
 }
 

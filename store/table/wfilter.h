@@ -29,24 +29,14 @@
  * word hash before its finaliser (hash_fmix64, a bijection that maps 0 to
  * 0): the finaliser is applied once per distinct word, when the filter is
  * written, not to every word of every row. */
-/* Texts of up to WFILTER_SHORT bytes are short; the builder remembers
- * WFILTER_SHORTS of them. */
-#define WFILTER_SHORT 24
-#define WFILTER_SHORTS 32
-
 struct wfilter_builder {
-    uint64_t *set;  /* open addressing; 0 marks an empty slot */
-    size_t cap, n;  /* slots (a power of two, or 0), distinct non-zero hashes */
-    uint64_t *list; /* the n hashes of the set, in the order they came */
-    bool has_zero;  /* a word's hash was 0 */
-    bool ok;        /* every entry so far is a log row */
-    size_t entries; /* added since the reset */
-    /* short texts (hosts, events, tag values) whose words are in, by a
-     * hash of their bytes: a block repeats a few of them in most rows */
-    struct wfilter_short {
-        uint64_t w[3]; /* short_words of the text */
-        size_t len;    /* 0: an empty entry */
-    } shorts[WFILTER_SHORTS];
+    uint64_t *set;   /* open addressing; 0 marks an empty slot */
+    size_t cap, n;   /* slots (a power of two, or 0), distinct non-zero hashes */
+    uint64_t *list;  /* the n hashes of the set, in the order they came */
+    bool has_zero;   /* a word's hash was 0 */
+    bool ok;         /* every entry so far is a log row */
+    size_t entries;  /* added since the reset */
+    struct buf last; /* host 0x00 event of the last entry (its words are in) */
     bool v1;         /* this block's filter holds words_hash values (tests) */
     struct buf text; /* scratch: a value folded, padded with zeros */
     struct buf bits; /* scratch: which of its bytes are word bytes */
