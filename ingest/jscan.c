@@ -116,9 +116,7 @@ static bool unescape(struct jscan *s, struct slice *out)
     return true;
 }
 
-/* The first byte at or after q that is '"', '\\', below 0x20 or 0x80 and
- * above, 16 bytes at a time (SSE2: every x86-64 has it). */
-static const char *skip_plain(const char *q, const char *end)
+const char *jscan_skip_plain(const char *q, const char *end)
 {
 #ifdef __SSE2__
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
@@ -150,7 +148,7 @@ bool jscan_string(struct jscan *s, struct slice *out)
     const char *q = s->p;
     bool high = false;
     for (;;) {
-        q = skip_plain(q, s->end);
+        q = jscan_skip_plain(q, s->end);
         if (q == s->end || (unsigned char)*q < 0x80)
             break;
         high = true;

@@ -42,6 +42,10 @@ static inline char jscan_peek(struct jscan *s)
 bool jscan_expect(struct jscan *s, char c);
 /* A string (the opening quote next): its bytes in *out. */
 bool jscan_string(struct jscan *s, struct slice *out);
+/* The first byte at or after q (before end) that is '"', '\\', below 0x20
+ * or 0x80 and above, 16 bytes at a time (SSE2: every x86-64 has it); end if
+ * none. The plain run of a JSON string (jscan_string, ingest/jtape.c). */
+const char *jscan_skip_plain(const char *q, const char *end);
 /* The type of the next value (after blanks), without consuming it; false
  * at the end or on a byte that begins no value. */
 bool jscan_type(struct jscan *s, enum jscan_type *t);

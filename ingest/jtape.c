@@ -8,6 +8,7 @@
 
 #include "base/err.h"
 #include "base/utf8.h"
+#include "ingest/jscan.h"
 
 struct jp {
     struct jtape *t;
@@ -99,15 +100,6 @@ static bool escape(struct jp *p, char **o)
     }
 }
 
-/* Bytes a string's plain run stops at: 1 quote, backslash or control
- * byte; 2 a byte of a multi-byte UTF-8 sequence (checked at the end). */
-static const uint8_t str_class[256] = {
-    [0 ... 0x1f] = 1,
-    ['"'] = 1,
-    ['\\'] = 1,
-    [0x80 ... 0xff] = 2,
-};
-
 static bool string(struct jp *p)
 {
     uint32_t i = push(p, JT_STR);
@@ -118,9 +110,8 @@ static bool string(struct jp *p)
         char *q = p->p;
         const char *end = p->end;
         for (;;) {
-            while (q < end && !str_class[(unsigned char)*q])
-                q++;
-            if (q < end && str_class[(unsigned char)*q] == 2) {
+            q = (char *)jscan_skip_plain(q, end);
+            if (q < end && (unsigned char)*q >= 0x80) {
                 is_ascii = false;
                 q++;
                 continue;
