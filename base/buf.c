@@ -1,6 +1,7 @@
 /* Growable byte buffer and aborting allocators. */
 #include "base/buf.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,4 +141,55 @@ char *buf_steal(struct buf *b, size_t *len)
         *len = b->len;
     buf_init(b);
     return p;
+}
+
+/* --- a thread's spare buffer --- */
+
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_free(void *p)
+{
+    struct buf *b = p;
+    buf_destroy(b);
+    free(b);
+}
+
+static void spare_key_make(void)
+{
+    if (pthread_key_create(&spare_key, spare_free) != 0)
+        abort();
+}
+
+static struct buf *spare_of_thread(void)
+{
+    pthread_once(&spare_once, spare_key_make);
+    struct buf *s = pthread_getspecific(spare_key);
+    if (!s) {
+        s = xcalloc(1, sizeof *s);
+        buf_init(s);
+        if (pthread_setspecific(spare_key, s) != 0)
+            abort();
+    }
+    return s;
+}
+
+void buf_thread_take(struct buf *b)
+{
+    struct buf *s = spare_of_thread();
+    *b = *s;
+    buf_reset(b);
+    buf_init(s);
+}
+
+void buf_thread_give(struct buf *b)
+{
+    struct buf *s = spare_of_thread();
+    if (b->cap > BUF_SPARE_MAX || b->cap <= s->cap) {
+        buf_destroy(b);
+        return;
+    }
+    buf_destroy(s);
+    *s = *b;
+    buf_init(b);
 }

@@ -56,6 +56,17 @@ void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((form
 const char *buf_cstr(struct buf *b);         /* NUL-terminates and returns data ("" if empty) */
 char *buf_steal(struct buf *b, size_t *len); /* hands data to the caller; b is left empty */
 
+/* A thread's spare buffer: memory a request of megabytes (a push body) can
+ * take over from the one before it on the same thread, instead of having
+ * fresh pages faulted in and handed back each time. buf_thread_take makes
+ * b (not initialised) the thread's spare, empty, or a new empty buffer if
+ * the thread has none; buf_thread_give keeps b's memory as the spare (the
+ * larger of the two when it has one) unless it is over BUF_SPARE_MAX, and
+ * leaves b empty. The spare is freed when the thread ends. */
+void buf_thread_take(struct buf *b);
+void buf_thread_give(struct buf *b);
+#define BUF_SPARE_MAX (32u << 20)
+
 /* Allocation helpers that abort on failure. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

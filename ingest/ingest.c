@@ -175,7 +175,7 @@ int ingest_new_sink(const struct ingest_params *params, const struct event_limit
         in->prm.batch_bytes = SIZE_MAX;
         in->last_byte = '\n';
         break;
-    default: buf_init(&in->body); break;
+    default: buf_thread_take(&in->body); break;
     }
     if (params->is_gzip) {
         /* 16 + MAX_WBITS: gzip framing only, as Content-Encoding says. */
@@ -206,7 +206,7 @@ void ingest_free(struct ingest *in)
         in->sink.destroy(in->sink.arg);
     buf_destroy(&in->errors);
     buf_destroy(&in->errors_json);
-    buf_destroy(&in->body);
+    buf_thread_give(&in->body);
     buf_destroy(&in->id);
     buf_destroy(&in->value);
     free(in->sorted);

@@ -3,6 +3,7 @@
  * stands for). */
 #include "ingest/jtape.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,40 @@ void jt_destroy(struct jtape *t)
     free(t->n);
     free(t->text);
     jt_init(t);
+}
+
+static pthread_key_t tape_key;
+static pthread_once_t tape_once = PTHREAD_ONCE_INIT;
+
+static void tape_free(void *p)
+{
+    jt_destroy(p);
+    free(p);
+}
+
+static void tape_key_make(void)
+{
+    if (pthread_key_create(&tape_key, tape_free) != 0)
+        abort();
+}
+
+struct jtape *jt_thread_tape(void)
+{
+    pthread_once(&tape_once, tape_key_make);
+    struct jtape *t = pthread_getspecific(tape_key);
+    if (!t) {
+        t = xcalloc(1, sizeof *t);
+        if (pthread_setspecific(tape_key, t) != 0)
+            abort();
+    }
+    return t;
+}
+
+void jt_release(struct jtape *t)
+{
+    t->len = 0;
+    if (t->cap * sizeof *t->n + t->text_cap > JT_KEEP_BYTES)
+        jt_destroy(t);
 }
 
 static bool bad(struct jp *p, const char *why)
@@ -280,11 +315,23 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
         buf_puts(err, "bad JSON: body too large");
         return ERR_INVAL;
     }
-    free(t->text);
-    t->text = xmalloc(len + 1);
+    if (t->text_cap < len + 1) {
+        free(t->text);
+        t->text = xmalloc(len + 1);
+        t->text_cap = len + 1;
+    }
     memcpy(t->text, body, len);
     t->text[len] = '\0';
     t->len = 0;
+    /* room for a node every 8 bytes at once (OTLP/JSON has one every 11,
+     * Loki's one every 25): growing a large tape by doubling copied it
+     * several times, each time into fresh pages */
+    size_t want = len / 8 + 256;
+    if (t->cap < want) {
+        free(t->n);
+        t->n = xmalloc(want * sizeof *t->n);
+        t->cap = want;
+    }
     struct jp p = {t, t->text, t->text + len, t->text, NULL, NULL};
     push(&p, JT_NONE); /* node 0: absent */
     t->n[0].end = 1;

@@ -246,16 +246,15 @@ static int json_walk(struct loki_dec *d, const struct jtape *t)
 int loki_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err)
 {
-    struct jtape t;
-    jt_init(&t);
-    int rc = jt_parse(&t, body, len, err);
+    struct jtape *t = jt_thread_tape();
+    int rc = jt_parse(t, body, len, err);
     if (rc == ERR_OK) {
         struct loki_dec d;
         dec_init(&d, o, out, err);
-        rc = json_walk(&d, &t);
+        rc = json_walk(&d, t);
         dec_destroy(&d);
     }
-    jt_destroy(&t);
+    jt_release(t);
     return rc;
 }
 

@@ -436,25 +436,24 @@ static int resource_logs(struct otlp_dec *d, const struct jtape *t, uint32_t rl)
 int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err)
 {
-    struct jtape t;
-    jt_init(&t);
-    int rc = jt_parse(&t, body, len, err);
+    struct jtape *t = jt_thread_tape();
+    int rc = jt_parse(t, body, len, err);
     if (rc) {
-        jt_destroy(&t);
+        jt_release(t);
         return rc;
     }
     struct otlp_dec d;
     otlp_dec_init(&d, o, out, err);
     uint32_t rls = 0;
-    rc = jt_is(&t, 1, JT_OBJ) ? array_member(&d, &t, 1, "resourceLogs", "resource_logs", &rls)
-                              : otlp_fail(&d, "%s", "body must be a JSON object");
+    rc = jt_is(t, 1, JT_OBJ) ? array_member(&d, t, 1, "resourceLogs", "resource_logs", &rls)
+                             : otlp_fail(&d, "%s", "body must be a JSON object");
     if (!rc && rls)
-        JT_EACH(&t, rls, rl)
+        JT_EACH(t, rls, rl)
         {
-            if ((rc = resource_logs(&d, &t, rl)))
+            if ((rc = resource_logs(&d, t, rl)))
                 break;
         }
     otlp_dec_destroy(&d);
-    jt_destroy(&t);
+    jt_release(t);
     return rc;
 }
