@@ -23,11 +23,14 @@
 static atomic_int min_level = LOG_INFO;
 
 #define LOG_BURST 10
-#define LOG_SLOTS 256
+#define LOG_SLOTS 256 /* a power of two */
+#define LOG_PROBES 8
 
-/* Per format string (hashed; a collision only shares a budget). */
+/* Per format string: its own slot, found by probing from a hash of its
+ * address; when the LOG_PROBES slots from there all hold other formats, it
+ * shares the first one's budget (a collision never lifts a limit). */
 struct log_slot {
-    const char *fmt;
+    const char *fmt; /* NULL: free */
     time_t second;
     unsigned written;      /* this second */
     unsigned long dropped; /* since the last line written */
@@ -36,18 +39,27 @@ struct log_slot {
 static struct log_slot slots[LOG_SLOTS];
 static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static struct log_slot *slot_of(const char *fmt)
+{
+    size_t h = (size_t)(((uint64_t)(uintptr_t)fmt * 0x9e3779b97f4a7c15ULL) >> 56);
+    for (size_t i = 0; i < LOG_PROBES; i++) {
+        struct log_slot *sl = &slots[(h + i) & (LOG_SLOTS - 1)];
+        if (sl->fmt == fmt || !sl->fmt) {
+            sl->fmt = fmt;
+            return sl;
+        }
+    }
+    return &slots[h & (LOG_SLOTS - 1)];
+}
+
 /* Whether a line of fmt may be written in this second; *dropped is set to
- * the lines of fmt held back before it. */
+ * the lines held back before it. */
 static bool log_admit(const char *fmt, time_t second, unsigned long *dropped)
 {
-    size_t h = ((uintptr_t)fmt >> 3) % LOG_SLOTS;
     bool ok;
     pthread_mutex_lock(&slots_mu);
-    struct log_slot *sl = &slots[h];
-    if (sl->fmt != fmt || sl->second != second) {
-        if (sl->fmt != fmt)
-            sl->dropped = 0;
-        sl->fmt = fmt;
+    struct log_slot *sl = slot_of(fmt);
+    if (sl->second != second) {
         sl->second = second;
         sl->written = 0;
     }

@@ -73,6 +73,42 @@ static void test_repeats_limited(void **state)
     free(text);
 }
 
+/* Formats at addresses 32 bytes apart: with the slot picked by the
+ * address alone, formats 256 slots' worth apart shared one and took turns
+ * resetting its count, and none of them was limited. */
+enum { NFMT = 300 };
+static char fmts[NFMT][32];
+
+static void many_formats(void)
+{
+    for (int f = 0; f < NFMT; f++)
+        snprintf(fmts[f], sizeof fmts[f], "format %03d says %%d", f);
+    second_start();
+    /* formats made at run time, each of them "... %d" */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    for (int r = 0; r < 30; r++)
+        for (int f = 0; f < NFMT; f++)
+            log_msg(LOG_ERROR, fmts[f], r);
+#pragma GCC diagnostic pop
+}
+
+static void test_many_formats_limited(void **state)
+{
+    (void)state;
+    char *text = capture(many_formats);
+    size_t total = 0;
+    for (int f = 0; f < NFMT; f++) {
+        char what[32];
+        snprintf(what, sizeof what, "format %03d says", f);
+        size_t n = count(text, what);
+        assert_true(n >= 1 && n <= 10);
+        total += n;
+    }
+    assert_true(total <= 10 * NFMT);
+    free(text);
+}
+
 static void levels(void)
 {
     log_set_level(LOG_WARN);
@@ -100,6 +136,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeats_limited),
         cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_many_formats_limited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
