@@ -389,11 +389,47 @@ bool jt_int(const struct jtape *t, uint32_t i, int64_t *out)
     return true;
 }
 
+/* A plain decimal ([-]digits[.digits], at most 15 significant digits) as
+ * m / 10^k: both exact doubles, so the one division rounds correctly, to
+ * what strtod gives (Clinger's fast path). false for anything else. */
+static bool plain_decimal(const char *s, size_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *e = s + len;
+    bool neg = s < e && *s == '-';
+    s += neg;
+    uint64_t m = 0;
+    int sig = 0, frac = -1; /* frac: digits after the point, -1 before it */
+    for (; s < e; s++) {
+        if (*s == '.' && frac < 0) {
+            frac = 0;
+            continue;
+        }
+        if (*s < '0' || *s > '9')
+            return false;
+        if (m || *s != '0')
+            sig++;
+        if (sig > 15)
+            return false;
+        m = m * 10 + (uint64_t)(*s - '0');
+        frac += frac >= 0;
+    }
+    if (frac > 22)
+        return false;
+    double v = (double)m / pow10[frac > 0 ? frac : 0];
+    *out = neg ? -v : v;
+    return true;
+}
+
 bool jt_double(const struct jtape *t, uint32_t i, double *out)
 {
     const struct jt_node *n = &t->n[i];
     if (n->type != JT_NUM)
         return false;
+    if (plain_decimal(jt_ptr(t, i), n->len, out))
+        return true;
     char tmp[64];
     if (n->len >= sizeof tmp) {
         char *big = xstrndup(jt_ptr(t, i), n->len);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -135,12 +136,63 @@ static void test_numbers_and_lookup(void **state)
     buf_destroy(&err);
 }
 
+/* jt_double gives strtod's double for every number, the plain decimals it
+ * reads itself (up to 15 significant digits) and the rest. */
+static void test_doubles_as_strtod(void **state)
+{
+    (void)state;
+    uint64_t x = 88172645463325252ULL;
+    struct buf doc = BUF_INIT;
+    struct jtape t;
+    jt_init(&t);
+    for (int round = 0; round < 200; round++) {
+        buf_reset(&doc);
+        buf_putc(&doc, '[');
+        for (int k = 0; k < 100; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            if (k)
+                buf_putc(&doc, ',');
+            if (x % 7 == 0)
+                buf_putc(&doc, '-');
+            int ndig = 1 + (int)((x >> 8) % 19), point = (int)((x >> 16) % (uint64_t)(ndig + 1));
+            uint64_t y = x;
+            for (int d = 0; d < ndig; d++) {
+                if (d == point && d > 0)
+                    buf_putc(&doc, '.');
+                buf_putc(&doc,
+                         (char)('0' + (d == 0 && ndig > 1 && point != 1 ? 1 + y % 9 : y % 10)));
+                y = y / 10 + (y << 60);
+            }
+            if (x % 11 == 0)
+                buf_printf(&doc, "e%d", (int)((x >> 24) % 40) - 20);
+        }
+        buf_putc(&doc, ']');
+        struct buf err = BUF_INIT;
+        if (jt_parse(&t, doc.data, doc.len, &err) != ERR_OK)
+            fail_msg("%s: %s", buf_cstr(&doc), buf_cstr(&err));
+        buf_destroy(&err);
+        JT_EACH(&t, 1, v)
+        {
+            char tmp[64];
+            memcpy(tmp, jt_ptr(&t, v), t.n[v].len);
+            tmp[t.n[v].len] = '\0';
+            double got, want = strtod(tmp, NULL);
+            assert_true(jt_double(&t, v, &got));
+            if (memcmp(&got, &want, sizeof got) != 0)
+                fail_msg("%s: %.17g, strtod %.17g", tmp, got, want);
+        }
+    }
+    jt_destroy(&t);
+    buf_destroy(&doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_documents),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_numbers_and_lookup),
+        cmocka_unit_test(test_doubles_as_strtod),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
