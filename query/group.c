@@ -56,6 +56,8 @@ struct grouper {
     size_t nready, ready_cap, ready_next;
     struct cond_row hrow; /* HAVING's view of one output row */
     char **hnames;
+    bool *row_in_mem; /* row_values' scratch, an entry per item */
+    size_t *row_soff;
     uint64_t groups_total;
     bool finished;
     struct agg_group *last; /* the group of the last row added */
@@ -284,6 +286,8 @@ int group_new(const struct sql_select *sel, const struct plan *p, int64_t max_gr
     }
     g->streaming = stream && group_streams(sel, p->db_desc);
     g->hnames = xcalloc(sel->nitems + 1, sizeof(*g->hnames));
+    g->row_in_mem = xcalloc(sel->nitems + 1, sizeof(*g->row_in_mem));
+    g->row_soff = xcalloc(sel->nitems + 1, sizeof(*g->row_soff));
     for (size_t i = 0; i < sel->nitems; i++) {
         g->hnames[i] = xmalloc(24);
         snprintf(g->hnames[i], 24, SQL_HAVING_NAME "%zu", i);
@@ -306,6 +310,8 @@ void group_free(struct grouper *g)
     for (size_t i = 0; g->hnames && i < g->sel->nitems; i++)
         free(g->hnames[i]);
     free(g->hnames);
+    free(g->row_in_mem);
+    free(g->row_soff);
     free(g->agg_of);
     free(g->gitem);
     buf_destroy(&g->key);
@@ -379,8 +385,9 @@ static char *row_values(struct grouper *g, struct slice key, struct agg_group *g
         get_value(key, &pos, &keyv[k].v, &mem);
         keyv[k].in_mem = keyv[k].v.kind == AGG_V_STRING;
     }
-    bool *in_mem = xcalloc(sel->nitems + 1, sizeof(*in_mem));
-    size_t *soff = xcalloc(sel->nitems + 1, sizeof(*soff));
+    bool *in_mem = g->row_in_mem;
+    size_t *soff = g->row_soff;
+    memset(in_mem, 0, sel->nitems * sizeof(*in_mem));
     for (size_t i = 0; i < sel->nitems; i++) {
         const struct sql_item *it = &sel->items[i];
         memset(&vals[i], 0, sizeof(vals[i]));
@@ -410,8 +417,6 @@ static char *row_values(struct grouper *g, struct slice key, struct agg_group *g
     for (size_t i = 0; i < sel->nitems; i++)
         if (in_mem[i])
             vals[i].s.ptr = m + soff[i];
-    free(in_mem);
-    free(soff);
     return m;
 }
 
