@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "base/coding.h"
@@ -439,16 +440,29 @@ static int rebuild_old_index(struct store_db *db)
 
 /* A new database's directory must be absent or empty: one holding files
  * but no META lost it, and creating over it with other options (buckets,
- * order) would misread every row. */
+ * order) would misread every row. The one exception is what a creation
+ * killed before its META was renamed into place leaves (META is the first
+ * file written, through META.tmp): that temporary file alone is removed. */
 static int check_new_dir(struct store_db *db)
 {
     char **names;
     size_t n;
-    if (env_list(db->store->env, db->dir, &names, &n) != ERR_OK)
+    struct env *env = db->store->env;
+    if (env_list(env, db->dir, &names, &n) != ERR_OK)
         return ERR_OK; /* absent */
+    bool only_tmp = n == 1 && strcmp(names[0], "META.tmp") == 0;
     env_free_list(names, n);
     if (n == 0)
         return ERR_OK;
+    if (only_tmp) {
+        struct buf path = BUF_INIT;
+        buf_printf(&path, "%s/META.tmp", db->dir);
+        int rc = env_unlink(env, path.data);
+        buf_destroy(&path);
+        if (rc == ERR_OK)
+            log_info("database %s: the META.tmp of an interrupted creation removed", db->name);
+        return rc;
+    }
     return err_corrupt("%s holds %zu entries but no META: the database is not created over it "
                        "(restore its META, or move the directory away)",
                        db->dir, n);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -303,6 +304,48 @@ static void test_meta_missing(void **state)
     free(dir);
 }
 
+/* A creation killed between META.tmp and its rename leaves that file
+ * alone in the directory: the database is created over it (and a
+ * directory with any other file is still refused). */
+static void test_meta_tmp_left(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("corrupt");
+    struct buf db_dir = BUF_INIT, tmp = BUF_INIT, other = BUF_INIT;
+    buf_printf(&db_dir, "%s/c", dir);
+    buf_printf(&tmp, "%s/c/META.tmp", dir);
+    buf_printf(&other, "%s/c/wal", dir);
+    assert_int_equal(mkdir(db_dir.data, 0755), 0);
+    FILE *f = fopen(tmp.data, "w");
+    assert_non_null(f);
+    fputs("LBDM", f); /* a torn write */
+    fclose(f);
+    struct store_opts o;
+    store_opts_default(&o);
+    o.dir = dir;
+    struct store *s;
+    struct store_db *db;
+    struct db_opts d = {.buckets = 16, .ts_desc = true};
+    assert_int_equal(store_open(&o, &s), ERR_OK);
+    assert_int_equal(store_db_get(s, "c", &db), ERR_NOTFOUND);
+    assert_int_equal(store_db_create(s, "d2", &d), ERR_OK);
+    assert_int_equal(mkdir(other.data, 0755), 0); /* not only META.tmp: refused */
+    assert_int_equal(store_db_create(s, "c", &d), ERR_CORRUPT);
+    assert_int_equal(rmdir(other.data), 0);
+    assert_int_equal(store_db_create(s, "c", &d), ERR_OK);
+    assert_int_equal(tu_file_size(tmp.data), -1);
+    store_close(s);
+    assert_int_equal(store_open(&o, &s), ERR_OK);
+    assert_int_equal(store_db_get(s, "c", &db), ERR_OK);
+    store_db_unref(db);
+    store_close(s);
+    buf_destroy(&db_dir);
+    buf_destroy(&tmp);
+    buf_destroy(&other);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* A child writes batches of 10 rows durably and dies without closing, so
  * the rows live only in the WAL. */
 static void crash_after_writes(const char *dir, int rows)
@@ -370,10 +413,10 @@ int main(void)
 {
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sst_block),    cmocka_unit_test(test_compaction_quarantine),
-        cmocka_unit_test(test_manifest),     cmocka_unit_test(test_manifest_missing),
-        cmocka_unit_test(test_meta_missing), cmocka_unit_test(test_wal_torn_tail),
-        cmocka_unit_test(test_wal_middle),
+        cmocka_unit_test(test_sst_block),     cmocka_unit_test(test_compaction_quarantine),
+        cmocka_unit_test(test_manifest),      cmocka_unit_test(test_manifest_missing),
+        cmocka_unit_test(test_meta_missing),  cmocka_unit_test(test_meta_tmp_left),
+        cmocka_unit_test(test_wal_torn_tail), cmocka_unit_test(test_wal_middle),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
