@@ -67,18 +67,28 @@ static bool zone(const char *s, size_t n, size_t i, int64_t *off)
     return true;
 }
 
+/* The days since the epoch of s[0..10), "YYYY-MM-DD", a valid date. */
+static bool date_days(const char *s, int64_t *days)
+{
+    unsigned y, mo, d;
+    if (!digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
+        !digits(s + 8, 2, &d) || !valid_date(y, mo, d))
+        return false;
+    *days = days_from_civil(y, mo, d);
+    return true;
+}
+
 /* The seconds of s[0..19), "YYYY-MM-DDTHH:MM:SS" (or 't' or ' ' between
  * date and time), before any zone offset. REQUIRES: n >= 19. */
 static bool head_secs(const char *s, int64_t *secs)
 {
-    unsigned y, mo, d, h, mi, sec;
-    if (!digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
-        !digits(s + 8, 2, &d) || !valid_date(y, mo, d) ||
-        (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s + 11, 2, &h) || s[13] != ':' ||
-        !digits(s + 14, 2, &mi) || s[16] != ':' || !digits(s + 17, 2, &sec) || h > 23 || mi > 59 ||
-        sec > 60)
+    int64_t days;
+    unsigned h, mi, sec;
+    if (!date_days(s, &days) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+        !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
+        !digits(s + 17, 2, &sec) || h > 23 || mi > 59 || sec > 60)
         return false;
-    *secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+    *secs = days * 86400 + h * 3600 + mi * 60 + sec;
     return true;
 }
 
@@ -108,13 +118,9 @@ static int tail_ns(const char *s, size_t n, int64_t secs, int64_t *out)
 
 int time_parse_rfc3339(const char *s, size_t n, int64_t *out)
 {
-    unsigned y, mo, d;
     if (n == 10) {
-        if (!digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) || s[7] != '-' ||
-            !digits(s + 8, 2, &d) || !valid_date(y, mo, d))
-            return ERR_INVAL;
-        int64_t ns;
-        if (__builtin_mul_overflow(days_from_civil(y, mo, d) * 86400, (int64_t)1000000000, &ns))
+        int64_t days, ns;
+        if (!date_days(s, &days) || __builtin_mul_overflow(days * 86400, (int64_t)1000000000, &ns))
             return ERR_INVAL;
         *out = ns;
         return ERR_OK;
