@@ -113,6 +113,34 @@ void codec_encode(struct slice raw, const struct codec_opts *opts, struct buf *o
     put_trailer(out, start, CODEC_RAW);
 }
 
+void codec_encode_data(struct slice raw, const struct codec_opts *opts, enum col_layout layout,
+                       struct buf *out)
+{
+    if (!opts || opts->mode != CODEC_MODE_ZSTD || layout == COL_NONE) {
+        codec_encode(raw, opts, out);
+        return;
+    }
+    struct buf col;
+    buf_thread_take(&col);
+    if (!col_encode(raw, layout, &col)) {
+        buf_thread_give(&col);
+        codec_encode(raw, opts, out);
+        return;
+    }
+    size_t start = out->len, bound = ZSTD_compressBound(col.len);
+    buf_reserve(out, 20 + bound + CODEC_TRAILER);
+    size_t hdr = coding_varint_enc(out->data + out->len, raw.len);
+    hdr += coding_varint_enc(out->data + out->len + hdr, col.len);
+    size_t n = compress(slice_make(col.data, col.len), opts, out->data + out->len + hdr, bound);
+    buf_thread_give(&col);
+    if (n > 0 && hdr + n < raw.len - raw.len / 8) {
+        out->len += hdr + n;
+        put_trailer(out, start, CODEC_COLZSTD);
+        return;
+    }
+    codec_encode(raw, opts, out);
+}
+
 void codec_encode_raw(struct slice raw, struct buf *out)
 {
     size_t start = out->len;
@@ -137,6 +165,27 @@ static bool decompress(int type, struct slice src, char *out, size_t raw_len)
     return !ZSTD_isError(n) && n == raw_len;
 }
 
+/* The columnar form (after raw_len) of a type 3 block into out. */
+static int decode_columnar(struct slice src, size_t raw_len, const char *what, uint64_t off,
+                           struct buf *out)
+{
+    uint64_t col_len;
+    const char *p = coding_varint_dec(src.ptr, src.ptr + src.len, &col_len);
+    if (!p || col_len > 2 * (uint64_t)CODEC_MAX_RAW)
+        return err_corrupt("%s: block at %llu: bad columnar length", what, (unsigned long long)off);
+    struct buf col;
+    buf_thread_take(&col);
+    buf_reserve(&col, (size_t)col_len);
+    int rc = ERR_OK;
+    if (!decompress(CODEC_ZSTD, slice_make(p, (size_t)(src.ptr + src.len - p)), col.data,
+                    (size_t)col_len))
+        rc = err_corrupt("%s: block at %llu: bad zstd data", what, (unsigned long long)off);
+    else if (col_decode(slice_make(col.data, (size_t)col_len), raw_len, out) || out->len != raw_len)
+        rc = err_corrupt("%s: block at %llu: bad columnar block", what, (unsigned long long)off);
+    buf_thread_give(&col);
+    return rc;
+}
+
 int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf *out)
 {
     buf_reset(out);
@@ -154,8 +203,12 @@ int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf
     }
     uint64_t raw_len;
     const char *p = coding_varint_dec(stored.ptr, stored.ptr + plen, &raw_len);
-    if ((type != CODEC_LZ4 && type != CODEC_ZSTD) || !p || raw_len > CODEC_MAX_RAW)
+    if ((type != CODEC_LZ4 && type != CODEC_ZSTD && type != CODEC_COLZSTD) || !p ||
+        raw_len > CODEC_MAX_RAW)
         return err_corrupt("%s: block at %llu: bad type or length", what, (unsigned long long)off);
+    if (type == CODEC_COLZSTD)
+        return decode_columnar(slice_make(p, (size_t)(stored.ptr + plen - p)), (size_t)raw_len,
+                               what, off, out);
     buf_reserve_exact(out, (size_t)raw_len);
     if (!decompress(type, slice_make(p, (size_t)(stored.ptr + plen - p)), out->data,
                     (size_t)raw_len))

@@ -4,6 +4,8 @@
  *   type 0: payload is the raw block
  *   type 1: payload = varint raw_len | LZ4 block
  *   type 2: payload = varint raw_len | zstd frame (one frame, raw_len bytes)
+ *   type 3: payload = varint raw_len | varint col_len | zstd frame of the
+ *           block's columnar form (colblock.h, col_len bytes)
  * A block that the codec does not shrink by 1/8 is stored raw. Thread-safe. */
 #ifndef LB_CODEC_H
 #define LB_CODEC_H
@@ -13,8 +15,9 @@
 
 #include "base/buf.h"
 #include "base/slice.h"
+#include "store/table/colblock.h"
 
-enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1, CODEC_ZSTD = 2 };
+enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1, CODEC_ZSTD = 2, CODEC_COLZSTD = 3 };
 
 /* How a table's blocks are compressed, by the age of what they hold. */
 enum codec_mode {
@@ -40,6 +43,11 @@ struct codec_opts {
 /* Appends the stored form (payload, type and crc) of raw to out, compressed
  * as opts says (NULL: FAST). REQUIRES for HC: about 300 KiB of free stack. */
 void codec_encode(struct slice raw, const struct codec_opts *opts, struct buf *out);
+
+/* codec_encode for a data block whose keys follow layout: in zstd mode,
+ * its columnar form is compressed (type 3) when it has one. */
+void codec_encode_data(struct slice raw, const struct codec_opts *opts, enum col_layout layout,
+                       struct buf *out);
 
 /* Appends the stored form of raw uncompressed (type 0): for bytes that
  * LZ4 cannot shrink, such as filters. */

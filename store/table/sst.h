@@ -26,7 +26,7 @@
  * key (a row table's key base); version 1 (still read) whole user keys.
  * Version 3: data blocks of log rows have word filters (wfilter.h); the
  * blocks of versions 1 and 2 are always read. */
-#define SST_VERSION 3
+#define SST_VERSION 4
 #define SST_FOOTER 80
 #define SST_BLOCK_SIZE (32u << 10)
 
@@ -60,6 +60,9 @@ struct sst_build_opts {
     /* compression of every block but word filters (zeroes: fast LZ4, as
      * flushes write) */
     struct codec_opts codec;
+    /* the keys of the data blocks, for their columnar form in zstd tables
+     * (colblock.h; COL_NONE: none) */
+    enum col_layout layout;
     struct sst_observer *observer; /* NULL: none, no catalog block */
 };
 
@@ -104,7 +107,7 @@ const struct sst_props *sst_get_props(const struct sst_table *t);
 /* Newest version of ukey with seq <= max_seq: ERR_OK with *kind set and the
  * value appended to out, ERR_NOTFOUND, or ERR_CORRUPT. */
 int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind, struct buf *out);
-/* The format version of the file (1, 2 or 3). */
+/* The format version of the file (1 to 4). */
 uint32_t sst_version(const struct sst_table *t);
 /* Decodes the table's catalog block into out (reset first): ERR_OK,
  * ERR_NOTFOUND if the table has none (footer bytes 68..71 zero), or

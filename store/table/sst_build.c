@@ -108,11 +108,14 @@ static int end_block(struct sst_builder *b, size_t start, uint64_t *off, uint64_
 }
 
 /* Encodes raw as a stored block at the end of the table (written with the
- * next run); sets its handle (offset, payload size). */
-static int write_block(struct sst_builder *b, struct slice raw, uint64_t *off, uint64_t *size)
+ * next run); sets its handle (offset, payload size). A data block may be
+ * stored in its columnar form (files of version 4). */
+static int write_block(struct sst_builder *b, struct slice raw, bool data, uint64_t *off,
+                       uint64_t *size)
 {
     size_t start = b->out.len;
-    codec_encode(raw, &b->opts.codec, &b->out);
+    enum col_layout layout = data && b->version >= 4 ? b->opts.layout : COL_NONE;
+    codec_encode_data(raw, &b->opts.codec, layout, &b->out);
     return end_block(b, start, off, size);
 }
 
@@ -152,7 +155,7 @@ static int flush_data(struct sst_builder *b)
     if (b->data.count == 0)
         return ERR_OK;
     uint64_t off, size, foff = 0, fsize = 0;
-    int rc = write_block(b, blk_finish(&b->data), &off, &size);
+    int rc = write_block(b, blk_finish(&b->data), true, &off, &size);
     if (!rc)
         rc = write_filter(b, &foff, &fsize);
     if (rc)
@@ -300,11 +303,11 @@ int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
         goto done;
     if (!b->opts.no_bloom) /* an empty filter block matches every key */
         bloom_build(b->hashes, b->nhashes, &filter);
-    rc = write_block(b, slice_make(filter.data, filter.len), &bloom_off, &bloom_size);
+    rc = write_block(b, slice_make(filter.data, filter.len), false, &bloom_off, &bloom_size);
     if (rc)
         goto done;
     uint64_t data_bytes = bloom_off;
-    rc = write_block(b, blk_finish(&b->index), &idx_off, &idx_size);
+    rc = write_block(b, blk_finish(&b->index), false, &idx_off, &idx_size);
     if (rc)
         goto done;
     /* the catalog block, directly before the footer: its stored size
@@ -314,7 +317,7 @@ int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
     if (b->opts.observer)
         b->opts.observer->finish(b->opts.observer, data_bytes, &filter);
     if (filter.len &&
-        (rc = write_block(b, slice_make(filter.data, filter.len), &cat_off, &cat_size)))
+        (rc = write_block(b, slice_make(filter.data, filter.len), false, &cat_off, &cat_size)))
         goto done;
     char f[SST_FOOTER];
     put_footer(b, f, bloom_off, bloom_size, idx_off, idx_size,

@@ -1131,8 +1131,8 @@ static void test_bucket_spread(void **state)
 
 /* Adds to types[old][type] the data blocks of every SSTable under dir (one
  * level of partition folders) by their codec type (CODEC_RAW, CODEC_LZ4,
- * CODEC_ZSTD), old: the file's rows are older than split. */
-static bool count_block_types_try(const char *dir, int64_t split, size_t types[2][3])
+ * CODEC_ZSTD, CODEC_COLZSTD), old: the file's rows are older than split. */
+static bool count_block_types_try(const char *dir, int64_t split, size_t types[2][4])
 {
     bool ok = true;
     DIR *d = opendir(dir);
@@ -1162,7 +1162,7 @@ static bool count_block_types_try(const char *dir, int64_t split, size_t types[2
             struct sst_scan *sc = sst_scan_new(t);
             for (; sst_scan_valid(sc); sst_scan_next_block(sc)) {
                 int type = codec_stored_type(sst_scan_block_stored(sc));
-                assert_true(type >= 0 && type <= 2);
+                assert_true(type >= 0 && type <= 3);
                 types[old][type]++;
             }
             assert_int_equal(sst_scan_status(sc), ERR_OK);
@@ -1179,7 +1179,7 @@ static bool count_block_types_try(const char *dir, int64_t split, size_t types[2
 }
 
 /* count_block_types_try of a store that is not writing files. */
-static void count_block_types(const char *dir, int64_t split, size_t types[2][3])
+static void count_block_types(const char *dir, int64_t split, size_t types[2][4])
 {
     assert_true(count_block_types_try(dir, split, types));
 }
@@ -1226,15 +1226,19 @@ static void expect_window(struct store_db *db, int64_t w, int n)
     }
 }
 
+/* zstd blocks of the files older (1) or newer (0) than the split, in their
+ * columnar form or not */
+#define ZSTD_BLOCKS(t, old) ((t)[old][CODEC_ZSTD] + (t)[old][CODEC_COLZSTD])
+
 /* count_block_types with the store closed (no background compaction
  * writing a file meanwhile), the store then opened again with level. */
 static void count_closed(struct fixture *f, struct store_db **db, const char *dir, int level,
-                         int64_t split, size_t types[2][3])
+                         int64_t split, size_t types[2][4])
 {
     if (*db)
         store_db_unref(*db);
     fx_close(f);
-    memset(types, 0, 2 * 3 * sizeof types[0][0]);
+    memset(types, 0, 2 * 4 * sizeof types[0][0]);
     count_block_types(dir, split, types);
     f->o.cold_zstd_level = level;
     fx_open(f);
@@ -1255,21 +1259,21 @@ static void test_cold_codec_switch(void **state)
     struct store_db *db = mkdb(f, "codec", 2, true, 0);
     struct buf dir = BUF_INIT;
     buf_printf(&dir, "%s/codec", f->dir);
-    size_t t[2][3];
+    size_t t[2][4];
     const int64_t w2 = T0_HOUR + 2 * HOUR; /* windows 0 and 1 are behind the newest two */
     for (int64_t w = 0; w < 4; w++)
         put_window(db, w, 180);
     assert_int_equal(store_db_flush(db), ERR_OK);
     count_closed(f, &db, buf_cstr(&dir), 0, w2, t);
     assert_true(t[1][CODEC_LZ4] > 0 && t[0][CODEC_LZ4] > 0);
-    assert_int_equal(t[0][CODEC_ZSTD] + t[1][CODEC_ZSTD], 0);
+    assert_int_equal(ZSTD_BLOCKS(t, 0) + ZSTD_BLOCKS(t, 1), 0);
     assert_int_equal(store_db_compact(db), ERR_OK);
     assert_int_equal(count_rows(db), 4 * 180);
 
     /* zstd from now on: the LZ4HC files read as they are */
     count_closed(f, &db, buf_cstr(&dir), 3, w2, t);
     assert_true(t[1][CODEC_LZ4] > 0 && t[0][CODEC_LZ4] > 0);
-    assert_int_equal(t[0][CODEC_ZSTD] + t[1][CODEC_ZSTD], 0);
+    assert_int_equal(ZSTD_BLOCKS(t, 0) + ZSTD_BLOCKS(t, 1), 0);
     for (int64_t w = 0; w < 4; w++)
         expect_window(db, w, 180);
     /* late rows in every window: the forced compaction merges each whole,
@@ -1280,10 +1284,11 @@ static void test_cold_codec_switch(void **state)
     assert_int_equal(store_db_compact(db), ERR_OK);
     assert_int_equal(count_rows(db), 4 * 200);
     count_closed(f, &db, buf_cstr(&dir), 3, w2, t);
-    assert_true(t[1][CODEC_ZSTD] > 0);
+    assert_true(ZSTD_BLOCKS(t, 1) > 0);
+    assert_true(t[1][CODEC_COLZSTD] > 0); /* the data blocks in their columnar form */
     assert_int_equal(t[1][CODEC_LZ4], 0);
     assert_true(t[0][CODEC_LZ4] > 0);
-    assert_int_equal(t[0][CODEC_ZSTD], 0);
+    assert_int_equal(ZSTD_BLOCKS(t, 0), 0);
 
     /* a write two windows on ages windows 2 and 3: the background rewrites
      * them with zstd (their files are "hot"), without a forced compaction */
@@ -1298,19 +1303,19 @@ static void test_cold_codec_switch(void **state)
         nanosleep(&ts, NULL);
     }
     assert_int_equal(t[1][CODEC_LZ4], 0);
-    assert_true(t[1][CODEC_ZSTD] > 0);
+    assert_true(ZSTD_BLOCKS(t, 1) > 0);
     for (int64_t w = 0; w < 4; w++)
         expect_window(db, w, 200);
     expect_window(db, 5, 30);
 
     /* and back: the zstd files read by a store set to LZ4HC */
-    size_t z = t[1][CODEC_ZSTD];
+    size_t z = ZSTD_BLOCKS(t, 1);
     count_closed(f, &db, buf_cstr(&dir), 0, w4, t);
     for (int64_t w = 0; w < 4; w++)
         expect_window(db, w, 200);
     assert_int_equal(count_rows(db), 4 * 200 + 30);
     count_closed(f, &db, buf_cstr(&dir), 0, w4, t);
-    assert_int_equal(t[1][CODEC_ZSTD], z);
+    assert_int_equal(ZSTD_BLOCKS(t, 1), z);
     store_db_unref(db);
     buf_destroy(&dir);
 }
