@@ -725,6 +725,25 @@ static bool planes_init(struct planes *pl, struct slice s)
     return pl->w <= 8 && pl->n <= left / (uint64_t)pl->w && left == pl->n * (uint64_t)pl->w;
 }
 
+/* Every value of pl at once, into *v (grown to hold them). */
+static const uint64_t *planes_all(const struct planes *pl, uint64_t **v, size_t *cap)
+{
+    if (pl->n > *cap) {
+        *cap = (size_t)pl->n;
+        free(*v);
+        *v = xmalloc(*cap * sizeof **v);
+    }
+    uint64_t *out = *v;
+    size_t n = (size_t)pl->n;
+    memset(out, 0, n * sizeof *out);
+    for (int k = 0; k < pl->w; k++) {
+        const unsigned char *p = (const unsigned char *)pl->p + (size_t)k * n;
+        for (size_t j = 0; j < n; j++)
+            out[j] |= (uint64_t)p[j] << (8 * k);
+    }
+    return out;
+}
+
 static bool planes_next(struct planes *pl, uint64_t *v)
 {
     if (pl->next == pl->n)
@@ -754,6 +773,8 @@ struct dec_item {
 struct dec {
     struct slice *hosts, *events;
     size_t hosts_cap, events_cap;
+    uint64_t *ts;
+    size_t ts_cap;
     struct dec_item *items;
     size_t nitems, items_cap;
     uint32_t *shape_first, *shape_ntags, *shape_n;
@@ -771,6 +792,7 @@ static void dec_free(void *p)
     struct dec *d = p;
     free(d->hosts);
     free(d->events);
+    free(d->ts);
     free(d->items);
     free(d->shape_first);
     free(d->shape_ntags);
@@ -1032,8 +1054,8 @@ static bool dec_part(struct dec *d, struct cur *forms, struct cur *shapes, struc
 struct dec_rows {
     int layout;
     struct cur s[S_FIXED];
-    struct planes ts;
-    uint64_t tskey;
+    const uint64_t *ts; /* the deltas, decoded */
+    uint64_t row, tskey;
     size_t next_host, next_event; /* the first names not used yet */
 };
 
@@ -1063,10 +1085,7 @@ static bool dec_key(struct dec *d, struct dec_rows *r, size_t nhosts, size_t nev
     if (!dec_name(&r->s[S_HOST], &r->next_host, nhosts, &h) ||
         !dec_name(&r->s[S_EVENT], &r->next_event, nevents, &ev))
         return false;
-    uint64_t delta;
-    if (!planes_next(&r->ts, &delta))
-        return false;
-    r->tskey += (uint64_t)unzigzag(delta);
+    r->tskey += (uint64_t)unzigzag(r->ts[r->row++]);
     coding_put_u64be(b, r->tskey);
     if (r->layout == COL_INDEX) {
         buf_append(k, d->hosts[h].ptr, d->hosts[h].len);
@@ -1133,9 +1152,11 @@ static const char *decode_form(struct slice col, size_t max_raw, struct buf *out
         r.s[i] = (struct cur){c.p, c.p + len[i]};
         c.p += len[i];
     }
+    struct planes ts;
     if (len[S_KIND] != n || len[S_TS] < 8 ||
-        !planes_init(&r.ts, slice_make(r.s[S_TS].p + 8, len[S_TS] - 8)) || r.ts.n != n)
+        !planes_init(&ts, slice_make(r.s[S_TS].p + 8, len[S_TS] - 8)) || ts.n != n)
         return "kinds or stamps and entries differ";
+    r.ts = planes_all(&ts, &d->ts, &d->ts_cap);
     r.tskey = coding_get_u64le(r.s[S_TS].p);
     size_t nhosts, nevents;
     d->nitems = d->nshapes = 0;
@@ -1163,7 +1184,7 @@ static const char *decode_form(struct slice col, size_t max_raw, struct buf *out
             !dec_part(d, &r.s[S_VALFORM], &r.s[S_SHAPE], &r.s[S_RAW], &d->val))
             return "bad entry";
         blk_add(&d->blk, slice_make(d->key.data, d->key.len), slice_make(d->val.data, d->val.len));
-        if (blk_size(&d->blk) > max_raw)
+        if (d->blk.data.len > max_raw)
             return "longer than the block";
     }
     for (int i = 0; i < S_FIXED; i++)
