@@ -61,10 +61,12 @@ static struct codec_opts final_codec(const struct outputs *o, int64_t window)
 {
     int level = o->p->db->store->opts.cold_zstd_level;
     if (window >= o->fast_from)
-        return (struct codec_opts){CODEC_MODE_FAST, 0};
+        return (struct codec_opts){.mode = CODEC_MODE_FAST};
     if (level > 0 && !window_hot(o, window))
-        return (struct codec_opts){CODEC_MODE_ZSTD, level};
-    return (struct codec_opts){CODEC_MODE_HC, 0};
+        return (struct codec_opts){.mode = CODEC_MODE_ZSTD,
+                                   .level = level,
+                                   .dicts = o->p->is_index ? NULL : o->p->db->dicts};
+    return (struct codec_opts){.mode = CODEC_MODE_HC};
 }
 
 static int finish_one(struct outputs *o, struct win_builder *w)
@@ -928,6 +930,8 @@ static int compact_execute(struct part *p, struct compaction *c, bool *fatal)
     }
     if (rc)
         log_error("%s: compaction failed: %s", p->dir, err_name(rc));
+    else if (!p->is_index)
+        zdict_set_train(db->dicts); /* from the samples cold blocks gave, if it has none */
     outputs_free(&o, rc != ERR_OK);
     version_unref(nv);
     free(drop);

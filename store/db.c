@@ -331,6 +331,11 @@ static struct store_db *db_alloc(struct store *s, const char *name)
 
 static int open_parts(struct store_db *db)
 {
+    struct buf dict_dir = BUF_INIT;
+    buf_printf(&dict_dir, "%s/dict", db->dir);
+    db->dicts = zdict_set_open(db->store->env, dict_dir.data, db->store->opts.cold_zstd_level,
+                               &db->m.corrupt);
+    buf_destroy(&dict_dir);
     db->nparts = db->buckets + 1;
     db->parts = xcalloc(db->nparts, sizeof *db->parts);
     db->m.bucket_rows = xcalloc(db->buckets, sizeof *db->m.bucket_rows);
@@ -516,6 +521,7 @@ void db_close(struct store_db *db)
     for (uint32_t i = 0; db->parts && i < db->nparts; i++)
         if (db->parts[i].dir)
             part_close(&db->parts[i]);
+    zdict_set_unref(db->dicts);
     if (db->dropped)
         env_remove_tree(db->store->env, db->drop_dir ? db->drop_dir : db->dir);
     free(db->drop_dir);

@@ -122,6 +122,7 @@ int part_open_file(struct part *p, uint64_t number, const struct sst_props *prop
         buf_destroy(&path);
         return rc;
     }
+    sst_set_dicts(t, p->db->dicts);
     struct file_meta *f = xcalloc(1, sizeof *f);
     atomic_init(&f->refs, 1);
     f->number = number;

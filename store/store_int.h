@@ -31,6 +31,7 @@
 #include "store/store.h"
 #include "store/table/cache.h"
 #include "store/table/sst.h"
+#include "store/table/zdict.h"
 #include "store/tomb.h"
 #include "store/ttl.h"
 #include "store/wal.h"
@@ -87,9 +88,10 @@ struct store_db {
     pthread_mutex_t ttl_mu;       /* guards ettl, nettl (taken inside write_mu) */
     struct event_cut *ettl;       /* per-event TTL rules, cutoff = ttl ns */
     size_t nettl;
-    uint64_t ettl_gen;      /* ttl_mu: bumped when a rule is added or shortened */
-    struct tomb_set *tombs; /* ttl_mu: range tombstones (replaced under write_mu too) */
-    struct part *parts;     /* buckets + 1 (the host index last) */
+    uint64_t ettl_gen;       /* ttl_mu: bumped when a rule is added or shortened */
+    struct tomb_set *tombs;  /* ttl_mu: range tombstones (replaced under write_mu too) */
+    struct part *parts;      /* buckets + 1 (the host index last) */
+    struct zdict_set *dicts; /* the zstd dictionaries of cold blocks (dict/) */
     uint32_t nparts;
     pthread_mutex_t write_mu; /* serializes writers; guards last_seq, wal appends, freezes */
     uint64_t last_seq;

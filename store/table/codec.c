@@ -96,7 +96,7 @@ static size_t compress(struct slice raw, const struct codec_opts *o, char *dst, 
 
 void codec_encode(struct slice raw, const struct codec_opts *opts, struct buf *out)
 {
-    static const struct codec_opts fast = {CODEC_MODE_FAST, 0};
+    static const struct codec_opts fast = {CODEC_MODE_FAST, 0, NULL};
     const struct codec_opts *o = opts ? opts : &fast;
     size_t start = out->len;
     size_t bound = o->mode == CODEC_MODE_ZSTD ? ZSTD_compressBound(raw.len)
@@ -127,15 +127,31 @@ void codec_encode_data(struct slice raw, const struct codec_opts *opts, enum col
         codec_encode(raw, opts, out);
         return;
     }
+    const void *cdict = NULL;
+    uint32_t dict_id = 0;
+    if (opts->dicts) {
+        dict_id = zdict_set_current(opts->dicts, &cdict);
+        if (!dict_id)
+            zdict_set_sample(opts->dicts, slice_make(col.data, col.len));
+    }
     size_t start = out->len, bound = ZSTD_compressBound(col.len);
-    buf_reserve(out, 20 + bound + CODEC_TRAILER);
-    size_t hdr = coding_varint_enc(out->data + out->len, raw.len);
-    hdr += coding_varint_enc(out->data + out->len + hdr, col.len);
-    size_t n = compress(slice_make(col.data, col.len), opts, out->data + out->len + hdr, bound);
+    buf_reserve(out, 30 + bound + CODEC_TRAILER);
+    char *p = out->data + out->len;
+    size_t hdr = coding_varint_enc(p, raw.len);
+    hdr += coding_varint_enc(p + hdr, col.len);
+    if (dict_id)
+        hdr += coding_varint_enc(p + hdr, dict_id);
+    size_t n;
+    if (dict_id) {
+        n = ZSTD_compress_usingCDict(thread_cctx(), p + hdr, bound, col.data, col.len, cdict);
+        n = ZSTD_isError(n) ? 0 : n;
+    } else {
+        n = compress(slice_make(col.data, col.len), opts, p + hdr, bound);
+    }
     buf_thread_give(&col);
     if (n > 0 && hdr + n < raw.len - raw.len / 8) {
         out->len += hdr + n;
-        put_trailer(out, start, CODEC_COLZSTD);
+        put_trailer(out, start, dict_id ? CODEC_COLZSTD_DICT : CODEC_COLZSTD);
         return;
     }
     codec_encode(raw, opts, out);
@@ -165,20 +181,35 @@ static bool decompress(int type, struct slice src, char *out, size_t raw_len)
     return !ZSTD_isError(n) && n == raw_len;
 }
 
-/* The columnar form (after raw_len) of a type 3 block into out. */
-static int decode_columnar(struct slice src, size_t raw_len, const char *what, uint64_t off,
-                           struct buf *out)
+/* The columnar form (after raw_len) of a type 3 or 4 block into out. */
+static int decode_columnar(int type, struct slice src, size_t raw_len, struct zdict_set *dicts,
+                           const char *what, uint64_t off, struct buf *out)
 {
-    uint64_t col_len;
+    uint64_t col_len = 0, dict_id = 0;
     const char *p = coding_varint_dec(src.ptr, src.ptr + src.len, &col_len);
+    if (p && type == CODEC_COLZSTD_DICT)
+        p = coding_varint_dec(p, src.ptr + src.len, &dict_id);
     if (!p || col_len > 2 * (uint64_t)CODEC_MAX_RAW)
         return err_corrupt("%s: block at %llu: bad columnar length", what, (unsigned long long)off);
+    const void *ddict = NULL;
+    if (type == CODEC_COLZSTD_DICT &&
+        (!dicts || dict_id > UINT32_MAX || !(ddict = zdict_set_ddict(dicts, (uint32_t)dict_id))))
+        return err_corrupt("%s: block at %llu: zstd dictionary %llu missing", what,
+                           (unsigned long long)off, (unsigned long long)dict_id);
     struct buf col;
     buf_thread_take(&col);
     buf_reserve(&col, (size_t)col_len);
     int rc = ERR_OK;
-    if (!decompress(CODEC_ZSTD, slice_make(p, (size_t)(src.ptr + src.len - p)), col.data,
-                    (size_t)col_len))
+    struct slice frame = slice_make(p, (size_t)(src.ptr + src.len - p));
+    bool ok;
+    if (ddict) {
+        size_t n = ZSTD_decompress_usingDDict(thread_dctx(), col.data, (size_t)col_len, frame.ptr,
+                                              frame.len, ddict);
+        ok = !ZSTD_isError(n) && n == col_len;
+    } else {
+        ok = decompress(CODEC_ZSTD, frame, col.data, (size_t)col_len);
+    }
+    if (!ok)
         rc = err_corrupt("%s: block at %llu: bad zstd data", what, (unsigned long long)off);
     else if (col_decode(slice_make(col.data, (size_t)col_len), raw_len, out) || out->len != raw_len)
         rc = err_corrupt("%s: block at %llu: bad columnar block", what, (unsigned long long)off);
@@ -187,6 +218,12 @@ static int decode_columnar(struct slice src, size_t raw_len, const char *what, u
 }
 
 int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf *out)
+{
+    return codec_decode_dict(stored, what, off, NULL, out);
+}
+
+int codec_decode_dict(struct slice stored, const char *what, uint64_t off, struct zdict_set *dicts,
+                      struct buf *out)
 {
     buf_reset(out);
     if (stored.len < CODEC_TRAILER)
@@ -203,12 +240,11 @@ int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf
     }
     uint64_t raw_len;
     const char *p = coding_varint_dec(stored.ptr, stored.ptr + plen, &raw_len);
-    if ((type != CODEC_LZ4 && type != CODEC_ZSTD && type != CODEC_COLZSTD) || !p ||
-        raw_len > CODEC_MAX_RAW)
+    if (type < CODEC_LZ4 || type > CODEC_COLZSTD_DICT || !p || raw_len > CODEC_MAX_RAW)
         return err_corrupt("%s: block at %llu: bad type or length", what, (unsigned long long)off);
-    if (type == CODEC_COLZSTD)
-        return decode_columnar(slice_make(p, (size_t)(stored.ptr + plen - p)), (size_t)raw_len,
-                               what, off, out);
+    if (type == CODEC_COLZSTD || type == CODEC_COLZSTD_DICT)
+        return decode_columnar(type, slice_make(p, (size_t)(stored.ptr + plen - p)),
+                               (size_t)raw_len, dicts, what, off, out);
     buf_reserve_exact(out, (size_t)raw_len);
     if (!decompress(type, slice_make(p, (size_t)(stored.ptr + plen - p)), out->data,
                     (size_t)raw_len))

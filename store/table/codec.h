@@ -1,4 +1,4 @@
-/* Block compression. The only file that knows about LZ4 and zstd.
+/* Block compression. With zdict.c, the only files that know about LZ4 and zstd.
  *
  *   stored block = payload | type:u8 | crc:u32le   (crc32c masked, over payload+type)
  *   type 0: payload is the raw block
@@ -6,6 +6,9 @@
  *   type 2: payload = varint raw_len | zstd frame (one frame, raw_len bytes)
  *   type 3: payload = varint raw_len | varint col_len | zstd frame of the
  *           block's columnar form (colblock.h, col_len bytes)
+ *   type 4: payload = varint raw_len | varint col_len | varint dict_id | zstd
+ *           frame of the columnar form made with the database's dictionary
+ *           dict_id (zdict.h)
  * A block that the codec does not shrink by 1/8 is stored raw. Thread-safe. */
 #ifndef LB_CODEC_H
 #define LB_CODEC_H
@@ -16,8 +19,15 @@
 #include "base/buf.h"
 #include "base/slice.h"
 #include "store/table/colblock.h"
+#include "store/table/zdict.h"
 
-enum codec_type { CODEC_RAW = 0, CODEC_LZ4 = 1, CODEC_ZSTD = 2, CODEC_COLZSTD = 3 };
+enum codec_type {
+    CODEC_RAW = 0,
+    CODEC_LZ4 = 1,
+    CODEC_ZSTD = 2,
+    CODEC_COLZSTD = 3,
+    CODEC_COLZSTD_DICT = 4
+};
 
 /* How a table's blocks are compressed, by the age of what they hold. */
 enum codec_mode {
@@ -34,6 +44,9 @@ enum codec_mode {
 struct codec_opts {
     enum codec_mode mode;
     int level; /* zstd's level, 1..19 (0: 3); ignored otherwise */
+    /* zstd mode: the database's dictionaries (NULL: none), which columnar
+     * blocks use when the set has one and feed with samples while not */
+    struct zdict_set *dicts;
 };
 
 #define CODEC_TRAILER 5
@@ -45,7 +58,8 @@ struct codec_opts {
 void codec_encode(struct slice raw, const struct codec_opts *opts, struct buf *out);
 
 /* codec_encode for a data block whose keys follow layout: in zstd mode,
- * its columnar form is compressed (type 3) when it has one. */
+ * its columnar form is compressed (type 3, or 4 with opts->dicts' current
+ * dictionary) when it has one. */
 void codec_encode_data(struct slice raw, const struct codec_opts *opts, enum col_layout layout,
                        struct buf *out);
 
@@ -57,6 +71,10 @@ void codec_encode_raw(struct slice raw, struct buf *out);
  * out (reset first). ERR_CORRUPT on a bad crc, type, LZ4 or zstd stream or
  * a length that is not the one announced; what names the file for the log. */
 int codec_decode(struct slice stored, const char *what, uint64_t off, struct buf *out);
+/* codec_decode of a block that may name a dictionary of dicts (NULL: a
+ * type 4 block is ERR_CORRUPT). */
+int codec_decode_dict(struct slice stored, const char *what, uint64_t off, struct zdict_set *dicts,
+                      struct buf *out);
 
 /* The type byte of a stored block (CODEC_*), or -1 if it is too short. */
 int codec_stored_type(struct slice stored);

@@ -100,6 +100,9 @@ struct sst_table;
  * be NULL). */
 int sst_open(struct env *env, const char *path, struct cache *cache, atomic_ullong *corrupt_count,
              struct sst_table **out);
+/* The dictionaries the table's type 4 blocks name (held; before the table
+ * is shared). Without them such blocks read as ERR_CORRUPT. */
+void sst_set_dicts(struct sst_table *t, struct zdict_set *dicts);
 void sst_ref(struct sst_table *t);
 void sst_unref(struct sst_table *t); /* NULL ok */
 const struct sst_props *sst_get_props(const struct sst_table *t);

@@ -34,7 +34,8 @@ struct sst_table {
     struct buf bloom;
     struct sst_props props;
     uint32_t version;
-    uint32_t cat_stored; /* stored bytes of the catalog block, 0: none */
+    uint32_t cat_stored;     /* stored bytes of the catalog block, 0: none */
+    struct zdict_set *dicts; /* of the database, for type 4 blocks (sst_set_dicts) */
 };
 
 /* A decoded data block, owned by the cache or by one iterator. */
@@ -85,7 +86,7 @@ static int read_stored(struct sst_table *t, uint64_t off, uint64_t size, struct 
     struct buf stored = BUF_INIT;
     int rc = read_stored_form(t, off, size, &stored);
     if (!rc)
-        rc = codec_decode(slice_make(stored.data, stored.len), t->path, off, out);
+        rc = codec_decode_dict(slice_make(stored.data, stored.len), t->path, off, t->dicts, out);
     buf_destroy(&stored);
     return rc;
 }
@@ -175,8 +176,17 @@ void sst_unref(struct sst_table *t)
     buf_destroy(&t->index_raw);
     buf_destroy(&t->index_rpfx);
     buf_destroy(&t->bloom);
+    zdict_set_unref(t->dicts);
     free(t->path);
     free(t);
+}
+
+void sst_set_dicts(struct sst_table *t, struct zdict_set *dicts)
+{
+    if (dicts)
+        zdict_set_ref(dicts);
+    zdict_set_unref(t->dicts);
+    t->dicts = dicts;
 }
 
 const struct sst_props *sst_get_props(const struct sst_table *t)
@@ -713,7 +723,8 @@ static void scan_load(struct sst_scan *s)
         if (!rc)
             rc = read_stored_form(s->t, off, size, &s->stored);
         if (!rc)
-            rc = codec_decode(slice_make(s->stored.data, s->stored.len), s->t->path, off, &s->raw);
+            rc = codec_decode_dict(slice_make(s->stored.data, s->stored.len), s->t->path, off,
+                                   s->t->dicts, &s->raw);
         if (!rc)
             rc = blk_parse(slice_make(s->raw.data, s->raw.len), &s->blk);
         if (!rc)

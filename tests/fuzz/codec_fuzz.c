@@ -5,6 +5,8 @@
  *         checksum mismatch: it decodes or is ERR_CORRUPT, and a zstd or
  *         LZ4 block that decodes has the length it announced;
  *   3     compressed in every mode and decoded back: the same bytes;
+ *   4, 5  stored as a columnar block (type 3) or one that names a zstd
+ *         dictionary (type 4, none known: ERR_CORRUPT), as 0..2;
  *   else  decoded as it is (trailer and all).
  * Nothing may crash, leak or trip a sanitizer. */
 #include <stddef.h>
@@ -33,10 +35,10 @@ static void seal(struct buf *out, const uint8_t *p, size_t n, int type)
 
 static void round_trip(const uint8_t *p, size_t n)
 {
-    static const struct codec_opts modes[] = {{CODEC_MODE_FAST, 0},
-                                              {CODEC_MODE_HC, 0},
-                                              {CODEC_MODE_ZSTD, 1},
-                                              {CODEC_MODE_ZSTD, 3}};
+    static const struct codec_opts modes[] = {{CODEC_MODE_FAST, 0, NULL},
+                                              {CODEC_MODE_HC, 0, NULL},
+                                              {CODEC_MODE_ZSTD, 1, NULL},
+                                              {CODEC_MODE_ZSTD, 3, NULL}};
     struct buf enc = BUF_INIT, dec = BUF_INIT;
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         buf_reset(&enc);
@@ -59,11 +61,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     struct buf in = BUF_INIT, out = BUF_INIT;
     int use = data[0];
-    if (use <= 2) {
-        seal(&in, data + 1, size - 1, use);
+    if (use <= 2 || use == 4 || use == 5) {
+        int type = use <= 2 ? use : use == 4 ? CODEC_COLZSTD : CODEC_COLZSTD_DICT;
+        seal(&in, data + 1, size - 1, type);
         int rc = codec_decode(slice_make(in.data, in.len), "fuzz", 0, &out);
         FUZZ_CHECK(rc == ERR_OK || rc == ERR_CORRUPT);
-        if (rc == ERR_OK && use != CODEC_RAW) {
+        FUZZ_CHECK(type != CODEC_COLZSTD_DICT || rc == ERR_CORRUPT);
+        if (rc == ERR_OK && type != CODEC_RAW) {
             uint64_t raw_len;
             FUZZ_CHECK(coding_varint_dec(in.data, in.data + size - 1, &raw_len) != NULL);
             FUZZ_CHECK(raw_len == out.len);

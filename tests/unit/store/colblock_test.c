@@ -26,6 +26,8 @@
 #include "store/table/block.h"
 #include "store/table/codec.h"
 #include "store/table/colblock.h"
+#include "store/table/zdict.h"
+#include "tests/support/store_testutil.h"
 
 static uint64_t rng = 88172645463325252ULL;
 
@@ -307,7 +309,7 @@ static void test_codec_type3(void **state)
     blk_builder_init(&b);
     struct slice raw = build(&b, v, m);
     struct buf enc = BUF_INIT, dec = BUF_INIT;
-    const struct codec_opts z = {CODEC_MODE_ZSTD, 3}, fast = {CODEC_MODE_FAST, 0};
+    const struct codec_opts z = {CODEC_MODE_ZSTD, 3, NULL}, fast = {CODEC_MODE_FAST, 0, NULL};
     codec_encode_data(raw, &z, COL_ROWS, &enc);
     assert_int_equal(codec_stored_type(slice_make(enc.data, enc.len)), CODEC_COLZSTD);
     assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_OK);
@@ -325,13 +327,92 @@ static void test_codec_type3(void **state)
     free_entries(v, m);
 }
 
+/* A dictionary set trains from the forms of blocks it was offered, writes
+ * its file, and blocks compressed with it (type 4) read back with the set,
+ * with the set opened again from its folder, and as corrupt without it. */
+static void test_codec_dictionary(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("zdict");
+    struct buf sub = BUF_INIT;
+    buf_printf(&sub, "%s/dict", dir);
+    atomic_ullong corrupt = 0;
+    zdict_test_set_min_samples(1);
+    struct zdict_set *set = zdict_set_open(env_posix(), sub.data, 3, &corrupt);
+    const void *cdict = NULL;
+    assert_int_equal(zdict_set_current(set, &cdict), 0);
+    const struct codec_opts z = {CODEC_MODE_ZSTD, 3, set};
+    struct blk_builder b;
+    blk_builder_init(&b);
+    struct buf enc = BUF_INIT, dec = BUF_INIT;
+    for (int i = 0; i < 20; i++) { /* type 3 while there is no dictionary; each a sample */
+        struct entry v[200];
+        size_t m = make_entries(v, 200, COL_ROWS, 4, true);
+        buf_reset(&enc);
+        codec_encode_data(build(&b, v, m), &z, COL_ROWS, &enc);
+        assert_int_equal(codec_stored_type(slice_make(enc.data, enc.len)), CODEC_COLZSTD);
+        free_entries(v, m);
+    }
+    assert_int_equal(zdict_set_train(set), ERR_OK);
+    assert_int_equal(zdict_set_current(set, &cdict), 1);
+    assert_non_null(zdict_set_ddict(set, 1));
+    assert_null(zdict_set_ddict(set, 2));
+
+    struct entry v[300];
+    size_t m = make_entries(v, 300, COL_ROWS, 4, true);
+    struct slice raw = build(&b, v, m);
+    buf_reset(&enc);
+    codec_encode_data(raw, &z, COL_ROWS, &enc);
+    struct slice stored = slice_make(enc.data, enc.len);
+    assert_int_equal(codec_stored_type(stored), CODEC_COLZSTD_DICT);
+    assert_int_equal(codec_decode_dict(stored, "t", 0, set, &dec), ERR_OK);
+    assert_int_equal(dec.len, raw.len);
+    assert_memory_equal(dec.data, raw.ptr, raw.len);
+    assert_int_equal(codec_decode(stored, "t", 0, &dec), ERR_CORRUPT);
+    zdict_set_unref(set);
+
+    set = zdict_set_open(env_posix(), sub.data, 3, &corrupt);
+    assert_int_equal(zdict_set_current(set, &cdict), 1);
+    assert_int_equal(codec_decode_dict(stored, "t", 0, set, &dec), ERR_OK);
+    assert_memory_equal(dec.data, raw.ptr, raw.len);
+    zdict_set_unref(set);
+    assert_int_equal(corrupt, 0);
+
+    /* a damaged file is left out and counted; the next dictionary is 2 */
+    buf_printf(&sub, "/000001.zd");
+    assert_int_equal(tu_flip_byte(sub.data, 20, 0x10), 0);
+    sub.len -= strlen("/000001.zd");
+    set = zdict_set_open(env_posix(), buf_cstr(&sub), 3, &corrupt);
+    assert_int_equal(corrupt, 1);
+    assert_int_equal(zdict_set_current(set, &cdict), 0);
+    assert_int_equal(codec_decode_dict(stored, "t", 0, set, &dec), ERR_CORRUPT);
+    const struct codec_opts z2 = {CODEC_MODE_ZSTD, 3, set};
+    for (int i = 0; i < 10; i++) {
+        buf_reset(&enc);
+        codec_encode_data(raw, &z2, COL_ROWS, &enc);
+    }
+    assert_int_equal(zdict_set_train(set), ERR_OK);
+    assert_int_equal(zdict_set_current(set, &cdict), 2);
+    zdict_set_unref(set);
+
+    zdict_test_set_min_samples(0);
+    free_entries(v, m);
+    buf_destroy(&enc);
+    buf_destroy(&dec);
+    buf_destroy(&sub);
+    blk_builder_destroy(&b);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     log_set_level((enum log_level)(LOG_ERROR + 1)); /* damage is expected: no log */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_many_names),
-        cmocka_unit_test(test_long_strings), cmocka_unit_test(test_declined),
-        cmocka_unit_test(test_damage),       cmocka_unit_test(test_codec_type3),
+        cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_many_names),
+        cmocka_unit_test(test_long_strings),     cmocka_unit_test(test_declined),
+        cmocka_unit_test(test_damage),           cmocka_unit_test(test_codec_type3),
+        cmocka_unit_test(test_codec_dictionary),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,8 +21,10 @@
 #include "base/log.h"
 #include "model/key.h"
 #include "store/store.h"
+#include "store/store_int.h"
 #include "store/table/codec.h"
 #include "store/table/sst.h"
+#include "store/table/zdict.h"
 #include "tests/support/store_testutil.h"
 
 #define HOUR (3600LL * 1000000000LL)
@@ -1131,10 +1133,16 @@ static void test_bucket_spread(void **state)
 
 /* Adds to types[old][type] the data blocks of every SSTable under dir (one
  * level of partition folders) by their codec type (CODEC_RAW, CODEC_LZ4,
- * CODEC_ZSTD, CODEC_COLZSTD), old: the file's rows are older than split. */
-static bool count_block_types_try(const char *dir, int64_t split, size_t types[2][4])
+ * CODEC_ZSTD, CODEC_COLZSTD, CODEC_COLZSTD_DICT), old: the file's rows are
+ * older than split. dir is a database's: its dictionaries read the blocks
+ * that use one. */
+static bool count_block_types_try(const char *dir, int64_t split, size_t types[2][5])
 {
     bool ok = true;
+    struct buf dict_dir = BUF_INIT;
+    buf_printf(&dict_dir, "%s/dict", dir);
+    atomic_ullong dict_corrupt = 0;
+    struct zdict_set *dicts = zdict_set_open(env_posix(), buf_cstr(&dict_dir), 3, &dict_corrupt);
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *e;
@@ -1158,11 +1166,12 @@ static bool count_block_types_try(const char *dir, int64_t split, size_t types[2
                 buf_destroy(&path);
                 continue;
             }
+            sst_set_dicts(t, dicts);
             int old = sst_get_props(t)->max_ts < split;
             struct sst_scan *sc = sst_scan_new(t);
             for (; sst_scan_valid(sc); sst_scan_next_block(sc)) {
                 int type = codec_stored_type(sst_scan_block_stored(sc));
-                assert_true(type >= 0 && type <= 3);
+                assert_true(type >= 0 && type <= 4);
                 types[old][type]++;
             }
             assert_int_equal(sst_scan_status(sc), ERR_OK);
@@ -1175,11 +1184,13 @@ static bool count_block_types_try(const char *dir, int64_t split, size_t types[2
         buf_destroy(&sub);
     }
     closedir(d);
+    zdict_set_unref(dicts);
+    buf_destroy(&dict_dir);
     return ok;
 }
 
 /* count_block_types_try of a store that is not writing files. */
-static void count_block_types(const char *dir, int64_t split, size_t types[2][4])
+static void count_block_types(const char *dir, int64_t split, size_t types[2][5])
 {
     assert_true(count_block_types_try(dir, split, types));
 }
@@ -1228,17 +1239,18 @@ static void expect_window(struct store_db *db, int64_t w, int n)
 
 /* zstd blocks of the files older (1) or newer (0) than the split, in their
  * columnar form or not */
-#define ZSTD_BLOCKS(t, old) ((t)[old][CODEC_ZSTD] + (t)[old][CODEC_COLZSTD])
+#define ZSTD_BLOCKS(t, old)                                                                        \
+    ((t)[old][CODEC_ZSTD] + (t)[old][CODEC_COLZSTD] + (t)[old][CODEC_COLZSTD_DICT])
 
 /* count_block_types with the store closed (no background compaction
  * writing a file meanwhile), the store then opened again with level. */
 static void count_closed(struct fixture *f, struct store_db **db, const char *dir, int level,
-                         int64_t split, size_t types[2][4])
+                         int64_t split, size_t types[2][5])
 {
     if (*db)
         store_db_unref(*db);
     fx_close(f);
-    memset(types, 0, 2 * 4 * sizeof types[0][0]);
+    memset(types, 0, 2 * 5 * sizeof types[0][0]);
     count_block_types(dir, split, types);
     f->o.cold_zstd_level = level;
     fx_open(f);
@@ -1259,7 +1271,7 @@ static void test_cold_codec_switch(void **state)
     struct store_db *db = mkdb(f, "codec", 2, true, 0);
     struct buf dir = BUF_INIT;
     buf_printf(&dir, "%s/codec", f->dir);
-    size_t t[2][4];
+    size_t t[2][5];
     const int64_t w2 = T0_HOUR + 2 * HOUR; /* windows 0 and 1 are behind the newest two */
     for (int64_t w = 0; w < 4; w++)
         put_window(db, w, 180);
@@ -1285,7 +1297,8 @@ static void test_cold_codec_switch(void **state)
     assert_int_equal(count_rows(db), 4 * 200);
     count_closed(f, &db, buf_cstr(&dir), 3, w2, t);
     assert_true(ZSTD_BLOCKS(t, 1) > 0);
-    assert_true(t[1][CODEC_COLZSTD] > 0); /* the data blocks in their columnar form */
+    /* the data blocks in their columnar form (too few for a dictionary) */
+    assert_true(t[1][CODEC_COLZSTD] > 0);
     assert_int_equal(t[1][CODEC_LZ4], 0);
     assert_true(t[0][CODEC_LZ4] > 0);
     assert_int_equal(ZSTD_BLOCKS(t, 0), 0);
@@ -1320,6 +1333,60 @@ static void test_cold_codec_switch(void **state)
     buf_destroy(&dir);
 }
 
+/* A database's cold blocks train its zstd dictionary (here from any number
+ * of samples), the blocks written after it use it (type 4) and read back,
+ * also after a reopen; a damaged dictionary makes them corrupt, counted,
+ * and a new dictionary never takes its id. */
+static void test_cold_dictionary(void **state)
+{
+    struct fixture *f = *state;
+    zdict_test_set_min_samples(1);
+    struct store_db *db = mkdb(f, "codec", 2, true, 0);
+    struct buf dir = BUF_INIT, dict = BUF_INIT;
+    buf_printf(&dir, "%s/codec", f->dir);
+    buf_printf(&dict, "%s/codec/dict/000001.zd", f->dir);
+    size_t t[2][5];
+    const int64_t w22 = T0_HOUR + 22 * HOUR;
+    for (int round = 0; round < 2; round++) {
+        for (int64_t w = 0; w < 24; w++)
+            put_window(db, w, round ? 200 : 150);
+        assert_int_equal(store_db_flush(db), ERR_OK);
+        assert_int_equal(store_db_compact(db), ERR_OK);
+    }
+    assert_true(env_exists(env_posix(), buf_cstr(&dict)));
+    count_closed(f, &db, buf_cstr(&dir), 3, w22, t);
+    assert_true(t[1][CODEC_COLZSTD_DICT] > 0);
+    for (int64_t w = 0; w < 24; w++)
+        expect_window(db, w, 200);
+    assert_int_equal(count_rows(db), 24 * 200);
+
+    /* damaged: its blocks are corrupt, the others read */
+    store_db_unref(db);
+    fx_close(f);
+    char *data;
+    size_t len;
+    assert_int_equal(env_read_all(env_posix(), buf_cstr(&dict), 1 << 20, &data, &len), ERR_OK);
+    data[len - 1] ^= 0x55;
+    struct env_file *fw;
+    assert_int_equal(env_open_append(env_posix(), buf_cstr(&dict), true, &fw), ERR_OK);
+    assert_int_equal(env_append(fw, data, len), ERR_OK);
+    env_close(fw);
+    free(data);
+    fx_open(f);
+    assert_int_equal(store_db_get(f->s, "codec", &db), ERR_OK);
+    assert_true(atomic_load(&db->m.corrupt) > 0);
+    struct wrow r;
+    window_row(0, 0, &r);
+    struct buf out = BUF_INIT;
+    assert_int_equal(store_get(db, r.ts, slice_cstr(r.h), slice_cstr(r.e), &out), ERR_CORRUPT);
+    expect_window(db, 23, 200); /* the newest windows are LZ4HC */
+    buf_destroy(&out);
+    store_db_unref(db);
+    zdict_test_set_min_samples(0);
+    buf_destroy(&dir);
+    buf_destroy(&dict);
+}
+
 int main(void)
 {
     log_set_level(LOG_ERROR);
@@ -1343,6 +1410,7 @@ int main(void)
         cmocka_unit_test(test_bucket_spread),
         cmocka_unit_test_setup_teardown(test_write_nosync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cold_codec_switch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_dictionary, setup, teardown),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -357,9 +357,9 @@ static void test_codec(void **state)
     struct buf raw = BUF_INIT, enc = BUF_INIT, dec = BUF_INIT;
     for (int i = 0; i < 2000; i++)
         buf_printf(&raw, "line %d of compressible text;", i % 50);
-    const struct codec_opts modes[] = {{CODEC_MODE_FAST, 0}, {CODEC_MODE_HC, 0},
-                                       {CODEC_MODE_ZSTD, 1}, {CODEC_MODE_ZSTD, 3},
-                                       {CODEC_MODE_ZSTD, 0}, {CODEC_MODE_ZSTD, 19}};
+    const struct codec_opts modes[] = {{CODEC_MODE_FAST, 0, NULL}, {CODEC_MODE_HC, 0, NULL},
+                                       {CODEC_MODE_ZSTD, 1, NULL}, {CODEC_MODE_ZSTD, 3, NULL},
+                                       {CODEC_MODE_ZSTD, 0, NULL}, {CODEC_MODE_ZSTD, 19, NULL}};
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         buf_reset(&enc);
         codec_encode(slice_make(raw.data, raw.len), &modes[m], &enc);
@@ -381,7 +381,7 @@ static void test_codec(void **state)
     assert_int_equal(enc.len, 3 + CODEC_TRAILER);
     assert_int_equal(codec_stored_type(slice_make(enc.data, enc.len)), CODEC_RAW);
     buf_reset(&enc);
-    const struct codec_opts z = {CODEC_MODE_ZSTD, 3};
+    const struct codec_opts z = {CODEC_MODE_ZSTD, 3, NULL};
     codec_encode(slice_make("", 0), &z, &enc); /* empty: raw as well */
     assert_int_equal(codec_decode(slice_make(enc.data, enc.len), "t", 0, &dec), ERR_OK);
     assert_int_equal(dec.len, 0);
@@ -398,7 +398,7 @@ static void test_codec_zstd_lies(void **state)
     struct buf raw = BUF_INIT, enc = BUF_INIT, bad = BUF_INIT, dec = BUF_INIT;
     for (int i = 0; i < 3000; i++)
         buf_printf(&raw, "host-%04d GET /api/%d 200;", i % 97, i);
-    const struct codec_opts z = {CODEC_MODE_ZSTD, 3};
+    const struct codec_opts z = {CODEC_MODE_ZSTD, 3, NULL};
     codec_encode(slice_make(raw.data, raw.len), &z, &enc);
     size_t plen = enc.len - CODEC_TRAILER;
     uint64_t raw_len = 0;
