@@ -125,11 +125,23 @@ static void st_reset(struct strtab *t)
         memset(t->slots, 0, t->nslots * sizeof *t->slots);
 }
 
+/* 8 bytes at a time: names and shapes are hashed for every row. */
 static uint64_t st_hash(struct slice s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL ^ s.len;
-    for (size_t i = 0; i < s.len; i++)
-        h = (h ^ (unsigned char)s.ptr[i]) * 0x100000001b3ULL;
+    const uint64_t k = 0x9e3779b97f4a7c15ULL;
+    uint64_t h = s.len * k;
+    size_t i = 0;
+    for (; i + 8 <= s.len; i += 8) {
+        uint64_t c;
+        memcpy(&c, s.ptr + i, 8);
+        h = (h ^ c) * k;
+        h ^= h >> 29;
+    }
+    if (i < s.len) {
+        uint64_t c = 0;
+        memcpy(&c, s.ptr + i, s.len - i);
+        h = (h ^ c) * k;
+    }
     return hash_fmix64(h);
 }
 
@@ -329,6 +341,7 @@ struct enc {
     uint32_t *shape_first;
     size_t nshape_col, shape_col_cap, shape_first_cap;
     struct items items;
+    int64_t last_shape; /* the shape of the last record, -1: none */
     struct buf scratch, name;
     struct buf check; /* the form decoded again */
 };
@@ -347,6 +360,7 @@ static void enc_reset(struct enc *e)
     }
     e->ncols = 0;
     e->nshape_col = 0;
+    e->last_shape = -1;
 }
 
 static void enc_free(void *p)
@@ -410,7 +424,10 @@ static int64_t enc_shape(struct enc *e)
     if (it->n == it->ntags)
         coding_put_varint(s, 0);
     struct slice shape = slice_make(s->data, s->len);
+    if (e->last_shape >= 0 && slice_eq(shape, st_get(&e->shapes, (uint32_t)e->last_shape)))
+        return e->last_shape; /* most rows have the shape of the row before */
     int64_t found = st_find(&e->shapes, shape);
+    e->last_shape = found;
     if (found >= 0)
         return found;
     if (e->shapes.n >= COL_MAX_SHAPES || e->ncols + it->n > COL_MAX_COLUMNS)
@@ -427,6 +444,7 @@ static int64_t enc_shape(struct enc *e)
         e->shape_col = xrealloc(e->shape_col, e->shape_col_cap * sizeof *e->shape_col);
     }
     e->shape_first[idx] = (uint32_t)e->nshape_col;
+    e->last_shape = idx;
     for (size_t i = 0; i < it->n; i++)
         e->shape_col[e->nshape_col++] = enc_column(e, it->v[i].type, it->v[i].key);
     return idx;

@@ -43,7 +43,7 @@ const void *zdict_set_ddict(struct zdict_set *s, uint32_t id);
 /* Offers a columnar form as a training sample (kept while the set has no
  * dictionary, up to ZDICT_SAMPLE_BYTES). */
 void zdict_set_sample(struct zdict_set *s, struct slice form);
-#define ZDICT_SAMPLE_BYTES (8u << 20)
+#define ZDICT_SAMPLE_BYTES (4u << 20)
 #define ZDICT_BYTES (64u << 10)
 
 /* Trains the set's first dictionary from its samples when it has none and
