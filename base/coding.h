@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/slice.h"
 
 /* The stores below are one memcpy of the word in the wanted byte order
  * (a single store; the byte loops they replace were not merged into one). */
@@ -125,6 +126,18 @@ static inline const char *coding_varint_dec(const char *p, const char *end, uint
         }
     }
     return NULL;
+}
+
+/* Length-prefixed bytes (varint length, then the bytes) from [p, end) into
+ * *out (borrowed); returns the byte after them, or NULL when truncated. */
+static inline const char *coding_bytes_dec(const char *p, const char *end, struct slice *out)
+{
+    uint64_t n;
+    p = coding_varint_dec(p, end, &n);
+    if (!p || n > (uint64_t)(end - p))
+        return NULL;
+    *out = slice_make(p, (size_t)n);
+    return p + n;
 }
 
 /* A varint that must fit in 32 bits. */

@@ -236,16 +236,6 @@ void batch_reader_done(struct batch_reader *r)
     r->names = NULL;
 }
 
-static const char *get_name(const char *p, const char *end, struct slice *out)
-{
-    uint64_t n;
-    p = coding_varint_dec(p, end, &n);
-    if (!p || n > (uint64_t)(end - p))
-        return NULL;
-    *out = slice_make(p, (size_t)n);
-    return p + n;
-}
-
 /* A name of the compact form: a reference to an earlier one, or in full. */
 static const char *get_name_ref(struct batch_reader *r, const char *p, bool ref, struct slice *out)
 {
@@ -257,7 +247,7 @@ static const char *get_name_ref(struct batch_reader *r, const char *p, bool ref,
         *out = r->names[id];
         return p;
     }
-    p = get_name(p, r->end, out);
+    p = coding_bytes_dec(p, r->end, out);
     if (p) {
         if (r->nnames == r->cap) {
             r->cap = r->cap ? 2 * r->cap : 64;
@@ -279,8 +269,8 @@ static const char *get_head(struct batch_reader *r, const char *p, struct batch_
             return NULL;
         e->kind = f;
         e->ts = (int64_t)coding_get_u64le(p);
-        p = get_name(p + 8, r->end, &e->host);
-        return p ? get_name(p, r->end, &e->event) : NULL;
+        p = coding_bytes_dec(p + 8, r->end, &e->host);
+        return p ? coding_bytes_dec(p, r->end, &e->event) : NULL;
     }
     if ((f & ~ENTRY_FLAGS) || ((f & ENTRY_MERGE) && !(f & 1)) || ((f & ENTRY_ROW_ONLY) && (f & 1)))
         return NULL;
@@ -294,7 +284,7 @@ static const char *get_head(struct batch_reader *r, const char *p, struct batch_
     p = get_name_ref(r, p, f & ENTRY_HOST_REF, &e->host);
     p = p ? get_name_ref(r, p, f & ENTRY_EVENT_REF, &e->event) : NULL;
     if (p && (f & ENTRY_ID)) {
-        p = get_name(p, r->end, &e->id);
+        p = coding_bytes_dec(p, r->end, &e->id);
         if (p && !e->id.len)
             return NULL;
     }
@@ -310,7 +300,7 @@ int batch_reader_next(struct batch_reader *r, struct batch_entry *e)
     const char *p = get_head(r, r->p, e);
     e->value = slice_make("", 0);
     if (p && e->kind != IKEY_DEL)
-        p = get_name(p, r->end, &e->value);
+        p = coding_bytes_dec(p, r->end, &e->value);
     if (!p || !key_host_ok(e->host) || !key_event_ok(e->event))
         return err_corrupt("bad batch entry");
     r->last_ts = e->ts;

@@ -83,16 +83,6 @@ static int64_t unzigzag(uint64_t v)
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-static const char *get_bytes(const char *p, const char *end, struct slice *out)
-{
-    uint64_t n;
-    p = coding_varint_dec(p, end, &n);
-    if (!p || n > (uint64_t)(end - p))
-        return NULL;
-    *out = slice_make(p, (size_t)n);
-    return p + n;
-}
-
 static void put_bytes(struct buf *b, struct slice s)
 {
     coding_put_varint(b, s.len);
@@ -288,7 +278,7 @@ static const char *field_payload(int type, const char *p, const char *end, struc
     case REC_INT:
     case REC_UINT: q = coding_varint_dec(p, end, &v); break;
     case REC_BOOL: q = p < end ? p + 1 : NULL; break;
-    case REC_STRING: return get_bytes(p, end, out);
+    case REC_STRING: return coding_bytes_dec(p, end, out);
     default: return NULL;
     }
     if (q)
@@ -306,7 +296,7 @@ static bool parse_record(struct slice rec, struct items *it)
         return false;
     for (uint64_t i = 0; i < nt; i++) {
         struct slice k, v;
-        if (!(p = get_bytes(p, end, &k)) || !(p = get_bytes(p, end, &v)))
+        if (!(p = coding_bytes_dec(p, end, &k)) || !(p = coding_bytes_dec(p, end, &v)))
             return false;
         items_add(it, ITEM_TAG, k, v);
     }
@@ -315,7 +305,7 @@ static bool parse_record(struct slice rec, struct items *it)
         return false;
     for (uint64_t i = 0; i < nf; i++) {
         struct slice k, v;
-        if (!(p = get_bytes(p, end, &k)) || p == end)
+        if (!(p = coding_bytes_dec(p, end, &k)) || p == end)
             return false;
         int type = (unsigned char)*p++;
         if (!(p = field_payload(type, p, end, &v)))
@@ -850,7 +840,7 @@ static bool cur_byte(struct cur *c, int *v)
 
 static bool cur_bytes(struct cur *c, struct slice *out)
 {
-    const char *q = get_bytes(c->p, c->end, out);
+    const char *q = coding_bytes_dec(c->p, c->end, out);
     if (!q)
         return false;
     c->p = q;
