@@ -128,6 +128,18 @@ static inline const char *coding_varint_dec(const char *p, const char *end, uint
     return NULL;
 }
 
+/* Zigzag: signed integers as unsigned ones small when their magnitude is
+ * (0, -1, 1, -2 ... as 0, 1, 2, 3 ...), for varints. */
+static inline uint64_t coding_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t coding_unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 /* Length-prefixed bytes (varint length, then the bytes) from [p, end) into
  * *out (borrowed); returns the byte after them, or NULL when truncated. */
 static inline const char *coding_bytes_dec(const char *p, const char *end, struct slice *out)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/coding.h"
 #include "base/err.h"
 
 #define VARINT_MAX 10
@@ -29,16 +30,6 @@ static char *put_bytes(char *p, struct slice s)
     return p + s.len;
 }
 
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 /* At most the bytes put_field writes for f (bounds, not exact: one pass
  * over the fields instead of two). */
 static size_t field_bound(const struct rec_field *f)
@@ -58,7 +49,7 @@ static char *put_field(char *p, const struct rec_field *f)
         for (int i = 0; i < 8; i++)
             *p++ = (char)(bits >> (8 * i));
         break;
-    case REC_INT: p = put_varint(p, zigzag(f->v.i)); break;
+    case REC_INT: p = put_varint(p, coding_zigzag(f->v.i)); break;
     case REC_UINT: p = put_varint(p, f->v.u); break;
     case REC_BOOL: *p++ = f->v.b ? 1 : 0; break;
     case REC_STRING: p = put_bytes(p, f->v.s); break;
@@ -195,7 +186,7 @@ static int get_field(struct rec_reader *r, struct rec_field *f)
     case REC_INT:
         if ((rc = get_varint(r, &v)))
             return rc;
-        f->v.i = unzigzag(v);
+        f->v.i = coding_unzigzag(v);
         break;
     case REC_UINT:
         if ((rc = get_varint(r, &f->v.u)))

@@ -73,16 +73,6 @@ static bool two_streams(int type)
     return type == ITEM_TAG || type == REC_STRING;
 }
 
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 static void put_bytes(struct buf *b, struct slice s)
 {
     coding_put_varint(b, s.len);
@@ -490,7 +480,7 @@ static bool enc_entry(struct enc *e, enum col_layout layout, struct slice ik, st
         buf_append(&e->s[S_BUCKET], b, 2);
     }
     char d[8];
-    coding_put_u64le(d, zigzag((int64_t)(k.tskey - *prev_ts)));
+    coding_put_u64le(d, coding_zigzag((int64_t)(k.tskey - *prev_ts)));
     buf_append(&e->s[S_TS], d, 8);
     *prev_ts = k.tskey;
     uint32_t h = st_intern(&e->hosts, k.host, &added);
@@ -592,7 +582,7 @@ static void put_floats(struct buf *out, struct buf *v)
     for (size_t j = 0; k >= 0 && j + 8 <= v->len; j += 8) {
         int64_t m = 0;
         decimal_at(coding_get_u64le(v->data + j), k, &m);
-        coding_put_u64le(v->data + j, zigzag(m)); /* in place: the column is written once */
+        coding_put_u64le(v->data + j, coding_zigzag(m)); /* in place: the column is written once */
     }
     put_planes(out, slice_make(v->data, v->len));
 }
@@ -1009,7 +999,7 @@ static bool copy_value(struct dec_col *col, struct buf *out)
     if (!planes_next(&col->pl, &v))
         return false;
     if (col->k >= 0)
-        v = double_bits((double)unzigzag(v) / pow10_exact[col->k]);
+        v = double_bits((double)coding_unzigzag(v) / pow10_exact[col->k]);
     buf_reserve(out, 8);
     coding_put_u64le(out->data + out->len, v);
     out->len += 8;
@@ -1093,7 +1083,7 @@ static bool dec_key(struct dec *d, struct dec_rows *r, size_t nhosts, size_t nev
     if (!dec_name(&r->s[S_HOST], &r->next_host, nhosts, &h) ||
         !dec_name(&r->s[S_EVENT], &r->next_event, nevents, &ev))
         return false;
-    r->tskey += (uint64_t)unzigzag(r->ts[r->row++]);
+    r->tskey += (uint64_t)coding_unzigzag(r->ts[r->row++]);
     coding_put_u64be(b, r->tskey);
     if (r->layout == COL_INDEX) {
         buf_append(k, d->hosts[h].ptr, d->hosts[h].len);
