@@ -22,9 +22,11 @@
  *   Each has one stream (FLOAT: below; INT, UINT: the record's varints;
  *   BOOL: a byte each) or two (tag values and STRING: the varint lengths,
  *   then the bytes); collen gives each stream's length in column order.
- *   A FLOAT column is 0xff and its values as u64le in 8 byte planes, or a
- *   byte k (0..18) and a zigzag varint m for each value, the value being
- *   m / 10^k exactly (decimals as written in text: 802.35 is 80235, k 2).
+ *   A FLOAT column is 0xff and the planes of its values' IEEE-754 bits,
+ *   or a byte k (0..18) and the planes of zigzag(m) for each value, the
+ *   value being m / 10^k exactly (decimals as written in text: 802.35 is
+ *   80235, k 2). Planes (put_planes): varint count | w:u8 | w planes of
+ *   count bytes, the lowest byte of every value first.
  * A record is columnized only if it parses exactly (else it is raw), so
  * every byte of the block comes back; col_encode checks that it does. */
 #include "store/table/colblock.h"
