@@ -101,9 +101,11 @@ static int new_builder(struct outputs *o, struct win_builder *w, const char *pat
         w->cat = o->merged;
         o->merged = NULL;
     }
+    struct codec_opts codec = final_codec(o, window);
     struct sst_build_opts opts = {.no_bloom = o->p->is_index,
+                                  .empty_bloom = codec.mode == CODEC_MODE_ZSTD,
                                   .bloom_key = o->p->is_index ? NULL : key_row_base_len,
-                                  .codec = final_codec(o, window),
+                                  .codec = codec,
                                   .layout = o->p->is_index ? COL_INDEX : COL_ROWS,
                                   .observer = w->cat ? cat_builder_observer(w->cat) : NULL};
     int rc = sst_builder_new(o->p->db->store->env, path, &opts, &w->b);

@@ -54,6 +54,10 @@ struct sst_observer {
 
 struct sst_build_opts {
     bool no_bloom; /* no point reads on this table (the host index) */
+    /* point reads, but no bloom filter (an empty bloom block, which matches
+     * every key): a cold window's final file, the last one a read of its
+     * window probes, where a filter only spares the reads of absent keys */
+    bool empty_bloom;
     /* The bytes of a user key that go into the bloom filter: its first
      * bloom_key(ukey) bytes; NULL: the whole key. */
     size_t (*bloom_key)(struct slice ukey);

@@ -168,7 +168,7 @@ static int flush_data(struct sst_builder *b)
 
 static void add_hash(struct sst_builder *b, struct slice ukey)
 {
-    if (b->opts.no_bloom)
+    if (b->opts.no_bloom || b->opts.empty_bloom)
         return;
     if (b->opts.bloom_key)
         ukey.len = b->opts.bloom_key(ukey);
@@ -301,7 +301,7 @@ int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
     int rc = flush_data(b);
     if (rc)
         goto done;
-    if (!b->opts.no_bloom) /* an empty filter block matches every key */
+    if (!b->opts.no_bloom && !b->opts.empty_bloom) /* an empty block matches every key */
         bloom_build(b->hashes, b->nhashes, &filter);
     rc = write_block(b, slice_make(filter.data, filter.len), false, &bloom_off, &bloom_size);
     if (rc)
