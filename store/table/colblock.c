@@ -4,9 +4,11 @@
  *             | varint collen* | column*
  *   streams (one value per entry unless said otherwise):
  *     S_BUCKET  u16be bucket (rows only)
- *     S_TS      u64le base, then the planes (put_planes) of each entry's
- *               tskey minus the previous entry's (the first's minus base),
- *               zigzag
+ *     S_TS      u64le base, [varint g when the layout byte has LAYOUT_GCD],
+ *               then the planes (put_planes) of each entry's tskey minus the
+ *               previous entry's (the first's minus base), divided by g
+ *               (the deltas' greatest common divisor: 10^6 for stamps in
+ *               milliseconds), zigzag
  *     S_HOST    varint: 0 the next name of S_HOSTS, k the k-th (from 1)
  *               of those already used; S_HOSTS {varint len, bytes}*
  *     S_EVENT   likewise with S_EVENTS
@@ -63,6 +65,8 @@ enum {
 };
 
 enum { FORM_NONE = 0, FORM_RECORD = 1, FORM_RAW = 2 };
+
+#define LAYOUT_GCD 0x80 /* on the layout byte: the stamps' deltas are divided */
 
 #define ITEM_TAG 0 /* a record item that is a tag; fields are REC_* */
 #define COL_MAX_SHAPES 4096
@@ -482,7 +486,7 @@ static bool enc_entry(struct enc *e, enum col_layout layout, struct slice ik, st
         buf_append(&e->s[S_BUCKET], b, 2);
     }
     char d[8];
-    coding_put_u64le(d, coding_zigzag((int64_t)(k.tskey - *prev_ts)));
+    coding_put_u64le(d, k.tskey - *prev_ts); /* signed, divided and zigzagged at the end */
     buf_append(&e->s[S_TS], d, 8);
     *prev_ts = k.tskey;
     uint32_t h = st_intern(&e->hosts, k.host, &added);
@@ -602,6 +606,36 @@ static void put_column(struct buf *out, struct enc_col *c)
         buf_append(out, c->b.data, c->b.len);
 }
 
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Appends the stamps' deltas (signed, u64le in d, rewritten in place) as
+ * S_TS has them after its base: [varint g] and the planes. Returns g, the
+ * deltas' greatest common divisor (1: none written). */
+static uint64_t put_stamps(struct buf *out, struct buf *d)
+{
+    uint64_t g = 0;
+    for (size_t j = 0; j + 8 <= d->len && g != 1; j += 8) {
+        uint64_t v = coding_get_u64le(d->data + j);
+        g = gcd64(g, (int64_t)v < 0 ? 0 - v : v);
+    }
+    if (g > 1)
+        coding_put_varint(out, g);
+    for (size_t j = 0; j + 8 <= d->len; j += 8) {
+        int64_t v = (int64_t)coding_get_u64le(d->data + j);
+        coding_put_u64le(d->data + j, coding_zigzag(g > 1 ? v / (int64_t)g : v));
+    }
+    put_planes(out, slice_make(d->data, d->len));
+    return g > 1 ? g : 1;
+}
+
 static void enc_write(struct enc *e, enum col_layout layout, uint64_t n, const char *ts_base,
                       struct buf *out)
 {
@@ -612,10 +646,10 @@ static void enc_write(struct enc *e, enum col_layout layout, uint64_t n, const c
     struct buf *ts = &e->scratch;
     buf_reset(ts);
     buf_append(ts, ts_base, 8);
-    put_planes(ts, slice_make(e->s[S_TS].data, e->s[S_TS].len));
+    uint64_t g = put_stamps(ts, &e->s[S_TS]);
     buf_reset(&e->s[S_TS]);
     buf_append(&e->s[S_TS], ts->data, ts->len);
-    buf_putc(out, (char)layout);
+    buf_putc(out, (char)(layout | (g > 1 ? LAYOUT_GCD : 0)));
     coding_put_varint(out, n);
     for (int i = 0; i < S_FIXED; i++)
         coding_put_varint(out, e->s[i].len);
@@ -1055,7 +1089,7 @@ struct dec_rows {
     int layout;
     struct cur s[S_FIXED];
     const uint64_t *ts; /* the deltas, decoded */
-    uint64_t row, tskey;
+    uint64_t row, tskey, ts_gcd;
     size_t next_host, next_event; /* the first names not used yet */
 };
 
@@ -1085,7 +1119,7 @@ static bool dec_key(struct dec *d, struct dec_rows *r, size_t nhosts, size_t nev
     if (!dec_name(&r->s[S_HOST], &r->next_host, nhosts, &h) ||
         !dec_name(&r->s[S_EVENT], &r->next_event, nevents, &ev))
         return false;
-    r->tskey += (uint64_t)coding_unzigzag(r->ts[r->row++]);
+    r->tskey += (uint64_t)coding_unzigzag(r->ts[r->row++]) * r->ts_gcd;
     coding_put_u64be(b, r->tskey);
     if (r->layout == COL_INDEX) {
         buf_append(k, d->hosts[h].ptr, d->hosts[h].len);
@@ -1140,8 +1174,11 @@ static const char *decode_form(struct slice col, size_t max_raw, struct buf *out
     struct cur c = {col.ptr, col.ptr + col.len};
     struct dec_rows r = {0};
     uint64_t n, len[S_FIXED];
-    if (!cur_byte(&c, &r.layout) || (r.layout != COL_ROWS && r.layout != COL_INDEX) ||
-        !cur_varint(&c, &n))
+    int layout_byte;
+    if (!cur_byte(&c, &layout_byte) || !cur_varint(&c, &n))
+        return "bad header";
+    r.layout = layout_byte & ~LAYOUT_GCD;
+    if (r.layout != COL_ROWS && r.layout != COL_INDEX)
         return "bad header";
     for (int i = 0; i < S_FIXED; i++)
         if (!cur_varint(&c, &len[i]))
@@ -1153,11 +1190,18 @@ static const char *decode_form(struct slice col, size_t max_raw, struct buf *out
         c.p += len[i];
     }
     struct planes ts;
-    if (len[S_KIND] != n || len[S_TS] < 8 ||
-        !planes_init(&ts, slice_make(r.s[S_TS].p + 8, len[S_TS] - 8)) || ts.n != n)
+    struct cur tc = r.s[S_TS];
+    r.ts_gcd = 1;
+    if (tc.end - tc.p < 8)
+        return "bad stamps";
+    r.tskey = coding_get_u64le(tc.p);
+    tc.p += 8;
+    if ((layout_byte & LAYOUT_GCD) && (!cur_varint(&tc, &r.ts_gcd) || r.ts_gcd < 2))
+        return "bad stamps";
+    if (len[S_KIND] != n || !planes_init(&ts, slice_make(tc.p, (size_t)(tc.end - tc.p))) ||
+        ts.n != n)
         return "kinds or stamps and entries differ";
     r.ts = planes_all(&ts, &d->ts, &d->ts_cap);
-    r.tskey = coding_get_u64le(r.s[S_TS].p);
     size_t nhosts, nevents;
     d->nitems = d->nshapes = 0;
     d->ncols = 0;

@@ -30,6 +30,7 @@
 #include "tests/support/store_testutil.h"
 
 static uint64_t rng = 88172645463325252ULL;
+static int64_t ts_unit = 1; /* the stamps' precision in make_entries */
 
 static uint64_t rnd(void)
 {
@@ -117,7 +118,7 @@ static size_t make_entries(struct entry *v, size_t n, enum col_layout layout, in
         buf_init(&v[i].key);
         buf_init(&v[i].value);
         struct buf ukey = BUF_INIT, id = BUF_INIT;
-        ts += (int64_t)(rnd() % 5000000000ULL);
+        ts += (int64_t)(rnd() % 5000000000ULL) / ts_unit * ts_unit;
         int64_t t = rnd() % 10 == 0 ? -ts : ts;
         struct slice host = slice_cstr(hosts[rnd() % 5]), event = slice_cstr(events[rnd() % 4]);
         if (layout == COL_INDEX) {
@@ -198,8 +199,57 @@ static void test_round_trip(void **state)
     (void)state;
     for (int round = 0; round < 200; round++) {
         size_t n = 1 + rnd() % 400;
+        ts_unit = round % 4 == 1 ? 1000000 : 1;
         check_round_trip(COL_ROWS, n, 1 + (int)(rnd() % 40), round % 3 == 0);
         check_round_trip(COL_INDEX, n, 1, false);
+    }
+    ts_unit = 1;
+}
+
+/* Stamps in whole milliseconds or seconds: the deltas are stored divided
+ * by their common divisor (the layout byte says so), and come back. */
+static void test_stamps_divided(void **state)
+{
+    (void)state;
+    const int64_t units[] = {1000, 1000000, 1000000000};
+    for (size_t u = 0; u < 3; u++) {
+        for (int desc = 0; desc < 2; desc++) {
+            struct blk_builder b;
+            blk_builder_init(&b);
+            struct entry v[200];
+            int64_t ts = 1700000000LL * 1000000000LL;
+            for (int i = 0; i < 200; i++) {
+                struct buf ukey = BUF_INIT;
+                buf_init(&v[i].key);
+                buf_init(&v[i].value);
+                ts += (int64_t)(rnd() % 3000) * units[u];
+                key_encode_row(&ukey, 2, ts, desc, slice_cstr(hosts[rnd() % 5]),
+                               slice_cstr(events[rnd() % 4]));
+                ikey_append(&v[i].key, slice_make(ukey.data, ukey.len), 0, IKEY_PUT);
+                buf_destroy(&ukey);
+            }
+            qsort(v, 200, sizeof *v, cmp_entry);
+            size_t m = 1;
+            for (size_t i = 1; i < 200; i++) {
+                if (cmp_entry(&v[m - 1], &v[i]) == 0) {
+                    buf_destroy(&v[i].key);
+                    buf_destroy(&v[i].value);
+                } else {
+                    v[m++] = v[i];
+                }
+            }
+            struct slice raw = build(&b, v, m);
+            struct buf col = BUF_INIT, back = BUF_INIT;
+            assert_true(col_encode(raw, COL_ROWS, &col));
+            assert_true((unsigned char)col.data[0] & 0x80);
+            assert_int_equal(col_decode(slice_make(col.data, col.len), raw.len, &back), ERR_OK);
+            assert_int_equal(back.len, raw.len);
+            assert_memory_equal(back.data, raw.ptr, raw.len);
+            buf_destroy(&col);
+            buf_destroy(&back);
+            blk_builder_destroy(&b);
+            free_entries(v, m);
+        }
     }
 }
 
@@ -412,7 +462,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_many_names),
         cmocka_unit_test(test_long_strings),     cmocka_unit_test(test_declined),
         cmocka_unit_test(test_damage),           cmocka_unit_test(test_codec_type3),
-        cmocka_unit_test(test_codec_dictionary),
+        cmocka_unit_test(test_codec_dictionary), cmocka_unit_test(test_stamps_divided),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
