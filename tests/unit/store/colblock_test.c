@@ -50,6 +50,22 @@ static int cmp_entry(const void *a, const void *b)
     return slice_cmp(slice_make(x->key.data, x->key.len), slice_make(y->key.data, y->key.len));
 }
 
+/* Sorts v by key and drops repeated keys; the entries left. */
+static size_t sort_unique(struct entry *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_entry);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && cmp_entry(&v[m - 1], &v[i]) == 0) {
+            buf_destroy(&v[i].key);
+            buf_destroy(&v[i].value);
+            continue;
+        }
+        v[m++] = v[i];
+    }
+    return m;
+}
+
 static const double odd_floats[] = {0.0,     1.5,    -2.25,         802.35, 1e300,
                                     -1e-300, 5e-324, 123456789.125, 0.1,    3.141592653589793};
 
@@ -143,17 +159,7 @@ static size_t make_entries(struct entry *v, size_t n, enum col_layout layout, in
         buf_destroy(&ukey);
         buf_destroy(&id);
     }
-    qsort(v, n, sizeof *v, cmp_entry);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m && cmp_entry(&v[m - 1], &v[i]) == 0) {
-            buf_destroy(&v[i].key);
-            buf_destroy(&v[i].value);
-            continue;
-        }
-        v[m++] = v[i];
-    }
-    return m;
+    return sort_unique(v, n);
 }
 
 static void free_entries(struct entry *v, size_t n)
@@ -228,16 +234,7 @@ static void test_stamps_divided(void **state)
                 ikey_append(&v[i].key, slice_make(ukey.data, ukey.len), 0, IKEY_PUT);
                 buf_destroy(&ukey);
             }
-            qsort(v, 200, sizeof *v, cmp_entry);
-            size_t m = 1;
-            for (size_t i = 1; i < 200; i++) {
-                if (cmp_entry(&v[m - 1], &v[i]) == 0) {
-                    buf_destroy(&v[i].key);
-                    buf_destroy(&v[i].value);
-                } else {
-                    v[m++] = v[i];
-                }
-            }
+            size_t m = sort_unique(v, 200);
             struct slice raw = build(&b, v, m);
             struct buf col = BUF_INIT, back = BUF_INIT;
             assert_true(col_encode(raw, COL_ROWS, &col));
