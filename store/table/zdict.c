@@ -91,7 +91,8 @@ static bool load_file(struct zdict_set *s, const char *name, uint32_t id)
     if (ok) {
         publish(s, &e);
     } else {
-        err_corrupt("%s: damaged zstd dictionary: the blocks that use it cannot be read",
+        err_corrupt("%s: damaged zstd dictionary: the blocks that use it read as corrupt "
+                    "until the file is restored (from a backup of the database)",
                     path.data);
         atomic_fetch_add(s->corrupt, 1);
     }
