@@ -190,6 +190,9 @@ static void test_ttl_cut_at_run_time(void **state)
     size_t n = fill(db);
     assert_int_equal(check_iters(db, INT64_MIN), n);
     check_gets(db, INT64_MIN);
+    /* settled (every window in its final form), so that the ratio below
+     * does not depend on how far the background threads got */
+    assert_int_equal(store_db_compact(db), ERR_OK);
 
     struct store_db_stats before, after;
     assert_int_equal(store_db_stats(db, &before), ERR_OK);
@@ -223,9 +226,8 @@ static void test_ttl_cut_at_run_time(void **state)
            (unsigned long long)before.bytes, (unsigned long long)after.bytes, ratio, files_before,
            files_after, n, visible, (unsigned long long)after.bytes_reclaimed);
     assert_true(files_after < files_before);
-    /* about half the rows go; the compaction also rewrites the kept half
-     * in its final form (zstd), smaller than the fast LZ4 of the flushes */
-    assert_true(ratio > 0.2 && ratio < 0.65);
+    /* about half the rows go, and their bytes with them */
+    assert_true(ratio > 0.4 && ratio < 0.6);
 
     /* the cut TTL survives a restart, and so does the visibility */
     store_db_unref(db);
