@@ -6,10 +6,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "base/err.h"
 #include "base/utf8.h"
-#include "ingest/jscan.h"
 
 struct jp {
     struct jtape *t;
@@ -73,23 +75,58 @@ static bool bad(struct jp *p, const char *why)
     return false;
 }
 
-static uint32_t push(struct jp *p, enum jt_type ty)
+static void grow(struct jtape *t)
+{
+    t->cap = t->cap ? t->cap * 2 : 256;
+    t->n = xrealloc(t->n, t->cap * sizeof *t->n);
+}
+
+static inline uint32_t push(struct jp *p, enum jt_type ty)
 {
     struct jtape *t = p->t;
-    if (t->len == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 256;
-        t->n = xrealloc(t->n, t->cap * sizeof *t->n);
-    }
-    struct jt_node *n = &t->n[t->len];
-    memset(n, 0, sizeof *n);
-    n->type = (uint8_t)ty;
+    if (__builtin_expect(t->len == t->cap, 0))
+        grow(t);
+    t->n[t->len] = (struct jt_node){.type = (uint8_t)ty};
     return (uint32_t)t->len++;
 }
 
-static void skip_ws(struct jp *p)
+/* The text ends in a NUL (below every blank), so the common case, a byte
+ * that is no blank, is one comparison. */
+static inline void skip_ws(struct jp *p)
 {
+    if (__builtin_expect((unsigned char)*p->p > ' ', 1))
+        return;
     while (p->p < p->end && (*p->p == ' ' || *p->p == '\n' || *p->p == '\r' || *p->p == '\t'))
         p->p++;
+}
+
+/* The first byte at or after q that is '"', '\\', below 0x20 or 0x80 and
+ * above. The text ends in a NUL and has JT_PAD bytes after it, so that
+ * the scan needs no bound: it stops at the NUL at the latest, and reads
+ * at most 15 bytes past it. */
+#define JT_PAD 16
+static inline char *plain_run(char *q)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+        /* signed: 0x00-0x1f and 0x80-0xff are below 0x20 */
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash));
+        hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, space));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m)
+            return q + __builtin_ctz(m);
+        q += 16;
+    }
+#else
+    for (;; q++) {
+        unsigned char c = (unsigned char)*q;
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+            return q;
+    }
+#endif
 }
 
 /* \uXXXX (and a low surrogate after a high one) at p->p (after the 'u'). */
@@ -135,23 +172,32 @@ static bool escape(struct jp *p, char **o)
     }
 }
 
-static bool string(struct jp *p)
+/* A node that is a whole string or number: off, len in the text. */
+static inline void push_text(struct jp *p, enum jt_type ty, const char *s, size_t len, bool is_int)
 {
-    uint32_t i = push(p, JT_STR);
-    char *s = ++p->p; /* after the quote */
+    struct jtape *t = p->t;
+    if (__builtin_expect(t->len == t->cap, 0))
+        grow(t);
+    struct jt_node *n = &t->n[t->len];
+    n->off = (uint32_t)(s - t->text);
+    n->len = (uint32_t)len;
+    n->end = (uint32_t)t->len + 1;
+    n->type = (uint8_t)ty;
+    n->is_int = is_int;
+    t->len++;
+}
+
+/* A string with escapes or bytes of 0x80 and above, from s (after the
+ * quote); q is the first byte of it that is not plain. */
+static bool string_slow(struct jp *p, char *s, char *q)
+{
     char *o = s;
     bool is_ascii = true;
+    p->p = s;
     for (;;) {
-        char *q = p->p;
-        const char *end = p->end;
-        for (;;) {
-            q = (char *)jscan_skip_plain(q, end);
-            if (q < end && (unsigned char)*q >= 0x80) {
-                is_ascii = false;
-                q++;
-                continue;
-            }
-            break;
+        while ((unsigned char)*q >= 0x80) {
+            is_ascii = false;
+            q = plain_run(q + 1);
         }
         if (o != p->p)
             memmove(o, p->p, (size_t)(q - p->p));
@@ -167,16 +213,27 @@ static bool string(struct jp *p)
         is_ascii = false; /* an escape may have written a multi-byte sequence */
         if (!escape(p, &o))
             return false;
+        q = plain_run(p->p);
     }
     p->p++;
     if (!is_ascii && !utf8_valid(s, (size_t)(o - s))) {
         p->p = s;
         return bad(p, "invalid UTF-8 in a string");
     }
-    struct jt_node *n = &p->t->n[i];
-    n->off = (uint32_t)(s - p->t->text);
-    n->len = (uint32_t)(o - s);
-    n->end = i + 1;
+    push_text(p, JT_STR, s, (size_t)(o - s), false);
+    return true;
+}
+
+/* A string, the quote at p->p; most are plain ASCII without escapes, a
+ * slice of the text as it is. */
+static inline bool string(struct jp *p)
+{
+    char *s = p->p + 1;
+    char *q = plain_run(s);
+    if (__builtin_expect(*q != '"', 0))
+        return string_slow(p, s, q);
+    p->p = q + 1;
+    push_text(p, JT_STR, s, (size_t)(q - s), false);
     return true;
 }
 
@@ -212,12 +269,7 @@ static bool number(struct jp *p)
         if (!digits(p))
             return bad(p, "bad number");
     }
-    uint32_t i = push(p, JT_NUM);
-    struct jt_node *n = &p->t->n[i];
-    n->off = (uint32_t)(s - p->t->text);
-    n->len = (uint32_t)(p->p - s);
-    n->is_int = is_int;
-    n->end = i + 1;
+    push_text(p, JT_NUM, s, (size_t)(p->p - s), is_int);
     return true;
 }
 
@@ -232,58 +284,11 @@ static bool word(struct jp *p, const char *w, enum jt_type ty)
     return true;
 }
 
-static bool value(struct jp *p, int depth);
-
-static bool container(struct jp *p, int depth, bool is_obj)
+static bool scalar(struct jp *p)
 {
-    if (depth >= JT_MAX_DEPTH)
-        return bad(p, "nested too deep");
-    uint32_t i = push(p, is_obj ? JT_OBJ : JT_ARR);
-    char close = is_obj ? '}' : ']';
-    p->p++;
-    skip_ws(p);
-    if (p->p < p->end && *p->p == close) {
-        p->p++;
-        p->t->n[i].end = (uint32_t)p->t->len;
-        return true;
-    }
-    for (;;) {
-        skip_ws(p);
-        if (is_obj) {
-            if (p->p >= p->end || *p->p != '"')
-                return bad(p, "object key must be a string");
-            if (!string(p))
-                return false;
-            skip_ws(p);
-            if (p->p >= p->end || *p->p != ':')
-                return bad(p, "':' expected after an object key");
-            p->p++;
-        }
-        if (!value(p, depth + 1))
-            return false;
-        skip_ws(p);
-        if (p->p < p->end && *p->p == ',') {
-            p->p++;
-            continue;
-        }
-        if (p->p < p->end && *p->p == close) {
-            p->p++;
-            break;
-        }
-        return bad(p, is_obj ? "',' or '}' expected" : "',' or ']' expected");
-    }
-    p->t->n[i].end = (uint32_t)p->t->len;
-    return true;
-}
-
-static bool value(struct jp *p, int depth)
-{
-    skip_ws(p);
     if (p->p >= p->end)
         return bad(p, "unexpected end of the body");
     switch (*p->p) {
-    case '{': return container(p, depth, true);
-    case '[': return container(p, depth, false);
     case '"': return string(p);
     case 't': return word(p, "true", JT_TRUE);
     case 'f': return word(p, "false", JT_FALSE);
@@ -293,6 +298,81 @@ static bool value(struct jp *p, int depth)
             return number(p);
         return bad(p, "invalid value");
     }
+}
+
+/* An object's key and its colon. The text ends in a NUL, so a byte
+ * compared at the end matches no token. */
+static bool key(struct jp *p)
+{
+    if (*p->p != '"')
+        return bad(p, "object key must be a string");
+    if (!string(p))
+        return false;
+    skip_ws(p);
+    if (*p->p != ':')
+        return bad(p, "':' expected after an object key");
+    p->p++;
+    return true;
+}
+
+/* After a value: the containers it closes, then a comma (true: another
+ * value follows, *want_key if in an object) or the end of the document
+ * (true, *depth 0). */
+static bool after_value(struct jp *p, uint32_t *open, int *depth, bool *want_key)
+{
+    while (*depth > 0) {
+        skip_ws(p);
+        struct jt_node *c = &p->t->n[open[*depth - 1]];
+        bool is_obj = c->type == JT_OBJ;
+        if (*p->p == ',') {
+            p->p++;
+            *want_key = is_obj;
+            return true;
+        }
+        if (*p->p != (is_obj ? '}' : ']'))
+            return bad(p, is_obj ? "',' or '}' expected" : "',' or ']' expected");
+        p->p++;
+        c->end = (uint32_t)p->t->len;
+        --*depth;
+    }
+    return true;
+}
+
+/* The document: a loop over values with a stack of the open containers
+ * (a recursive descent paid a call and its checks on every value). */
+static bool document(struct jp *p)
+{
+    uint32_t open[JT_MAX_DEPTH];
+    int depth = 0;
+    bool want_key = false;
+    do {
+        skip_ws(p);
+        if (want_key) {
+            if (!key(p))
+                return false;
+            skip_ws(p);
+        }
+        char c = *p->p;
+        if (p->p < p->end && (c == '{' || c == '[')) {
+            if (depth >= JT_MAX_DEPTH)
+                return bad(p, "nested too deep");
+            uint32_t i = push(p, c == '{' ? JT_OBJ : JT_ARR);
+            p->p++;
+            skip_ws(p);
+            if (*p->p != (c == '{' ? '}' : ']')) {
+                open[depth++] = i;
+                want_key = c == '{';
+                continue;
+            }
+            p->p++;
+            p->t->n[i].end = (uint32_t)p->t->len;
+        } else if (!scalar(p)) {
+            return false;
+        }
+        if (!after_value(p, open, &depth, &want_key))
+            return false;
+    } while (depth > 0);
+    return true;
 }
 
 static void where(const struct jp *p, struct buf *err)
@@ -315,13 +395,13 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
         buf_puts(err, "bad JSON: body too large");
         return ERR_INVAL;
     }
-    if (t->text_cap < len + 1) {
+    if (t->text_cap < len + 1 + JT_PAD) {
         free(t->text);
-        t->text = xmalloc(len + 1);
-        t->text_cap = len + 1;
+        t->text = xmalloc(len + 1 + JT_PAD);
+        t->text_cap = len + 1 + JT_PAD;
     }
     memcpy(t->text, body, len);
-    t->text[len] = '\0';
+    memset(t->text + len, 0, 1 + JT_PAD);
     t->len = 0;
     /* room for a node every 8 bytes at once (OTLP/JSON has one every 11,
      * Loki's one every 25): growing a large tape by doubling copied it
@@ -335,7 +415,7 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
     struct jp p = {t, t->text, t->text + len, t->text, NULL, NULL};
     push(&p, JT_NONE); /* node 0: absent */
     t->n[0].end = 1;
-    bool ok = value(&p, 0);
+    bool ok = document(&p);
     if (ok) {
         skip_ws(&p);
         if (p.p != p.end)
@@ -346,19 +426,6 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
         return ERR_INVAL;
     }
     return ERR_OK;
-}
-
-uint32_t jt_get(const struct jtape *t, uint32_t o, const char *key)
-{
-    if (!o || t->n[o].type != JT_OBJ)
-        return 0;
-    size_t kl = strlen(key);
-    JT_MEMBERS(t, o, k)
-    {
-        if (t->n[k].len == kl && memcmp(jt_ptr(t, k), key, kl) == 0)
-            return k + 1;
-    }
-    return 0;
 }
 
 size_t jt_count(const struct jtape *t, uint32_t a)

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "base/slice.h"
@@ -77,8 +78,21 @@ static inline struct slice jt_str(const struct jtape *t, uint32_t i)
 {
     return slice_make(jt_ptr(t, i), t->n[i].len);
 }
-/* The member named key of object o, or 0 (absent, or o not an object). */
-uint32_t jt_get(const struct jtape *t, uint32_t o, const char *key);
+/* The member named key (kl bytes) of object o, or 0 (absent, or o not an
+ * object). jt_get: a C string's, its length known where it is a literal. */
+static inline uint32_t jt_getn(const struct jtape *t, uint32_t o, const char *key, size_t kl)
+{
+    if (!o || t->n[o].type != JT_OBJ)
+        return 0;
+    for (uint32_t k = o + 1; k < t->n[o].end; k = t->n[k + 1].end)
+        if (t->n[k].len == kl && memcmp(t->text + t->n[k].off, key, kl) == 0)
+            return k + 1;
+    return 0;
+}
+static inline uint32_t jt_get(const struct jtape *t, uint32_t o, const char *key)
+{
+    return jt_getn(t, o, key, strlen(key));
+}
 /* The number of elements of an array (0 for anything else). */
 size_t jt_count(const struct jtape *t, uint32_t a);
 /* An integer node as int64 (true), or false (not an integer, or out of

@@ -18,8 +18,10 @@
 #include "ingest/otlp_int.h"
 #include "ingest/pb.h"
 
-/* A member by its camelCase or proto name; null counts as absent. */
-static uint32_t member(const struct jtape *t, uint32_t o, const char *camel, const char *snake)
+/* A member by its camelCase or proto name; null counts as absent. Inline:
+ * the names are literals, their lengths known. */
+static inline uint32_t member(const struct jtape *t, uint32_t o, const char *camel,
+                              const char *snake)
 {
     uint32_t v = jt_get(t, o, camel);
     if (!v && snake)
@@ -42,10 +44,16 @@ static bool parse_u64(struct slice s, uint64_t *out)
     if (!s.len || s.len > 20)
         return false;
     uint64_t v = 0;
-    for (size_t i = 0; i < s.len; i++) {
-        char c = s.ptr[i];
-        if (c < '0' || c > '9' || __builtin_mul_overflow(v, 10, &v) ||
-            __builtin_add_overflow(v, (uint64_t)(c - '0'), &v))
+    size_t i = 0;
+    for (; i < s.len && i < 19; i++) { /* 19 digits cannot overflow */
+        unsigned c = (unsigned)(unsigned char)s.ptr[i] - '0';
+        if (c > 9)
+            return false;
+        v = v * 10 + c;
+    }
+    if (i < s.len) {
+        unsigned c = (unsigned)(unsigned char)s.ptr[i] - '0';
+        if (c > 9 || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c, &v))
             return false;
     }
     *out = v;
@@ -99,6 +107,21 @@ static int json_double(struct otlp_dec *d, const struct jtape *t, uint32_t v, do
 static int render(struct otlp_dec *d, const struct jtape *t, struct buf *out, uint32_t any,
                   int depth);
 
+/* A member name and its length, for the tables below. */
+struct name {
+    const char *s;
+    size_t len;
+};
+#define NAME(lit)                                                                                  \
+    {                                                                                              \
+        lit, sizeof lit - 1                                                                        \
+    }
+
+static inline bool name_is(struct slice key, const struct name *n)
+{
+    return key.len == n->len && memcmp(key.ptr, n->s, n->len) == 0;
+}
+
 static int render_list(struct otlp_dec *d, const struct jtape *t, struct buf *out, uint32_t list,
                        int depth, bool is_kv)
 {
@@ -138,12 +161,31 @@ static int render_list(struct otlp_dec *d, const struct jtape *t, struct buf *ou
 
 /* The member of an AnyValue object: its name index 0..6 (string, bool,
  * int, double, array, kvlist, bytes), -1 when empty, -2 on an error. */
+/* The index 0..6 of an AnyValue member name (string, bool, int, double,
+ * array, kvlist, bytes; camelCase or proto name), or -1: by its length
+ * first, then compared with names of that length only. */
+static int any_name(struct slice key)
+{
+#define IS(lit) (memcmp(key.ptr, lit, sizeof lit - 1) == 0)
+    switch (key.len) {
+    case 8: return IS("intValue") ? 2 : -1;
+    case 9: return IS("boolValue") ? 1 : IS("int_value") ? 2 : -1;
+    case 10: return IS("arrayValue") ? 4 : IS("bytesValue") ? 6 : IS("bool_value") ? 1 : -1;
+    case 11:
+        return IS("stringValue")   ? 0
+               : IS("doubleValue") ? 3
+               : IS("kvlistValue") ? 5
+               : IS("array_value") ? 4
+               : IS("bytes_value") ? 6
+                                   : -1;
+    case 12: return IS("string_value") ? 0 : IS("double_value") ? 3 : IS("kvlist_value") ? 5 : -1;
+    default: return -1;
+    }
+#undef IS
+}
+
 static int any_member(struct otlp_dec *d, const struct jtape *t, uint32_t any, uint32_t *val)
 {
-    static const char *camel[] = {"stringValue", "boolValue",   "intValue",  "doubleValue",
-                                  "arrayValue",  "kvlistValue", "bytesValue"};
-    static const char *snake[] = {"string_value", "bool_value",   "int_value",  "double_value",
-                                  "array_value",  "kvlist_value", "bytes_value"};
     if (!jt_is(t, any, JT_OBJ)) {
         otlp_fail(d, "%s", "an AnyValue must be an object");
         return -2;
@@ -153,12 +195,11 @@ static int any_member(struct otlp_dec *d, const struct jtape *t, uint32_t any, u
     {
         if (jt_is(t, k + 1, JT_NULL))
             continue;
-        struct slice key = jt_str(t, k);
-        for (int i = 0; i < 7; i++)
-            if (slice_eq(key, slice_cstr(camel[i])) || slice_eq(key, slice_cstr(snake[i]))) {
-                *val = k + 1;
-                return i;
-            }
+        int i = any_name(jt_str(t, k));
+        if (i >= 0) {
+            *val = k + 1;
+            return i;
+        }
     }
     return -1;
 }
@@ -241,16 +282,34 @@ static int any_attr(struct otlp_dec *d, const struct jtape *t, uint32_t any, str
     }
 }
 
+/* The "key" and "value" of a KeyValue object, in one pass (the first of
+ * each, as jt_get finds them; a null value counts as absent). */
+static void kv_members(const struct jtape *t, uint32_t kv, uint32_t *k, uint32_t *v)
+{
+    if (!jt_is(t, kv, JT_OBJ))
+        return;
+    JT_MEMBERS(t, kv, m)
+    {
+        struct slice name = jt_str(t, m);
+        if (name.len == 3 && !*k && memcmp(name.ptr, "key", 3) == 0)
+            *k = m + 1;
+        else if (name.len == 5 && !*v && memcmp(name.ptr, "value", 5) == 0)
+            *v = jt_is(t, m + 1, JT_NULL) ? UINT32_MAX : m + 1;
+    }
+    if (*v == UINT32_MAX)
+        *v = 0;
+}
+
 static int add_attr_list(struct otlp_dec *d, const struct jtape *t, uint32_t attrs,
                          bool is_resource)
 {
     int rc;
     JT_EACH(t, attrs, kv)
     {
-        uint32_t k = jt_get(t, kv, "key");
+        uint32_t k = 0, v = 0;
+        kv_members(t, kv, &k, &v);
         if (!jt_is(t, k, JT_STR))
             return otlp_fail(d, "%s", "an attribute needs a string key");
-        uint32_t v = member(t, kv, "value", NULL);
         struct otlp_attr a;
         if (!v)
             continue;
@@ -343,18 +402,18 @@ enum { R_TIME, R_OBSERVED, R_BODY, R_SEVTEXT, R_SEVNUM, R_TRACE, R_SPAN, R_ATTRS
 
 static void record_members(const struct jtape *t, uint32_t rec, uint32_t *m)
 {
-    static const char *camel[R_COUNT] = {"timeUnixNano",   "observedTimeUnixNano",
-                                         "body",           "severityText",
-                                         "severityNumber", "traceId",
-                                         "spanId",         "attributes"};
-    static const char *snake[R_COUNT] = {"time_unix_nano",
-                                         "observed_time_unix_nano",
-                                         "body",
-                                         "severity_text",
-                                         "severity_number",
-                                         "trace_id",
-                                         "span_id",
-                                         "attributes"};
+    static const struct name camel[R_COUNT] = {NAME("timeUnixNano"),   NAME("observedTimeUnixNano"),
+                                               NAME("body"),           NAME("severityText"),
+                                               NAME("severityNumber"), NAME("traceId"),
+                                               NAME("spanId"),         NAME("attributes")};
+    static const struct name snake[R_COUNT] = {NAME("time_unix_nano"),
+                                               NAME("observed_time_unix_nano"),
+                                               NAME("body"),
+                                               NAME("severity_text"),
+                                               NAME("severity_number"),
+                                               NAME("trace_id"),
+                                               NAME("span_id"),
+                                               NAME("attributes")};
     memset(m, 0, R_COUNT * sizeof *m);
     JT_MEMBERS(t, rec, k)
     {
@@ -362,8 +421,7 @@ static void record_members(const struct jtape *t, uint32_t rec, uint32_t *m)
             continue;
         struct slice key = jt_str(t, k);
         for (int i = 0; i < R_COUNT; i++)
-            if (!m[i] &&
-                (slice_eq(key, slice_cstr(camel[i])) || slice_eq(key, slice_cstr(snake[i])))) {
+            if (!m[i] && (name_is(key, &camel[i]) || name_is(key, &snake[i]))) {
                 m[i] = k + 1;
                 break;
             }
