@@ -41,16 +41,16 @@
 enum path { P_LP, P_LOKI_JSON, P_LOKI_PROTO, P_OTLP_JSON, P_OTLP_PROTO, P_JSONL, P_COUNT };
 static const char *path_names[P_COUNT] = {"lineproto", "loki-json",  "loki-proto",
                                           "otlp-json", "otlp-proto", "jsonl"};
-/* One database for every path: with a database each, five databases' memtables
- * each under the flush threshold (half the budget) can fill the shared
- * budget, and writers then get 503 until something else flushes. Each
- * path writes its own time range instead. */
-static const char *urls[P_COUNT] = {"/write?db=pb",
-                                    "/loki/api/v1/push?db=pb",
-                                    "/loki/api/v1/push?db=pb",
-                                    "/v1/logs?db=pb",
-                                    "/v1/logs?db=pb",
-                                    "/api/v1/ingest?db=pb&format=jsonl"};
+/* A database for each path, as each shipper would have: in one database,
+ * a path's time range made the windows of the paths before it cold, and
+ * their final (zstd) compaction fell into its burst (OTLP/JSON, which ran
+ * after line protocol, paid for compacting line protocol's events). */
+static const char *urls[P_COUNT] = {"/write?db=pb_lp",
+                                    "/loki/api/v1/push?db=pb_loki_json",
+                                    "/loki/api/v1/push?db=pb_loki_proto",
+                                    "/v1/logs?db=pb_otlp_json",
+                                    "/v1/logs?db=pb_otlp_proto",
+                                    "/api/v1/ingest?db=pb_jsonl&format=jsonl"};
 static const char *ctypes[P_COUNT] = {"text/plain",
                                       "application/json",
                                       "application/x-protobuf",

@@ -20,8 +20,8 @@
 
 /* A member by its camelCase or proto name; null counts as absent. Inline:
  * the names are literals, their lengths known. */
-static inline uint32_t member(const struct jtape *t, uint32_t o, const char *camel,
-                              const char *snake)
+static inline __attribute__((always_inline)) uint32_t member(const struct jtape *t, uint32_t o,
+                                                             const char *camel, const char *snake)
 {
     uint32_t v = jt_get(t, o, camel);
     if (!v && snake)
@@ -30,8 +30,10 @@ static inline uint32_t member(const struct jtape *t, uint32_t o, const char *cam
 }
 
 /* An array member (absent: 0; another type: an error). */
-static int array_member(struct otlp_dec *d, const struct jtape *t, uint32_t o, const char *camel,
-                        const char *snake, uint32_t *out)
+static inline __attribute__((always_inline)) int array_member(struct otlp_dec *d,
+                                                              const struct jtape *t, uint32_t o,
+                                                              const char *camel, const char *snake,
+                                                              uint32_t *out)
 {
     *out = member(t, o, camel, snake);
     if (*out && !jt_is(t, *out, JT_ARR))
