@@ -340,10 +340,10 @@ static bool after_value(struct jp *p, uint32_t *open, int *depth, bool *want_key
 
 /* The document: a loop over values with a stack of the open containers
  * (a recursive descent paid a call and its checks on every value). */
-static bool document(struct jp *p)
+static bool document(struct jp *p, int base_depth)
 {
     uint32_t open[JT_MAX_DEPTH];
-    int depth = 0;
+    int depth = 0, max_depth = JT_MAX_DEPTH - base_depth;
     bool want_key = false;
     do {
         skip_ws(p);
@@ -354,7 +354,7 @@ static bool document(struct jp *p)
         }
         char c = *p->p;
         if (p->p < p->end && (c == '{' || c == '[')) {
-            if (depth >= JT_MAX_DEPTH)
+            if (depth >= max_depth)
                 return bad(p, "nested too deep");
             uint32_t i = push(p, c == '{' ? JT_OBJ : JT_ARR);
             p->p++;
@@ -389,7 +389,8 @@ static void where(const struct jp *p, struct buf *err)
     buf_printf(err, "bad JSON at line %u column %u: %s", line, col, p->why);
 }
 
-int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
+/* The text: a copy of the body, NUL-terminated and padded (plain_run). */
+static int copy_text(struct jtape *t, const char *body, size_t len, struct buf *err)
 {
     if (len >= UINT32_MAX / 2) {
         buf_puts(err, "bad JSON: body too large");
@@ -402,7 +403,38 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
     }
     memcpy(t->text, body, len);
     memset(t->text + len, 0, 1 + JT_PAD);
+    t->text_len = len;
+    t->pos = 0;
+    return ERR_OK;
+}
+
+/* An empty tape: node 0 only ("absent"). */
+static void reset_nodes(struct jtape *t)
+{
     t->len = 0;
+    if (t->cap == 0)
+        grow(t);
+    t->n[0] = (struct jt_node){.end = 1, .type = JT_NONE};
+    t->len = 1;
+}
+
+static struct jp reader(struct jtape *t)
+{
+    return (struct jp){t, t->text + t->pos, t->text + t->text_len, t->text, NULL, NULL};
+}
+
+static int failed(struct jtape *t, struct jp *p, struct buf *err)
+{
+    t->pos = (size_t)(p->p - t->text);
+    where(p, err);
+    return ERR_INVAL;
+}
+
+int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
+{
+    int rc = copy_text(t, body, len, err);
+    if (rc)
+        return rc;
     /* room for a node every 8 bytes at once (OTLP/JSON has one every 11,
      * Loki's one every 25): growing a large tape by doubling copied it
      * several times, each time into fresh pages */
@@ -412,20 +444,149 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
         t->n = xmalloc(want * sizeof *t->n);
         t->cap = want;
     }
-    struct jp p = {t, t->text, t->text + len, t->text, NULL, NULL};
-    push(&p, JT_NONE); /* node 0: absent */
-    t->n[0].end = 1;
-    bool ok = document(&p);
+    reset_nodes(t);
+    struct jp p = reader(t);
+    bool ok = document(&p, 0);
     if (ok) {
         skip_ws(&p);
         if (p.p != p.end)
             ok = bad(&p, "text after the JSON value");
     }
-    if (!ok) {
-        where(&p, err);
-        return ERR_INVAL;
-    }
+    if (!ok)
+        return failed(t, &p, err);
+    t->pos = len;
     return ERR_OK;
+}
+
+/* --- a document read piece by piece ------------------------------------ */
+
+int jt_doc_open(struct jtape *t, const char *body, size_t len, bool *is_object, struct buf *err)
+{
+    int rc = copy_text(t, body, len, err);
+    if (rc)
+        return rc;
+    reset_nodes(t);
+    struct jp p = reader(t);
+    skip_ws(&p);
+    *is_object = p.p < p.end && *p.p == '{';
+    t->doc_state = JT_DOC_FIRST;
+    if (*is_object) {
+        p.p++;
+        t->pos = (size_t)(p.p - t->text);
+        return ERR_OK;
+    }
+    /* not an object: the whole document as one value, checked */
+    bool ok = document(&p, 0);
+    if (ok) {
+        skip_ws(&p);
+        if (p.p != p.end)
+            ok = bad(&p, "text after the JSON value");
+    }
+    if (!ok)
+        return failed(t, &p, err);
+    t->pos = len;
+    t->doc_state = JT_DOC_END;
+    return ERR_OK;
+}
+
+/* After the root object's '}': nothing but blanks. */
+static int doc_end(struct jtape *t, struct jp *p, struct buf *err)
+{
+    p->p++;
+    skip_ws(p);
+    if (p->p != p->end) {
+        bad(p, "text after the JSON value");
+        return failed(t, p, err);
+    }
+    t->pos = t->text_len;
+    t->doc_state = JT_DOC_END;
+    return 0;
+}
+
+int jt_doc_member(struct jtape *t, struct slice *name, struct buf *err)
+{
+    if (t->doc_state == JT_DOC_END)
+        return 0;
+    struct jp p = reader(t);
+    skip_ws(&p);
+    if (t->doc_state == JT_DOC_FIRST) {
+        if (*p.p == '}' && p.p < p.end)
+            return doc_end(t, &p, err);
+    } else if (*p.p == ',') {
+        p.p++;
+        skip_ws(&p);
+    } else if (*p.p == '}' && p.p < p.end) {
+        return doc_end(t, &p, err);
+    } else {
+        bad(&p, "',' or '}' expected");
+        return failed(t, &p, err);
+    }
+    reset_nodes(t);
+    if (!key(&p))
+        return failed(t, &p, err);
+    *name = jt_str(t, 1);
+    skip_ws(&p);
+    t->pos = (size_t)(p.p - t->text);
+    t->doc_state = JT_DOC_VALUE;
+    return 1;
+}
+
+enum jt_type jt_doc_peek(const struct jtape *t)
+{
+    const char *c = t->text + t->pos;
+    switch (c < t->text + t->text_len ? *c : 0) {
+    case '[': return JT_ARR;
+    case '{': return JT_OBJ;
+    case 'n': return JT_NULL;
+    default: return JT_NONE;
+    }
+}
+
+/* One value at the reader into the tape as node 1, at the given depth. */
+static int doc_parse(struct jtape *t, int depth, struct buf *err)
+{
+    reset_nodes(t);
+    struct jp p = reader(t);
+    if (!document(&p, depth))
+        return failed(t, &p, err);
+    t->pos = (size_t)(p.p - t->text);
+    return ERR_OK;
+}
+
+int jt_doc_value(struct jtape *t, struct buf *err)
+{
+    int rc = doc_parse(t, 1, err);
+    if (rc == ERR_OK)
+        t->doc_state = JT_DOC_NEXT;
+    return rc;
+}
+
+int jt_doc_element(struct jtape *t, struct buf *err)
+{
+    struct jp p = reader(t);
+    skip_ws(&p);
+    if (t->doc_state == JT_DOC_VALUE) { /* the array's '[' (jt_doc_peek) */
+        p.p++;
+        skip_ws(&p);
+        if (*p.p == ']' && p.p < p.end) {
+            t->pos = (size_t)(p.p + 1 - t->text);
+            t->doc_state = JT_DOC_NEXT;
+            return 0;
+        }
+        t->doc_state = JT_DOC_ELEMENT;
+    } else if (*p.p == ',') {
+        p.p++;
+    } else if (*p.p == ']' && p.p < p.end) {
+        t->pos = (size_t)(p.p + 1 - t->text);
+        t->doc_state = JT_DOC_NEXT;
+        return 0;
+    } else {
+        bad(&p, "',' or ']' expected");
+        return failed(t, &p, err);
+    }
+    t->pos = (size_t)(p.p - t->text);
+    int rc = doc_parse(t, 2, err);
+    return rc ? rc : 1;
 }
 
 size_t jt_count(const struct jtape *t, uint32_t a)

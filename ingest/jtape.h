@@ -37,11 +37,15 @@ struct jt_node {
     bool is_int; /* JT_NUM without fraction or exponent */
 };
 
+enum jt_doc_state { JT_DOC_FIRST, JT_DOC_VALUE, JT_DOC_ELEMENT, JT_DOC_NEXT, JT_DOC_END };
+
 struct jtape {
     struct jt_node *n;
     size_t len, cap;
     char *text; /* the copy the strings point into */
-    size_t text_cap;
+    size_t text_cap, text_len;
+    size_t pos;                  /* jt_doc_*: where the next read starts */
+    enum jt_doc_state doc_state; /* jt_doc_*: what comes next */
 };
 
 void jt_init(struct jtape *t);
@@ -60,6 +64,30 @@ void jt_release(struct jtape *t);
 /* Parses body (copied; a tape's memory is reused). ERR_OK, or ERR_INVAL with "bad JSON at line L
  * column C: reason" appended to err. */
 int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err);
+
+/* A large document read piece by piece, for push bodies that are an
+ * object of arrays ({"resourceLogs":[...]}): the tape holds one member's
+ * value or one element of an array member at a time (node 1), so that it
+ * stays in the cache however large the body (a 2 MB OTLP body's whole
+ * tape was 3 MB of nodes, written and then read back from memory). The
+ * text is copied once, as by jt_parse; errors read as jt_parse's, with the
+ * line and column in the whole body.
+ *
+ * jt_doc_open: *is_object false when the document is not an object (it is
+ * then parsed whole, and checked). jt_doc_member: 1 and the next member's
+ * key (its value next: jt_doc_peek, then jt_doc_value or, for an array,
+ * jt_doc_element until 0), 0 after the object's end, or ERR_INVAL. A
+ * member's value must be read before the next member. */
+int jt_doc_open(struct jtape *t, const char *body, size_t len, bool *is_object, struct buf *err);
+int jt_doc_member(struct jtape *t, struct slice *key, struct buf *err);
+/* The type of the next value by its first byte: JT_ARR, JT_OBJ, JT_NULL,
+ * or JT_NONE for anything else (jt_doc_value checks it). */
+enum jt_type jt_doc_peek(const struct jtape *t);
+/* The member's value into the tape as node 1. */
+int jt_doc_value(struct jtape *t, struct buf *err);
+/* The next element of the member's array as node 1 (1), or 0 after the
+ * array's end, or ERR_INVAL. */
+int jt_doc_element(struct jtape *t, struct buf *err);
 
 static inline enum jt_type jt_type_of(const struct jtape *t, uint32_t i)
 {

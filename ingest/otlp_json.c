@@ -493,27 +493,53 @@ static int resource_logs(struct otlp_dec *d, const struct jtape *t, uint32_t rl)
     return ERR_OK;
 }
 
+/* The body is read one resourceLogs element at a time (jt_doc_*): the tape
+ * stays in the cache. A record's problem in the mapping stops the decoding
+ * but not the reading: a JSON syntax error later in the body is what the
+ * client is told, as when the whole body was parsed first. */
 int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err)
 {
     struct jtape *t = jt_thread_tape();
-    int rc = jt_parse(t, body, len, err);
-    if (rc) {
-        jt_release(t);
-        return rc;
-    }
+    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
+    bool is_obj, seen = false;
     struct otlp_dec d;
     otlp_dec_init(&d, o, out, err);
-    uint32_t rls = 0;
-    rc = jt_is(t, 1, JT_OBJ) ? array_member(&d, t, 1, "resourceLogs", "resource_logs", &rls)
-                             : otlp_fail(&d, "%s", "body must be a JSON object");
-    if (!rc && rls)
-        JT_EACH(t, rls, rl)
-        {
-            if ((rc = resource_logs(&d, t, rl)))
-                break;
+    size_t base = err->len;
+    int rc = jt_doc_open(t, body, len, &is_obj, &syntax), mapped = ERR_OK, r;
+    if (!rc && !is_obj)
+        mapped = otlp_fail(&d, "%s", "body must be a JSON object");
+    struct slice key;
+    while (!rc && (r = jt_doc_member(t, &key, &syntax)) != 0) {
+        if (r < 0) {
+            rc = r;
+            break;
         }
+        /* the first resourceLogs (or its proto name; null: none), as
+         * jt_get finds it; a body with both names (the same field twice,
+         * which protobuf's own parser refuses) gets the first of them */
+        bool is_rl = !seen && (slice_eq(key, slice_cstr("resourceLogs")) ||
+                               slice_eq(key, slice_cstr("resource_logs")));
+        enum jt_type ty = jt_doc_peek(t);
+        seen |= is_rl;
+        if (!is_rl || ty != JT_ARR) {
+            if ((rc = jt_doc_value(t, &syntax)))
+                break;
+            if (is_rl && !jt_is(t, 1, JT_NULL) && !mapped)
+                mapped = otlp_fail(&d, "%s must be an array", "resourceLogs");
+            continue;
+        }
+        while ((r = jt_doc_element(t, &syntax)) == 1)
+            if (!mapped)
+                mapped = resource_logs(&d, t, 1);
+        rc = r;
+    }
+    if (rc) { /* the syntax error, not the mapping's */
+        err->len = base;
+        buf_append(err, syntax.data ? syntax.data : "", syntax.len);
+    }
+    buf_destroy(&syntax);
     otlp_dec_destroy(&d);
     jt_release(t);
-    return rc;
+    return rc ? rc : mapped;
 }
