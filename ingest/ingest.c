@@ -480,7 +480,9 @@ static void decode_body(struct ingest *in)
     struct logs_opts o = {*in->prm.map, in->lim, in->prm.stamp, in->prm.arrival_ns};
     struct logs_out out = {body_row, body_reject, in};
     body_decoder fn = decoders[in->prm.format - INGEST_LOKI_JSON];
-    if (rc == ERR_OK)
+    if (rc == ERR_OK && in->prm.format == INGEST_OTLP_JSON)
+        rc = otlp_decode_json_buf(&in->body, &o, &out, &why); /* parsed in place */
+    else if (rc == ERR_OK)
         rc = fn(body, len, &o, &out, &why);
     if (rc != ERR_OK) {
         body_error(in, rc, &why); /* the pending rows are never written */

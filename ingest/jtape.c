@@ -460,11 +460,46 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
 
 /* --- a document read piece by piece ------------------------------------ */
 
+/* The text is body's bytes, taken without a copy: body gets the tape's
+ * former text buffer, empty. */
+static int adopt_text(struct jtape *t, struct buf *body, struct buf *err)
+{
+    size_t len = body->len;
+    if (len >= UINT32_MAX / 2) {
+        buf_puts(err, "bad JSON: body too large");
+        return ERR_INVAL;
+    }
+    buf_reserve_exact(body, 1 + JT_PAD);
+    memset(body->data + len, 0, 1 + JT_PAD);
+    char *old = t->text;
+    size_t old_cap = t->text_cap;
+    t->text = body->data;
+    t->text_cap = body->cap;
+    t->text_len = len;
+    t->pos = 0;
+    body->data = old;
+    body->cap = old ? old_cap : 0;
+    body->len = 0;
+    return ERR_OK;
+}
+
+static int doc_open(struct jtape *t, bool *is_object, struct buf *err);
+
 int jt_doc_open(struct jtape *t, const char *body, size_t len, bool *is_object, struct buf *err)
 {
     int rc = copy_text(t, body, len, err);
-    if (rc)
-        return rc;
+    return rc ? rc : doc_open(t, is_object, err);
+}
+
+int jt_doc_open_buf(struct jtape *t, struct buf *body, bool *is_object, struct buf *err)
+{
+    int rc = adopt_text(t, body, err);
+    return rc ? rc : doc_open(t, is_object, err);
+}
+
+static int doc_open(struct jtape *t, bool *is_object, struct buf *err)
+{
+    size_t len = t->text_len;
     reset_nodes(t);
     struct jp p = reader(t);
     skip_ws(&p);
@@ -555,7 +590,7 @@ static int doc_parse(struct jtape *t, int depth, struct buf *err)
 
 int jt_doc_value(struct jtape *t, struct buf *err)
 {
-    int rc = doc_parse(t, 1, err);
+    int rc = doc_parse(t, 2, err);
     if (rc == ERR_OK)
         t->doc_state = JT_DOC_NEXT;
     return rc;

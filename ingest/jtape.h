@@ -79,6 +79,10 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err);
  * jt_doc_element until 0), 0 after the object's end, or ERR_INVAL. A
  * member's value must be read before the next member. */
 int jt_doc_open(struct jtape *t, const char *body, size_t len, bool *is_object, struct buf *err);
+/* jt_doc_open on the bytes of body without copying them: body is left
+ * empty, with the tape's former text buffer (a request's body buffer is
+ * its text, instead of a copy of 2 MB). */
+int jt_doc_open_buf(struct jtape *t, struct buf *body, bool *is_object, struct buf *err);
 int jt_doc_member(struct jtape *t, struct slice *key, struct buf *err);
 /* The type of the next value by its first byte: JT_ARR, JT_OBJ, JT_NULL,
  * or JT_NONE for anything else (jt_doc_value checks it). */

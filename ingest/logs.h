@@ -48,6 +48,10 @@ int loki_decode_proto(const char *body, size_t len, const struct logs_opts *o,
                       const struct logs_out *out, struct buf *err);
 int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err);
+/* otlp_decode_json on a body buffer it may take: its bytes become the
+ * parser's text without a copy, and body is left empty. */
+int otlp_decode_json_buf(struct buf *body, const struct logs_opts *o, const struct logs_out *out,
+                         struct buf *err);
 int otlp_decode_proto(const char *body, size_t len, const struct logs_opts *o,
                       const struct logs_out *out, struct buf *err);
 

@@ -497,20 +497,18 @@ static int resource_logs(struct otlp_dec *d, const struct jtape *t, uint32_t rl)
  * stays in the cache. A record's problem in the mapping stops the decoding
  * but not the reading: a JSON syntax error later in the body is what the
  * client is told, as when the whole body was parsed first. */
-int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
-                     const struct logs_out *out, struct buf *err)
+static int decode_doc(struct jtape *t, int rc, bool is_obj, struct buf *syntax,
+                      const struct logs_opts *o, const struct logs_out *out, struct buf *err)
 {
-    struct jtape *t = jt_thread_tape();
-    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
-    bool is_obj, seen = false;
+    bool seen = false;
     struct otlp_dec d;
     otlp_dec_init(&d, o, out, err);
     size_t base = err->len;
-    int rc = jt_doc_open(t, body, len, &is_obj, &syntax), mapped = ERR_OK, r;
+    int mapped = ERR_OK, r;
     if (!rc && !is_obj)
         mapped = otlp_fail(&d, "%s", "body must be a JSON object");
     struct slice key;
-    while (!rc && (r = jt_doc_member(t, &key, &syntax)) != 0) {
+    while (!rc && (r = jt_doc_member(t, &key, syntax)) != 0) {
         if (r < 0) {
             rc = r;
             break;
@@ -523,23 +521,46 @@ int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
         enum jt_type ty = jt_doc_peek(t);
         seen |= is_rl;
         if (!is_rl || ty != JT_ARR) {
-            if ((rc = jt_doc_value(t, &syntax)))
+            if ((rc = jt_doc_value(t, syntax)))
                 break;
             if (is_rl && !jt_is(t, 1, JT_NULL) && !mapped)
                 mapped = otlp_fail(&d, "%s must be an array", "resourceLogs");
             continue;
         }
-        while ((r = jt_doc_element(t, &syntax)) == 1)
+        while ((r = jt_doc_element(t, syntax)) == 1)
             if (!mapped)
                 mapped = resource_logs(&d, t, 1);
         rc = r;
     }
     if (rc) { /* the syntax error, not the mapping's */
         err->len = base;
-        buf_append(err, syntax.data ? syntax.data : "", syntax.len);
+        buf_append(err, syntax->data ? syntax->data : "", syntax->len);
     }
-    buf_destroy(&syntax);
     otlp_dec_destroy(&d);
     jt_release(t);
     return rc ? rc : mapped;
+}
+
+int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
+                     const struct logs_out *out, struct buf *err)
+{
+    struct jtape *t = jt_thread_tape();
+    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
+    bool is_obj = false;
+    int rc = jt_doc_open(t, body, len, &is_obj, &syntax);
+    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
+    buf_destroy(&syntax);
+    return rc;
+}
+
+int otlp_decode_json_buf(struct buf *body, const struct logs_opts *o, const struct logs_out *out,
+                         struct buf *err)
+{
+    struct jtape *t = jt_thread_tape();
+    struct buf syntax = BUF_INIT;
+    bool is_obj = false;
+    int rc = jt_doc_open_buf(t, body, &is_obj, &syntax);
+    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
+    buf_destroy(&syntax);
+    return rc;
 }

@@ -3,6 +3,7 @@
  * its reason and position. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,6 +114,102 @@ static void test_refusals(void **state)
     check(deep, "ERR bad JSON at line 1 column 65: nested too deep");
 }
 
+/* The document read piece by piece (jt_doc_*), rendered as check renders
+ * the whole tape: the two must agree on every document, errors and their
+ * positions too. by_buf: the body handed over without a copy. */
+static void render_pieces(const char *in, bool by_buf, struct buf *out)
+{
+    struct jtape t;
+    jt_init(&t);
+    struct buf err = BUF_INIT, body = BUF_INIT;
+    buf_puts(&body, in);
+    bool is_obj;
+    int rc = by_buf ? jt_doc_open_buf(&t, &body, &is_obj, &err)
+                    : jt_doc_open(&t, in, strlen(in), &is_obj, &err);
+    if (by_buf)
+        assert_int_equal(body.len, 0); /* taken */
+    if (!rc && !is_obj)
+        render(&t, 1, out);
+    if (!rc && is_obj) {
+        buf_putc(out, '{');
+        struct slice k;
+        while ((rc = jt_doc_member(&t, &k, &err)) == 1) {
+            buf_printf(out, "<%.*s>:", (int)k.len, k.ptr);
+            if (jt_doc_peek(&t) == JT_ARR) {
+                buf_putc(out, '[');
+                while ((rc = jt_doc_element(&t, &err)) == 1) {
+                    render(&t, 1, out);
+                    buf_putc(out, ';');
+                }
+                buf_putc(out, ']');
+            } else if ((rc = jt_doc_value(&t, &err)) == ERR_OK) {
+                render(&t, 1, out);
+            }
+            if (rc < 0)
+                break;
+            buf_putc(out, ';');
+        }
+        buf_putc(out, '}');
+    }
+    if (rc < 0) {
+        buf_reset(out);
+        buf_printf(out, "ERR %s", buf_cstr(&err));
+    }
+    jt_destroy(&t);
+    buf_destroy(&err);
+    buf_destroy(&body);
+}
+
+static void check_pieces(const char *in)
+{
+    struct jtape t;
+    jt_init(&t);
+    struct buf whole = BUF_INIT, err = BUF_INIT;
+    if (jt_parse(&t, in, strlen(in), &err) == ERR_OK)
+        render(&t, 1, &whole);
+    else
+        buf_printf(&whole, "ERR %s", buf_cstr(&err));
+    for (int by_buf = 0; by_buf < 2; by_buf++) {
+        struct buf got = BUF_INIT;
+        render_pieces(in, by_buf, &got);
+        if (strcmp(buf_cstr(&got), buf_cstr(&whole)) != 0) {
+            fprintf(stderr, "# in %s\n# pieces: %s\n#  whole: %s\n", in, buf_cstr(&got),
+                    buf_cstr(&whole));
+            fail();
+        }
+        buf_destroy(&got);
+    }
+    jt_destroy(&t);
+    buf_destroy(&whole);
+    buf_destroy(&err);
+}
+
+static void test_pieces(void **state)
+{
+    (void)state;
+    static const char *docs[] = {"{}", " { } ", "{\"a\":[]}",
+                                 "{\"a\":[1,{\"b\":[2,\"x\\n\"]},null],\"c\":{\"d\":1}}",
+                                 "{\"a\":null,\"b\":[ {} , [] ],\"c\":\"s\"}\n", "[1,2]", "\"s\"",
+                                 "7",
+                                 /* refusals at every step */
+                                 "", "{", "{\"a\"", "{\"a\" 1}", "{\"a\":", "{\"a\":1",
+                                 "{\"a\":1,}", "{\"a\":[1 2]}", "{\"a\":[1,]}", "{\"a\":[",
+                                 "{\"a\":[1", "{\"a\":{\"b\":}}", "{\"a\":1} x", "{\"a\":[1]} []",
+                                 "{1:2}", "{\"a\":[\"\xff\"]}", "{\"\\u0000\":1}", "[1,]",
+                                 "{\"a\":[tru]}", "{\"a\"\n:\n[\n01]}"};
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++)
+        check_pieces(docs[i]);
+    /* nesting counts from the document's root, in an element too */
+    char deep[300];
+    for (int extra = 61; extra <= 63; extra++) {
+        int n = snprintf(deep, sizeof deep, "{\"a\":[");
+        memset(deep + n, '[', (size_t)extra);
+        memset(deep + n + extra, ']', (size_t)extra);
+        snprintf(deep + n + 2 * extra, sizeof deep - (size_t)(n + 2 * extra), "]}");
+        check_pieces(deep);
+    }
+}
+
 static void test_numbers_and_lookup(void **state)
 {
     (void)state;
@@ -191,6 +288,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_documents),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_numbers_and_lookup),
         cmocka_unit_test(test_doubles_as_strtod),
     };
