@@ -315,64 +315,100 @@ static bool key(struct jp *p)
     return true;
 }
 
-/* After a value: the containers it closes, then a comma (true: another
- * value follows, *want_key if in an object) or the end of the document
- * (true, *depth 0). */
-static bool after_value(struct jp *p, uint32_t *open, int *depth, bool *want_key)
+/* Blanks skipped from c (the NUL at the end stops the common case). */
+static inline char *ws(char *c, const char *end)
 {
-    while (*depth > 0) {
-        skip_ws(p);
-        struct jt_node *c = &p->t->n[open[*depth - 1]];
-        bool is_obj = c->type == JT_OBJ;
-        if (*p->p == ',') {
-            p->p++;
-            *want_key = is_obj;
-            return true;
-        }
-        if (*p->p != (is_obj ? '}' : ']'))
-            return bad(p, is_obj ? "',' or '}' expected" : "',' or ']' expected");
-        p->p++;
-        c->end = (uint32_t)p->t->len;
-        --*depth;
-    }
-    return true;
+    if (__builtin_expect((unsigned char)*c > ' ', 1))
+        return c;
+    while (c < end && (*c == ' ' || *c == '\n' || *c == '\r' || *c == '\t'))
+        c++;
+    return c;
+}
+
+static bool fail_at(struct jp *p, char *c, const char *why)
+{
+    p->p = c;
+    return bad(p, why);
+}
+
+/* The string whose quote is at c; the byte after it, or NULL. */
+static inline char *str_at(struct jp *p, char *c)
+{
+    char *s = c + 1;
+    char *q = plain_run(s);
+    if (__builtin_expect(*q != '"', 0))
+        return string_slow(p, s, q) ? p->p : NULL;
+    push_text(p, JT_STR, s, (size_t)(q - s), false);
+    return q + 1;
 }
 
 /* The document: a loop over values with a stack of the open containers
- * (a recursive descent paid a call and its checks on every value). */
+ * (a recursive descent paid a call and its checks on every value). The
+ * position is a local (c), not the reader's, so that it stays in a
+ * register; the reader's is set on the way out. */
 static bool document(struct jp *p, int base_depth)
 {
     uint32_t open[JT_MAX_DEPTH];
     int depth = 0, max_depth = JT_MAX_DEPTH - base_depth;
     bool want_key = false;
-    do {
-        skip_ws(p);
+    struct jtape *t = p->t;
+    const char *end = p->end;
+    char *c = p->p;
+    for (;;) {
+        c = ws(c, end);
         if (want_key) {
-            if (!key(p))
+            if (*c != '"' || c >= end)
+                return fail_at(p, c, "object key must be a string");
+            if (!(c = str_at(p, c)))
                 return false;
-            skip_ws(p);
+            c = ws(c, end);
+            if (*c != ':' || c >= end)
+                return fail_at(p, c, "':' expected after an object key");
+            c = ws(c + 1, end);
         }
-        char c = *p->p;
-        if (p->p < p->end && (c == '{' || c == '[')) {
+        char ch = *c;
+        if ((ch == '{' || ch == '[') && c < end) {
             if (depth >= max_depth)
-                return bad(p, "nested too deep");
-            uint32_t i = push(p, c == '{' ? JT_OBJ : JT_ARR);
-            p->p++;
-            skip_ws(p);
-            if (*p->p != (c == '{' ? '}' : ']')) {
+                return fail_at(p, c, "nested too deep");
+            uint32_t i = push(p, ch == '{' ? JT_OBJ : JT_ARR);
+            c = ws(c + 1, end);
+            if (*c != (ch == '{' ? '}' : ']') || c >= end) {
                 open[depth++] = i;
-                want_key = c == '{';
+                want_key = ch == '{';
                 continue;
             }
-            p->p++;
-            p->t->n[i].end = (uint32_t)p->t->len;
-        } else if (!scalar(p)) {
-            return false;
+            c++;
+            t->n[i].end = (uint32_t)t->len;
+        } else if (ch == '"' && c < end) {
+            if (!(c = str_at(p, c)))
+                return false;
+        } else {
+            p->p = c;
+            if (!scalar(p))
+                return false;
+            c = p->p;
         }
-        if (!after_value(p, open, &depth, &want_key))
-            return false;
-    } while (depth > 0);
-    return true;
+        /* after a value: the containers it closes, then a comma or the end */
+        for (;;) {
+            if (depth == 0) {
+                p->p = c;
+                return true;
+            }
+            c = ws(c, end);
+            struct jt_node *n = &t->n[open[depth - 1]];
+            bool is_obj = n->type == JT_OBJ;
+            if (*c == ',' && c < end) {
+                c++;
+                want_key = is_obj;
+                break;
+            }
+            if (*c != (is_obj ? '}' : ']') || c >= end)
+                return fail_at(p, c, is_obj ? "',' or '}' expected" : "',' or ']' expected");
+            c++;
+            n->end = (uint32_t)t->len;
+            depth--;
+        }
+    }
 }
 
 static void where(const struct jp *p, struct buf *err)
