@@ -21,6 +21,34 @@ int logs_map_rank(const char *list, struct slice key)
     return -1;
 }
 
+void logs_names_init(struct logs_names *ln, const char *list)
+{
+    ln->n = 0;
+    ln->long_list = NULL;
+    for (const char *p = list; p && *p;) {
+        if (ln->n == LOGS_NAMES_MAX) {
+            ln->long_list = list;
+            return;
+        }
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        ln->name[ln->n++] = slice_make(p, n);
+        p = comma ? comma + 1 : NULL;
+    }
+}
+
+int logs_names_rank(const struct logs_names *ln, struct slice key)
+{
+    if (ln->long_list)
+        return logs_map_rank(ln->long_list, key);
+    if (!key.len)
+        return -1;
+    for (int i = 0; i < ln->n; i++)
+        if (ln->name[i].len == key.len && memcmp(ln->name[i].ptr, key.ptr, key.len) == 0)
+            return i;
+    return -1;
+}
+
 void logrow_init(struct logrow *r)
 {
     memset(r, 0, sizeof *r);

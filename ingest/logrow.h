@@ -32,6 +32,19 @@ struct logs_map {
 /* Position of key in the comma list (0 = first), or -1. */
 int logs_map_rank(const char *list, struct slice key);
 
+/* A comma list split once, for a decoder that looks keys up in it for
+ * every attribute of a body; the same ranks as logs_map_rank (a list of
+ * more than LOGS_NAMES_MAX names is read as logs_map_rank reads it). The
+ * names point into list, which must outlive it. */
+#define LOGS_NAMES_MAX 16
+struct logs_names {
+    struct slice name[LOGS_NAMES_MAX];
+    int n;
+    const char *long_list; /* too many names: ranked by logs_map_rank */
+};
+void logs_names_init(struct logs_names *ln, const char *list);
+int logs_names_rank(const struct logs_names *ln, struct slice key);
+
 struct logrow_item {
     size_t koff, klen;
     bool is_tag;

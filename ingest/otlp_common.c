@@ -17,6 +17,8 @@ void otlp_dec_init(struct otlp_dec *d, const struct logs_opts *o, const struct l
     d->rec_error = NULL;
     logrow_init(&d->row);
     buf_init(&d->scratch);
+    logs_names_init(&d->host_keys, o->map.host_keys);
+    logs_names_init(&d->event_keys, o->map.event_keys);
 }
 
 void otlp_dec_destroy(struct otlp_dec *d)
@@ -90,12 +92,12 @@ void otlp_add_attr(struct otlp_dec *d, struct slice key, const struct otlp_attr 
 {
     struct logrow *r = &d->row;
     if (is_resource && a->kind == OTLP_STRING) {
-        int rank = logs_map_rank(d->o->map.host_keys, key);
+        int rank = logs_names_rank(&d->host_keys, key);
         if (rank >= 0) {
             logrow_set_host(r, a->s, rank);
             return;
         }
-        rank = logs_map_rank(d->o->map.event_keys, key);
+        rank = logs_names_rank(&d->event_keys, key);
         if (rank >= 0) {
             logrow_set_event(r, a->s, rank);
             return;

@@ -16,8 +16,9 @@ struct otlp_dec {
     struct buf *err;
     struct logrow row;
     struct buf scratch;
-    uint64_t no;           /* records so far */
-    const char *rec_error; /* the current record's first problem (rejects it) */
+    uint64_t no;                             /* records so far */
+    const char *rec_error;                   /* the current record's first problem (rejects it) */
+    struct logs_names host_keys, event_keys; /* the map's lists, split */
 };
 
 void otlp_dec_init(struct otlp_dec *d, const struct logs_opts *o, const struct logs_out *out,

@@ -109,21 +109,6 @@ static int json_double(struct otlp_dec *d, const struct jtape *t, uint32_t v, do
 static int render(struct otlp_dec *d, const struct jtape *t, struct buf *out, uint32_t any,
                   int depth);
 
-/* A member name and its length, for the tables below. */
-struct name {
-    const char *s;
-    size_t len;
-};
-#define NAME(lit)                                                                                  \
-    {                                                                                              \
-        lit, sizeof lit - 1                                                                        \
-    }
-
-static inline bool name_is(struct slice key, const struct name *n)
-{
-    return key.len == n->len && memcmp(key.ptr, n->s, n->len) == 0;
-}
-
 static int render_list(struct otlp_dec *d, const struct jtape *t, struct buf *out, uint32_t list,
                        int depth, bool is_kv)
 {
@@ -402,31 +387,39 @@ static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t v, const c
 /* The members of a LogRecord that the mapping reads, found in one pass. */
 enum { R_TIME, R_OBSERVED, R_BODY, R_SEVTEXT, R_SEVNUM, R_TRACE, R_SPAN, R_ATTRS, R_COUNT };
 
+/* The R_* index of a LogRecord member name (camelCase or proto name), or
+ * -1: by its length first. */
+static int record_name(struct slice key)
+{
+#define IS(lit) (memcmp(key.ptr, lit, sizeof lit - 1) == 0)
+    switch (key.len) {
+    case 4: return IS("body") ? R_BODY : -1;
+    case 6: return IS("spanId") ? R_SPAN : -1;
+    case 7: return IS("traceId") ? R_TRACE : IS("span_id") ? R_SPAN : -1;
+    case 8: return IS("trace_id") ? R_TRACE : -1;
+    case 10: return IS("attributes") ? R_ATTRS : -1;
+    case 12: return IS("timeUnixNano") ? R_TIME : IS("severityText") ? R_SEVTEXT : -1;
+    case 13: return IS("severity_text") ? R_SEVTEXT : -1;
+    case 14: return IS("severityNumber") ? R_SEVNUM : IS("time_unix_nano") ? R_TIME : -1;
+    case 15: return IS("severity_number") ? R_SEVNUM : -1;
+    case 20: return IS("observedTimeUnixNano") ? R_OBSERVED : -1;
+    case 23: return IS("observed_time_unix_nano") ? R_OBSERVED : -1;
+    default: return -1;
+    }
+#undef IS
+}
+
+/* The first non-null member of each name (either spelling). */
 static void record_members(const struct jtape *t, uint32_t rec, uint32_t *m)
 {
-    static const struct name camel[R_COUNT] = {NAME("timeUnixNano"),   NAME("observedTimeUnixNano"),
-                                               NAME("body"),           NAME("severityText"),
-                                               NAME("severityNumber"), NAME("traceId"),
-                                               NAME("spanId"),         NAME("attributes")};
-    static const struct name snake[R_COUNT] = {NAME("time_unix_nano"),
-                                               NAME("observed_time_unix_nano"),
-                                               NAME("body"),
-                                               NAME("severity_text"),
-                                               NAME("severity_number"),
-                                               NAME("trace_id"),
-                                               NAME("span_id"),
-                                               NAME("attributes")};
     memset(m, 0, R_COUNT * sizeof *m);
     JT_MEMBERS(t, rec, k)
     {
         if (jt_is(t, k + 1, JT_NULL))
             continue;
-        struct slice key = jt_str(t, k);
-        for (int i = 0; i < R_COUNT; i++)
-            if (!m[i] && (name_is(key, &camel[i]) || name_is(key, &snake[i]))) {
-                m[i] = k + 1;
-                break;
-            }
+        int i = record_name(jt_str(t, k));
+        if (i >= 0 && !m[i])
+            m[i] = k + 1;
     }
 }
 

@@ -302,6 +302,31 @@ static void test_unsnappy(void **state)
     buf_destroy(&err);
 }
 
+/* --- map lists ------------------------------------------------------------- */
+
+/* A list split once ranks every key as logs_map_rank reads the list. */
+static void test_map_names(void **state)
+{
+    (void)state;
+    static const char *lists[] = {"", "a", "host.name", "a,,bb,c", ",a", "a,b,a", "a,b,", NULL};
+    static const char *keys[] = {"", "a", "b", "bb", "c", "host.name", "host", "a,b", ","};
+    char many[200] = "";
+    for (int i = 0; i < LOGS_NAMES_MAX + 4; i++) /* past the split table */
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%sn%d", i ? "," : "", i);
+    for (size_t l = 0; l <= sizeof lists / sizeof lists[0]; l++) {
+        const char *list = l < sizeof lists / sizeof lists[0] ? lists[l] : many;
+        struct logs_names ln;
+        logs_names_init(&ln, list);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            assert_int_equal(logs_names_rank(&ln, slice_cstr(keys[k])),
+                             list ? logs_map_rank(list, slice_cstr(keys[k])) : -1);
+        if (list == many) {
+            assert_int_equal(logs_names_rank(&ln, slice_cstr("n0")), 0);
+            assert_int_equal(logs_names_rank(&ln, slice_cstr("n19")), 19);
+        }
+    }
+}
+
 /* --- OTLP ------------------------------------------------------------------ */
 
 static void test_otlp_json(void **state)
@@ -490,10 +515,10 @@ static void test_severity_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_labels),         cmocka_unit_test(test_loki_json),
-        cmocka_unit_test(test_loki_proto),     cmocka_unit_test(test_unsnappy),
-        cmocka_unit_test(test_otlp_json),      cmocka_unit_test(test_otlp_proto),
-        cmocka_unit_test(test_severity_names),
+        cmocka_unit_test(test_labels),     cmocka_unit_test(test_loki_json),
+        cmocka_unit_test(test_loki_proto), cmocka_unit_test(test_unsnappy),
+        cmocka_unit_test(test_map_names),  cmocka_unit_test(test_otlp_json),
+        cmocka_unit_test(test_otlp_proto), cmocka_unit_test(test_severity_names),
     };
     (void)render_result;
     cmocka_set_message_output(CM_OUTPUT_TAP);
