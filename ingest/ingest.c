@@ -482,6 +482,8 @@ static void decode_body(struct ingest *in)
     body_decoder fn = decoders[in->prm.format - INGEST_LOKI_JSON];
     if (rc == ERR_OK && in->prm.format == INGEST_OTLP_JSON)
         rc = otlp_decode_json_buf(&in->body, &o, &out, &why); /* parsed in place */
+    else if (rc == ERR_OK && in->prm.format == INGEST_LOKI_JSON)
+        rc = loki_decode_json_buf(&in->body, &o, &out, &why);
     else if (rc == ERR_OK)
         rc = fn(body, len, &o, &out, &why);
     if (rc != ERR_OK) {

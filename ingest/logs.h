@@ -44,6 +44,9 @@ struct logs_out {
 /* The decoders. ERR_OK, or ERR_INVAL with a reason appended to err. */
 int loki_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err);
+/* loki_decode_json on a body buffer it may take (otlp_decode_json_buf). */
+int loki_decode_json_buf(struct buf *body, const struct logs_opts *o, const struct logs_out *out,
+                         struct buf *err);
 int loki_decode_proto(const char *body, size_t len, const struct logs_opts *o,
                       const struct logs_out *out, struct buf *err);
 int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,

@@ -229,32 +229,73 @@ static int json_stream(struct loki_dec *d, const struct jtape *t, uint32_t s)
     return ERR_OK;
 }
 
-static int json_walk(struct loki_dec *d, const struct jtape *t)
+/* The body is read one stream at a time (jt_doc_*), as OTLP/JSON's: the
+ * tape stays in the cache. A stream's mapping error stops the decoding but
+ * not the reading: a later JSON syntax error is what the client is told.
+ * The first member named "streams" is the one read (jt_get's). */
+static int decode_doc(struct jtape *t, int rc, bool is_obj, struct buf *syntax,
+                      const struct logs_opts *o, const struct logs_out *out, struct buf *err)
 {
-    uint32_t streams = jt_get(t, 1, "streams");
-    if (!jt_is(t, streams, JT_ARR))
-        return fail(d, "%s", "body must be an object with a \"streams\" array");
-    JT_EACH(t, streams, s)
-    {
-        int rc = json_stream(d, t, s);
-        if (rc)
-            return rc;
+    static const char no_streams[] = "body must be an object with a \"streams\" array";
+    struct loki_dec d;
+    dec_init(&d, o, out, err);
+    size_t base = err->len;
+    bool seen = false;
+    int mapped = ERR_OK, r;
+    if (!rc && !is_obj)
+        mapped = fail(&d, "%s", no_streams);
+    struct slice key;
+    while (!rc && (r = jt_doc_member(t, &key, syntax)) != 0) {
+        if (r < 0) {
+            rc = r;
+            break;
+        }
+        bool is_streams = !seen && slice_eq(key, slice_cstr("streams"));
+        seen |= is_streams;
+        if (!is_streams || jt_doc_peek(t) != JT_ARR) {
+            if ((rc = jt_doc_value(t, syntax)))
+                break;
+            if (is_streams && !mapped)
+                mapped = fail(&d, "%s", no_streams);
+            continue;
+        }
+        while ((r = jt_doc_element(t, syntax)) == 1)
+            if (!mapped)
+                mapped = json_stream(&d, t, 1);
+        rc = r;
     }
-    return ERR_OK;
+    if (!rc && is_obj && !seen && !mapped)
+        mapped = fail(&d, "%s", no_streams);
+    if (rc) { /* the syntax error, not the mapping's */
+        err->len = base;
+        buf_append(err, syntax->data ? syntax->data : "", syntax->len);
+    }
+    dec_destroy(&d);
+    jt_release(t);
+    return rc ? rc : mapped;
 }
 
 int loki_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err)
 {
     struct jtape *t = jt_thread_tape();
-    int rc = jt_parse(t, body, len, err);
-    if (rc == ERR_OK) {
-        struct loki_dec d;
-        dec_init(&d, o, out, err);
-        rc = json_walk(&d, t);
-        dec_destroy(&d);
-    }
-    jt_release(t);
+    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
+    bool is_obj = false;
+    int rc = jt_doc_open(t, body, len, &is_obj, &syntax);
+    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
+    buf_destroy(&syntax);
+    return rc;
+}
+
+int loki_decode_json_buf(struct buf *body, const struct logs_opts *o, const struct logs_out *out,
+                         struct buf *err)
+{
+    struct jtape *t = jt_thread_tape();
+    struct buf syntax = BUF_INIT;
+    bool is_obj = false;
+    int rc = jt_doc_open_buf(t, body, &is_obj, &syntax);
+    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
+    buf_destroy(&syntax);
     return rc;
 }
 
