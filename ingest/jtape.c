@@ -741,3 +741,30 @@ bool jt_double(const struct jtape *t, uint32_t i, double *out)
     *out = strtod(tmp, NULL);
     return true;
 }
+
+int jt_doc_array(struct jtape *t, const char *name, const char *alt,
+                 int (*each)(void *arg, const struct jtape *t), void *arg, int *mapped,
+                 enum jt_found *found, struct buf *err)
+{
+    *found = JT_FOUND_NONE;
+    struct slice key;
+    int r;
+    while ((r = jt_doc_member(t, &key, err)) == 1) {
+        bool is_it = *found == JT_FOUND_NONE &&
+                     (slice_eq(key, slice_cstr(name)) || (alt && slice_eq(key, slice_cstr(alt))));
+        if (is_it && jt_doc_peek(t) == JT_ARR) {
+            *found = JT_FOUND_ARRAY;
+            while ((r = jt_doc_element(t, err)) == 1)
+                if (!*mapped)
+                    *mapped = each(arg, t);
+            if (r < 0)
+                return r;
+            continue;
+        }
+        if ((r = jt_doc_value(t, err)))
+            return r;
+        if (is_it)
+            *found = jt_is(t, 1, JT_NULL) ? JT_FOUND_NULL : JT_FOUND_OTHER;
+    }
+    return r;
+}

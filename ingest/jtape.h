@@ -93,6 +93,19 @@ int jt_doc_value(struct jtape *t, struct buf *err);
  * array's end, or ERR_INVAL. */
 int jt_doc_element(struct jtape *t, struct buf *err);
 
+/* What jt_doc_array found under its name. */
+enum jt_found { JT_FOUND_NONE, JT_FOUND_NULL, JT_FOUND_OTHER, JT_FOUND_ARRAY };
+/* Reads the rest of an object document (after jt_doc_open) whose data is
+ * an array member, name or alt (NULL: none): each element of the first
+ * member of either name goes to each() as node 1 until one returns an
+ * error (the first in *mapped, which starts ERR_OK); the other members
+ * are read and checked. ERR_OK, or ERR_INVAL for a syntax error anywhere
+ * (in err; what was mapped before it is to be dropped). *found: what the
+ * member was. */
+int jt_doc_array(struct jtape *t, const char *name, const char *alt,
+                 int (*each)(void *arg, const struct jtape *t), void *arg, int *mapped,
+                 enum jt_found *found, struct buf *err);
+
 static inline enum jt_type jt_type_of(const struct jtape *t, uint32_t i)
 {
     return (enum jt_type)t->n[i].type;

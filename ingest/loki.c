@@ -229,47 +229,36 @@ static int json_stream(struct loki_dec *d, const struct jtape *t, uint32_t s)
     return ERR_OK;
 }
 
-/* The body is read one stream at a time (jt_doc_*), as OTLP/JSON's: the
- * tape stays in the cache. A stream's mapping error stops the decoding but
- * not the reading: a later JSON syntax error is what the client is told.
- * The first member named "streams" is the one read (jt_get's). */
-static int decode_doc(struct jtape *t, int rc, bool is_obj, struct buf *syntax,
-                      const struct logs_opts *o, const struct logs_out *out, struct buf *err)
+static int each_stream(void *arg, const struct jtape *t)
 {
-    static const char no_streams[] = "body must be an object with a \"streams\" array";
+    return json_stream(arg, t, 1);
+}
+
+/* The body is read one stream at a time (jt_doc_array), as OTLP/JSON's:
+ * the tape stays in the cache. A stream's mapping error stops the decoding
+ * but not the reading: a later JSON syntax error is what the client is
+ * told. owned: the body buffer, taken. */
+static int decode(const char *body, size_t len, struct buf *owned, const struct logs_opts *o,
+                  const struct logs_out *out, struct buf *err)
+{
+    struct jtape *t = jt_thread_tape();
+    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
     struct loki_dec d;
     dec_init(&d, o, out, err);
     size_t base = err->len;
-    bool seen = false;
-    int mapped = ERR_OK, r;
-    if (!rc && !is_obj)
-        mapped = fail(&d, "%s", no_streams);
-    struct slice key;
-    while (!rc && (r = jt_doc_member(t, &key, syntax)) != 0) {
-        if (r < 0) {
-            rc = r;
-            break;
-        }
-        bool is_streams = !seen && slice_eq(key, slice_cstr("streams"));
-        seen |= is_streams;
-        if (!is_streams || jt_doc_peek(t) != JT_ARR) {
-            if ((rc = jt_doc_value(t, syntax)))
-                break;
-            if (is_streams && !mapped)
-                mapped = fail(&d, "%s", no_streams);
-            continue;
-        }
-        while ((r = jt_doc_element(t, syntax)) == 1)
-            if (!mapped)
-                mapped = json_stream(&d, t, 1);
-        rc = r;
-    }
-    if (!rc && is_obj && !seen && !mapped)
-        mapped = fail(&d, "%s", no_streams);
+    bool is_obj = false;
+    enum jt_found found = JT_FOUND_NONE;
+    int mapped = ERR_OK, rc = owned ? jt_doc_open_buf(t, owned, &is_obj, &syntax)
+                                    : jt_doc_open(t, body, len, &is_obj, &syntax);
+    if (!rc && is_obj)
+        rc = jt_doc_array(t, "streams", NULL, each_stream, &d, &mapped, &found, &syntax);
+    if (!rc && found != JT_FOUND_ARRAY && !mapped)
+        mapped = fail(&d, "%s", "body must be an object with a \"streams\" array");
     if (rc) { /* the syntax error, not the mapping's */
         err->len = base;
-        buf_append(err, syntax->data ? syntax->data : "", syntax->len);
+        buf_append(err, syntax.data ? syntax.data : "", syntax.len);
     }
+    buf_destroy(&syntax);
     dec_destroy(&d);
     jt_release(t);
     return rc ? rc : mapped;
@@ -278,25 +267,13 @@ static int decode_doc(struct jtape *t, int rc, bool is_obj, struct buf *syntax,
 int loki_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err)
 {
-    struct jtape *t = jt_thread_tape();
-    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
-    bool is_obj = false;
-    int rc = jt_doc_open(t, body, len, &is_obj, &syntax);
-    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
-    buf_destroy(&syntax);
-    return rc;
+    return decode(body, len, NULL, o, out, err);
 }
 
 int loki_decode_json_buf(struct buf *body, const struct logs_opts *o, const struct logs_out *out,
                          struct buf *err)
 {
-    struct jtape *t = jt_thread_tape();
-    struct buf syntax = BUF_INIT;
-    bool is_obj = false;
-    int rc = jt_doc_open_buf(t, body, &is_obj, &syntax);
-    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
-    buf_destroy(&syntax);
-    return rc;
+    return decode(NULL, 0, body, o, out, err);
 }
 
 /* --- protobuf ------------------------------------------------------------ */

@@ -486,49 +486,41 @@ static int resource_logs(struct otlp_dec *d, const struct jtape *t, uint32_t rl)
     return ERR_OK;
 }
 
-/* The body is read one resourceLogs element at a time (jt_doc_*): the tape
- * stays in the cache. A record's problem in the mapping stops the decoding
- * but not the reading: a JSON syntax error later in the body is what the
- * client is told, as when the whole body was parsed first. */
-static int decode_doc(struct jtape *t, int rc, bool is_obj, struct buf *syntax,
-                      const struct logs_opts *o, const struct logs_out *out, struct buf *err)
+static int each_resource(void *arg, const struct jtape *t)
 {
-    bool seen = false;
+    return resource_logs(arg, t, 1);
+}
+
+/* The body is read one resourceLogs element at a time (jt_doc_array): the
+ * tape stays in the cache. A record's problem in the mapping stops the
+ * decoding but not the reading: a JSON syntax error later in the body is
+ * what the client is told, as when the whole body was parsed first. A body
+ * with both names (the same field twice, which protobuf's own parser
+ * refuses) gets the first of them. owned: the body buffer, taken. */
+static int decode(const char *body, size_t len, struct buf *owned, const struct logs_opts *o,
+                  const struct logs_out *out, struct buf *err)
+{
+    struct jtape *t = jt_thread_tape();
+    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
     struct otlp_dec d;
     otlp_dec_init(&d, o, out, err);
     size_t base = err->len;
-    int mapped = ERR_OK, r;
+    bool is_obj = false;
+    enum jt_found found = JT_FOUND_NONE;
+    int mapped = ERR_OK, rc = owned ? jt_doc_open_buf(t, owned, &is_obj, &syntax)
+                                    : jt_doc_open(t, body, len, &is_obj, &syntax);
     if (!rc && !is_obj)
         mapped = otlp_fail(&d, "%s", "body must be a JSON object");
-    struct slice key;
-    while (!rc && (r = jt_doc_member(t, &key, syntax)) != 0) {
-        if (r < 0) {
-            rc = r;
-            break;
-        }
-        /* the first resourceLogs (or its proto name; null: none), as
-         * jt_get finds it; a body with both names (the same field twice,
-         * which protobuf's own parser refuses) gets the first of them */
-        bool is_rl = !seen && (slice_eq(key, slice_cstr("resourceLogs")) ||
-                               slice_eq(key, slice_cstr("resource_logs")));
-        enum jt_type ty = jt_doc_peek(t);
-        seen |= is_rl;
-        if (!is_rl || ty != JT_ARR) {
-            if ((rc = jt_doc_value(t, syntax)))
-                break;
-            if (is_rl && !jt_is(t, 1, JT_NULL) && !mapped)
-                mapped = otlp_fail(&d, "%s must be an array", "resourceLogs");
-            continue;
-        }
-        while ((r = jt_doc_element(t, syntax)) == 1)
-            if (!mapped)
-                mapped = resource_logs(&d, t, 1);
-        rc = r;
-    }
+    else if (!rc)
+        rc = jt_doc_array(t, "resourceLogs", "resource_logs", each_resource, &d, &mapped, &found,
+                          &syntax);
+    if (!rc && found == JT_FOUND_OTHER && !mapped)
+        mapped = otlp_fail(&d, "%s must be an array", "resourceLogs");
     if (rc) { /* the syntax error, not the mapping's */
         err->len = base;
-        buf_append(err, syntax->data ? syntax->data : "", syntax->len);
+        buf_append(err, syntax.data ? syntax.data : "", syntax.len);
     }
+    buf_destroy(&syntax);
     otlp_dec_destroy(&d);
     jt_release(t);
     return rc ? rc : mapped;
@@ -537,23 +529,11 @@ static int decode_doc(struct jtape *t, int rc, bool is_obj, struct buf *syntax,
 int otlp_decode_json(const char *body, size_t len, const struct logs_opts *o,
                      const struct logs_out *out, struct buf *err)
 {
-    struct jtape *t = jt_thread_tape();
-    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
-    bool is_obj = false;
-    int rc = jt_doc_open(t, body, len, &is_obj, &syntax);
-    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
-    buf_destroy(&syntax);
-    return rc;
+    return decode(body, len, NULL, o, out, err);
 }
 
 int otlp_decode_json_buf(struct buf *body, const struct logs_opts *o, const struct logs_out *out,
                          struct buf *err)
 {
-    struct jtape *t = jt_thread_tape();
-    struct buf syntax = BUF_INIT;
-    bool is_obj = false;
-    int rc = jt_doc_open_buf(t, body, &is_obj, &syntax);
-    rc = decode_doc(t, rc, is_obj, &syntax, o, out, err);
-    buf_destroy(&syntax);
-    return rc;
+    return decode(NULL, 0, body, o, out, err);
 }
