@@ -4,9 +4,6 @@
 #include "ingest/jscan.h"
 
 #include <math.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,14 +116,8 @@ static bool unescape(struct jscan *s, struct slice *out)
 const char *jscan_skip_plain(const char *q, const char *end)
 {
 #ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
     while (end - q >= 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
-        /* signed: 0x00-0x1f and 0x80-0xff are below 0x20 */
-        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash));
-        hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, space));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        unsigned m = jscan_stops16(q);
         if (m)
             return q + __builtin_ctz(m);
         q += 16;

@@ -44,8 +44,23 @@ bool jscan_expect(struct jscan *s, char c);
 bool jscan_string(struct jscan *s, struct slice *out);
 /* The first byte at or after q (before end) that is '"', '\\', below 0x20
  * or 0x80 and above, 16 bytes at a time (SSE2: every x86-64 has it); end if
- * none. The plain run of a JSON string (jscan_string, ingest/jtape.c). */
+ * none. The plain run of a JSON string (jscan_string). */
 const char *jscan_skip_plain(const char *q, const char *end);
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+/* The bits of the 16 bytes at q that end a plain run (jscan_skip_plain's
+ * test; ingest/jtape.c's unbounded scan too). */
+static inline unsigned jscan_stops16(const char *q)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+    /* signed: 0x00-0x1f and 0x80-0xff are below 0x20 */
+    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash));
+    hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    return (unsigned)_mm_movemask_epi8(hit);
+}
+#endif
 /* The type of the next value (after blanks), without consuming it; false
  * at the end or on a byte that begins no value. */
 bool jscan_type(struct jscan *s, enum jscan_type *t);

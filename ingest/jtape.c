@@ -6,12 +6,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "base/err.h"
 #include "base/utf8.h"
+#include "ingest/jscan.h"
 
 struct jp {
     struct jtape *t;
@@ -108,14 +106,8 @@ static inline void skip_ws(struct jp *p)
 static inline char *plain_run(char *q)
 {
 #ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
     for (;;) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
-        /* signed: 0x00-0x1f and 0x80-0xff are below 0x20 */
-        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash));
-        hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, space));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        unsigned m = jscan_stops16(q);
         if (m)
             return q + __builtin_ctz(m);
         q += 16;
