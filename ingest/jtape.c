@@ -88,14 +88,20 @@ static inline uint32_t push(struct jp *p, enum jt_type ty)
     return (uint32_t)t->len++;
 }
 
-/* The text ends in a NUL (below every blank), so the common case, a byte
- * that is no blank, is one comparison. */
+/* Blanks skipped from c. The text ends in a NUL (below every blank), so
+ * the common case, a byte that is no blank, is one comparison. */
+static inline char *ws(char *c, const char *end)
+{
+    if (__builtin_expect((unsigned char)*c > ' ', 1))
+        return c;
+    while (c < end && (*c == ' ' || *c == '\n' || *c == '\r' || *c == '\t'))
+        c++;
+    return c;
+}
+
 static inline void skip_ws(struct jp *p)
 {
-    if (__builtin_expect((unsigned char)*p->p > ' ', 1))
-        return;
-    while (p->p < p->end && (*p->p == ' ' || *p->p == '\n' || *p->p == '\r' || *p->p == '\t'))
-        p->p++;
+    p->p = ws(p->p, p->end);
 }
 
 /* The first byte at or after q that is '"', '\\', below 0x20 or 0x80 and
@@ -216,17 +222,25 @@ static bool string_slow(struct jp *p, char *s, char *q)
     return true;
 }
 
-/* A string, the quote at p->p; most are plain ASCII without escapes, a
- * slice of the text as it is. */
-static inline bool string(struct jp *p)
+/* A string whose quote is at c (most are plain ASCII without escapes, a
+ * slice of the text as it is): the byte after it, or NULL. */
+static inline char *str_at(struct jp *p, char *c)
 {
-    char *s = p->p + 1;
+    char *s = c + 1;
     char *q = plain_run(s);
     if (__builtin_expect(*q != '"', 0))
-        return string_slow(p, s, q);
-    p->p = q + 1;
+        return string_slow(p, s, q) ? p->p : NULL;
     push_text(p, JT_STR, s, (size_t)(q - s), false);
-    return true;
+    return q + 1;
+}
+
+/* The same at the reader's position. */
+static inline bool string(struct jp *p)
+{
+    char *c = str_at(p, p->p);
+    if (c)
+        p->p = c;
+    return c != NULL;
 }
 
 static bool digits(struct jp *p)
@@ -307,31 +321,10 @@ static bool key(struct jp *p)
     return true;
 }
 
-/* Blanks skipped from c (the NUL at the end stops the common case). */
-static inline char *ws(char *c, const char *end)
-{
-    if (__builtin_expect((unsigned char)*c > ' ', 1))
-        return c;
-    while (c < end && (*c == ' ' || *c == '\n' || *c == '\r' || *c == '\t'))
-        c++;
-    return c;
-}
-
 static bool fail_at(struct jp *p, char *c, const char *why)
 {
     p->p = c;
     return bad(p, why);
-}
-
-/* The string whose quote is at c; the byte after it, or NULL. */
-static inline char *str_at(struct jp *p, char *c)
-{
-    char *s = c + 1;
-    char *q = plain_run(s);
-    if (__builtin_expect(*q != '"', 0))
-        return string_slow(p, s, q) ? p->p : NULL;
-    push_text(p, JT_STR, s, (size_t)(q - s), false);
-    return q + 1;
 }
 
 /* The document: a loop over values with a stack of the open containers
