@@ -451,6 +451,21 @@ static int failed(struct jtape *t, struct jp *p, struct buf *err)
     return ERR_INVAL;
 }
 
+/* The document at the reader as one value, and nothing but blanks after. */
+static int parse_whole(struct jtape *t, struct jp *p, struct buf *err)
+{
+    bool ok = document(p, 0);
+    if (ok) {
+        skip_ws(p);
+        if (p->p != p->end)
+            ok = bad(p, "text after the JSON value");
+    }
+    if (!ok)
+        return failed(t, p, err);
+    t->pos = t->text_len;
+    return ERR_OK;
+}
+
 int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
 {
     int rc = copy_text(t, body, len, err);
@@ -467,16 +482,7 @@ int jt_parse(struct jtape *t, const char *body, size_t len, struct buf *err)
     }
     reset_nodes(t);
     struct jp p = reader(t);
-    bool ok = document(&p, 0);
-    if (ok) {
-        skip_ws(&p);
-        if (p.p != p.end)
-            ok = bad(&p, "text after the JSON value");
-    }
-    if (!ok)
-        return failed(t, &p, err);
-    t->pos = len;
-    return ERR_OK;
+    return parse_whole(t, &p, err);
 }
 
 /* --- a document read piece by piece ------------------------------------ */
@@ -520,7 +526,6 @@ int jt_doc_open_buf(struct jtape *t, struct buf *body, bool *is_object, struct b
 
 static int doc_open(struct jtape *t, bool *is_object, struct buf *err)
 {
-    size_t len = t->text_len;
     reset_nodes(t);
     struct jp p = reader(t);
     skip_ws(&p);
@@ -532,17 +537,10 @@ static int doc_open(struct jtape *t, bool *is_object, struct buf *err)
         return ERR_OK;
     }
     /* not an object: the whole document as one value, checked */
-    bool ok = document(&p, 0);
-    if (ok) {
-        skip_ws(&p);
-        if (p.p != p.end)
-            ok = bad(&p, "text after the JSON value");
-    }
-    if (!ok)
-        return failed(t, &p, err);
-    t->pos = len;
-    t->doc_state = JT_DOC_END;
-    return ERR_OK;
+    int rc = parse_whole(t, &p, err);
+    if (rc == ERR_OK)
+        t->doc_state = JT_DOC_END;
+    return rc;
 }
 
 /* After the root object's '}': nothing but blanks. */
