@@ -324,7 +324,7 @@ async function mainChecks(page, problems) {
     await page.waitForFunction((n) => {
       const m = /(\d+) new rows; (\d+) dropped/.exec(document.getElementById('tail-status').textContent);
       return m && Number(m[1]) + Number(m[2]) === n;
-    }, {timeout: 20000}, want);
+    }, {timeout: 60000}, want); // a sanitized daemon on a busy machine took more than 20 s
     const text = await page.$eval('#tail-status', (e) => e.textContent);
     console.log(`# slow page: ${text}`);
     const shown = await page.$$eval('#rows tbody tr.row', (t) => t.length);
