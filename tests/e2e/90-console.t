@@ -1,6 +1,9 @@
 #!/bin/sh
 test_description='the web console at /ui/: its files and headers (curl), then the page in Debian'"'"'s chromium, headless, driven through the DevTools protocol by puppeteer-core (tests/e2e/90-console.js): database picker, word search, histogram, rows, paging, context, chart, zoom, shared links, a <script> line shown as text, live tail, tokens'
 . "$(dirname "$0")/lib.sh"
+# stderr as prove sees it: a failing browser check's reason reaches the
+# log without -v (sharness sends a test's own output nowhere without it)
+exec 7>&2
 
 # Screenshots of the main views are kept in the build folder.
 out=${LB_BUILD:-$LB_TOP/build}/e2e/90-console
@@ -141,7 +144,7 @@ test_expect_success BROWSER 'chromium drives the console (90-console.js main)' '
 
 # ok NAME in the browser's report
 browser_ok() {
-    grep -q "^ok $1" browser.out || { grep "$1" browser.out; cat browser.err; false; }
+    grep -q "^ok $1" browser.out || { grep "$1" browser.out >&7; cat browser.err >&7; false; }
 }
 
 test_expect_success BROWSER 'page: loads, picks the database, newest rows first' '
