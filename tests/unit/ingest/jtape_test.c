@@ -50,22 +50,29 @@ static void render(const struct jtape *t, uint32_t i, struct buf *out)
     }
 }
 
-static void check(const char *in, const char *want)
+/* The whole document parsed and rendered, or "ERR <the error>". */
+static void render_whole(const char *in, struct buf *out)
 {
     struct jtape t;
     jt_init(&t);
-    struct buf out = BUF_INIT, err = BUF_INIT;
+    struct buf err = BUF_INIT;
     if (jt_parse(&t, in, strlen(in), &err) == ERR_OK)
-        render(&t, 1, &out);
+        render(&t, 1, out);
     else
-        buf_printf(&out, "ERR %s", buf_cstr(&err));
+        buf_printf(out, "ERR %s", buf_cstr(&err));
+    jt_destroy(&t);
+    buf_destroy(&err);
+}
+
+static void check(const char *in, const char *want)
+{
+    struct buf out = BUF_INIT;
+    render_whole(in, &out);
     if (strcmp(buf_cstr(&out), want) != 0) {
         fprintf(stderr, "# in %s\n#  got: %s\n# want: %s\n", in, buf_cstr(&out), want);
         fail();
     }
-    jt_destroy(&t);
     buf_destroy(&out);
-    buf_destroy(&err);
 }
 
 static void test_documents(void **state)
@@ -162,13 +169,8 @@ static void render_pieces(const char *in, bool by_buf, struct buf *out)
 
 static void check_pieces(const char *in)
 {
-    struct jtape t;
-    jt_init(&t);
-    struct buf whole = BUF_INIT, err = BUF_INIT;
-    if (jt_parse(&t, in, strlen(in), &err) == ERR_OK)
-        render(&t, 1, &whole);
-    else
-        buf_printf(&whole, "ERR %s", buf_cstr(&err));
+    struct buf whole = BUF_INIT;
+    render_whole(in, &whole);
     for (int by_buf = 0; by_buf < 2; by_buf++) {
         struct buf got = BUF_INIT;
         render_pieces(in, by_buf, &got);
@@ -179,9 +181,7 @@ static void check_pieces(const char *in)
         }
         buf_destroy(&got);
     }
-    jt_destroy(&t);
     buf_destroy(&whole);
-    buf_destroy(&err);
 }
 
 static void test_pieces(void **state)
