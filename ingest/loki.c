@@ -76,6 +76,8 @@ static void entry_begin(struct loki_dec *d, struct slice line)
 {
     logrow_reset(&d->row);
     logrow_str(&d->row, slice_cstr("msg"), line);
+    if (!d->labels.len) /* no labels (and no buffer yet) */
+        return;
     const char *p = d->labels.data, *end = p + d->labels.len;
     while (p < end) {
         uint32_t kn, vn;
