@@ -209,12 +209,16 @@ static int add_kv(struct otlp_dec *d, struct slice kv, bool is_resource)
     struct otlp_attr a;
     if ((rc = any_attr(d, v, &a)))
         return rc;
-    otlp_add_attr(d, k, &a, is_resource);
+    if (is_resource)
+        otlp_res_attr(d, k, &a);
+    else
+        otlp_add_attr(d, k, &a, false);
     return ERR_OK;
 }
 
 static const signed char res_wires[] = {W_NONE, PB_LEN, PB_VARINT};
 
+/* The resource's attributes (otlp_res_*). */
 static int add_resource(struct otlp_dec *d, struct slice res)
 {
     struct pb_reader r;
@@ -319,8 +323,9 @@ static int record(struct otlp_dec *d, struct slice s, struct slice res)
     while (pb_next(&r, &f) == 1)
         if (f.num == 6 && (rc = add_kv(d, f.s, false)))
             return rc;
-    if ((rc = add_resource(d, res)))
+    if (otlp_res_decode(d) && (rc = add_resource(d, res)))
         return rc;
+    otlp_res_done(d);
     if (d->out)
         otlp_end_record(d, x.time, x.observed);
     return ERR_OK;
@@ -350,6 +355,7 @@ static int resource_logs(struct otlp_dec *d, struct slice s)
     struct pb_field f;
     struct slice res = slice_make("", 0);
     int rc;
+    otlp_res_clear(d);
     pb_init(&r, s.ptr, s.len);
     while ((rc = pb_next(&r, &f)) == 1) {
         if ((rc = check_wire(d, &f, "ResourceLogs", scope_wires, 4)))

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
@@ -19,12 +20,18 @@ void otlp_dec_init(struct otlp_dec *d, const struct logs_opts *o, const struct l
     buf_init(&d->scratch);
     logs_names_init(&d->host_keys, o->map.host_keys);
     logs_names_init(&d->event_keys, o->map.event_keys);
+    d->res = NULL;
+    d->nres = d->res_cap = 0;
+    buf_init(&d->res_text);
+    otlp_res_clear(d);
 }
 
 void otlp_dec_destroy(struct otlp_dec *d)
 {
     logrow_destroy(&d->row);
     buf_destroy(&d->scratch);
+    buf_destroy(&d->res_text);
+    free(d->res);
 }
 
 int otlp_fail(struct otlp_dec *d, const char *fmt, ...)
@@ -117,6 +124,53 @@ void otlp_add_attr(struct otlp_dec *d, struct slice key, const struct otlp_attr 
         }
         logrow_float(r, key, a->f);
         break;
+    }
+}
+
+void otlp_res_clear(struct otlp_dec *d)
+{
+    d->nres = 0;
+    d->res_records = 0;
+    buf_reset(&d->res_text);
+}
+
+bool otlp_res_decode(const struct otlp_dec *d)
+{
+    return d->res_records < 2;
+}
+
+void otlp_res_attr(struct otlp_dec *d, struct slice key, const struct otlp_attr *a)
+{
+    if (d->res_records == 0) {
+        otlp_add_attr(d, key, a, true);
+        return;
+    }
+    if (d->nres == d->res_cap) {
+        d->res_cap = d->res_cap ? d->res_cap * 2 : 8;
+        d->res = xrealloc(d->res, d->res_cap * sizeof *d->res);
+    }
+    struct otlp_res_attr *ra = &d->res[d->nres++];
+    ra->key = key;
+    ra->a = *a;
+    if (a->kind == OTLP_TEXT) {
+        ra->text_off = d->res_text.len;
+        buf_append(&d->res_text, a->s.ptr, a->s.len);
+    }
+}
+
+void otlp_res_done(struct otlp_dec *d)
+{
+    if (d->res_records++ == 0)
+        return;
+    for (size_t i = 0; i < d->nres; i++) {
+        const struct otlp_res_attr *ra = &d->res[i];
+        if (ra->a.kind != OTLP_TEXT) {
+            otlp_add_attr(d, ra->key, &ra->a, true);
+            continue;
+        }
+        struct otlp_attr a = ra->a;
+        a.s = slice_make(d->res_text.data + ra->text_off, a.s.len);
+        otlp_add_attr(d, ra->key, &a, true);
     }
 }
 

@@ -19,6 +19,11 @@ struct otlp_dec {
     uint64_t no;                             /* records so far */
     const char *rec_error;                   /* the current record's first problem (rejects it) */
     struct logs_names host_keys, event_keys; /* the map's lists, split */
+    /* the current resource's attributes (otlp_res_*) */
+    struct otlp_res_attr *res; /* kept at its second record */
+    size_t nres, res_cap;
+    uint64_t res_records; /* its records so far */
+    struct buf res_text;  /* the kept TEXT values */
 };
 
 void otlp_dec_init(struct otlp_dec *d, const struct logs_opts *o, const struct logs_out *out,
@@ -49,6 +54,25 @@ struct otlp_attr {
 };
 void otlp_add_attr(struct otlp_dec *d, struct slice key, const struct otlp_attr *a,
                    bool is_resource);
+/* The resource's attributes, decoded at most twice whatever the number of
+ * its records: otlp_res_clear at each new resource; at a record, if
+ * otlp_res_decode says so, the decoder passes each of them to
+ * otlp_res_attr, and then calls otlp_res_done. The first record's row
+ * takes them directly (as otlp_add_attr(..., true)); the second keeps
+ * them, and otlp_res_done offers the kept ones to that row and every later
+ * one, after the record's own attributes. Keys and STRING values are
+ * borrowed (from the body, or the tape of the resourceLogs element that
+ * holds the resource's records); TEXT values, rendered in the scratch
+ * buffer, are copied. */
+struct otlp_res_attr {
+    struct slice key;
+    struct otlp_attr a;
+    size_t text_off; /* TEXT: its bytes in res_text */
+};
+void otlp_res_clear(struct otlp_dec *d);
+bool otlp_res_decode(const struct otlp_dec *d);
+void otlp_res_attr(struct otlp_dec *d, struct slice key, const struct otlp_attr *a);
+void otlp_res_done(struct otlp_dec *d);
 /* Ends a record: the level tag, the ts (time, else observed time, else the
  * arrival stamp) and out->row or out->reject. */
 void otlp_end_record(struct otlp_dec *d, uint64_t time_ns, uint64_t observed_ns);

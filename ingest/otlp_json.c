@@ -302,7 +302,10 @@ static int add_attr_list(struct otlp_dec *d, const struct jtape *t, uint32_t att
             continue;
         if ((rc = any_attr(d, t, v, &a)))
             return rc;
-        otlp_add_attr(d, jt_str(t, k), &a, is_resource);
+        if (is_resource)
+            otlp_res_attr(d, jt_str(t, k), &a);
+        else
+            otlp_add_attr(d, jt_str(t, k), &a, false);
     }
     return ERR_OK;
 }
@@ -444,8 +447,9 @@ static int record(struct otlp_dec *d, const struct jtape *t, uint32_t rec, uint3
     if (m[R_ATTRS] && !jt_is(t, m[R_ATTRS], JT_ARR))
         return otlp_fail(d, "%s", "attributes must be an array");
     if ((m[R_ATTRS] && (rc = add_attr_list(d, t, m[R_ATTRS], false))) ||
-        (resource && (rc = add_attrs(d, t, resource, true))))
+        (resource && otlp_res_decode(d) && (rc = add_attrs(d, t, resource, true))))
         return rc;
+    otlp_res_done(d);
     if (d->out)
         otlp_end_record(d, tm, obs);
     return ERR_OK;
@@ -474,6 +478,7 @@ static int resource_logs(struct otlp_dec *d, const struct jtape *t, uint32_t rl)
     uint32_t res = member(t, rl, "resource", NULL);
     if (res && !jt_is(t, res, JT_OBJ))
         return otlp_fail(d, "%s", "resource must be an object");
+    otlp_res_clear(d);
     uint32_t scopes;
     int rc = array_member(d, t, rl, "scopeLogs", "scope_logs", &scopes);
     if (rc || !scopes)

@@ -11,91 +11,94 @@ void pb_init(struct pb_reader *r, const void *data, size_t len)
     r->error = NULL;
 }
 
-static int read_varint(struct pb_reader *r, const uint8_t **p, uint64_t *out)
+/* The varint at p: the byte after it, or NULL (r->error set). */
+static const uint8_t *varint_slow(struct pb_reader *r, const uint8_t *p, uint64_t *out)
 {
-    if (*p < r->end && !(**p & 0x80)) { /* most keys and lengths: one byte */
-        *out = *(*p)++;
-        return ERR_OK;
-    }
     uint64_t v = 0;
     for (int i = 0; i < 10; i++) {
-        if (*p >= r->end) {
+        if (p >= r->end) {
             r->error = "truncated varint";
-            return ERR_CORRUPT;
+            return NULL;
         }
-        uint8_t b = *(*p)++;
+        uint8_t b = *p++;
         if (i == 9 && b > 1) {
             r->error = "varint over 64 bits";
-            return ERR_CORRUPT;
+            return NULL;
         }
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
             *out = v;
-            return ERR_OK;
+            return p;
         }
     }
     r->error = "varint longer than 10 bytes";
-    return ERR_CORRUPT;
+    return NULL;
 }
 
-static int read_fixed(struct pb_reader *r, const uint8_t **p, size_t n, uint64_t *out)
+/* Most keys and lengths are one byte. */
+static inline const uint8_t *varint(struct pb_reader *r, const uint8_t *p, uint64_t *out)
 {
-    if ((size_t)(r->end - *p) < n) {
+    if (p < r->end && *p < 0x80) {
+        *out = *p;
+        return p + 1;
+    }
+    return varint_slow(r, p, out);
+}
+
+/* A little-endian fixed value of n bytes at p: the byte after it, or NULL. */
+static const uint8_t *fixed(struct pb_reader *r, const uint8_t *p, size_t n, uint64_t *out)
+{
+    if ((size_t)(r->end - p) < n) {
         r->error = n == 8 ? "truncated 64-bit value" : "truncated 32-bit value";
-        return ERR_CORRUPT;
+        return NULL;
     }
     uint64_t v = 0;
     for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)(*p)[i] << (8 * i);
-    *p += n;
+        v |= (uint64_t)p[i] << (8 * i);
     *out = v;
-    return ERR_OK;
+    return p + n;
 }
 
-static int read_value(struct pb_reader *r, const uint8_t **p, struct pb_field *f)
+/* A length-delimited value at p: the byte after it, or NULL. */
+static const uint8_t *bytes(struct pb_reader *r, const uint8_t *p, struct slice *out)
 {
     uint64_t len;
-    switch (f->wire) {
-    case PB_VARINT: return read_varint(r, p, &f->v);
-    case PB_I64: return read_fixed(r, p, 8, &f->v);
-    case PB_I32: return read_fixed(r, p, 4, &f->v);
-    case PB_LEN:
-        if (read_varint(r, p, &len))
-            return ERR_CORRUPT;
-        if (len > (uint64_t)(r->end - *p)) {
-            r->error = "length-delimited field runs past the end";
-            return ERR_CORRUPT;
-        }
-        f->s = slice_make(*p, (size_t)len);
-        *p += len;
-        return ERR_OK;
+    if (!(p = varint(r, p, &len)))
+        return NULL;
+    if (len > (uint64_t)(r->end - p)) {
+        r->error = "length-delimited field runs past the end";
+        return NULL;
     }
-    r->error = "unsupported wire type";
-    return ERR_CORRUPT;
+    *out = slice_make(p, (size_t)len);
+    return p + len;
 }
 
-int pb_next(struct pb_reader *r, struct pb_field *f)
+int pb_next_any(struct pb_reader *r, struct pb_field *f)
 {
-    if (r->p >= r->end)
-        return 0;
     const uint8_t *p = r->p;
+    if (p >= r->end)
+        return 0;
     uint64_t key;
-    if (read_varint(r, &p, &key))
+    if (!(p = varint(r, p, &key)))
         return ERR_CORRUPT;
-    unsigned wire = (unsigned)(key & 7);
     if (key >> 3 == 0 || key >> 3 > 0x1fffffff) {
         r->error = "bad field number";
         return ERR_CORRUPT;
     }
-    if (wire != PB_VARINT && wire != PB_I64 && wire != PB_LEN && wire != PB_I32) {
-        r->error = wire == 3 || wire == 4 ? "groups are not supported" : "bad wire type";
-        return ERR_CORRUPT;
-    }
     f->num = (uint32_t)(key >> 3);
-    f->wire = (enum pb_wire)wire;
+    f->wire = (enum pb_wire)(key & 7);
     f->v = 0;
     f->s = slice_make(NULL, 0);
-    if (read_value(r, &p, f))
+    switch (key & 7) {
+    case PB_LEN: p = bytes(r, p, &f->s); break;
+    case PB_VARINT: p = varint(r, p, &f->v); break;
+    case PB_I64: p = fixed(r, p, 8, &f->v); break;
+    case PB_I32: p = fixed(r, p, 4, &f->v); break;
+    default:
+        r->error = (key & 7) == 3 || (key & 7) == 4 ? "groups are not supported" : "bad wire type";
+        return ERR_CORRUPT;
+    }
+    if (!p)
         return ERR_CORRUPT;
     r->p = p;
     return 1;

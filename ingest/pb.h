@@ -36,7 +36,50 @@ struct pb_field {
 void pb_init(struct pb_reader *r, const void *data, size_t len);
 /* 1 and *f set, 0 at the end of the buffer, or ERR_CORRUPT (r->error says
  * why; the reader stays at the bad field). */
-int pb_next(struct pb_reader *r, struct pb_field *f);
+static inline int pb_next(struct pb_reader *r, struct pb_field *f);
+/* pb_next for every field (pb_next itself reads a field whose key and
+ * value or length are one byte each and calls this for the others). */
+int pb_next_any(struct pb_reader *r, struct pb_field *f);
+
+static inline int pb_next(struct pb_reader *r, struct pb_field *f)
+{
+    const uint8_t *p = r->p;
+    if (p >= r->end)
+        return 0;
+    if (r->end - p >= 3 && p[0] >= 8 && p[0] < 0x80) {
+        unsigned wire = p[0] & 7;
+        if (wire == PB_LEN && (p[1] < 0x80 || p[2] < 0x80)) { /* a length under 16 KiB */
+            size_t hdr = p[1] < 0x80 ? 2 : 3;
+            size_t len = hdr == 2 ? p[1] : (size_t)(p[1] & 0x7f) | (size_t)p[2] << 7;
+            if (len <= (size_t)(r->end - p) - hdr) {
+                f->num = p[0] >> 3;
+                f->wire = PB_LEN;
+                f->v = 0;
+                f->s = slice_make(p + hdr, len);
+                r->p = p + hdr + len;
+                return 1;
+            }
+        } else if (wire == PB_I64 && r->end - p >= 9) {
+            uint64_t v = 0;
+            for (int i = 0; i < 8; i++)
+                v |= (uint64_t)p[1 + i] << (8 * i);
+            f->num = p[0] >> 3;
+            f->wire = PB_I64;
+            f->v = v;
+            f->s = slice_make(NULL, 0);
+            r->p = p + 9;
+            return 1;
+        } else if (wire == PB_VARINT && p[1] < 0x80) {
+            f->num = p[0] >> 3;
+            f->wire = PB_VARINT;
+            f->v = p[1];
+            f->s = slice_make(NULL, 0);
+            r->p = p + 2;
+            return 1;
+        }
+    }
+    return pb_next_any(r, f);
+}
 
 /* Appends to out the encoding of a field: a varint, or a length-delimited
  * value (used by the replies the OTLP handler builds). */

@@ -359,6 +359,29 @@ static void test_otlp_json(void **state)
           "9223372036854775808;d:F0.25;b:Bf;pid:I7|1700000000000000001\n"
           "2 svc|h1|level=Warning;user=resource-loses|msg:S\"{\"k\":null,\"e\":null}\";pid:I7|5\n"
           "3 svc|h1|level=INFO2;user=resource-loses|msg:S\"3\";pid:I7|1000\n");
+    /* a resource's attributes of every kind reach each of its records (the
+     * first record's row takes them as decoded, later ones a kept copy),
+     * and none reaches the next resource's */
+    check(otlp_decode_json, false,
+          "{\"resourceLogs\":[{\"resource\":{\"attributes\":["
+          "{\"key\":\"host.name\",\"value\":{\"stringValue\":\"h1\"}},"
+          "{\"key\":\"kv\",\"value\":{\"kvlistValue\":{\"values\":[{\"key\":\"a\","
+          "\"value\":{\"intValue\":\"1\"}}]}}},"
+          "{\"key\":\"arr\",\"value\":{\"arrayValue\":{\"values\":[{\"boolValue\":false}]}}},"
+          "{\"key\":\"raw\",\"value\":{\"bytesValue\":\"AAEC\"}},"
+          "{\"key\":\"d\",\"value\":{\"doubleValue\":0.5}},"
+          "{\"key\":\"ok\",\"value\":{\"boolValue\":true}}]},"
+          "\"scopeLogs\":[{\"logRecords\":[{\"timeUnixNano\":\"1\"},"
+          "{\"timeUnixNano\":\"2\",\"attributes\":[{\"key\":\"d\",\"value\":"
+          "{\"intValue\":\"9\"}}]}]},{\"logRecords\":[{\"timeUnixNano\":\"3\"}]}]},"
+          "{\"resource\":{\"attributes\":[{\"key\":\"host.name\",\"value\":"
+          "{\"stringValue\":\"h2\"}}]},\"scopeLogs\":[{\"logRecords\":["
+          "{\"timeUnixNano\":\"4\"},{\"timeUnixNano\":\"5\"}]}]},"
+          "{\"scopeLogs\":[{\"logRecords\":[{\"timeUnixNano\":\"6\"}]}]}]}",
+          "1 otlp|h1|kv={\"a\":1};arr=[false];raw=AAEC|msg:S\"\";d:F0.5;ok:Bt|1\n"
+          "2 otlp|h1|kv={\"a\":1};arr=[false];raw=AAEC|msg:S\"\";d:I9;ok:Bt|2\n"
+          "3 otlp|h1|kv={\"a\":1};arr=[false];raw=AAEC|msg:S\"\";d:F0.5;ok:Bt|3\n"
+          "4 otlp|h2||msg:S\"\"|4\n5 otlp|h2||msg:S\"\"|5\n6 otlp|||msg:S\"\"|6\n");
     /* no resource: the default event, the default host, the arrival stamp */
     check(otlp_decode_json, false, "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{}]}]}]}",
           "1 otlp|||msg:S\"\"|1000\n");
@@ -468,6 +491,35 @@ static void test_otlp_proto(void **state)
     check_bin(otlp_decode_proto, false, &req,
               "1 api|node-1|level=INFO;user=amy;zone=z1|msg:S\"{\"a\":[true,1.5,\"/w==\"]}\";"
               "trace_id:S\"01ab\";n:I-3|1700000000000000009\n");
+
+    /* three records of one resource, whose attributes are kept at the
+     * second (an ArrayValue rendered as text among them), then another
+     * resource */
+    buf_reset(&req);
+    pb_put_bytes(&v, 1, "x", 1);
+    wrap(&arr, 1, &v);
+    wrap(&inner, 5, &arr);
+    kv_str(&res, 1, "host.name", "node-2");
+    kv_any(&res, 1, "list", &inner);
+    buf_reset(&inner);
+    for (uint64_t t = 1; t <= 3; t++) {
+        fixed64(&rec, 1, t);
+        if (t == 2)
+            kv_str(&rec, 6, "list", "own");
+        wrap(&scope, 2, &rec);
+    }
+    wrap(&rl, 1, &res);
+    wrap(&rl, 2, &scope);
+    wrap(&req, 1, &rl);
+    kv_str(&res, 1, "host.name", "node-3");
+    wrap(&rl, 1, &res);
+    fixed64(&rec, 1, 4);
+    wrap(&scope, 2, &rec);
+    wrap(&rl, 2, &scope);
+    wrap(&req, 1, &rl);
+    check_bin(otlp_decode_proto, false, &req,
+              "1 otlp|node-2|list=[\"x\"]|msg:S\"\"|1\n2 otlp|node-2|list=own|msg:S\"\"|2\n"
+              "3 otlp|node-2|list=[\"x\"]|msg:S\"\"|3\n4 otlp|node-3||msg:S\"\"|4\n");
 
     /* wrong wire type of time_unix_nano */
     buf_reset(&req);
