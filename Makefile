@@ -33,13 +33,14 @@ else ifeq ($(TSAN),1)
 # Reports go to files, build-tsan/tsan-report.PID (a daemon's would
 # otherwise go with its test's folder): make test prints them and fails if
 # there is one, even from a daemon killed with SIGKILL. tests/tsan.supp
-# lists what is suppressed and why.
+# lists what is suppressed and why. LB_TSAN=1: unit tests without threads
+# of their own skip themselves, or run less (tests/support/store_testutil.h).
 BUILD := build-tsan
 SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 OPT := -O1 -g
 SANITIZED := 1
 TSAN_REPORTS := $(CURDIR)/$(BUILD)/tsan-report
-SANENV := TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1 \
+SANENV := LB_TSAN=1 TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1 \
     history_size=4 log_path=$(TSAN_REPORTS)"
 else
 BUILD := build

@@ -16,6 +16,12 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+bool tu_tsan(void)
+{
+    const char *s = getenv("LB_TSAN");
+    return s && strcmp(s, "1") == 0;
+}
+
 char *tu_mkdtemp(const char *tag)
 {
     const char *tmp = getenv("TMPDIR");

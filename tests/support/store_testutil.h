@@ -11,6 +11,13 @@
 
 #include "store/env.h"
 
+/* Whether the tests run under ThreadSanitizer (make test TSAN=1 sets
+ * LB_TSAN=1). A test whose code starts no thread has nothing for it to
+ * check and runs ten times slower there: it skips itself (the release and
+ * ASan passes run it); a long test whose threads are the store's own,
+ * which the other store tests run under it too, may run less. */
+bool tu_tsan(void);
+
 /* A new empty directory under $TMPDIR (or /tmp); caller frees the path. */
 char *tu_mkdtemp(const char *tag);
 /* Removes a directory tree (rm -rf). */
