@@ -586,7 +586,8 @@ static void test_levels(void **state)
 {
     struct fixture *f = *state;
     if (tu_tsan()) { /* cmocka's skip() is "not ok # SKIP", a failure to prove */
-        print_message("# not run under ThreadSanitizer: 60,000 rows to reach the caps, and no thread of its own\n");
+        print_message("# not run under ThreadSanitizer: 60,000 rows to reach the caps, and no "
+                      "thread of its own\n");
         return;
     }
     int levels[4] = {0, 0, 0, 0}; /* 0 all, 1 no pairs, 2 no sets, 3 none */
