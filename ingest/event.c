@@ -123,11 +123,15 @@ static long dup_key(const void *base, size_t stride, size_t n, struct buf *scrat
 
 long event_dup_field(const struct rec_field *fields, size_t n, struct buf *scratch)
 {
+    if (n < 2) /* no pair; and fields may be NULL */
+        return -1;
     return dup_key(&fields[0].key, sizeof *fields, n, scratch);
 }
 
 long event_dup_tag(const struct rec_tag *tags, size_t n, struct buf *scratch)
 {
+    if (n < 2) /* no pair; and tags may be NULL */
+        return -1;
     return dup_key(&tags[0].key, sizeof *tags, n, scratch);
 }
 
