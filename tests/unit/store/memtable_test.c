@@ -319,6 +319,51 @@ static void test_grouped(void **state)
     mt_unref(g);
 }
 
+/* Index entries as concurrent batches bring them: each batch newer than
+ * the last in most steps (its entries go in at each host's head), older in
+ * others (they land after the newer batches' entries, through the group's
+ * splice, which head inserts keep exact). The grouped list holds what a
+ * plain one does, in the same order. */
+static void test_grouped_batches(void **state)
+{
+    (void)state;
+    struct memtable *a = mt_new(1, NULL, NULL, NULL, false);
+    struct memtable *g = mt_new(1, NULL, NULL, NULL, true);
+    static const int order[] = {1, 0, 2, 4, 3, 5, 8, 6, 7, 9, 12, 10, 11, 13, 14};
+    struct buf k = BUF_INIT;
+    uint64_t seq = 0;
+    size_t total = 0;
+    for (size_t b = 0; b < sizeof order / sizeof order[0]; b++)
+        for (int i = 0; i < 200; i++) {
+            uint64_t ts = (uint64_t)order[b] * 1000 + (uint64_t)i, tskey = ~ts; /* newest first */
+            buf_reset(&k);
+            buf_printf(&k, "host-%d", i % 7);
+            buf_putc(&k, 0);
+            for (int j = 7; j >= 0; j--)
+                buf_putc(&k, (char)(tskey >> (8 * j)));
+            buf_puts(&k, "ev");
+            buf_putc(&k, 0);
+            seq++;
+            mt_add(a, slice_make(k.data, k.len), seq, IKEY_PUT, slice_make("", 0));
+            mt_add(g, slice_make(k.data, k.len), seq, IKEY_PUT, slice_make("", 0));
+            total++;
+        }
+    struct iter *x = mt_iter(a), *y = mt_iter(g);
+    it_seek_first(x);
+    it_seek_first(y);
+    assert_int_equal(expect_same_rest(x, y), total);
+    for (it_seek_last(x), it_seek_last(y); it_valid(x); it_prev(x), it_prev(y)) {
+        assert_true(it_valid(y));
+        assert_true(slice_eq(it_key(x), it_key(y)));
+    }
+    assert_false(it_valid(y));
+    it_destroy(x);
+    it_destroy(y);
+    buf_destroy(&k);
+    mt_unref(a);
+    mt_unref(g);
+}
+
 /* A pass over a grouped memtable gives the rows of a plain iterator, in
  * order, whatever the number of groups against the lanes and their sizes
  * (one row, many more than a lane fetches ahead); a move other than next
@@ -526,9 +571,13 @@ int main(void)
 {
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memtable),           cmocka_unit_test(test_insert_orders),
-        cmocka_unit_test(test_concurrent_readers), cmocka_unit_test(test_grouped),
-        cmocka_unit_test(test_grouped_pass),       cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_memtable),
+        cmocka_unit_test(test_insert_orders),
+        cmocka_unit_test(test_concurrent_readers),
+        cmocka_unit_test(test_grouped),
+        cmocka_unit_test(test_grouped_batches),
+        cmocka_unit_test(test_grouped_pass),
+        cmocka_unit_test(test_merge),
         cmocka_unit_test(test_cleanup_order),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
