@@ -37,8 +37,9 @@ void pb_init(struct pb_reader *r, const void *data, size_t len);
 /* 1 and *f set, 0 at the end of the buffer, or ERR_CORRUPT (r->error says
  * why; the reader stays at the bad field). */
 static inline int pb_next(struct pb_reader *r, struct pb_field *f);
-/* pb_next for every field (pb_next itself reads a field whose key and
- * value or length are one byte each and calls this for the others). */
+/* pb_next for every field. pb_next itself, inline, reads the fields nearly
+ * every message is made of (a one-byte key with a one-byte varint, a
+ * fixed64, or a length under 16 KiB) and calls this for the others. */
 int pb_next_any(struct pb_reader *r, struct pb_field *f);
 
 static inline int pb_next(struct pb_reader *r, struct pb_field *f)
