@@ -7,7 +7,7 @@
  * bytes.
  *
  *   syslog_bench --port 6514 --http-port 8086 --events 2000000 --conns 4 \
- *       [--octet] [--batch 5000] [--duration 120] [--server-pid PID]
+ *       [--octet] [--senders] [--batch 5000] [--duration 120] [--server-pid PID]
  *
  * The events are ingest_bench's (same generator and seed): 1,000 hosts,
  * 20 event names, a float, an integer and a ~95-byte message:
@@ -17,7 +17,14 @@
  * in the message, as a syslog sender writes them: as structured data they
  * would be two tags of 100,000 and 1,000,000 values, which the flush's
  * catalog of tag values pays for (about 2 us of CPU per event more).
- * Each message has its own nanosecond stamp (base + its index). */
+ * Each message has its own nanosecond stamp (base + its index).
+ *
+ * Every connection sends messages of every host unless --senders: then
+ * connection i carries only the hosts h with h % conns == i, as
+ * connections from syslog senders (or relays) carry their own hosts'
+ * messages. Without it, each host's messages arrive over every connection,
+ * their stamps out of order between them, and its host index entries
+ * often land behind newer ones instead of at the head. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,6 +43,7 @@ struct opts {
     size_t batch;
     int conns;
     bool is_octet;
+    bool senders; /* each connection carries its own hosts' messages */
     double duration;
     int server_pid;
 };
@@ -49,7 +57,11 @@ struct block {
     size_t n;
 };
 
-static void make_block(struct block *b, size_t n, uint64_t seed, bool is_octet)
+/* A block's messages; with shards > 1 its hosts are those of one shard
+ * (host % shards == shard), as a connection from syslog senders carries
+ * its own hosts' messages. */
+static void make_block(struct block *b, size_t n, uint64_t seed, bool is_octet, unsigned shard,
+                       unsigned shards)
 {
     memset(b, 0, sizeof *b);
     b->ts_off = bh_xrealloc(NULL, n * sizeof *b->ts_off);
@@ -66,8 +78,9 @@ static void make_block(struct block *b, size_t n, uint64_t seed, bool is_octet)
         int len = snprintf(line, sizeof line,
                            "<14>1 2023-11-14T22:13:20.%0*dZ host-%04u ev%02u - - - value=%.3f "
                            "count=%" PRIu64 " %s",
-                           TS_FRAC, 0, (unsigned)((r >> 8) % 1000), (unsigned)(r % 20),
-                           (double)((r >> 20) % 100000) / 1000.0, (r >> 40) % 1000000, msg);
+                           TS_FRAC, 0, (unsigned)((r >> 8) % (1000 / shards)) * shards + shard,
+                           (unsigned)(r % 20), (double)((r >> 20) % 100000) / 1000.0,
+                           (r >> 40) % 1000000, msg);
         b->msg_off[i] = b->text.len;
         if (is_octet) {
             char head[16];
@@ -133,7 +146,8 @@ static void *worker_main(void *arg)
         return NULL;
     }
     struct block b;
-    make_block(&b, o->batch, 7 + (uint64_t)w->id, o->is_octet);
+    make_block(&b, o->batch, 7 + (uint64_t)w->id, o->is_octet, o->senders ? (unsigned)w->id : 0,
+               o->senders ? (unsigned)o->conns : 1);
     for (;;) {
         uint64_t k = atomic_fetch_add(&sh->next_block, 1);
         if (k >= sh->blocks || bh_now() > sh->deadline)
@@ -269,8 +283,11 @@ static int run(const struct opts *o)
             ? (double)(ticks1 - ticks0) / (double)sysconf(_SC_CLK_TCK) * 1e6 / (double)stored
             : 0;
     printf("%-8s %5d %6.2f %10" PRIu64 " %10" PRIu64 " %7.1f %9.0f %9.3f\n",
-           o->is_octet ? "syslog-o" : "syslog", o->conns, el, sent, stored,
-           (double)atomic_load(&sh.bytes) / el / 1e6, (double)stored / el, cpu_us);
+           o->is_octet  ? "syslog-o"
+           : o->senders ? "syslog-s"
+                        : "syslog",
+           o->conns, el, sent, stored, (double)atomic_load(&sh.bytes) / el / 1e6,
+           (double)stored / el, cpu_us);
     printf("(client wrote its bytes in %.2f s; events/s counts rows written by the server)\n",
            t_sent);
     if (o->server_pid > 0 && stored) {
@@ -286,19 +303,24 @@ static int run(const struct opts *o)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: syslog_bench --port SYSLOG_TCP_PORT --http-port HTTP_PORT\n"
-                    "                    [--events N] [--batch N] [--conns N] [--octet]\n"
-                    "                    [--duration SECS] [--server-pid PID]\n");
+    fprintf(stderr,
+            "usage: syslog_bench --port SYSLOG_TCP_PORT --http-port HTTP_PORT\n"
+            "                    [--events N] [--batch N] [--conns N] [--octet] [--senders]\n"
+            "                    [--duration SECS] [--server-pid PID]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {0, 8086, 1000000, 5000, 4, false, 120, 0};
+    struct opts o = {0, 8086, 1000000, 5000, 4, false, false, 120, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--octet")) {
             o.is_octet = true;
+            continue;
+        }
+        if (!strcmp(a, "--senders")) {
+            o.senders = true;
             continue;
         }
         if (i + 1 >= argc)

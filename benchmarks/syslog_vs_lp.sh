@@ -1,7 +1,10 @@
 #!/bin/sh
 # Syslog over TCP against the line-protocol path, in the same run, on the
 # same events: for each of line protocol (ingest_bench over HTTP), syslog
-# with newline framing and syslog with octet counting (syslog_bench), a
+# with newline framing and syslog with octet counting (syslog_bench, every
+# host's messages over every connection), and newline framing with each
+# connection carrying its own hosts' messages (--senders, as connections
+# from syslog senders do; mode "syslog-s" in the table), a
 # fresh build/logbucketd on kernel-chosen loopback ports with its own empty
 # temporary data dir (so no run inherits another's memtables, flushes or
 # compactions), --server-pid for its CPU, stopped by its PID after.
@@ -53,4 +56,8 @@ stop_daemon
 start_daemon
 "$top/build/bench/syslog_bench" --port "$sl" --http-port "$http" --events "$events" \
     --conns "$conns" --server-pid "$pid" --octet
+stop_daemon
+start_daemon
+"$top/build/bench/syslog_bench" --port "$sl" --http-port "$http" --events "$events" \
+    --conns "$conns" --server-pid "$pid" --senders
 stop_daemon
