@@ -190,7 +190,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZ_UB := -fno-sanitize-recover=undefined
 fuzz:
 	@command -v clang >/dev/null || { echo "fuzz: clang is required"; exit 1; }
-	$(MAKE) CC=clang BUILD=build-fuzz SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined $(FUZZ_UB)" \
+	$(MAKE) $(BUILD_JOBS) CC=clang BUILD=build-fuzz SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined $(FUZZ_UB)" \
 	    OPT="-O1 -g" build-fuzz/libingest.a build-fuzz/libquery.a build-fuzz/libstore.a build-fuzz/libmodel.a build-fuzz/libconfig.a build-fuzz/libbase.a
 	@mkdir -p build-fuzz/fuzz
 	for f in $(FUZZ_SRCS); do \
