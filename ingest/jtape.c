@@ -751,3 +751,26 @@ int jt_doc_array(struct jtape *t, const char *name, const char *alt,
     }
     return r;
 }
+
+int jt_doc_read_array(const char *body, size_t len, struct buf *owned, const char *name,
+                      const char *alt, int (*each)(void *arg, const struct jtape *t), void *arg,
+                      bool *is_object, enum jt_found *found, int *mapped, struct buf *err)
+{
+    struct jtape *t = jt_thread_tape();
+    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
+    size_t base = err->len;
+    *is_object = false;
+    *found = JT_FOUND_NONE;
+    *mapped = ERR_OK;
+    int rc = owned ? jt_doc_open_buf(t, owned, is_object, &syntax)
+                   : jt_doc_open(t, body, len, is_object, &syntax);
+    if (!rc && *is_object)
+        rc = jt_doc_array(t, name, alt, each, arg, mapped, found, &syntax);
+    if (rc) { /* the syntax error, not the mapping's */
+        err->len = base;
+        buf_append(err, syntax.data ? syntax.data : "", syntax.len);
+    }
+    buf_destroy(&syntax);
+    jt_release(t);
+    return rc;
+}

@@ -106,6 +106,17 @@ int jt_doc_array(struct jtape *t, const char *name, const char *alt,
                  int (*each)(void *arg, const struct jtape *t), void *arg, int *mapped,
                  enum jt_found *found, struct buf *err);
 
+/* A push body read for its array member, with the thread's tape:
+ * jt_doc_open (body, len) or jt_doc_open_buf (owned, taken), then for an
+ * object jt_doc_array (name, alt, each, arg), then jt_release. *is_object
+ * and *found as those say; *mapped the first error each() returned
+ * (ERR_OK if none; its text in err). ERR_OK, or ERR_INVAL for a syntax
+ * error anywhere: its text then replaces what err gained from the
+ * mapping, as if the body had been parsed whole before it was mapped. */
+int jt_doc_read_array(const char *body, size_t len, struct buf *owned, const char *name,
+                      const char *alt, int (*each)(void *arg, const struct jtape *t), void *arg,
+                      bool *is_object, enum jt_found *found, int *mapped, struct buf *err);
+
 static inline enum jt_type jt_type_of(const struct jtape *t, uint32_t i)
 {
     return (enum jt_type)t->n[i].type;

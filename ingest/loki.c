@@ -243,26 +243,15 @@ static int each_stream(void *arg, const struct jtape *t)
 static int decode(const char *body, size_t len, struct buf *owned, const struct logs_opts *o,
                   const struct logs_out *out, struct buf *err)
 {
-    struct jtape *t = jt_thread_tape();
-    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
     struct loki_dec d;
     dec_init(&d, o, out, err);
-    size_t base = err->len;
-    bool is_obj = false;
-    enum jt_found found = JT_FOUND_NONE;
-    int mapped = ERR_OK, rc = owned ? jt_doc_open_buf(t, owned, &is_obj, &syntax)
-                                    : jt_doc_open(t, body, len, &is_obj, &syntax);
-    if (!rc && is_obj)
-        rc = jt_doc_array(t, "streams", NULL, each_stream, &d, &mapped, &found, &syntax);
+    bool is_obj;
+    enum jt_found found;
+    int mapped, rc = jt_doc_read_array(body, len, owned, "streams", NULL, each_stream, &d, &is_obj,
+                                       &found, &mapped, err);
     if (!rc && found != JT_FOUND_ARRAY && !mapped)
         mapped = fail(&d, "%s", "body must be an object with a \"streams\" array");
-    if (rc) { /* the syntax error, not the mapping's */
-        err->len = base;
-        buf_append(err, syntax.data ? syntax.data : "", syntax.len);
-    }
-    buf_destroy(&syntax);
     dec_destroy(&d);
-    jt_release(t);
     return rc ? rc : mapped;
 }
 

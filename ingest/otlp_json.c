@@ -505,29 +505,17 @@ static int each_resource(void *arg, const struct jtape *t)
 static int decode(const char *body, size_t len, struct buf *owned, const struct logs_opts *o,
                   const struct logs_out *out, struct buf *err)
 {
-    struct jtape *t = jt_thread_tape();
-    struct buf syntax = BUF_INIT; /* jt_doc_*'s error */
     struct otlp_dec d;
     otlp_dec_init(&d, o, out, err);
-    size_t base = err->len;
-    bool is_obj = false;
-    enum jt_found found = JT_FOUND_NONE;
-    int mapped = ERR_OK, rc = owned ? jt_doc_open_buf(t, owned, &is_obj, &syntax)
-                                    : jt_doc_open(t, body, len, &is_obj, &syntax);
+    bool is_obj;
+    enum jt_found found;
+    int mapped, rc = jt_doc_read_array(body, len, owned, "resourceLogs", "resource_logs",
+                                       each_resource, &d, &is_obj, &found, &mapped, err);
     if (!rc && !is_obj)
         mapped = otlp_fail(&d, "%s", "body must be a JSON object");
-    else if (!rc)
-        rc = jt_doc_array(t, "resourceLogs", "resource_logs", each_resource, &d, &mapped, &found,
-                          &syntax);
-    if (!rc && found == JT_FOUND_OTHER && !mapped)
+    else if (!rc && found == JT_FOUND_OTHER && !mapped)
         mapped = otlp_fail(&d, "%s must be an array", "resourceLogs");
-    if (rc) { /* the syntax error, not the mapping's */
-        err->len = base;
-        buf_append(err, syntax.data ? syntax.data : "", syntax.len);
-    }
-    buf_destroy(&syntax);
     otlp_dec_destroy(&d);
-    jt_release(t);
     return rc ? rc : mapped;
 }
 
