@@ -19,6 +19,10 @@
  * passes run it. A long test whose threads are the store's own, which the
  * other store tests run under it too, may run less. */
 bool tu_tsan(void);
+/* For a test file that starts no thread: under ThreadSanitizer, prints
+ * TAP's "1..0 # SKIP" with the reason and returns true (main returns 0);
+ * otherwise false. */
+bool tu_tsan_skip_file(void);
 
 /* A new empty directory under $TMPDIR (or /tmp); caller frees the path. */
 char *tu_mkdtemp(const char *tag);

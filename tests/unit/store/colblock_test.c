@@ -453,10 +453,8 @@ static void test_codec_dictionary(void **state)
 
 int main(void)
 {
-    if (tu_tsan()) {
-        printf("1..0 # SKIP no thread here: nothing for ThreadSanitizer to check\n");
+    if (tu_tsan_skip_file())
         return 0;
-    }
     log_set_level((enum log_level)(LOG_ERROR + 1)); /* damage is expected: no log */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_many_names),

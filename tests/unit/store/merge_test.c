@@ -196,10 +196,8 @@ static void test_merge_model(void **state)
 
 int main(void)
 {
-    if (tu_tsan()) {
-        printf("1..0 # SKIP no thread here: nothing for ThreadSanitizer to check\n");
+    if (tu_tsan_skip_file())
         return 0;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_model),
     };

@@ -775,10 +775,8 @@ static void test_cache(void **state)
 
 int main(void)
 {
-    if (tu_tsan()) {
-        printf("1..0 # SKIP no thread here: nothing for ThreadSanitizer to check\n");
+    if (tu_tsan_skip_file())
         return 0;
-    }
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block),
