@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "base/err.h"
 #include "base/utf8.h"
 #include "ingest/jscan.h"
@@ -655,20 +656,7 @@ size_t jt_count(const struct jtape *t, uint32_t a)
 bool jt_int(const struct jtape *t, uint32_t i, int64_t *out)
 {
     const struct jt_node *n = &t->n[i];
-    if (n->type != JT_NUM || !n->is_int)
-        return false;
-    const char *s = jt_ptr(t, i), *e = s + n->len;
-    bool neg = *s == '-';
-    s += neg;
-    uint64_t v = 0;
-    for (; s < e; s++)
-        if (__builtin_mul_overflow(v, 10, &v) ||
-            __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
-            return false;
-    if (v > (uint64_t)INT64_MAX + neg)
-        return false;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
+    return n->type == JT_NUM && n->is_int && dec_i64(jt_ptr(t, i), n->len, out) == DEC_OK;
 }
 
 /* A plain decimal ([-]digits[.digits], at most 15 significant digits) as

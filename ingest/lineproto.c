@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "base/err.h"
 #include "base/utf8.h"
 #include "model/key.h"
@@ -306,98 +307,16 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-/* Eight ASCII digits at once (SWAR, first byte most significant). */
-static bool digits8(const char *s, uint32_t *out)
-{
-    uint64_t v;
-    memcpy(&v, s, 8);
-    if (((v & 0xf0f0f0f0f0f0f0f0ULL) |
-         (((v + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4)) != 0x3333333333333333ULL)
-        return false;
-    v = (v & 0x0f0f0f0f0f0f0f0fULL) * 2561 >> 8;
-    v = (v & 0x00ff00ff00ff00ffULL) * 6553601 >> 16;
-    *out = (uint32_t)((v & 0x0000ffff0000ffffULL) * 42949672960001ULL >> 32);
-    return true;
-}
-
-/* Up to 18 digits cannot overflow 64 bits: the common case skips the
- * per-digit range check. */
-#define SAFE_DIGITS 18
-
-/* -?[0-9]+ into int64. 1 ok, 0 syntax error, -1 out of range. */
+/* -?[0-9]+ into int64 and [0-9]+ into uint64: 1 ok, 0 syntax error, -1
+ * out of range (base/decimal.h: eight digits at a time). */
 static int parse_i64(const char *s, const char *end, int64_t *out)
 {
-    bool neg = s < end && *s == '-';
-    if (neg)
-        s++;
-    if (s == end)
-        return 0;
-    uint64_t v = 0;
-    if (end - s <= SAFE_DIGITS + 1) {
-        /* 19 digits (a timestamp in ns): 18 unchecked, one checked */
-        const char *e18 = end - s > SAFE_DIGITS ? s + SAFE_DIGITS : end;
-        while (e18 - s >= 8) {
-            uint32_t d8;
-            if (!digits8(s, &d8))
-                return 0;
-            v = v * 100000000 + d8;
-            s += 8;
-        }
-        for (; s < e18; s++) {
-            unsigned d = (unsigned)(unsigned char)*s - '0';
-            if (d > 9)
-                return 0;
-            v = v * 10 + d;
-        }
-        if (s < end) {
-            unsigned d = (unsigned)(unsigned char)*s - '0';
-            if (d > 9)
-                return 0;
-            v = v * 10 + d; /* < 10^19 < 2^64 */
-            if (v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
-                return -1;
-        }
-        *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-        return 1;
-    }
-    uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    bool over = false;
-    for (; s < end; s++) {
-        if (!is_digit(*s))
-            return 0;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (lim - d) / 10)
-            over = true;
-        else
-            v = v * 10 + d;
-    }
-    if (over)
-        return -1;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return 1;
+    return dec_i64(s, (size_t)(end - s), out);
 }
 
-/* [0-9]+ into uint64. 1 ok, 0 syntax error, -1 out of range. */
 static int parse_u64(const char *s, const char *end, uint64_t *out)
 {
-    if (s == end)
-        return 0;
-    uint64_t v = 0;
-    bool over = false;
-    bool is_short = end - s <= SAFE_DIGITS;
-    for (; s < end; s++) {
-        if (!is_digit(*s))
-            return 0;
-        unsigned d = (unsigned)(*s - '0');
-        if (!is_short && v > (UINT64_MAX - d) / 10)
-            over = true;
-        else
-            v = v * 10 + d;
-    }
-    if (over)
-        return -1;
-    *out = v;
-    return 1;
+    return dec_u64(s, (size_t)(end - s), out);
 }
 
 static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -717,7 +636,7 @@ static int64_t unit_of(const struct lp_parser *p, int64_t v)
 
 static const char *parse_ts(struct lp_parser *p, const char *q, const char *end, struct event *ev)
 {
-    int64_t v;
+    int64_t v = 0;
     /* the timestamp usually ends the line: parse it whole first */
     if (parse_i64(q, end, &v) == 1 && !__builtin_mul_overflow(v, unit_of(p, v), &ev->ts)) {
         ev->has_ts = true;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "base/err.h"
 #include "ingest/jtape.h"
 #include "ingest/logs.h"
@@ -115,19 +116,7 @@ static void entry_end(struct loki_dec *d, int64_t ts)
 
 static bool parse_ns(struct slice s, int64_t *out)
 {
-    bool neg = s.len && s.ptr[0] == '-';
-    size_t i = neg;
-    if (i == s.len || s.len - i > 19)
-        return false;
-    int64_t v = 0;
-    for (; i < s.len; i++) {
-        if (s.ptr[i] < '0' || s.ptr[i] > '9')
-            return false;
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s.ptr[i] - '0', &v))
-            return false;
-    }
-    *out = neg ? -v : v;
-    return true;
+    return dec_i64(s.ptr, s.len, out) == DEC_OK;
 }
 
 static int json_ts(struct loki_dec *d, const struct jtape *t, uint32_t i, int64_t *ts)

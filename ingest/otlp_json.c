@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "base/err.h"
 #include "base/json.h"
 #include "ingest/jtape.h"
@@ -43,23 +44,7 @@ static inline __attribute__((always_inline)) int array_member(struct otlp_dec *d
 
 static bool parse_u64(struct slice s, uint64_t *out)
 {
-    if (!s.len || s.len > 20)
-        return false;
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; i < s.len && i < 19; i++) { /* 19 digits cannot overflow */
-        unsigned c = (unsigned)(unsigned char)s.ptr[i] - '0';
-        if (c > 9)
-            return false;
-        v = v * 10 + c;
-    }
-    if (i < s.len) {
-        unsigned c = (unsigned)(unsigned char)s.ptr[i] - '0';
-        if (c > 9 || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c, &v))
-            return false;
-    }
-    *out = v;
-    return true;
+    return dec_u64(s.ptr, s.len, out) == DEC_OK;
 }
 
 /* An int64 (is_signed) or uint64 as a number or a decimal string. */
