@@ -497,83 +497,35 @@ static char *shape_field(char *w, struct slice key, int type)
     return w;
 }
 
-/* The fast walk of a record (model/record.h) for a row's shape: NULL on
- * anything it does not take (a varint over 9 bytes, a bad length or type,
- * trailing bytes), which the record reader then decides. */
-static inline const char *walk_varint(const char *p, const char *end, uint64_t *v)
-{
-    if (p < end && !(*p & 0x80)) {
-        *v = (uint8_t)*p;
-        return p + 1;
-    }
-    uint64_t r = 0;
-    for (unsigned shift = 0; shift < 63 && p < end; shift += 7) {
-        uint64_t c = (uint8_t)*p++;
-        r |= (c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *v = r;
-            return p;
-        }
-    }
-    return NULL;
-}
-
 /* The tags of a record at p (not empty): written at *w; returns where its
  * fields begin. */
 static const char *walk_tags(const struct cat_builder *b, uint32_t ev, const char *p,
                              const char *end, char **w)
 {
-    uint64_t n, kl, vl;
-    if (!(p = walk_varint(p, end, &n)))
+    uint64_t n;
+    struct slice key, val;
+    if (!(p = rec_walk_varint(p, end, &n)))
         return NULL;
     for (; n; n--) {
-        if (!(p = walk_varint(p, end, &kl)) || kl > (uint64_t)(end - p))
+        if (!(p = rec_walk_bytes(p, end, &key)) || !(p = rec_walk_bytes(p, end, &val)))
             return NULL;
-        struct slice key = slice_make(p, (size_t)kl);
-        p += kl;
-        if (!(p = walk_varint(p, end, &vl)) || vl > (uint64_t)(end - p))
-            return NULL;
-        *w = shape_tag(b, ev, *w, key, slice_make(p, (size_t)vl));
-        p += vl;
+        *w = shape_tag(b, ev, *w, key, val);
     }
     return p;
 }
 
-/* The fields of a record from p: written at *w; false unless they end it. */
+/* The fields of a record from p: written at *w; false unless they end it
+ * (rec_walk_*: anything else the record reader decides). */
 static bool walk_fields(const char *p, const char *end, char **w)
 {
-    uint64_t n, kl, x;
-    if (!(p = walk_varint(p, end, &n)))
+    uint64_t n;
+    struct slice key, s;
+    int type;
+    if (!(p = rec_walk_varint(p, end, &n)))
         return false;
     for (; n; n--) {
-        if (!(p = walk_varint(p, end, &kl)) || kl >= (uint64_t)(end - p))
+        if (!(p = rec_walk_field(p, end, &key, &type, &s)))
             return false;
-        struct slice key = slice_make(p, (size_t)kl);
-        p += kl;
-        int type = (uint8_t)*p++;
-        switch (type) {
-        case REC_FLOAT:
-            if (end - p < 8)
-                return false;
-            p += 8;
-            break;
-        case REC_INT:
-        case REC_UINT:
-            if (!(p = walk_varint(p, end, &x)))
-                return false;
-            break;
-        case REC_BOOL:
-            if (p == end || (uint8_t)*p > 1)
-                return false;
-            p++;
-            break;
-        case REC_STRING:
-            if (!(p = walk_varint(p, end, &x)) || x > (uint64_t)(end - p))
-                return false;
-            p += x;
-            break;
-        default: return false;
-        }
         *w = shape_field(*w, key, type);
     }
     return p == end;

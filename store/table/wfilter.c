@@ -341,43 +341,23 @@ static void add_names(struct wfilter_builder *b, struct slice host, struct slice
 static bool add_id_words(struct wfilter_builder *b, struct slice id)
 {
     const char *p = id.ptr, *end = p + id.len;
-    uint64_t ntags, nfields, skip;
+    uint64_t ntags, nfields;
     struct slice key, v;
-    if (!(p = coding_varint_dec(p, end, &ntags)))
+    int type;
+    if (!(p = rec_walk_varint(p, end, &ntags)))
         return false;
     for (; ntags; ntags--) {
-        if (!(p = coding_bytes_dec(p, end, &key)) || !(p = coding_bytes_dec(p, end, &v)))
+        if (!(p = rec_walk_bytes(p, end, &key)) || !(p = rec_walk_bytes(p, end, &v)))
             return false;
         add_text(b, v);
     }
-    if (!(p = coding_varint_dec(p, end, &nfields)) || nfields == 0)
+    if (!(p = rec_walk_varint(p, end, &nfields)) || nfields == 0)
         return false;
     for (; nfields; nfields--) {
-        if (!(p = coding_bytes_dec(p, end, &key)) || p == end)
+        if (!(p = rec_walk_field(p, end, &key, &type, &v)))
             return false;
-        switch (*p++) {
-        case REC_FLOAT:
-            if (end - p < 8)
-                return false;
-            p += 8;
-            break;
-        case REC_INT:
-        case REC_UINT:
-            if (!(p = coding_varint_dec(p, end, &skip)))
-                return false;
-            break;
-        case REC_BOOL:
-            if (p == end || (unsigned char)*p > 1)
-                return false;
-            p++;
-            break;
-        case REC_STRING:
-            if (!(p = coding_bytes_dec(p, end, &v)))
-                return false;
+        if (type == REC_STRING)
             add_text(b, v);
-            break;
-        default: return false;
-        }
     }
     return p == end;
 }

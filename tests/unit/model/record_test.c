@@ -261,12 +261,107 @@ static void test_random_flips(void **state)
     buf_destroy(&b);
 }
 
+/* The whole record by rec_walk_*: ERR_OK with what it found, or
+ * ERR_CORRUPT for anything it does not take. */
+static int walk_all(struct slice v, struct rec_tag *tags, size_t *ntags, struct rec_field *fields,
+                    size_t *nfields, size_t cap)
+{
+    const char *p = v.ptr, *end = p + v.len;
+    uint64_t n;
+    *ntags = *nfields = 0;
+    if (!(p = rec_walk_varint(p, end, &n)))
+        return ERR_CORRUPT;
+    for (; n; n--) {
+        struct rec_tag t;
+        if (!(p = rec_walk_bytes(p, end, &t.key)) || !(p = rec_walk_bytes(p, end, &t.value)))
+            return ERR_CORRUPT;
+        if (*ntags < cap)
+            tags[(*ntags)++] = t;
+    }
+    if (!(p = rec_walk_varint(p, end, &n)))
+        return ERR_CORRUPT;
+    for (; n; n--) {
+        struct rec_field f = {0};
+        int type;
+        if (!(p = rec_walk_field(p, end, &f.key, &type, &f.v.s)))
+            return ERR_CORRUPT;
+        f.type = (enum rec_type)type;
+        if (*nfields < cap)
+            fields[(*nfields)++] = f;
+    }
+    return p == end ? ERR_OK : ERR_CORRUPT;
+}
+
+/* The walk takes no record the reader refuses, and where both take one
+ * they find the same tags and fields (a STRING's bytes; the walk steps
+ * over the other types' payloads). */
+static void check_walk(struct slice v)
+{
+    struct rec_tag rt[8], wt[8];
+    struct rec_field rf[8], wf[8];
+    size_t rnt = 0, rnf = 0, wnt, wnf;
+    int rrc = decode_all(v, rt, &rnt, rf, &rnf, 8);
+    int wrc = walk_all(v, wt, &wnt, wf, &wnf, 8);
+    if (rrc != ERR_OK) {
+        assert_int_equal(wrc, ERR_CORRUPT);
+        return;
+    }
+    if (wrc != ERR_OK)
+        return; /* a form the walk leaves to the reader (a 10-byte varint) */
+    assert_int_equal(wnt, rnt);
+    assert_int_equal(wnf, rnf);
+    for (size_t i = 0; i < rnt; i++) {
+        assert_true(slice_eq(wt[i].key, rt[i].key));
+        assert_true(slice_eq(wt[i].value, rt[i].value));
+    }
+    for (size_t i = 0; i < rnf; i++) {
+        assert_true(slice_eq(wf[i].key, rf[i].key));
+        assert_int_equal(wf[i].type, rf[i].type);
+        if (rf[i].type == REC_STRING)
+            assert_true(slice_eq(wf[i].v.s, rf[i].v.s));
+    }
+}
+
+static void test_walk_agrees(void **state)
+{
+    (void)state;
+    setup_long();
+    for (size_t i = 0; i < sizeof corrupt / sizeof corrupt[0]; i++) {
+        char *p = malloc(corrupt[i].len + 1);
+        memcpy(p, corrupt[i].bytes, corrupt[i].len);
+        check_walk(slice_make(p, corrupt[i].len));
+        free(p);
+    }
+    uint64_t seed = 0x2545f4914f6cdd1dULL;
+    for (size_t c = 0; c < NCASES; c++) {
+        struct buf b = BUF_INIT;
+        rec_encode(&b, cases[c].tags, cases[c].ntags, cases[c].fields, cases[c].nfields);
+        for (size_t n = 0; n <= b.len; n++) { /* every truncation, and the whole */
+            char *p = malloc(n ? n : 1);
+            memcpy(p, b.data, n);
+            check_walk(slice_make(p, n));
+            free(p);
+        }
+        for (int iter = 0; iter < 3000 && b.len; iter++) {
+            char *p = malloc(b.len);
+            memcpy(p, b.data, b.len);
+            for (int k = 0; k < 2; k++) {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                p[(seed >> 33) % b.len] ^= (char)(1u << ((seed >> 20) & 7));
+            }
+            check_walk(slice_make(p, b.len));
+            free(p);
+        }
+        buf_destroy(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_exact_bytes),
         cmocka_unit_test(test_corrupt_table), cmocka_unit_test(test_every_truncation),
-        cmocka_unit_test(test_random_flips),
+        cmocka_unit_test(test_random_flips),  cmocka_unit_test(test_walk_agrees),
     };
     /* corruption reports are expected here by the thousand */
     log_set_level((enum log_level)(LOG_ERROR + 1));
