@@ -77,4 +77,44 @@ void otlp_res_done(struct otlp_dec *d);
  * arrival stamp) and out->row or out->reject. */
 void otlp_end_record(struct otlp_dec *d, uint64_t time_ns, uint64_t observed_ns);
 
+/* --- OTLP/JSON: otlp_json.c (the tape) and otlp_jscan.c (one pass) --- */
+
+/* The index 0..6 of an AnyValue member name (string, bool, int, double,
+ * array, kvlist, bytes; camelCase or proto name), or -1. */
+int otlp_json_any_name(struct slice key);
+/* The members of a LogRecord the mapping reads, and the OTLP_R_* index of
+ * a member name (camelCase or proto name), or -1. */
+enum {
+    OTLP_R_TIME,
+    OTLP_R_OBSERVED,
+    OTLP_R_BODY,
+    OTLP_R_SEVTEXT,
+    OTLP_R_SEVNUM,
+    OTLP_R_TRACE,
+    OTLP_R_SPAN,
+    OTLP_R_ATTRS,
+    OTLP_R_COUNT
+};
+int otlp_json_record_name(struct slice key);
+/* The level tag: text if not empty, else severity number num's name (none
+ * for 0 or an unknown number). */
+void otlp_json_level(struct otlp_dec *d, struct slice text, int64_t num);
+/* A trace or span id, a hex string (upper case taken as lower), as the
+ * string field key; not hex: the record's rec_error. Empty: nothing. */
+void otlp_json_add_id(struct otlp_dec *d, struct slice s, const char *key);
+/* The body read in one pass over its bytes (jscan) and, if it takes every
+ * part of it, its rows given to d->out (not NULL) as the tape decoder
+ * gives them: true. false when it meets anything else (a member order, a
+ * value kind or a limit it leaves to the tape decoder, or any error),
+ * having given out nothing and written nothing to d->err: the tape decoder
+ * then decodes the body, and words every error. body[len] and the
+ * OTLP_JSON_PAD bytes after it must be zero. */
+#define OTLP_JSON_PAD 16
+bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len);
+/* Tests: OTLP/JSON bodies decoded by the tape decoder alone (on) or first
+ * in one pass (off, the default). */
+void otlp_json_test_tape_only(bool on);
+/* Tests: the bodies the one-pass decoder has taken so far. */
+uint64_t otlp_json_test_one_passes(void);
+
 #endif

@@ -9,6 +9,7 @@
  *       "severityText":"INFO","body":{"stringValue":"hi"},
  *       "attributes":[...],"traceId":"5b8e...","spanId":"eee1..."}]}]}]} */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,19 @@
 #include "ingest/jtape.h"
 #include "ingest/otlp_int.h"
 #include "ingest/pb.h"
+
+static atomic_bool tape_only;           /* otlp_json_test_tape_only */
+static atomic_uint_fast64_t one_passes; /* otlp_json_test_one_passes */
+
+void otlp_json_test_tape_only(bool on)
+{
+    atomic_store(&tape_only, on);
+}
+
+uint64_t otlp_json_test_one_passes(void)
+{
+    return atomic_load(&one_passes);
+}
 
 /* A member by its camelCase or proto name; null counts as absent. Inline:
  * the names are literals, their lengths known. */
@@ -131,12 +145,8 @@ static int render_list(struct otlp_dec *d, const struct jtape *t, struct buf *ou
     return ERR_OK;
 }
 
-/* The member of an AnyValue object: its name index 0..6 (string, bool,
- * int, double, array, kvlist, bytes), -1 when empty, -2 on an error. */
-/* The index 0..6 of an AnyValue member name (string, bool, int, double,
- * array, kvlist, bytes; camelCase or proto name), or -1: by its length
- * first, then compared with names of that length only. */
-static int any_name(struct slice key)
+/* By its length first, then compared with names of that length only. */
+int otlp_json_any_name(struct slice key)
 {
 #define IS(lit) (memcmp(key.ptr, lit, sizeof lit - 1) == 0)
     switch (key.len) {
@@ -156,6 +166,8 @@ static int any_name(struct slice key)
 #undef IS
 }
 
+/* The member of an AnyValue object: its name index (otlp_json_any_name),
+ * -1 when empty, -2 on an error. */
 static int any_member(struct otlp_dec *d, const struct jtape *t, uint32_t any, uint32_t *val)
 {
     if (!jt_is(t, any, JT_OBJ)) {
@@ -167,7 +179,7 @@ static int any_member(struct otlp_dec *d, const struct jtape *t, uint32_t any, u
     {
         if (jt_is(t, k + 1, JT_NULL))
             continue;
-        int i = any_name(jt_str(t, k));
+        int i = otlp_json_any_name(jt_str(t, k));
         if (i >= 0) {
             *val = k + 1;
             return i;
@@ -324,12 +336,21 @@ static int add_body(struct otlp_dec *d, const struct jtape *t, uint32_t body)
     return ERR_OK;
 }
 
+void otlp_json_level(struct otlp_dec *d, struct slice text, int64_t num)
+{
+    const char *name = otlp_severity_name(num);
+    if (text.len)
+        logrow_tag(&d->row, slice_cstr("level"), text);
+    else if (name)
+        logrow_tag(&d->row, slice_cstr("level"), slice_cstr(name));
+}
+
 static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t s, uint32_t n)
 {
     if (s && !jt_is(t, s, JT_STR))
         return otlp_fail(d, "%s", "severityText must be a string");
     if (s && t->n[s].len) {
-        logrow_tag(&d->row, slice_cstr("level"), jt_str(t, s));
+        otlp_json_level(d, jt_str(t, s), 0);
         return ERR_OK;
     }
     int64_t num = 0;
@@ -344,21 +365,14 @@ static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t s, uint3
     } else if (n) {
         return otlp_fail(d, "%s", "severityNumber must be a number or a SEVERITY_NUMBER_ name");
     }
-    if (otlp_severity_name(num))
-        logrow_tag(&d->row, slice_cstr("level"), slice_cstr(otlp_severity_name(num)));
+    otlp_json_level(d, slice_make("", 0), num);
     return ERR_OK;
 }
 
-static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t v, const char *camel,
-                  const char *key)
+void otlp_json_add_id(struct otlp_dec *d, struct slice s, const char *key)
 {
-    if (!v)
-        return ERR_OK;
-    if (!jt_is(t, v, JT_STR))
-        return otlp_fail(d, "%s must be a hex string", camel);
-    struct slice s = jt_str(t, v);
     if (!s.len)
-        return ERR_OK;
+        return;
     size_t off = logrow_text_begin(&d->row);
     for (size_t i = 0; i < s.len; i++) {
         char c = s.ptr[i];
@@ -369,29 +383,35 @@ static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t v, const c
         buf_putc(&d->row.text, c);
     }
     logrow_str_from(&d->row, slice_cstr(key), off);
+}
+
+static int add_id(struct otlp_dec *d, const struct jtape *t, uint32_t v, const char *camel,
+                  const char *key)
+{
+    if (!v)
+        return ERR_OK;
+    if (!jt_is(t, v, JT_STR))
+        return otlp_fail(d, "%s must be a hex string", camel);
+    otlp_json_add_id(d, jt_str(t, v), key);
     return ERR_OK;
 }
 
-/* The members of a LogRecord that the mapping reads, found in one pass. */
-enum { R_TIME, R_OBSERVED, R_BODY, R_SEVTEXT, R_SEVNUM, R_TRACE, R_SPAN, R_ATTRS, R_COUNT };
-
-/* The R_* index of a LogRecord member name (camelCase or proto name), or
- * -1: by its length first. */
-static int record_name(struct slice key)
+/* By its length first. */
+int otlp_json_record_name(struct slice key)
 {
 #define IS(lit) (memcmp(key.ptr, lit, sizeof lit - 1) == 0)
     switch (key.len) {
-    case 4: return IS("body") ? R_BODY : -1;
-    case 6: return IS("spanId") ? R_SPAN : -1;
-    case 7: return IS("traceId") ? R_TRACE : IS("span_id") ? R_SPAN : -1;
-    case 8: return IS("trace_id") ? R_TRACE : -1;
-    case 10: return IS("attributes") ? R_ATTRS : -1;
-    case 12: return IS("timeUnixNano") ? R_TIME : IS("severityText") ? R_SEVTEXT : -1;
-    case 13: return IS("severity_text") ? R_SEVTEXT : -1;
-    case 14: return IS("severityNumber") ? R_SEVNUM : IS("time_unix_nano") ? R_TIME : -1;
-    case 15: return IS("severity_number") ? R_SEVNUM : -1;
-    case 20: return IS("observedTimeUnixNano") ? R_OBSERVED : -1;
-    case 23: return IS("observed_time_unix_nano") ? R_OBSERVED : -1;
+    case 4: return IS("body") ? OTLP_R_BODY : -1;
+    case 6: return IS("spanId") ? OTLP_R_SPAN : -1;
+    case 7: return IS("traceId") ? OTLP_R_TRACE : IS("span_id") ? OTLP_R_SPAN : -1;
+    case 8: return IS("trace_id") ? OTLP_R_TRACE : -1;
+    case 10: return IS("attributes") ? OTLP_R_ATTRS : -1;
+    case 12: return IS("timeUnixNano") ? OTLP_R_TIME : IS("severityText") ? OTLP_R_SEVTEXT : -1;
+    case 13: return IS("severity_text") ? OTLP_R_SEVTEXT : -1;
+    case 14: return IS("severityNumber") ? OTLP_R_SEVNUM : IS("time_unix_nano") ? OTLP_R_TIME : -1;
+    case 15: return IS("severity_number") ? OTLP_R_SEVNUM : -1;
+    case 20: return IS("observedTimeUnixNano") ? OTLP_R_OBSERVED : -1;
+    case 23: return IS("observed_time_unix_nano") ? OTLP_R_OBSERVED : -1;
     default: return -1;
     }
 #undef IS
@@ -400,12 +420,12 @@ static int record_name(struct slice key)
 /* The first non-null member of each name (either spelling). */
 static void record_members(const struct jtape *t, uint32_t rec, uint32_t *m)
 {
-    memset(m, 0, R_COUNT * sizeof *m);
+    memset(m, 0, OTLP_R_COUNT * sizeof *m);
     JT_MEMBERS(t, rec, k)
     {
         if (jt_is(t, k + 1, JT_NULL))
             continue;
-        int i = record_name(jt_str(t, k));
+        int i = otlp_json_record_name(jt_str(t, k));
         if (i >= 0 && !m[i])
             m[i] = k + 1;
     }
@@ -418,20 +438,21 @@ static int record(struct otlp_dec *d, const struct jtape *t, uint32_t rec, uint3
     d->no++;
     d->rec_error = NULL;
     logrow_reset(&d->row);
-    uint32_t m[R_COUNT];
+    uint32_t m[OTLP_R_COUNT];
     record_members(t, rec, m);
     uint64_t tm = 0, obs = 0;
     int rc;
-    if ((m[R_TIME] && (rc = json_int(d, t, m[R_TIME], "timeUnixNano", false, &tm))) ||
-        (m[R_OBSERVED] &&
-         (rc = json_int(d, t, m[R_OBSERVED], "observedTimeUnixNano", false, &obs))) ||
-        (rc = add_body(d, t, m[R_BODY])) || (rc = severity(d, t, m[R_SEVTEXT], m[R_SEVNUM])) ||
-        (rc = add_id(d, t, m[R_TRACE], "traceId", "trace_id")) ||
-        (rc = add_id(d, t, m[R_SPAN], "spanId", "span_id")))
+    if ((m[OTLP_R_TIME] && (rc = json_int(d, t, m[OTLP_R_TIME], "timeUnixNano", false, &tm))) ||
+        (m[OTLP_R_OBSERVED] &&
+         (rc = json_int(d, t, m[OTLP_R_OBSERVED], "observedTimeUnixNano", false, &obs))) ||
+        (rc = add_body(d, t, m[OTLP_R_BODY])) ||
+        (rc = severity(d, t, m[OTLP_R_SEVTEXT], m[OTLP_R_SEVNUM])) ||
+        (rc = add_id(d, t, m[OTLP_R_TRACE], "traceId", "trace_id")) ||
+        (rc = add_id(d, t, m[OTLP_R_SPAN], "spanId", "span_id")))
         return rc;
-    if (m[R_ATTRS] && !jt_is(t, m[R_ATTRS], JT_ARR))
+    if (m[OTLP_R_ATTRS] && !jt_is(t, m[OTLP_R_ATTRS], JT_ARR))
         return otlp_fail(d, "%s", "attributes must be an array");
-    if ((m[R_ATTRS] && (rc = add_attr_list(d, t, m[R_ATTRS], false))) ||
+    if ((m[OTLP_R_ATTRS] && (rc = add_attr_list(d, t, m[OTLP_R_ATTRS], false))) ||
         (resource && otlp_res_decode(d) && (rc = add_attrs(d, t, resource, true))))
         return rc;
     otlp_res_done(d);
@@ -481,7 +502,28 @@ static int each_resource(void *arg, const struct jtape *t)
     return resource_logs(arg, t, 1);
 }
 
-/* The body is read one resourceLogs element at a time (jt_doc_array): the
+/* otlp_json_fast on the body, padded as it wants: the owned buffer in
+ * place, else a copy. */
+static bool one_pass(struct otlp_dec *d, const char *body, size_t len, struct buf *owned)
+{
+    if (owned) {
+        buf_reserve(owned, OTLP_JSON_PAD + 1);
+        memset(owned->data + owned->len, 0, OTLP_JSON_PAD + 1);
+        return otlp_json_fast(d, owned->data, owned->len);
+    }
+    struct buf copy = BUF_INIT;
+    buf_reserve(&copy, len + OTLP_JSON_PAD + 1);
+    if (len)
+        memcpy(copy.data, body, len);
+    memset(copy.data + len, 0, OTLP_JSON_PAD + 1);
+    bool ok = otlp_json_fast(d, copy.data, len);
+    buf_destroy(&copy);
+    return ok;
+}
+
+/* A body is first read in one pass (otlp_jscan.c, when rows are wanted);
+ * what that pass does not take is decoded here, from the start. Here the
+ * body is read one resourceLogs element at a time (jt_doc_array): the
  * tape stays in the cache. A record's problem in the mapping stops the
  * decoding but not the reading: a JSON syntax error later in the body is
  * what the client is told, as when the whole body was parsed first. A body
@@ -492,6 +534,11 @@ static int decode(const char *body, size_t len, struct buf *owned, const struct 
 {
     struct otlp_dec d;
     otlp_dec_init(&d, o, out, err);
+    if (out && !atomic_load(&tape_only) && one_pass(&d, body, len, owned)) {
+        atomic_fetch_add_explicit(&one_passes, 1, memory_order_relaxed);
+        otlp_dec_destroy(&d);
+        return ERR_OK;
+    }
     bool is_obj;
     enum jt_found found;
     int mapped, rc = jt_doc_read_array(body, len, owned, "resourceLogs", "resource_logs",

@@ -54,7 +54,9 @@ static int64_t fixed_now(void *arg)
     return 1000;
 }
 
-/* Decodes body in check mode, then for real; both must agree. */
+/* Decodes body in check mode, then for real; both must agree. OTLP/JSON
+ * bodies are decoded for real twice more: the one-pass decoder
+ * (otlp_jscan.c) must give the rows of the tape decoder. */
 static char *decode(decoder fn, bool is_loki, const char *body, size_t len)
 {
     struct event_stamp stamp;
@@ -67,6 +69,25 @@ static char *decode(decoder fn, bool is_loki, const char *body, size_t len)
     int rc2 = fn(body, len, &o, &sink, &err2);
     assert_int_equal(rc1, rc2);
     assert_string_equal(buf_cstr(&err1), buf_cstr(&err2));
+    if (fn == otlp_decode_json) {
+        struct event_stamp stamp2;
+        event_stamp_init(&stamp2, fixed_now, NULL);
+        o.stamp = &stamp2;
+        struct buf tape = BUF_INIT, err3 = BUF_INIT;
+        struct logs_out tape_sink = {on_row, on_reject, &tape};
+        otlp_json_test_tape_only(true);
+        int rc3 = fn(body, len, &o, &tape_sink, &err3);
+        otlp_json_test_tape_only(false);
+        assert_int_equal(rc3, rc2);
+        assert_string_equal(buf_cstr(&err3), buf_cstr(&err2));
+        if (strcmp(buf_cstr(&out), buf_cstr(&tape)) != 0) {
+            fprintf(stderr, "# body %.*s\n# one pass: %s\n#     tape: %s\n", (int)len, body,
+                    buf_cstr(&out), buf_cstr(&tape));
+            fail();
+        }
+        buf_destroy(&tape);
+        buf_destroy(&err3);
+    }
     if (rc2) {
         assert_int_equal(rc2, ERR_INVAL);
         buf_reset(&out);
@@ -564,13 +585,301 @@ static void test_severity_names(void **state)
     assert_null(otlp_severity_name(25));
 }
 
+/* --- OTLP/JSON: the one-pass decoder against the tape decoder ------------ */
+
+static uint64_t rnd_state = 0x853c49e6748fea9bULL;
+
+static unsigned rnd(unsigned n)
+{
+    rnd_state = rnd_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (unsigned)(rnd_state >> 33) % n;
+}
+
+/* Half the bodies are "clean": only what the one-pass decoder takes
+ * (still in any order, with blanks, nulls and second members). */
+static bool clean;
+
+static const char *pick(const char *const *v, size_t n)
+{
+    return v[rnd((unsigned)n)];
+}
+#define PICK(v) pick(v, sizeof v / sizeof v[0])
+
+/* A value of an AnyValue, of every kind and spelling the decoders read,
+ * and some they refuse. */
+static void any_value(struct buf *b, int depth)
+{
+    /* mostly what exporters send, which the one-pass decoder takes */
+    static const char *const common[] = {
+        "{\"stringValue\":\"plain\"}",
+        "{\"stringValue\":\"two words\"}",
+        "{\"intValue\":\"42\"}",
+        "{\"intValue\":-7}",
+        "{\"doubleValue\":2.5}",
+        "{\"boolValue\":true}",
+        "{\"stringValue\":\"esc\\\"aped\"}",
+    };
+    if (clean || rnd(3)) {
+        buf_puts(b, PICK(common));
+        return;
+    }
+    static const char *const scalars[] = {
+        "{\"stringValue\":\"plain\"}",
+        "{\"stringValue\":\"caf\\u00e9 \\\"q\\\" \\n tab\\t\"}",
+        "{\"stringValue\":\"utf8 \xc3\xa9\xe2\x82\xac\"}",
+        "{\"string_value\":\"snake\"}",
+        "{\"stringValue\":\"\"}",
+        "{\"stringValue\":null,\"intValue\":\"5\"}",
+        "{\"intValue\":\"-9223372036854775808\"}",
+        "{\"intValue\":9223372036854775807}",
+        "{\"intValue\":\"9223372036854775808\"}",
+        "{\"intValue\":-0}",
+        "{\"intValue\":1.5}",
+        "{\"intValue\":\"12x\"}",
+        "{\"doubleValue\":0.25}",
+        "{\"doubleValue\":-0}",
+        "{\"doubleValue\":-0.0}",
+        "{\"doubleValue\":1e308}",
+        "{\"doubleValue\":1e400}",
+        "{\"doubleValue\":123456789012345678}",
+        "{\"doubleValue\":\"NaN\"}",
+        "{\"doubleValue\":\"-Infinity\"}",
+        "{\"doubleValue\":\"1.5\"}",
+        "{\"boolValue\":true}",
+        "{\"bool_value\":false}",
+        "{\"boolValue\":1}",
+        "{\"bytesValue\":\"AAEC\"}",
+        "{}",
+        "{\"unknown\":[1,{\"a\":null}],\"intValue\":3}",
+        "{\"intValue\":3,\"stringValue\":\"second\"}",
+        "[]",
+        "\"bare\"",
+        "null",
+    };
+    if (depth < 3 && rnd(8) == 0) {
+        buf_puts(b, rnd(2) ? "{\"arrayValue\":{\"values\":[" : "{\"kvlistValue\":{\"values\":[");
+        unsigned n = rnd(3);
+        for (unsigned i = 0; i < n; i++) {
+            buf_puts(b, i ? "," : "");
+            if (b->len && b->data[b->len - 1] == '[' && rnd(2)) {
+                buf_puts(b, "{\"key\":\"k\",\"value\":");
+                any_value(b, depth + 1);
+                buf_putc(b, '}');
+            } else {
+                any_value(b, depth + 1);
+            }
+        }
+        buf_puts(b, "]}}");
+        return;
+    }
+    buf_puts(b, PICK(scalars));
+}
+
+static void attr_list(struct buf *b, bool is_resource)
+{
+    static const char *const res_keys[] = {"host.name", "service.name", "pid", "user",
+                                           "h\\u006fst.name"};
+    static const char *const keys[] = {"user", "n", "d", "b", "raw", "user", "k\\\"q", "msg"};
+    unsigned n = rnd(4);
+    buf_putc(b, '[');
+    for (unsigned i = 0; i < n; i++) {
+        buf_puts(b, i ? "," : "");
+        switch (clean ? 5 + rnd(7) : rnd(12)) {
+        case 0: buf_puts(b, "{\"value\":{\"stringValue\":\"v\"}}"); break; /* no key */
+        case 1: buf_printf(b, "{\"key\":\"%s\"}", is_resource ? "host.name" : "nv"); break;
+        case 2: buf_printf(b, "{\"key\":\"%s\",\"value\":null}", PICK(keys)); break;
+        case 3: buf_puts(b, "{\"key\":7,\"value\":{}}"); break;
+        case 4: buf_puts(b, "\"kv\""); break;
+        default:
+            buf_printf(b, "{%s\"key\":\"%s\",\"value\":", rnd(6) ? "" : "\"x\":1,",
+                       is_resource ? PICK(res_keys) : PICK(keys));
+            any_value(b, 0);
+            buf_puts(b, rnd(8) ? "}" : ",\"key\":\"again\"}");
+        }
+    }
+    buf_putc(b, ']');
+}
+
+static void record_json(struct buf *b)
+{
+    static const char *const times[] = {"\"1700000000000000001\"",
+                                        "1700000000000000002",
+                                        "\"18446744073709551615\"",
+                                        "18446744073709551615",
+                                        "\"-1\"",
+                                        "-5",
+                                        "1.5",
+                                        "\"\"",
+                                        "null",
+                                        "\"00000000000000000000042\""};
+    static const char *const sevnums[] = {"17",  "\"SEVERITY_NUMBER_WARN\"", "99", "0", "9.5",
+                                          "null"};
+    static const char *const ids[] = {"\"5B8EFFF798038103D269B633813FC60C\"",
+                                      "\"eee19b7ec3c1b174\"", "\"xyz\"", "\"\"", "12"};
+    static const char *const clean_times[] = {"\"1700000000000000001\"", "1700000000000000002",
+                                              "\"18446744073709551615\"", "null"};
+    static const char *const clean_sevnums[] = {"17", "99", "0", "null"};
+    const char *parts[10];
+    char tmp[10][128];
+    unsigned n = 0;
+    if (rnd(4))
+        parts[n++] = rnd(2) ? "\"timeUnixNano\":" : "\"time_unix_nano\":";
+    if (rnd(4) == 0)
+        parts[n++] = "\"observedTimeUnixNano\":";
+    if (rnd(5))
+        parts[n++] = "\"body\":";
+    if (rnd(3) == 0)
+        parts[n++] = rnd(2) ? "\"severityText\":" : "\"severity_text\":";
+    if (rnd(3) == 0)
+        parts[n++] = "\"severityNumber\":";
+    if (rnd(4) == 0)
+        parts[n++] = "\"traceId\":";
+    if (rnd(4) == 0)
+        parts[n++] = "\"span_id\":";
+    if (rnd(3))
+        parts[n++] = "\"attributes\":";
+    if (rnd(6) == 0)
+        parts[n++] = "\"flags\":";
+    if (rnd(8) == 0)
+        parts[n++] = "\"body\":";      /* a second one */
+    for (unsigned i = n; i > 1; i--) { /* any order */
+        unsigned j = rnd(i);
+        const char *t = parts[i - 1];
+        parts[i - 1] = parts[j];
+        parts[j] = t;
+    }
+    (void)tmp;
+    buf_putc(b, '{');
+    for (unsigned i = 0; i < n; i++) {
+        buf_puts(b, i ? (rnd(10) ? "," : " ,\n ") : "");
+        buf_puts(b, parts[i]);
+        const char *p = parts[i];
+        if (strstr(p, "ime"))
+            buf_puts(b, clean ? PICK(clean_times) : PICK(times));
+        else if (strstr(p, "body"))
+            any_value(b, 0);
+        else if (strstr(p, "everity_text") || strstr(p, "everityText"))
+            buf_puts(b, rnd(4) ? "\"Warning\"" : rnd(2) || clean ? "\"\"" : "3");
+        else if (strstr(p, "everityNumber"))
+            buf_puts(b, clean ? PICK(clean_sevnums) : PICK(sevnums));
+        else if (strstr(p, "race") || strstr(p, "pan"))
+            buf_puts(b, ids[rnd(clean ? 4 : 5)]);
+        else if (strstr(p, "attributes"))
+            rnd(10) || clean ? attr_list(b, false) : buf_puts(b, rnd(2) ? "null" : "{}");
+        else
+            buf_puts(b, "[1,{\"deep\":[[[]]]}]");
+    }
+    buf_putc(b, '}');
+}
+
+static void otlp_body(struct buf *b)
+{
+    buf_puts(b, rnd(12) ? "{\"resourceLogs\":[" : "{\"x\":{\"y\":[]},\"resource_logs\":[");
+    unsigned nrl = rnd(3) + 1;
+    for (unsigned r = 0; r < nrl; r++) {
+        buf_puts(b, r ? "," : "");
+        bool res_last = !clean && rnd(8) == 0;
+        buf_putc(b, '{');
+        if (!res_last && rnd(6)) {
+            buf_puts(b, "\"resource\":{\"attributes\":");
+            attr_list(b, true);
+            buf_puts(b, rnd(6) ? "}," : ",\"droppedAttributesCount\":0},");
+        }
+        buf_puts(b, rnd(8) ? "\"scopeLogs\":[" : "\"scope_logs\":[");
+        unsigned ns = rnd(3);
+        for (unsigned sc = 0; sc < ns; sc++) {
+            buf_puts(b, sc ? "," : "");
+            buf_puts(b, rnd(3) ? "{\"scope\":{\"name\":\"s\",\"version\":\"1\"},\"logRecords\":["
+                               : "{\"log_records\":[");
+            unsigned nr = rnd(4);
+            for (unsigned i = 0; i < nr; i++) {
+                buf_puts(b, i ? "," : "");
+                record_json(b);
+            }
+            buf_puts(b, "]}");
+        }
+        buf_putc(b, ']');
+        if (res_last)
+            buf_puts(b, ",\"resource\":{\"attributes\":[{\"key\":\"host.name\",\"value\":{"
+                        "\"stringValue\":\"late\"}}]}");
+        if (rnd(10) == 0)
+            buf_puts(b, ",\"schemaUrl\":\"u\"");
+        buf_putc(b, '}');
+    }
+    buf_puts(b, rnd(20) ? "]}" : "]} ");
+}
+
+/* Random bodies of every part the decoders read, then the same with bytes
+ * flipped, cut or doubled: decode() checks the one-pass decoder's rows,
+ * result and error text against the tape decoder's. */
+static void test_otlp_json_one_pass(void **state)
+{
+    (void)state;
+    struct buf b = BUF_INIT;
+    uint64_t taken0 = otlp_json_test_one_passes(), whole = 0;
+    for (int i = 0; i < 3000; i++) {
+        buf_reset(&b);
+        clean = i % 2 == 0;
+        otlp_body(&b);
+        free(decode(otlp_decode_json, false, b.data, b.len));
+        whole++;
+        for (int m = 0; m < 4; m++) {
+            struct buf c = BUF_INIT;
+            buf_append(&c, b.data, b.len);
+            size_t at = rnd((unsigned)c.len);
+            switch (rnd(4)) {
+            case 0: c.data[at] = (char)rnd(256); break;
+            case 1: c.len = at; break;
+            case 2: c.data[at] = "{}[],:\"\\n0-"[rnd(11)]; break;
+            default: buf_append(&c, b.data + at, c.len - at); break;
+            }
+            free(decode(otlp_decode_json, false, c.data ? c.data : "", c.len));
+            buf_destroy(&c);
+        }
+    }
+    /* an unknown member nested about as deep as the tape decoder allows
+     * (64 containers), at each level of the body's structure */
+    static const char *const at[][2] = {
+        {"{\"x\":", ",\"resourceLogs\":[]}"},
+        {"{\"resourceLogs\":[{\"x\":", "}]}"},
+        {"{\"resourceLogs\":[{\"resource\":{\"x\":", "}}]}"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"x\":", "}]}]}]}"},
+        {"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"attributes\":[{\"key\":"
+         "\"k\",\"value\":{\"x\":",
+         "}}]}]}]}]}"},
+    };
+    for (size_t w = 0; w < sizeof at / sizeof at[0]; w++)
+        for (int n = 50; n <= 66; n++) {
+            buf_reset(&b);
+            buf_puts(&b, at[w][0]);
+            for (int k = 0; k < n; k++)
+                buf_puts(&b, k % 2 ? "{\"a\":" : "[");
+            buf_puts(&b, "1");
+            for (int k = n - 1; k >= 0; k--)
+                buf_puts(&b, k % 2 ? "}" : "]");
+            buf_puts(&b, at[w][1]);
+            free(decode(otlp_decode_json, false, b.data, b.len));
+        }
+    buf_destroy(&b);
+    /* the one pass took a good share of them (each decode() runs it once) */
+    uint64_t taken = otlp_json_test_one_passes() - taken0;
+    print_message("# the one-pass decoder took %llu of %llu whole bodies and their mutations\n",
+                  (unsigned long long)taken, (unsigned long long)whole * 5);
+    assert_true(taken > whole / 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_labels),     cmocka_unit_test(test_loki_json),
-        cmocka_unit_test(test_loki_proto), cmocka_unit_test(test_unsnappy),
-        cmocka_unit_test(test_map_names),  cmocka_unit_test(test_otlp_json),
-        cmocka_unit_test(test_otlp_proto), cmocka_unit_test(test_severity_names),
+        cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_loki_json),
+        cmocka_unit_test(test_loki_proto),
+        cmocka_unit_test(test_unsnappy),
+        cmocka_unit_test(test_map_names),
+        cmocka_unit_test(test_otlp_json),
+        cmocka_unit_test(test_otlp_proto),
+        cmocka_unit_test(test_severity_names),
+        cmocka_unit_test(test_otlp_json_one_pass),
     };
     (void)render_result;
     cmocka_set_message_output(CM_OUTPUT_TAP);

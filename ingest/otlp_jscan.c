@@ -1,0 +1,541 @@
+/* OTLP/JSON in one pass over the body (jscan), for the bodies exporters
+ * send: no tape is built and walked (the tape's parse and walk were two
+ * thirds of an OTLP/JSON record's cost in the connection threads). It maps
+ * exactly as the tape decoder (otlp_json.c) does, and takes only what it
+ * can map the same way: string bodies; string, bool, int, double and bytes
+ * attributes; a resourceLogs' "resource" before its "scopeLogs"; one
+ * member of each name where the tape decoder would pick among several. On
+ * anything else, and on any error, it gives up (false) and the tape
+ * decoder decodes the body again, words the error, and has the last word:
+ * a body this path takes is one the tape decoder maps to the same rows.
+ *
+ * The whole body is read before any row is given out, so that giving up
+ * leaves nothing to take back (nor arrival stamps taken): each record's
+ * members as read (struct rec_vals, any order) and its attributes, which
+ * are then applied in the tape decoder's order (a key given twice keeps
+ * its first value). Strings are slices of the body, or of the scanner's
+ * scratch when they hold escapes; both live until the body is done. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/decimal.h"
+#include "ingest/jscan.h"
+#include "ingest/otlp_int.h"
+
+/* An attribute read: its key and value. */
+struct kv {
+    struct slice key;
+    struct otlp_attr a;
+};
+
+struct kv_list {
+    struct kv *v;
+    size_t n, cap;
+};
+
+/* A record read: its members (OTLP_R_* order), its attributes (attrs[a0,
+ * a0 + na)) and its resource (res index). */
+struct rec_vals {
+    bool seen[OTLP_R_COUNT];
+    uint64_t time, observed;
+    struct slice body, sev_text, trace, span;
+    int64_t sev_num;
+    size_t a0, na, res;
+};
+
+/* A resourceLogs element's resource: attributes res_kv[k0, k0 + nk). */
+struct res_vals {
+    bool present;
+    size_t k0, nk;
+};
+
+struct fast {
+    struct jscan s;
+    struct buf scratch;
+    struct kv_list attrs, res_kv;
+    struct rec_vals *recs;
+    size_t nrecs, recs_cap;
+    struct res_vals *res;
+    size_t nres, res_cap;
+};
+
+static struct kv *kv_add(struct kv_list *l)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    return &l->v[l->n++];
+}
+
+static bool is_key(struct slice k, const char *lit)
+{
+    size_t n = strlen(lit);
+    return k.len == n && memcmp(k.ptr, lit, n) == 0;
+}
+
+/* The body is NUL-terminated and padded with 16 zero bytes
+ * (otlp_json_fast), so that the scans below need no bound: a NUL stops
+ * each of them, and is no token. The rest (numbers, literals, strings
+ * with escapes or bytes >= 0x80, values passed over) is jscan's. */
+static inline void blank(struct fast *f)
+{
+    const char *p = f->s.p;
+    if (__builtin_expect((unsigned char)*p > ' ', 1)) /* exporters send no blanks */
+        return;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    f->s.p = p;
+}
+
+/* Consumes c if it is next. */
+static inline bool take(struct fast *f, char c)
+{
+    blank(f);
+    if (*f->s.p != c)
+        return false;
+    f->s.p++;
+    return true;
+}
+
+/* A null next: consumed, true. */
+static inline bool take_null(struct fast *f)
+{
+    blank(f);
+    if (memcmp(f->s.p, "null", 4) != 0 || f->s.end - f->s.p < 4)
+        return false;
+    f->s.p += 4;
+    return true;
+}
+
+/* A string next (else false): its bytes in *out. A plain one is found 16
+ * bytes at a time; one with escapes, bytes >= 0x80 or an error is
+ * jscan_string's. */
+static inline bool str(struct fast *f, struct slice *out)
+{
+    blank(f);
+    const char *p = f->s.p, *q = p + 1;
+    if (*p != '"')
+        return false;
+#ifdef __SSE2__
+    unsigned m;
+    while (!(m = jscan_stops16(q)))
+        q += 16;
+    q += __builtin_ctz(m);
+#else
+    q = jscan_skip_plain(q, f->s.end);
+#endif
+    if (*q != '"' || q >= f->s.end)
+        return jscan_string(&f->s, out);
+    *out = slice_make(p + 1, (size_t)(q - p - 1));
+    f->s.p = q + 1;
+    return true;
+}
+
+/* The next member of an object whose '{' is read: 1 with its key (and the
+ * ':' read), 0 after its '}', -1 on an error. *first: no member read yet. */
+static int next_member(struct fast *f, bool *first, struct slice *key)
+{
+    if (take(f, '}'))
+        return 0;
+    if (!*first && !take(f, ','))
+        return -1;
+    *first = false;
+    return str(f, key) && take(f, ':') ? 1 : -1;
+}
+
+/* The next element of an array whose '[' is read: 1 (the element next),
+ * 0 after its ']', -1 on an error. */
+static int next_element(struct fast *f, bool *first)
+{
+    if (take(f, ']'))
+        return 0;
+    if (!*first && !take(f, ','))
+        return -1;
+    *first = false;
+    return 1;
+}
+
+/* Any value, checked, at depth (the containers around it, plus one). */
+static bool skip(struct fast *f, int depth)
+{
+    return jscan_skip(&f->s, depth);
+}
+
+/* An unsigned 64-bit integer as a number or a string of digits
+ * (json_int's unsigned case). */
+static bool read_u64(struct fast *f, uint64_t *out)
+{
+    enum jscan_type t;
+    int64_t i;
+    double x;
+    struct slice digits;
+    if (!jscan_type(&f->s, &t))
+        return false;
+    if (t == JS_STRING)
+        return str(f, &digits) && dec_u64(digits.ptr, digits.len, out) == DEC_OK;
+    if (!jscan_number(&f->s, &t, &i, &x) || t != JS_INT || i < 0)
+        return false;
+    *out = (uint64_t)i;
+    return true;
+}
+
+/* An intValue: a number or a string of digits with an optional '-'. */
+static bool read_i64(struct fast *f, int64_t *out)
+{
+    enum jscan_type t;
+    double x;
+    struct slice digits;
+    if (!jscan_type(&f->s, &t))
+        return false;
+    if (t == JS_STRING)
+        return str(f, &digits) && dec_i64(digits.ptr, digits.len, out) == DEC_OK;
+    return jscan_number(&f->s, &t, out, &x) && t == JS_INT;
+}
+
+/* A doubleValue: a number, or "NaN", "Infinity", "-Infinity". */
+static bool read_double(struct fast *f, double *out)
+{
+    enum jscan_type t;
+    int64_t i;
+    struct slice name;
+    if (!jscan_type(&f->s, &t))
+        return false;
+    if (t == JS_STRING) {
+        if (!str(f, &name))
+            return false;
+        if (is_key(name, "NaN"))
+            *out = __builtin_nan("");
+        else if (is_key(name, "Infinity"))
+            *out = __builtin_inf();
+        else if (is_key(name, "-Infinity"))
+            *out = -__builtin_inf();
+        else
+            return false;
+        return true;
+    }
+    bool neg = *f->s.p == '-';
+    if (!jscan_number(&f->s, &t, &i, out))
+        return false;
+    if (t == JS_INT) /* "-0" is the double -0, as strtod reads it */
+        *out = i == 0 && neg ? -0.0 : (double)i;
+    return true;
+}
+
+/* An AnyValue object (its '{' next) at depth: the first of its members
+ * that is not null and has an AnyValue name, as a string, bool, int,
+ * double or bytes attribute (OTLP_NONE if it has none), and that name's
+ * index in *which (-1: none). false for an array or kvlist value (rendered
+ * as JSON by the tape decoder) and errors. */
+static bool read_any(struct fast *f, int depth, struct otlp_attr *a, int *which)
+{
+    memset(a, 0, sizeof *a);
+    *which = -1;
+    if (!take(f, '{'))
+        return false;
+    bool first = true, found = false;
+    struct slice key;
+    int rc;
+    while ((rc = next_member(f, &first, &key)) == 1) {
+        int m = found ? -1 : otlp_json_any_name(key);
+        if (m < 0 || take_null(f)) {
+            if (m < 0 && !skip(f, depth + 1))
+                return false;
+            continue;
+        }
+        found = true;
+        *which = m;
+        bool ok;
+        switch (m) {
+        case 0:
+        case 6:
+            a->kind = OTLP_STRING;
+            ok = str(f, &a->s);
+            break;
+        case 1:
+            a->kind = OTLP_BOOL;
+            a->b = jscan_peek(&f->s) == 't';
+            ok = jscan_literal(&f->s, a->b ? "true" : "false");
+            break;
+        case 2:
+            a->kind = OTLP_INT;
+            ok = read_i64(f, &a->i);
+            break;
+        case 3:
+            a->kind = OTLP_DOUBLE;
+            ok = read_double(f, &a->f);
+            break;
+        default: ok = false; /* arrayValue, kvlistValue */
+        }
+        if (!ok)
+            return false;
+    }
+    return rc == 0;
+}
+
+/* A list of KeyValue objects (its '[' next) at depth into l: each one's
+ * first "key" (a string) and first "value" (null: the attribute is left
+ * out, as the tape decoder leaves it). */
+static bool read_attrs(struct fast *f, int depth, struct kv_list *l)
+{
+    if (!take(f, '['))
+        return false;
+    bool first = true;
+    int rc;
+    while ((rc = next_element(f, &first)) == 1) {
+        if (!take(f, '{'))
+            return false;
+        struct kv kv;
+        int which;
+        bool first_m = true, has_key = false, has_value = false, value_null = false;
+        struct slice name;
+        int mrc;
+        while ((mrc = next_member(f, &first_m, &name)) == 1) {
+            bool ok;
+            if (!has_key && is_key(name, "key")) {
+                has_key = true;
+                ok = str(f, &kv.key);
+            } else if (!has_value && is_key(name, "value")) {
+                has_value = true;
+                value_null = take_null(f);
+                ok = value_null || read_any(f, depth + 2, &kv.a, &which);
+            } else {
+                ok = skip(f, depth + 2);
+            }
+            if (!ok)
+                return false;
+        }
+        if (mrc != 0 || !has_key)
+            return false;
+        if (has_value && !value_null)
+            *kv_add(l) = kv;
+    }
+    return rc == 0;
+}
+
+/* A string member value (not null: the caller has passed nulls over). */
+static bool read_str(struct fast *f, struct slice *out)
+{
+    return str(f, out);
+}
+
+/* A record's member i (not null) into v and the record attributes. */
+static bool read_member(struct fast *f, int i, int depth, struct rec_vals *v)
+{
+    enum jscan_type t;
+    double x;
+    struct otlp_attr body;
+    int which;
+    switch (i) {
+    case OTLP_R_TIME: return read_u64(f, &v->time);
+    case OTLP_R_OBSERVED: return read_u64(f, &v->observed);
+    case OTLP_R_BODY: /* a stringValue is the msg; the tape renders the rest */
+        if (!read_any(f, depth + 1, &body, &which) || which != 0)
+            return false;
+        v->body = body.s;
+        return true;
+    case OTLP_R_SEVTEXT: return read_str(f, &v->sev_text);
+    case OTLP_R_SEVNUM: /* a SEVERITY_NUMBER_ name is left to the tape */
+        return jscan_type(&f->s, &t) && t == JS_INT && jscan_number(&f->s, &t, &v->sev_num, &x) &&
+               t == JS_INT;
+    case OTLP_R_TRACE: return read_str(f, &v->trace);
+    case OTLP_R_SPAN: return read_str(f, &v->span);
+    case OTLP_R_ATTRS: return read_attrs(f, depth + 1, &f->attrs);
+    default: break;
+    }
+    return false;
+}
+
+/* A record read: its row, its parts in the tape decoder's order. */
+static void apply(struct fast *f, struct otlp_dec *d, const struct rec_vals *v)
+{
+    const struct res_vals *r = &f->res[v->res];
+    d->no++;
+    d->rec_error = NULL;
+    logrow_reset(&d->row);
+    logrow_str(&d->row, slice_cstr("msg"), v->seen[OTLP_R_BODY] ? v->body : slice_make("", 0));
+    otlp_json_level(d, v->seen[OTLP_R_SEVTEXT] ? v->sev_text : slice_make("", 0),
+                    v->seen[OTLP_R_SEVNUM] ? v->sev_num : 0);
+    if (v->seen[OTLP_R_TRACE])
+        otlp_json_add_id(d, v->trace, "trace_id");
+    if (v->seen[OTLP_R_SPAN])
+        otlp_json_add_id(d, v->span, "span_id");
+    for (size_t i = v->a0; i < v->a0 + v->na; i++)
+        otlp_add_attr(d, f->attrs.v[i].key, &f->attrs.v[i].a, false);
+    if (r->present && otlp_res_decode(d))
+        for (size_t i = r->k0; i < r->k0 + r->nk; i++)
+            otlp_res_attr(d, f->res_kv.v[i].key, &f->res_kv.v[i].a);
+    otlp_res_done(d);
+    otlp_end_record(d, v->time, v->observed);
+}
+
+/* A LogRecord object at depth, of the last resource read. */
+static bool read_record(struct fast *f, int depth)
+{
+    if (!take(f, '{'))
+        return false;
+    if (f->nrecs == f->recs_cap) {
+        f->recs_cap = f->recs_cap ? 2 * f->recs_cap : 256;
+        f->recs = xrealloc(f->recs, f->recs_cap * sizeof *f->recs);
+    }
+    struct rec_vals *v = &f->recs[f->nrecs];
+    memset(v, 0, sizeof *v);
+    v->a0 = f->attrs.n;
+    v->res = f->nres - 1;
+    bool first = true;
+    struct slice key;
+    int rc;
+    while ((rc = next_member(f, &first, &key)) == 1) {
+        if (take_null(f))
+            continue;
+        int i = otlp_json_record_name(key);
+        if (i < 0 || v->seen[i]) { /* the tape decoder reads the first only */
+            if (!skip(f, depth + 1))
+                return false;
+            continue;
+        }
+        v->seen[i] = true;
+        if (!read_member(f, i, depth, v))
+            return false;
+    }
+    v->na = f->attrs.n - v->a0;
+    f->nrecs++;
+    return rc == 0;
+}
+
+/* The array member of an object at depth named camel or snake: the first
+ * of them read whole, each element through fn; a second one gives up (the
+ * tape decoder prefers camel, wherever it is). *seen: one was read. */
+static bool read_array(struct fast *f, int depth, bool *seen, bool (*fn)(struct fast *, int))
+{
+    if (*seen)
+        return false;
+    *seen = true;
+    if (take_null(f))
+        return true;
+    if (!take(f, '['))
+        return false;
+    bool first = true;
+    int rc;
+    while ((rc = next_element(f, &first)) == 1)
+        if (!fn(f, depth + 1))
+            return false;
+    return rc == 0;
+}
+
+/* A scopeLogs object at depth: its logRecords; its scope is not mapped. */
+static bool read_scope(struct fast *f, int depth)
+{
+    if (!take(f, '{'))
+        return false;
+    bool first = true, seen = false;
+    struct slice key;
+    int rc;
+    while ((rc = next_member(f, &first, &key)) == 1) {
+        bool ok = is_key(key, "logRecords") || is_key(key, "log_records")
+                      ? read_array(f, depth + 1, &seen, read_record)
+                      : skip(f, depth + 1);
+        if (!ok)
+            return false;
+    }
+    return rc == 0;
+}
+
+/* A resource object at depth: its attributes, kept for its records. */
+static bool read_resource(struct fast *f, int depth)
+{
+    if (!take(f, '{'))
+        return false;
+    struct res_vals *r = &f->res[f->nres - 1];
+    r->present = true;
+    bool first = true, seen = false;
+    struct slice key;
+    int rc;
+    while ((rc = next_member(f, &first, &key)) == 1) {
+        bool ok;
+        if (!is_key(key, "attributes"))
+            ok = skip(f, depth + 1);
+        else if (seen)
+            ok = false;
+        else
+            ok = (seen = true, take_null(f) || read_attrs(f, depth + 1, &f->res_kv));
+        if (!ok)
+            return false;
+    }
+    r = &f->res[f->nres - 1];
+    r->nk = f->res_kv.n - r->k0;
+    return rc == 0;
+}
+
+/* A resourceLogs object at depth. Its records take its resource, which
+ * must come first (exporters write the fields in their proto order). */
+static bool read_resource_logs(struct fast *f, int depth)
+{
+    if (!take(f, '{'))
+        return false;
+    if (f->nres == f->res_cap) {
+        f->res_cap = f->res_cap ? 2 * f->res_cap : 16;
+        f->res = xrealloc(f->res, f->res_cap * sizeof *f->res);
+    }
+    f->res[f->nres++] = (struct res_vals){false, f->res_kv.n, 0};
+    bool first = true, seen_res = false, seen_scopes = false;
+    struct slice key;
+    int rc;
+    while ((rc = next_member(f, &first, &key)) == 1) {
+        bool ok;
+        if (is_key(key, "resource")) {
+            if (seen_res || seen_scopes)
+                return false;
+            seen_res = true;
+            ok = take_null(f) || read_resource(f, depth + 1);
+        } else if (is_key(key, "scopeLogs") || is_key(key, "scope_logs")) {
+            ok = read_array(f, depth + 1, &seen_scopes, read_scope);
+        } else {
+            ok = skip(f, depth + 1);
+        }
+        if (!ok)
+            return false;
+    }
+    return rc == 0;
+}
+
+bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
+{
+    if (len >= UINT32_MAX / 2) /* the tape decoder refuses it */
+        return false;
+    struct fast f;
+    memset(&f, 0, sizeof f);
+    /* sized from the body, so that the lists rarely grow by copies: a
+     * record takes 150 bytes or more as exporters write it, an attribute
+     * 50 */
+    f.recs_cap = len / 128 + 16;
+    f.recs = xmalloc(f.recs_cap * sizeof *f.recs);
+    f.attrs.cap = len / 48 + 16;
+    f.attrs.v = xmalloc(f.attrs.cap * sizeof *f.attrs.v);
+    f.res_cap = len / 256 + 16;
+    f.res = xmalloc(f.res_cap * sizeof *f.res);
+    buf_init(&f.scratch);
+    jscan_init(&f.s, body, len, &f.scratch);
+    bool ok = take(&f, '{'), first = true, seen = false;
+    struct slice key;
+    int rc = -1;
+    while (ok && (rc = next_member(&f, &first, &key)) == 1)
+        ok = is_key(key, "resourceLogs") || is_key(key, "resource_logs")
+                 ? read_array(&f, 2, &seen, read_resource_logs)
+                 : skip(&f, 2);
+    ok = ok && rc == 0 && jscan_at_end(&f.s);
+    size_t last_res = SIZE_MAX;
+    for (size_t i = 0; ok && i < f.nrecs; i++) {
+        if (f.recs[i].res != last_res) { /* a resourceLogs' first record */
+            otlp_res_clear(d);
+            last_res = f.recs[i].res;
+        }
+        apply(&f, d, &f.recs[i]);
+    }
+    free(f.attrs.v);
+    free(f.res_kv.v);
+    free(f.recs);
+    free(f.res);
+    buf_destroy(&f.scratch);
+    return ok;
+}
