@@ -2,12 +2,14 @@
  * send: no tape is built and walked (the tape's parse and walk were two
  * thirds of an OTLP/JSON record's cost in the connection threads). It maps
  * exactly as the tape decoder (otlp_json.c) does, and takes only what it
- * can map the same way: string bodies; string, bool, int, double and bytes
- * attributes; a resourceLogs' "resource" before its "scopeLogs"; one
- * member of each name where the tape decoder would pick among several. On
- * anything else, and on any error, it gives up (false) and the tape
- * decoder decodes the body again, words the error, and has the last word:
- * a body this path takes is one the tape decoder maps to the same rows.
+ * can map the same way: every AnyValue kind (arrays and kvlists rendered
+ * as the tape decoder renders them), a resourceLogs' "resource" before its
+ * "scopeLogs" and a kvlist entry's "key" before its "value" (the order
+ * exporters write them in), one member of each name where the tape decoder
+ * would pick among several. On anything else,
+ * and on any error, it gives up (false) and the tape decoder decodes the
+ * body again, words the error, and has the last word: a body this path
+ * takes is one the tape decoder maps to the same rows.
  *
  * The whole body is read before any row is given out, so that giving up
  * leaves nothing to take back (nor arrival stamps taken): each record's
@@ -15,17 +17,21 @@
  * are then applied in the tape decoder's order (a key given twice keeps
  * its first value). Strings are slices of the body, or of the scanner's
  * scratch when they hold escapes; both live until the body is done. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/decimal.h"
+#include "base/json.h"
 #include "ingest/jscan.h"
 #include "ingest/otlp_int.h"
+#include "ingest/pb.h"
 
 /* An attribute read: its key and value. */
 struct kv {
     struct slice key;
-    struct otlp_attr a;
+    struct otlp_attr a; /* OTLP_TEXT: a.s.len bytes at text_off in fast.text */
+    size_t text_off;
 };
 
 struct kv_list {
@@ -38,9 +44,11 @@ struct kv_list {
 struct rec_vals {
     bool seen[OTLP_R_COUNT];
     uint64_t time, observed;
-    struct slice body, sev_text, trace, span;
+    struct slice body, sev_text, trace, span; /* body: unless body_text */
     int64_t sev_num;
     size_t a0, na, res;
+    bool body_text; /* the body rendered as JSON: body_len bytes at body_off in fast.text */
+    size_t body_off, body_len;
 };
 
 /* A resourceLogs element's resource: attributes res_kv[k0, k0 + nk). */
@@ -52,6 +60,7 @@ struct res_vals {
 struct fast {
     struct jscan s;
     struct buf scratch;
+    struct buf text; /* values rendered as JSON (arrays, kvlists, bodies not strings) */
     struct kv_list attrs, res_kv;
     struct rec_vals *recs;
     size_t nrecs, recs_cap;
@@ -222,16 +231,29 @@ static bool read_double(struct fast *f, double *out)
     return true;
 }
 
-/* An AnyValue object (its '{' next) at depth: the first of its members
- * that is not null and has an AnyValue name, as a string, bool, int,
- * double or bytes attribute (OTLP_NONE if it has none), and that name's
- * index in *which (-1: none). false for an array or kvlist value (rendered
- * as JSON by the tape decoder) and errors. */
-static bool read_any(struct fast *f, int depth, struct otlp_attr *a, int *which)
+/* The containers the tape decoder opens at most (jtape.h JT_MAX_DEPTH):
+ * a container deeper than that gives up. */
+#define MAX_DEPTH 64
+
+static bool render_any(struct fast *f, int depth, int level, struct buf *out);
+
+/* The list of an arrayValue (is_kv false) or kvlistValue (its '{' next, at
+ * depth), of an AnyValue at nesting level, appended to out as the tape
+ * decoder renders it: a JSON array of its values, or an object of its
+ * keys. */
+static bool render_list(struct fast *f, int depth, int level, bool is_kv, struct buf *out);
+
+/* An AnyValue object (its '{' next) at depth and nesting level: the first
+ * of its members that is not null and has an AnyValue name, as a string
+ * (bytes too), bool, int or double attribute, or an array or kvlist
+ * rendered as JSON onto out (OTLP_TEXT, a->s.len bytes; a->s.ptr unset);
+ * OTLP_NONE if it has none. That name's index in *which (-1: none). */
+static bool read_any(struct fast *f, int depth, int level, struct otlp_attr *a, int *which,
+                     struct buf *out)
 {
     memset(a, 0, sizeof *a);
     *which = -1;
-    if (!take(f, '{'))
+    if (depth > MAX_DEPTH || !take(f, '{'))
         return false;
     bool first = true, found = false;
     struct slice key;
@@ -246,6 +268,7 @@ static bool read_any(struct fast *f, int depth, struct otlp_attr *a, int *which)
         found = true;
         *which = m;
         bool ok;
+        size_t before = out->len;
         switch (m) {
         case 0:
         case 6:
@@ -265,12 +288,112 @@ static bool read_any(struct fast *f, int depth, struct otlp_attr *a, int *which)
             a->kind = OTLP_DOUBLE;
             ok = read_double(f, &a->f);
             break;
-        default: ok = false; /* arrayValue, kvlistValue */
+        default: /* arrayValue, kvlistValue */
+            a->kind = OTLP_TEXT;
+            ok = render_list(f, depth + 1, level, m == 5, out);
+            a->s = slice_make(NULL, out->len - before);
         }
         if (!ok)
             return false;
     }
     return rc == 0;
+}
+
+/* Appends an AnyValue read by read_any (member index m) as the tape
+ * decoder renders it (an array or kvlist is there already). */
+static void render_attr(struct buf *out, const struct otlp_attr *a, int m)
+{
+    switch (m) {
+    case -1: buf_puts(out, "null"); break;
+    case 0:
+    case 6: json_str(out, a->s.ptr, a->s.len); break;
+    case 1: buf_puts(out, a->b ? "true" : "false"); break;
+    case 2: buf_printf(out, "%" PRId64, a->i); break;
+    case 3: otlp_json_double(out, a->f); break;
+    default: break;
+    }
+}
+
+static bool render_any(struct fast *f, int depth, int level, struct buf *out)
+{
+    struct otlp_attr a;
+    int m;
+    if (level > PB_MAX_DEPTH || !read_any(f, depth, level, &a, &m, out))
+        return false;
+    render_attr(out, &a, m);
+    return true;
+}
+
+/* A KeyValue of a kvlist (its '{' next, at depth) as "key":value; its
+ * value after its key, as exporters write them (else it gives up: the
+ * tape decoder writes the key first wherever it is). */
+static bool render_kv(struct fast *f, int depth, int level, struct buf *out)
+{
+    if (depth > MAX_DEPTH || !take(f, '{'))
+        return false;
+    bool first = true, has_key = false, has_value = false;
+    struct slice name, k;
+    int rc;
+    while ((rc = next_member(f, &first, &name)) == 1) {
+        bool ok;
+        if (!has_key && is_key(name, "key")) {
+            has_key = ok = str(f, &k);
+            if (ok) {
+                json_str(out, k.ptr, k.len);
+                buf_putc(out, ':');
+            }
+        } else if (!has_value && is_key(name, "value")) {
+            has_value = true;
+            ok = has_key && (take_null(f) ? (buf_puts(out, "null"), true)
+                                          : render_any(f, depth + 1, level + 1, out));
+        } else {
+            ok = skip(f, depth + 1);
+        }
+        if (!ok)
+            return false;
+    }
+    if (rc != 0 || !has_key)
+        return false;
+    if (!has_value)
+        buf_puts(out, "null");
+    return true;
+}
+
+static bool render_list(struct fast *f, int depth, int level, bool is_kv, struct buf *out)
+{
+    if (depth > MAX_DEPTH || !take(f, '{'))
+        return false;
+    buf_putc(out, is_kv ? '{' : '[');
+    bool first = true, seen = false;
+    struct slice key;
+    int rc;
+    while ((rc = next_member(f, &first, &key)) == 1) {
+        if (seen || !is_key(key, "values")) {
+            if (!skip(f, depth + 1))
+                return false;
+            continue;
+        }
+        seen = true; /* the first "values", null or not, as the tape takes it */
+        if (take_null(f))
+            continue;
+        if (depth + 1 > MAX_DEPTH || !take(f, '['))
+            return false;
+        bool first_e = true;
+        int erc;
+        for (size_t n = 0; (erc = next_element(f, &first_e)) == 1; n++) {
+            if (n)
+                buf_putc(out, ',');
+            if (is_kv ? !render_kv(f, depth + 2, level, out)
+                      : !render_any(f, depth + 2, level + 1, out))
+                return false;
+        }
+        if (erc != 0)
+            return false;
+    }
+    if (rc != 0)
+        return false;
+    buf_putc(out, is_kv ? '}' : ']');
+    return true;
 }
 
 /* A list of KeyValue objects (its '[' next) at depth into l: each one's
@@ -298,7 +421,8 @@ static bool read_attrs(struct fast *f, int depth, struct kv_list *l)
             } else if (!has_value && is_key(name, "value")) {
                 has_value = true;
                 value_null = take_null(f);
-                ok = value_null || read_any(f, depth + 2, &kv.a, &which);
+                kv.text_off = f->text.len;
+                ok = value_null || read_any(f, depth + 2, 1, &kv.a, &which, &f->text);
             } else {
                 ok = skip(f, depth + 2);
             }
@@ -313,6 +437,25 @@ static bool read_attrs(struct fast *f, int depth, struct kv_list *l)
     return rc == 0;
 }
 
+/* A severityNumber: an integer, or an enum name ("SEVERITY_NUMBER_WARN";
+ * 0 for a name it does not know, as the tape decoder reads it). */
+static bool read_severity(struct fast *f, int64_t *num)
+{
+    enum jscan_type t;
+    double x;
+    struct slice name;
+    if (!jscan_type(&f->s, &t))
+        return false;
+    if (t != JS_STRING)
+        return jscan_number(&f->s, &t, num, &x) && t == JS_INT;
+    if (!str(f, &name) || name.len <= 16 || memcmp(name.ptr, "SEVERITY_NUMBER_", 16) != 0)
+        return false;
+    name = slice_make(name.ptr + 16, name.len - 16);
+    for (*num = 24; *num > 0 && !slice_eq(slice_cstr(otlp_severity_name(*num)), name); --*num)
+        ;
+    return true;
+}
+
 /* A string member value (not null: the caller has passed nulls over). */
 static bool read_str(struct fast *f, struct slice *out)
 {
@@ -322,28 +465,39 @@ static bool read_str(struct fast *f, struct slice *out)
 /* A record's member i (not null) into v and the record attributes. */
 static bool read_member(struct fast *f, int i, int depth, struct rec_vals *v)
 {
-    enum jscan_type t;
-    double x;
     struct otlp_attr body;
     int which;
     switch (i) {
     case OTLP_R_TIME: return read_u64(f, &v->time);
     case OTLP_R_OBSERVED: return read_u64(f, &v->observed);
-    case OTLP_R_BODY: /* a stringValue is the msg; the tape renders the rest */
-        if (!read_any(f, depth + 1, &body, &which) || which != 0)
+    case OTLP_R_BODY: /* a stringValue is the msg; any other is rendered */
+        v->body_off = f->text.len;
+        if (!read_any(f, depth + 1, 1, &body, &which, &f->text))
             return false;
-        v->body = body.s;
+        if (which == 0) {
+            v->body = body.s;
+            return true;
+        }
+        render_attr(&f->text, &body, which);
+        v->body_text = true;
+        v->body_len = f->text.len - v->body_off;
         return true;
     case OTLP_R_SEVTEXT: return read_str(f, &v->sev_text);
-    case OTLP_R_SEVNUM: /* a SEVERITY_NUMBER_ name is left to the tape */
-        return jscan_type(&f->s, &t) && t == JS_INT && jscan_number(&f->s, &t, &v->sev_num, &x) &&
-               t == JS_INT;
+    case OTLP_R_SEVNUM: return read_severity(f, &v->sev_num);
     case OTLP_R_TRACE: return read_str(f, &v->trace);
     case OTLP_R_SPAN: return read_str(f, &v->span);
     case OTLP_R_ATTRS: return read_attrs(f, depth + 1, &f->attrs);
     default: break;
     }
     return false;
+}
+
+/* An attribute read, a rendered one pointing into the text now. */
+static const struct otlp_attr *attr_of(const struct fast *f, struct kv *kv)
+{
+    if (kv->a.kind == OTLP_TEXT)
+        kv->a.s.ptr = f->text.data + kv->text_off;
+    return &kv->a;
 }
 
 /* A record read: its row, its parts in the tape decoder's order. */
@@ -353,7 +507,10 @@ static void apply(struct fast *f, struct otlp_dec *d, const struct rec_vals *v)
     d->no++;
     d->rec_error = NULL;
     logrow_reset(&d->row);
-    logrow_str(&d->row, slice_cstr("msg"), v->seen[OTLP_R_BODY] ? v->body : slice_make("", 0));
+    struct slice msg = v->body_text           ? slice_make(f->text.data + v->body_off, v->body_len)
+                       : v->seen[OTLP_R_BODY] ? v->body
+                                              : slice_make("", 0);
+    logrow_str(&d->row, slice_cstr("msg"), msg);
     otlp_json_level(d, v->seen[OTLP_R_SEVTEXT] ? v->sev_text : slice_make("", 0),
                     v->seen[OTLP_R_SEVNUM] ? v->sev_num : 0);
     if (v->seen[OTLP_R_TRACE])
@@ -361,10 +518,10 @@ static void apply(struct fast *f, struct otlp_dec *d, const struct rec_vals *v)
     if (v->seen[OTLP_R_SPAN])
         otlp_json_add_id(d, v->span, "span_id");
     for (size_t i = v->a0; i < v->a0 + v->na; i++)
-        otlp_add_attr(d, f->attrs.v[i].key, &f->attrs.v[i].a, false);
+        otlp_add_attr(d, f->attrs.v[i].key, attr_of(f, &f->attrs.v[i]), false);
     if (r->present && otlp_res_decode(d))
         for (size_t i = r->k0; i < r->k0 + r->nk; i++)
-            otlp_res_attr(d, f->res_kv.v[i].key, &f->res_kv.v[i].a);
+            otlp_res_attr(d, f->res_kv.v[i].key, attr_of(f, &f->res_kv.v[i]));
     otlp_res_done(d);
     otlp_end_record(d, v->time, v->observed);
 }
@@ -515,6 +672,7 @@ bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
     f.res_cap = len / 256 + 16;
     f.res = xmalloc(f.res_cap * sizeof *f.res);
     buf_init(&f.scratch);
+    buf_init(&f.text);
     jscan_init(&f.s, body, len, &f.scratch);
     bool ok = take(&f, '{'), first = true, seen = false;
     struct slice key;
@@ -537,5 +695,6 @@ bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
     free(f.recs);
     free(f.res);
     buf_destroy(&f.scratch);
+    buf_destroy(&f.text);
     return ok;
 }

@@ -609,15 +609,41 @@ static const char *pick(const char *const *v, size_t n)
  * and some they refuse. */
 static void any_value(struct buf *b, int depth)
 {
+    if (depth < 3 && rnd(6) == 0) { /* an array or kvlist, rendered as JSON */
+        bool is_kv = rnd(2);
+        buf_puts(b, is_kv ? "{\"kvlistValue\":{\"values\":[" : "{\"arrayValue\":{\"values\":[");
+        unsigned n = rnd(4);
+        for (unsigned i = 0; i < n; i++) {
+            buf_puts(b, i ? "," : "");
+            if (!is_kv) {
+                any_value(b, depth + 1);
+            } else if (!clean && rnd(8) == 0) {
+                buf_puts(b, "{\"value\":{\"intValue\":1},\"key\":\"late\"}");
+            } else {
+                buf_printf(b, "{\"key\":\"k%u\"", i);
+                if (rnd(4)) {
+                    buf_puts(b, ",\"value\":");
+                    any_value(b, depth + 1);
+                } else if (rnd(2)) {
+                    buf_puts(b, ",\"value\":null");
+                }
+                buf_putc(b, '}');
+            }
+        }
+        if (rnd(10)) /* else a second "values", which the decoders pass over */
+            buf_puts(b, "]}}");
+        else
+            buf_puts(b, is_kv ? "],\"values\":[{\"key\":\"dup\"}]}}"
+                              : "],\"values\":[{\"intValue\":9}]}}");
+        return;
+    }
     /* mostly what exporters send, which the one-pass decoder takes */
     static const char *const common[] = {
-        "{\"stringValue\":\"plain\"}",
-        "{\"stringValue\":\"two words\"}",
-        "{\"intValue\":\"42\"}",
-        "{\"intValue\":-7}",
-        "{\"doubleValue\":2.5}",
-        "{\"boolValue\":true}",
-        "{\"stringValue\":\"esc\\\"aped\"}",
+        "{\"stringValue\":\"plain\"}", "{\"stringValue\":\"two words\"}",
+        "{\"intValue\":\"42\"}",       "{\"intValue\":-7}",
+        "{\"doubleValue\":2.5}",       "{\"boolValue\":true}",
+        "{\"doubleValue\":0.1}",       "{\"stringValue\":\"esc\\\"aped\"}",
+        "{\"bytesValue\":\"AAEC\"}",   "{}",
     };
     if (clean || rnd(3)) {
         buf_puts(b, PICK(common));
@@ -656,22 +682,6 @@ static void any_value(struct buf *b, int depth)
         "\"bare\"",
         "null",
     };
-    if (depth < 3 && rnd(8) == 0) {
-        buf_puts(b, rnd(2) ? "{\"arrayValue\":{\"values\":[" : "{\"kvlistValue\":{\"values\":[");
-        unsigned n = rnd(3);
-        for (unsigned i = 0; i < n; i++) {
-            buf_puts(b, i ? "," : "");
-            if (b->len && b->data[b->len - 1] == '[' && rnd(2)) {
-                buf_puts(b, "{\"key\":\"k\",\"value\":");
-                any_value(b, depth + 1);
-                buf_putc(b, '}');
-            } else {
-                any_value(b, depth + 1);
-            }
-        }
-        buf_puts(b, "]}}");
-        return;
-    }
     buf_puts(b, PICK(scalars));
 }
 
@@ -718,7 +728,8 @@ static void record_json(struct buf *b)
                                       "\"eee19b7ec3c1b174\"", "\"xyz\"", "\"\"", "12"};
     static const char *const clean_times[] = {"\"1700000000000000001\"", "1700000000000000002",
                                               "\"18446744073709551615\"", "null"};
-    static const char *const clean_sevnums[] = {"17", "99", "0", "null"};
+    static const char *const clean_sevnums[] =
+        {"17", "99", "0", "null", "\"SEVERITY_NUMBER_WARN\"", "\"SEVERITY_NUMBER_NOPE\""};
     const char *parts[10];
     char tmp[10][128];
     unsigned n = 0;
