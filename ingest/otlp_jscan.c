@@ -141,6 +141,38 @@ static inline bool str(struct fast *f, struct slice *out)
     return true;
 }
 
+/* Matches the n bytes of lit (at most OTLP_JSON_PAD) at the position, with
+ * no blank before them, and moves past them. */
+static inline bool lit(struct fast *f, const char *l, size_t n)
+{
+    if (memcmp(f->s.p, l, n) != 0)
+        return false;
+    f->s.p += n;
+    return true;
+}
+#define LIT(f, l) lit(f, l, sizeof l - 1)
+
+/* Where the reading is, to go back to when a shortcut does not apply: the
+ * position, the scratch of unescaped strings, the rendered text. */
+struct mark {
+    const char *p;
+    char *sp;
+    size_t text;
+};
+
+static inline struct mark mark_at(const struct fast *f)
+{
+    return (struct mark){f->s.p, f->s.sp, f->text.len};
+}
+
+static inline void back_to(struct fast *f, struct mark m)
+{
+    f->s.p = m.p;
+    f->s.sp = m.sp;
+    f->s.err = NULL;
+    f->text.len = m.text;
+}
+
 /* The next member of an object whose '{' is read: 1 with its key (and the
  * ':' read), 0 after its '}', -1 on an error. *first: no member read yet. */
 static int next_member(struct fast *f, bool *first, struct slice *key)
@@ -236,6 +268,7 @@ static bool read_double(struct fast *f, double *out)
 #define MAX_DEPTH 64
 
 static bool render_any(struct fast *f, int depth, int level, struct buf *out);
+static bool any_one(struct fast *f, int depth, struct otlp_attr *a, int *which);
 
 /* The list of an arrayValue (is_kv false) or kvlistValue (its '{' next, at
  * depth), of an AnyValue at nesting level, appended to out as the tape
@@ -253,7 +286,13 @@ static bool read_any(struct fast *f, int depth, int level, struct otlp_attr *a, 
 {
     memset(a, 0, sizeof *a);
     *which = -1;
-    if (depth > MAX_DEPTH || !take(f, '{'))
+    if (depth > MAX_DEPTH)
+        return false;
+    if (any_one(f, depth, a, which))
+        return true;
+    memset(a, 0, sizeof *a);
+    *which = -1;
+    if (!take(f, '{'))
         return false;
     bool first = true, found = false;
     struct slice key;
@@ -297,6 +336,47 @@ static bool read_any(struct fast *f, int depth, int level, struct otlp_attr *a, 
             return false;
     }
     return rc == 0;
+}
+
+/* read_any's shortcut for an AnyValue of one scalar member, as exporters
+ * write them ({"stringValue":"x"}): true if it was one, else nothing is
+ * read (the position is back where it was). */
+static bool any_one(struct fast *f, int depth, struct otlp_attr *a, int *which)
+{
+    struct mark m0 = mark_at(f);
+    struct slice name;
+    (void)depth;
+    if (!LIT(f, "{") || !str(f, &name) || !LIT(f, ":"))
+        goto other;
+    int m = otlp_json_any_name(name);
+    bool ok;
+    switch (m) {
+    case 0:
+    case 6:
+        a->kind = OTLP_STRING;
+        ok = str(f, &a->s);
+        break;
+    case 1:
+        a->kind = OTLP_BOOL;
+        ok = (a->b = LIT(f, "true")) || LIT(f, "false");
+        break;
+    case 2:
+        a->kind = OTLP_INT;
+        ok = read_i64(f, &a->i);
+        break;
+    case 3:
+        a->kind = OTLP_DOUBLE;
+        ok = read_double(f, &a->f);
+        break;
+    default: ok = false; /* unknown, a list: the full reading */
+    }
+    if (ok && LIT(f, "}")) {
+        *which = m;
+        return true;
+    }
+other:
+    back_to(f, m0);
+    return false;
 }
 
 /* Appends an AnyValue read by read_any (member index m) as the tape
@@ -406,10 +486,22 @@ static bool read_attrs(struct fast *f, int depth, struct kv_list *l)
     bool first = true;
     int rc;
     while ((rc = next_element(f, &first)) == 1) {
-        if (!take(f, '{'))
-            return false;
         struct kv kv;
         int which;
+        /* {"key":"k","value":{...}} as exporters write it, else the full
+         * reading below */
+        struct mark m0 = mark_at(f);
+        if (LIT(f, "{\"key\":") && str(f, &kv.key) && LIT(f, ",\"value\":{")) {
+            f->s.p--; /* the AnyValue's '{' */
+            kv.text_off = f->text.len;
+            if (read_any(f, depth + 2, 1, &kv.a, &which, &f->text) && LIT(f, "}")) {
+                *kv_add(l) = kv;
+                continue;
+            }
+        }
+        back_to(f, m0);
+        if (!take(f, '{'))
+            return false;
         bool first_m = true, has_key = false, has_value = false, value_null = false;
         struct slice name;
         int mrc;
