@@ -214,14 +214,14 @@ static const char *check_item(const struct logrow *r, const struct logrow_item *
         return "key too long";
     if (has_ctrl(k))
         return "control character in a key";
-    if (!utf8_valid(k.ptr, k.len))
+    if (!r->utf8_checked && !utf8_valid(k.ptr, k.len))
         return "invalid UTF-8 in a key";
     if (it->type != REC_STRING)
         return NULL;
     struct slice v = slice_make(r->text.data + it->voff, it->vlen);
     if (it->is_tag && v.len && memchr(v.ptr, 0, v.len))
         return "NUL byte in a label or attribute value";
-    if (!utf8_valid(v.ptr, v.len))
+    if (!r->utf8_checked && !utf8_valid(v.ptr, v.len))
         return "invalid UTF-8 in a value";
     return NULL;
 }

@@ -64,7 +64,11 @@ struct logrow {
     size_t nitems, cap;
     size_t host_off, host_len, event_off, event_len;
     int host_rank, event_rank; /* rank of the key that set them; INT32_MAX none */
-    struct rec_tag *tags;      /* built by logrow_event */
+    /* every key and value given comes from UTF-8 a decoder has checked
+     * (a JSON parser's strings, and what it renders from them): not
+     * checked again. Set by the decoder, kept across logrow_reset. */
+    bool utf8_checked;
+    struct rec_tag *tags; /* built by logrow_event */
     struct rec_field *fields;
     size_t tags_cap, fields_cap;
 };

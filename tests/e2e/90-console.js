@@ -321,10 +321,15 @@ async function mainChecks(page, problems) {
       await cdp.send('Debugger.disable');
     }
     const want = batches * per;
-    await page.waitForFunction((n) => {
-      const m = /(\d+) new rows; (\d+) dropped/.exec(document.getElementById('tail-status').textContent);
-      return m && Number(m[1]) + Number(m[2]) === n;
-    }, {timeout: 60000}, want); // a sanitized daemon on a busy machine took more than 20 s
+    try {
+      await page.waitForFunction((n) => {
+        const m = /(\d+) new rows; (\d+) dropped/.exec(document.getElementById('tail-status').textContent);
+        return m && Number(m[1]) + Number(m[2]) === n;
+      }, {timeout: 150000}, want); // a sanitized daemon on a busy machine took more than 60 s
+    } catch (e) {
+      const last = await page.$eval('#tail-status', (el) => el.textContent).catch(() => '?');
+      return `the page's count never reached ${want} rows (last status: "${last}"): ${e.message}`;
+    }
     const text = await page.$eval('#tail-status', (e) => e.textContent);
     console.log(`# slow page: ${text}`);
     const shown = await page.$$eval('#rows tbody tr.row', (t) => t.length);

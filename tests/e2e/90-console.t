@@ -136,7 +136,7 @@ else
 fi
 
 test_expect_success BROWSER 'chromium drives the console (90-console.js main)' '
-    NODE_PATH="$pptr_dir/node_modules" timeout 240 node "$LB_TOP/tests/e2e/90-console.js" \
+    NODE_PATH="$pptr_dir/node_modules" timeout 400 node "$LB_TOP/tests/e2e/90-console.js" \
         main "$LB_URL" "$out" >browser.out 2>browser.err;
     cat browser.out &&
     grep -q "^ok the page loads" browser.out
