@@ -25,7 +25,8 @@ struct loki_dec {
     struct buf *err;
     struct buf labels; /* the current stream's labels (loki_parse_labels) */
     struct logrow row;
-    uint64_t no; /* entries so far */
+    uint64_t no;                             /* entries so far */
+    struct logs_names host_keys, event_keys; /* the map's lists, split once */
 };
 
 static void dec_init(struct loki_dec *d, const struct logs_opts *o, const struct logs_out *out,
@@ -37,6 +38,8 @@ static void dec_init(struct loki_dec *d, const struct logs_opts *o, const struct
     d->no = 0;
     buf_init(&d->labels);
     logrow_init(&d->row);
+    logs_names_init(&d->host_keys, o->map.host_keys);
+    logs_names_init(&d->event_keys, o->map.event_keys);
 }
 
 static void dec_destroy(struct loki_dec *d)
@@ -59,12 +62,12 @@ static int fail(struct loki_dec *d, const char *fmt, ...)
  * rest tags. */
 static void add_label(struct loki_dec *d, struct slice k, struct slice v)
 {
-    int rank = logs_map_rank(d->o->map.host_keys, k);
+    int rank = logs_names_rank(&d->host_keys, k);
     if (rank >= 0) {
         logrow_set_host(&d->row, v, rank);
         return;
     }
-    rank = logs_map_rank(d->o->map.event_keys, k);
+    rank = logs_names_rank(&d->event_keys, k);
     if (rank >= 0) {
         logrow_set_event(&d->row, v, rank);
         return;
