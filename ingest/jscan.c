@@ -29,14 +29,11 @@ bool jscan_fail(struct jscan *s, const char *why)
     return false;
 }
 
-bool jscan_expect(struct jscan *s, char c)
+bool jscan_expect_fail(struct jscan *s, char c)
 {
-    if (jscan_peek(s) != c || s->p == s->end)
-        return jscan_fail(s, c == ':'   ? "':' expected"
-                             : c == '"' ? "string expected"
-                                        : "unexpected character");
-    s->p++;
-    return true;
+    return jscan_fail(s, c == ':'   ? "':' expected"
+                         : c == '"' ? "string expected"
+                                    : "unexpected character");
 }
 
 bool jscan_at_end(struct jscan *s)

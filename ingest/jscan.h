@@ -34,12 +34,23 @@ void jscan_init(struct jscan *s, const char *line, size_t len, struct buf *scrat
  * before every token. */
 static inline char jscan_peek(struct jscan *s)
 {
+    if (__builtin_expect(s->p < s->end && (unsigned char)*s->p > ' ', 1))
+        return *s->p; /* most JSON has no blank before a token */
     while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
         s->p++;
     return s->p < s->end ? *s->p : 0;
 }
-/* Consumes c (after blanks) or fails. */
-bool jscan_expect(struct jscan *s, char c);
+/* jscan_expect's failure: the error for c missing. */
+bool jscan_expect_fail(struct jscan *s, char c);
+/* Consumes c (after blanks) or fails. Inline: called before every key's
+ * ':' and most values. */
+static inline bool jscan_expect(struct jscan *s, char c)
+{
+    if (jscan_peek(s) != c) /* 0 at the end: c is never 0 */
+        return jscan_expect_fail(s, c);
+    s->p++;
+    return true;
+}
 /* A string (the opening quote next): its bytes in *out. */
 bool jscan_string(struct jscan *s, struct slice *out);
 /* The first byte at or after q (before end) that is '"', '\\', below 0x20
