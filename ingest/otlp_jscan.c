@@ -267,8 +267,25 @@ static bool read_double(struct fast *f, double *out)
  * a container deeper than that gives up. */
 #define MAX_DEPTH 64
 
+/* The value of an AnyValue's scalar member m (otlp_json_any_name: string,
+ * bool, int, double or bytes) into a. */
+static bool read_scalar(struct fast *f, int m, struct otlp_attr *a)
+{
+    switch (m) {
+    case 0:
+    case 6: a->kind = OTLP_STRING; return str(f, &a->s);
+    case 1:
+        a->kind = OTLP_BOOL;
+        a->b = jscan_peek(&f->s) == 't';
+        return jscan_literal(&f->s, a->b ? "true" : "false");
+    case 2: a->kind = OTLP_INT; return read_i64(f, &a->i);
+    case 3: a->kind = OTLP_DOUBLE; return read_double(f, &a->f);
+    default: return false;
+    }
+}
+
 static bool render_any(struct fast *f, int depth, int level, struct buf *out);
-static bool any_one(struct fast *f, int depth, struct otlp_attr *a, int *which);
+static bool any_one(struct fast *f, struct otlp_attr *a, int *which);
 
 /* The list of an arrayValue (is_kv false) or kvlistValue (its '{' next, at
  * depth), of an AnyValue at nesting level, appended to out as the tape
@@ -288,7 +305,7 @@ static bool read_any(struct fast *f, int depth, int level, struct otlp_attr *a, 
     *which = -1;
     if (depth > MAX_DEPTH)
         return false;
-    if (any_one(f, depth, a, which))
+    if (any_one(f, a, which))
         return true;
     memset(a, 0, sizeof *a);
     *which = -1;
@@ -308,29 +325,12 @@ static bool read_any(struct fast *f, int depth, int level, struct otlp_attr *a, 
         *which = m;
         bool ok;
         size_t before = out->len;
-        switch (m) {
-        case 0:
-        case 6:
-            a->kind = OTLP_STRING;
-            ok = str(f, &a->s);
-            break;
-        case 1:
-            a->kind = OTLP_BOOL;
-            a->b = jscan_peek(&f->s) == 't';
-            ok = jscan_literal(&f->s, a->b ? "true" : "false");
-            break;
-        case 2:
-            a->kind = OTLP_INT;
-            ok = read_i64(f, &a->i);
-            break;
-        case 3:
-            a->kind = OTLP_DOUBLE;
-            ok = read_double(f, &a->f);
-            break;
-        default: /* arrayValue, kvlistValue */
+        if (m == 4 || m == 5) { /* arrayValue, kvlistValue */
             a->kind = OTLP_TEXT;
             ok = render_list(f, depth + 1, level, m == 5, out);
             a->s = slice_make(NULL, out->len - before);
+        } else {
+            ok = read_scalar(f, m, a);
         }
         if (!ok)
             return false;
@@ -341,40 +341,17 @@ static bool read_any(struct fast *f, int depth, int level, struct otlp_attr *a, 
 /* read_any's shortcut for an AnyValue of one scalar member, as exporters
  * write them ({"stringValue":"x"}): true if it was one, else nothing is
  * read (the position is back where it was). */
-static bool any_one(struct fast *f, int depth, struct otlp_attr *a, int *which)
+static bool any_one(struct fast *f, struct otlp_attr *a, int *which)
 {
     struct mark m0 = mark_at(f);
     struct slice name;
-    (void)depth;
-    if (!LIT(f, "{") || !str(f, &name) || !LIT(f, ":"))
-        goto other;
-    int m = otlp_json_any_name(name);
-    bool ok;
-    switch (m) {
-    case 0:
-    case 6:
-        a->kind = OTLP_STRING;
-        ok = str(f, &a->s);
-        break;
-    case 1:
-        a->kind = OTLP_BOOL;
-        ok = (a->b = LIT(f, "true")) || LIT(f, "false");
-        break;
-    case 2:
-        a->kind = OTLP_INT;
-        ok = read_i64(f, &a->i);
-        break;
-    case 3:
-        a->kind = OTLP_DOUBLE;
-        ok = read_double(f, &a->f);
-        break;
-    default: ok = false; /* unknown, a list: the full reading */
+    if (LIT(f, "{") && str(f, &name) && LIT(f, ":")) {
+        int m = otlp_json_any_name(name); /* unknown or a list: the full reading */
+        if (m >= 0 && m != 4 && m != 5 && read_scalar(f, m, a) && LIT(f, "}")) {
+            *which = m;
+            return true;
+        }
     }
-    if (ok && LIT(f, "}")) {
-        *which = m;
-        return true;
-    }
-other:
     back_to(f, m0);
     return false;
 }
