@@ -129,7 +129,7 @@ const char *jscan_skip_plain(const char *q, const char *end)
     return q;
 }
 
-bool jscan_string(struct jscan *s, struct slice *out)
+bool jscan_string_full(struct jscan *s, struct slice *out)
 {
     if (!jscan_expect(s, '"'))
         return false;
@@ -182,35 +182,6 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* A decimal without exponent of at most 15 significant digits is exact as
- * mantissa / 10^k: one correctly rounded division, as strtod gives. */
-static bool fast_float(const char *q, const char *end, double *out)
-{
-    bool neg = *q == '-';
-    if (neg)
-        q++;
-    uint64_t m = 0;
-    int nd = 0, frac = -1;
-    for (; q < end; q++) {
-        if (*q == '.') {
-            frac = 0;
-            continue;
-        }
-        if (!digit(*q) || nd >= 15)
-            return false;
-        m = m * 10 + (uint64_t)(*q - '0');
-        if (m)
-            nd++;
-        if (frac >= 0)
-            frac++;
-    }
-    if (frac > 22)
-        return false;
-    double v = frac > 0 ? (double)m / pow10_exact[frac] : (double)m;
-    *out = neg ? -v : v;
-    return true;
-}
-
 bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
 {
     const char *q = s->p, *start = q;
@@ -237,16 +208,31 @@ bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
                 v = v * 10 + d;
         }
     }
-    bool is_float = false;
+    /* a decimal of at most 15 significant digits is exact as mantissa /
+     * 10^frac: one correctly rounded division, as strtod gives. The
+     * mantissa is gathered as the digits go by: the integer part's are in
+     * v already (no leading zeros: its significant digits are its digits) */
+    uint64_t m = v;
+    int nd = v ? (int)(q - start - neg) : 0, frac = 0;
+    bool exact = !over && nd <= 15, is_float = false, has_exp = false;
     if (q < s->end && *q == '.') {
         is_float = true;
         if (++q == s->end || !digit(*q))
             return jscan_fail(s, "invalid number");
-        while (q < s->end && digit(*q))
-            q++;
+        for (; q < s->end && digit(*q); q++) {
+            if (!exact)
+                continue;
+            if (nd >= 15) {
+                exact = false;
+                continue;
+            }
+            m = m * 10 + (uint64_t)(*q - '0');
+            nd += m != 0;
+            frac++;
+        }
     }
     if (q < s->end && (*q == 'e' || *q == 'E')) {
-        is_float = true;
+        is_float = has_exp = true;
         q++;
         if (q < s->end && (*q == '+' || *q == '-'))
             q++;
@@ -263,7 +249,9 @@ bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
         s->p = q;
         return true;
     }
-    if (fast_float(start, q, f)) {
+    if (exact && !has_exp && frac <= 22) {
+        double x = frac ? (double)m / pow10_exact[frac] : (double)m;
+        *f = neg ? -x : x;
         *t = JS_FLOAT;
         s->p = q;
         return true;

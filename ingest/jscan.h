@@ -51,8 +51,9 @@ static inline bool jscan_expect(struct jscan *s, char c)
     s->p++;
     return true;
 }
-/* A string (the opening quote next): its bytes in *out. */
-bool jscan_string(struct jscan *s, struct slice *out);
+/* jscan_string's full reading (escapes, bytes >= 0x80, long strings,
+ * errors). */
+bool jscan_string_full(struct jscan *s, struct slice *out);
 /* The first byte at or after q (before end) that is '"', '\\', below 0x20
  * or 0x80 and above, 16 bytes at a time (SSE2: every x86-64 has it); end if
  * none. The plain run of a JSON string (jscan_string). */
@@ -72,6 +73,24 @@ static inline unsigned jscan_stops16(const char *q)
     return (unsigned)_mm_movemask_epi8(hit);
 }
 #endif
+/* A string (the opening quote next): its bytes in *out. Inline for a
+ * plain string that ends within the 16 bytes after its quote (keys and
+ * short values, most of a document's strings). */
+static inline bool jscan_string(struct jscan *s, struct slice *out)
+{
+#ifdef __SSE2__
+    if (jscan_peek(s) == '"' && s->end - s->p > 16) {
+        const char *q = s->p + 1;
+        unsigned m = jscan_stops16(q);
+        if (m && q[__builtin_ctz(m)] == '"') {
+            *out = slice_make(q, (size_t)__builtin_ctz(m));
+            s->p = q + __builtin_ctz(m) + 1;
+            return true;
+        }
+    }
+#endif
+    return jscan_string_full(s, out);
+}
 /* The type of the next value (after blanks), without consuming it; false
  * at the end or on a byte that begins no value. */
 bool jscan_type(struct jscan *s, enum jscan_type *t);

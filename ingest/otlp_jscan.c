@@ -119,7 +119,7 @@ static inline bool take_null(struct fast *f)
 
 /* A string next (else false): its bytes in *out. A plain one is found 16
  * bytes at a time; one with escapes, bytes >= 0x80 or an error is
- * jscan_string's. */
+ * jscan_string_full's. */
 static inline bool str(struct fast *f, struct slice *out)
 {
     blank(f);
@@ -135,7 +135,7 @@ static inline bool str(struct fast *f, struct slice *out)
     q = jscan_skip_plain(q, f->s.end);
 #endif
     if (*q != '"' || q >= f->s.end)
-        return jscan_string(&f->s, out);
+        return jscan_string_full(&f->s, out);
     *out = slice_make(p + 1, (size_t)(q - p - 1));
     f->s.p = q + 1;
     return true;

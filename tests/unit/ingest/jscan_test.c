@@ -177,6 +177,31 @@ static void test_decimals_match_strtod(void **state)
             fail();
         }
     }
+    /* around the exact path's bounds: 13 to 20 significant digits, leading
+     * zeros after the point, exponents (strtod's path) */
+    for (int i = 0; i < 20000; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned long long a = (seed >> 10) % 100000000000ULL, b = (seed >> 20) % 1000000000ULL;
+        int e = (int)((seed >> 5) % 40) - 20, k = (int)(seed % 5);
+        const char *sign = (seed >> 7) & 1 ? "-" : "";
+        switch (k) {
+        case 0: snprintf(num, sizeof num, "%s%llu.%llu", sign, a, b); break;
+        case 1: snprintf(num, sizeof num, "%s0.000%llu", sign, a); break;
+        case 2: snprintf(num, sizeof num, "%s%llu.%llue%d", sign, a, b, e); break;
+        case 3: snprintf(num, sizeof num, "%s0.%llu%llu", sign, a, b); break;
+        default: snprintf(num, sizeof num, "%s%llu%llu.5", sign, a, b); break;
+        }
+        snprintf(doc, sizeof doc, "{\"v\":%s}", num);
+        struct event ev;
+        const char *why = NULL;
+        assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &map, &ev, &why), EVENT_OK);
+        assert_int_equal(ev.fields[0].type, REC_FLOAT);
+        double want = strtod(num, NULL);
+        if (memcmp(&ev.fields[0].v.f, &want, sizeof want)) {
+            print_error("%s: got %.17g want %.17g\n", num, ev.fields[0].v.f, want);
+            fail();
+        }
+    }
     jsonl_free(p);
 }
 
