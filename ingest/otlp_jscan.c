@@ -725,6 +725,14 @@ static bool read_resource_logs(struct fast *f, int depth)
     return rc == 0;
 }
 
+/* A list's first room for about n entries: at most 64 Ki of them (a body
+ * of many megabytes grows its lists by doubling rather than reserve a
+ * hundred megabytes it may not fill). */
+static size_t room(size_t n)
+{
+    return n < 65536 ? n + 16 : 65536;
+}
+
 bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
 {
     if (len >= UINT32_MAX / 2) /* the tape decoder refuses it */
@@ -734,11 +742,11 @@ bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
     /* sized from the body, so that the lists rarely grow by copies: a
      * record takes 150 bytes or more as exporters write it, an attribute
      * 50 */
-    f.recs_cap = len / 128 + 16;
+    f.recs_cap = room(len / 128);
     f.recs = xmalloc(f.recs_cap * sizeof *f.recs);
-    f.attrs.cap = len / 48 + 16;
+    f.attrs.cap = room(len / 48);
     f.attrs.v = xmalloc(f.attrs.cap * sizeof *f.attrs.v);
-    f.res_cap = len / 256 + 16;
+    f.res_cap = room(len / 256);
     f.res = xmalloc(f.res_cap * sizeof *f.res);
     buf_init(&f.scratch);
     buf_init(&f.text);
