@@ -96,6 +96,10 @@ enum {
     OTLP_R_COUNT
 };
 int otlp_json_record_name(struct slice key);
+/* A severityNumber written as its enum name ("SEVERITY_NUMBER_WARN"): true
+ * and its number in *num (0 for a name past the prefix it does not know);
+ * false if s does not begin with the prefix. */
+bool otlp_json_severity_enum(struct slice s, int64_t *num);
 /* The level tag: text if not empty, else severity number num's name (none
  * for 0 or an unknown number). */
 void otlp_json_level(struct otlp_dec *d, struct slice text, int64_t num);

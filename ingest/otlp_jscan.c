@@ -517,12 +517,7 @@ static bool read_severity(struct fast *f, int64_t *num)
         return false;
     if (t != JS_STRING)
         return jscan_number(&f->s, &t, num, &x) && t == JS_INT;
-    if (!str(f, &name) || name.len <= 16 || memcmp(name.ptr, "SEVERITY_NUMBER_", 16) != 0)
-        return false;
-    name = slice_make(name.ptr + 16, name.len - 16);
-    for (*num = 24; *num > 0 && !slice_eq(slice_cstr(otlp_severity_name(*num)), name); --*num)
-        ;
-    return true;
+    return str(f, &name) && otlp_json_severity_enum(name, num);
 }
 
 /* A string member value (not null: the caller has passed nulls over). */

@@ -327,12 +327,7 @@ static int severity(struct otlp_dec *d, const struct jtape *t, uint32_t s, uint3
     if (jt_is(t, n, JT_NUM)) {
         if (!jt_int(t, n, &num))
             return otlp_fail(d, "%s", "severityNumber must be an integer");
-    } else if (jt_is(t, n, JT_STR) && t->n[n].len > 16 &&
-               memcmp(jt_ptr(t, n), "SEVERITY_NUMBER_", 16) == 0) {
-        struct slice name = slice_make(jt_ptr(t, n) + 16, t->n[n].len - 16);
-        for (num = 24; num > 0 && !slice_eq(slice_cstr(otlp_severity_name(num)), name); num--)
-            ;
-    } else if (n) {
+    } else if (n && !(jt_is(t, n, JT_STR) && otlp_json_severity_enum(jt_str(t, n), &num))) {
         return otlp_fail(d, "%s", "severityNumber must be a number or a SEVERITY_NUMBER_ name");
     }
     otlp_json_level(d, slice_make("", 0), num);

@@ -46,6 +46,16 @@ int otlp_json_record_name(struct slice key)
 #undef IS
 }
 
+bool otlp_json_severity_enum(struct slice s, int64_t *num)
+{
+    if (s.len <= 16 || memcmp(s.ptr, "SEVERITY_NUMBER_", 16) != 0)
+        return false;
+    struct slice name = slice_make(s.ptr + 16, s.len - 16);
+    for (*num = 24; *num > 0 && !slice_eq(slice_cstr(otlp_severity_name(*num)), name); --*num)
+        ;
+    return true;
+}
+
 void otlp_json_level(struct otlp_dec *d, struct slice text, int64_t num)
 {
     const char *name = otlp_severity_name(num);
