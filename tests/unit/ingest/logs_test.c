@@ -585,6 +585,47 @@ static void test_severity_names(void **state)
     assert_null(otlp_severity_name(25));
 }
 
+/* The shape of the OTLP specification's logs example (examples/logs.json:
+ * pretty-printed, a scope with attributes, every attribute kind): the
+ * one-pass decoder takes it, and gives the tape decoder's row. */
+static void test_otlp_json_spec_shape(void **state)
+{
+    (void)state;
+    static const char body[] =
+        "{\n  \"resourceLogs\": [\n    {\n      \"resource\": {\n        \"attributes\": [\n"
+        "          {\"key\": \"service.name\", \"value\": {\"stringValue\": \"my.service\"}}\n"
+        "        ]\n      },\n      \"scopeLogs\": [\n        {\n          \"scope\": {\n"
+        "            \"name\": \"my.library\", \"version\": \"1.0.0\",\n"
+        "            \"attributes\": [{\"key\": \"my.scope.attribute\", \"value\": "
+        "{\"stringValue\": \"some scope attribute\"}}]\n          },\n"
+        "          \"logRecords\": [\n            {\n"
+        "              \"timeUnixNano\": \"1544712660300000000\",\n"
+        "              \"observedTimeUnixNano\": \"1544712660300000000\",\n"
+        "              \"severityNumber\": 10,\n              \"severityText\": \"Information\",\n"
+        "              \"traceId\": \"5B8EFFF798038103D269B633813FC60C\",\n"
+        "              \"spanId\": \"EEE19B7EC3C1B174\",\n"
+        "              \"body\": {\"stringValue\": \"Example log record\"},\n"
+        "              \"attributes\": [\n"
+        "                {\"key\": \"string.attribute\", \"value\": {\"stringValue\": \"some "
+        "string\"}},\n"
+        "                {\"key\": \"boolean.attribute\", \"value\": {\"boolValue\": true}},\n"
+        "                {\"key\": \"int.attribute\", \"value\": {\"intValue\": \"10\"}},\n"
+        "                {\"key\": \"double.attribute\", \"value\": {\"doubleValue\": 637.704}},\n"
+        "                {\"key\": \"array.attribute\", \"value\": {\"arrayValue\": {\"values\": "
+        "[{\"stringValue\": \"many\"}, {\"stringValue\": \"values\"}]}}},\n"
+        "                {\"key\": \"map.attribute\", \"value\": {\"kvlistValue\": {\"values\": "
+        "[{\"key\": \"some.map.key\", \"value\": {\"stringValue\": \"some value\"}}]}}}\n"
+        "              ]\n            }\n          ]\n        }\n      ]\n    }\n  ]\n}\n";
+    uint64_t before = otlp_json_test_one_passes();
+    check(otlp_decode_json, false, body,
+          "1 my.service||level=Information;string.attribute=some string;"
+          "array.attribute=[\"many\",\"values\"];map.attribute={\"some.map.key\":\"some value\"}|"
+          "msg:S\"Example log record\";trace_id:S\"5b8efff798038103d269b633813fc60c\";"
+          "span_id:S\"eee19b7ec3c1b174\";boolean.attribute:Bt;int.attribute:I10;"
+          "double.attribute:F637.70399999999995|1544712660300000000\n");
+    assert_true(otlp_json_test_one_passes() > before);
+}
+
 /* --- OTLP/JSON: the one-pass decoder against the tape decoder ------------ */
 
 static uint64_t rnd_state = 0x853c49e6748fea9bULL;
@@ -891,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_otlp_proto),
         cmocka_unit_test(test_severity_names),
         cmocka_unit_test(test_otlp_json_one_pass),
+        cmocka_unit_test(test_otlp_json_spec_shape),
     };
     (void)render_result;
     cmocka_set_message_output(CM_OUTPUT_TAP);
