@@ -22,7 +22,7 @@ void event_limits_default(struct event_limits *l)
     l->default_host = "";
 }
 
-static bool has_ctrl(struct slice s)
+bool event_has_ctrl(struct slice s)
 {
     for (size_t i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.ptr[i];
@@ -32,10 +32,9 @@ static bool has_ctrl(struct slice s)
     return false;
 }
 
-/* Whether every byte of s is printable ASCII or a space (0x20..0x7e): then
- * it holds no NUL, no control character and no invalid UTF-8. Eight bytes
- * at a time: a byte b is outside when b - 0x20 borrows or b + 1 reaches 0x80. */
-static bool plain_ascii(struct slice s)
+/* Eight bytes at a time: a byte b is outside when b - 0x20 borrows or
+ * b + 1 reaches 0x80. */
+bool event_plain_ascii(struct slice s)
 {
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
     size_t i = 0;
@@ -56,7 +55,8 @@ static bool plain_ascii(struct slice s)
 const char *event_check_names(const struct event_limits *lim, struct slice host, struct slice name)
 {
     size_t max = lim->max_key_bytes < KEY_MAX_NAME ? lim->max_key_bytes : KEY_MAX_NAME;
-    if (name.len && name.len <= max && host.len <= max && plain_ascii(name) && plain_ascii(host))
+    if (name.len && name.len <= max && host.len <= max && event_plain_ascii(name) &&
+        event_plain_ascii(host))
         return NULL;
     if (name.len == 0)
         return "empty event name";
@@ -64,7 +64,7 @@ const char *event_check_names(const struct event_limits *lim, struct slice host,
         return "event name too long";
     if (memchr(name.ptr, 0, name.len))
         return "NUL byte in event name";
-    if (has_ctrl(name))
+    if (event_has_ctrl(name))
         return "control character in event name";
     if (!utf8_valid(name.ptr, name.len))
         return "invalid UTF-8 in event name";
@@ -72,7 +72,7 @@ const char *event_check_names(const struct event_limits *lim, struct slice host,
         return "host too long";
     if (host.len && memchr(host.ptr, 0, host.len))
         return "NUL byte in host";
-    if (has_ctrl(host))
+    if (event_has_ctrl(host))
         return "control character in host";
     if (!utf8_valid(host.ptr, host.len))
         return "invalid UTF-8 in host";

@@ -49,6 +49,12 @@ void event_limits_default(struct event_limits *l);
  * character, valid UTF-8. Returns NULL or a static reason ("empty event
  * name", ...). */
 const char *event_check_names(const struct event_limits *lim, struct slice host, struct slice name);
+/* Whether s holds a control character (below 0x20, or 0x7f). */
+bool event_has_ctrl(struct slice s);
+/* Whether every byte of s is printable ASCII or a space (0x20..0x7e): then
+ * it holds no NUL, no control character and no invalid UTF-8 (the check
+ * most keys and names pass, eight bytes at a time). */
+bool event_plain_ascii(struct slice s);
 
 /* Index of a field whose key appears more than once, or -1. Up to 16 keys
  * are compared pairwise; more are sorted as copies in scratch (reused

@@ -194,16 +194,6 @@ void logrow_str_from(struct logrow *r, struct slice key, size_t voff)
     add_from(r, key, voff, false);
 }
 
-static bool has_ctrl(struct slice s)
-{
-    for (size_t i = 0; i < s.len; i++) {
-        unsigned char c = (unsigned char)s.ptr[i];
-        if (c < 0x20 || c == 0x7f)
-            return true;
-    }
-    return false;
-}
-
 static const char *check_item(const struct logrow *r, const struct logrow_item *it,
                               const struct event_limits *lim)
 {
@@ -212,9 +202,10 @@ static const char *check_item(const struct logrow *r, const struct logrow_item *
         return "empty key";
     if (k.len > lim->max_key_bytes)
         return "key too long";
-    if (has_ctrl(k))
+    bool plain = event_plain_ascii(k); /* most keys: none of the checks below can fail */
+    if (!plain && event_has_ctrl(k))
         return "control character in a key";
-    if (!r->utf8_checked && !utf8_valid(k.ptr, k.len))
+    if (!plain && !r->utf8_checked && !utf8_valid(k.ptr, k.len))
         return "invalid UTF-8 in a key";
     if (it->type != REC_STRING)
         return NULL;
