@@ -77,12 +77,6 @@ static struct kv *kv_add(struct kv_list *l)
     return &l->v[l->n++];
 }
 
-static bool is_key(struct slice k, const char *lit)
-{
-    size_t n = strlen(lit);
-    return k.len == n && memcmp(k.ptr, lit, n) == 0;
-}
-
 /* The body is NUL-terminated and padded with 16 zero bytes
  * (otlp_json_fast), so that the scans below need no bound: a NUL stops
  * each of them, and is no token. The rest (numbers, literals, strings
@@ -245,11 +239,11 @@ static bool read_double(struct fast *f, double *out)
     if (t == JS_STRING) {
         if (!str(f, &name))
             return false;
-        if (is_key(name, "NaN"))
+        if (slice_eq(name, slice_cstr("NaN")))
             *out = __builtin_nan("");
-        else if (is_key(name, "Infinity"))
+        else if (slice_eq(name, slice_cstr("Infinity")))
             *out = __builtin_inf();
-        else if (is_key(name, "-Infinity"))
+        else if (slice_eq(name, slice_cstr("-Infinity")))
             *out = -__builtin_inf();
         else
             return false;
@@ -393,13 +387,13 @@ static bool render_kv(struct fast *f, int depth, int level, struct buf *out)
     int rc;
     while ((rc = next_member(f, &first, &name)) == 1) {
         bool ok;
-        if (!has_key && is_key(name, "key")) {
+        if (!has_key && slice_eq(name, slice_cstr("key"))) {
             has_key = ok = str(f, &k);
             if (ok) {
                 json_str(out, k.ptr, k.len);
                 buf_putc(out, ':');
             }
-        } else if (!has_value && is_key(name, "value")) {
+        } else if (!has_value && slice_eq(name, slice_cstr("value"))) {
             has_value = true;
             ok = has_key && (take_null(f) ? (buf_puts(out, "null"), true)
                                           : render_any(f, depth + 1, level + 1, out));
@@ -425,7 +419,7 @@ static bool render_list(struct fast *f, int depth, int level, bool is_kv, struct
     struct slice key;
     int rc;
     while ((rc = next_member(f, &first, &key)) == 1) {
-        if (seen || !is_key(key, "values")) {
+        if (seen || !slice_eq(key, slice_cstr("values"))) {
             if (!skip(f, depth + 1))
                 return false;
             continue;
@@ -484,10 +478,10 @@ static bool read_attrs(struct fast *f, int depth, struct kv_list *l)
         int mrc;
         while ((mrc = next_member(f, &first_m, &name)) == 1) {
             bool ok;
-            if (!has_key && is_key(name, "key")) {
+            if (!has_key && slice_eq(name, slice_cstr("key"))) {
                 has_key = true;
                 ok = str(f, &kv.key);
-            } else if (!has_value && is_key(name, "value")) {
+            } else if (!has_value && slice_eq(name, slice_cstr("value"))) {
                 has_value = true;
                 value_null = take_null(f);
                 kv.text_off = f->text.len;
@@ -653,9 +647,10 @@ static bool read_scope(struct fast *f, int depth)
     struct slice key;
     int rc;
     while ((rc = next_member(f, &first, &key)) == 1) {
-        bool ok = is_key(key, "logRecords") || is_key(key, "log_records")
-                      ? read_array(f, depth + 1, &seen, read_record)
-                      : skip(f, depth + 1);
+        bool ok =
+            slice_eq(key, slice_cstr("logRecords")) || slice_eq(key, slice_cstr("log_records"))
+                ? read_array(f, depth + 1, &seen, read_record)
+                : skip(f, depth + 1);
         if (!ok)
             return false;
     }
@@ -674,7 +669,7 @@ static bool read_resource(struct fast *f, int depth)
     int rc;
     while ((rc = next_member(f, &first, &key)) == 1) {
         bool ok;
-        if (!is_key(key, "attributes"))
+        if (!slice_eq(key, slice_cstr("attributes")))
             ok = skip(f, depth + 1);
         else if (seen)
             ok = false;
@@ -704,12 +699,13 @@ static bool read_resource_logs(struct fast *f, int depth)
     int rc;
     while ((rc = next_member(f, &first, &key)) == 1) {
         bool ok;
-        if (is_key(key, "resource")) {
+        if (slice_eq(key, slice_cstr("resource"))) {
             if (seen_res || seen_scopes)
                 return false;
             seen_res = true;
             ok = take_null(f) || read_resource(f, depth + 1);
-        } else if (is_key(key, "scopeLogs") || is_key(key, "scope_logs")) {
+        } else if (slice_eq(key, slice_cstr("scopeLogs")) ||
+                   slice_eq(key, slice_cstr("scope_logs"))) {
             ok = read_array(f, depth + 1, &seen_scopes, read_scope);
         } else {
             ok = skip(f, depth + 1);
@@ -750,7 +746,7 @@ bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
     struct slice key;
     int rc = -1;
     while (ok && (rc = next_member(&f, &first, &key)) == 1)
-        ok = is_key(key, "resourceLogs") || is_key(key, "resource_logs")
+        ok = slice_eq(key, slice_cstr("resourceLogs")) || slice_eq(key, slice_cstr("resource_logs"))
                  ? read_array(&f, 2, &seen, read_resource_logs)
                  : skip(&f, 2);
     ok = ok && rc == 0 && jscan_at_end(&f.s);
