@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "ingest/jscan.h"
+#include "ingest/logrow.h"
 #include "model/key.h"
 #include "model/time.h"
 
@@ -34,7 +35,12 @@ struct jsonl_parser {
     struct buf keys;
     struct buf strs;
     struct buf dupbuf;
-    struct buf scan; /* jscan's scratch: unescaped strings of the line */
+    struct buf scan;             /* jscan's scratch: unescaped strings of the line */
+    struct time_memo stamp_memo; /* the last RFC 3339 stamp's date and time of day */
+    /* the Elasticsearch map's comma lists, split (es_names) */
+    struct jsonl_es_map es_map;
+    struct logs_names host_names, event_names, msg_names;
+    size_t ts_key_len;
     char reason[200];
 };
 
@@ -52,6 +58,7 @@ struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stam
     p->stamp = stamp;
     p->host = xstrdup(host ? host : lim->default_host ? lim->default_host : "");
     p->event = event ? xstrdup(event) : NULL;
+    p->ts_key_len = SIZE_MAX; /* no map split yet (es_names) */
     event_feed_init(&p->feed, lim->max_line_bytes, jsonl_line, p);
     buf_init(&p->path);
     buf_init(&p->keys);
@@ -163,25 +170,40 @@ static void remove_field(struct jsonl_parser *p, long i)
     p->nfields--;
 }
 
-/* The first string field named in the comma list keys, removed from the
- * fields; false if none. */
-static bool take_string(struct jsonl_parser *p, const char *keys, struct slice *out)
+/* Index of the string field named key[0..n), or -1. */
+static long string_index(const struct jsonl_parser *p, const char *key, size_t n)
 {
-    const char *k = keys ? keys : "";
-    while (*k) {
+    long i = n ? field_index(p, key, n) : -1;
+    return i >= 0 && p->fields[i].type == REC_STRING ? i : -1;
+}
+
+/* Index of the first string field among names (in their order), or -1. */
+static long first_string(const struct jsonl_parser *p, const struct logs_names *names)
+{
+    long i;
+    for (int k = 0; k < names->n; k++)
+        if ((i = string_index(p, names->name[k].ptr, names->name[k].len)) >= 0)
+            return i;
+    /* over LOGS_NAMES_MAX names: the whole list, read as it goes */
+    for (const char *k = names->long_list; k && *k;) {
         const char *comma = strchr(k, ',');
-        size_t n = comma ? (size_t)(comma - k) : strlen(k);
-        long i = n ? field_index(p, k, n) : -1;
-        if (i >= 0 && p->fields[i].type == REC_STRING) {
-            *out = p->fields[i].v.s;
-            remove_field(p, i);
-            return true;
-        }
-        if (!comma)
-            break;
-        k = comma + 1;
+        if ((i = string_index(p, k, comma ? (size_t)(comma - k) : strlen(k))) >= 0)
+            return i;
+        k = comma ? comma + 1 : NULL;
     }
-    return false;
+    return -1;
+}
+
+/* The first string field among names, removed from the fields; false if
+ * none. */
+static bool take_string(struct jsonl_parser *p, const struct logs_names *names, struct slice *out)
+{
+    long i = first_string(p, names);
+    if (i < 0)
+        return false;
+    *out = p->fields[i].v.s;
+    remove_field(p, i);
+    return true;
 }
 
 /* Whole milliseconds and the fraction apart: ms * 1e6 in one double would
@@ -211,7 +233,7 @@ static bool all_digits(struct slice s)
 static const char *take_ts(struct jsonl_parser *p, const char *key, struct event *ev)
 {
     ev->has_ts = false;
-    long i = key && *key ? field_index(p, key, strlen(key)) : -1;
+    long i = p->ts_key_len ? field_index(p, key, p->ts_key_len) : -1;
     if (i < 0)
         return NULL;
     const struct rec_field *f = &p->fields[i];
@@ -224,10 +246,11 @@ static const char *take_ts(struct jsonl_parser *p, const char *key, struct event
     } else if (f->type == REC_STRING && all_digits(f->v.s)) {
         ok = millis_to_ns((double)strtoll(f->v.s.ptr, NULL, 10), &ev->ts);
     } else if (f->type == REC_STRING) {
-        ok = time_parse_rfc3339(f->v.s.ptr, f->v.s.len, &ev->ts) == ERR_OK;
+        ok = time_parse_rfc3339_memo(&p->stamp_memo, f->v.s.ptr, f->v.s.len, &ev->ts) == ERR_OK;
     }
     if (!ok)
-        return why(p, "bad timestamp (want RFC 3339 or epoch milliseconds) in ", key, strlen(key));
+        return why(p, "bad timestamp (want RFC 3339 or epoch milliseconds) in ", key,
+                   p->ts_key_len);
     ev->has_ts = true;
     remove_field(p, i);
     return NULL;
@@ -239,7 +262,7 @@ static const char *es_event(struct jsonl_parser *p, const struct jsonl_es_map *m
                             struct event *ev)
 {
     bool has_index = index && *index;
-    if ((m->prefer_keys || !has_index) && take_string(p, m->event_keys, &ev->name))
+    if ((m->prefer_keys || !has_index) && take_string(p, &p->event_names, &ev->name))
         return NULL;
     if (!has_index)
         return "index is missing: name it in the URL (/{index}/_bulk), in the action's _index, "
@@ -248,25 +271,15 @@ static const char *es_event(struct jsonl_parser *p, const struct jsonl_es_map *m
     return NULL;
 }
 
-/* The first string among msg_keys (a comma list: "message,MESSAGE")
- * becomes the field "msg"; the others stay as they are. */
-static void rename_msg(struct jsonl_parser *p, const char *keys)
+/* The first string among the map's msg keys (a comma list:
+ * "message,MESSAGE") becomes the field "msg"; the others stay as they are. */
+static void rename_msg(struct jsonl_parser *p)
 {
-    const char *k = keys ? keys : "";
-    if (!*k || field_index(p, "msg", 3) >= 0)
+    if (p->msg_names.n == 0 || field_index(p, "msg", 3) >= 0)
         return;
-    while (*k) {
-        const char *comma = strchr(k, ',');
-        size_t n = comma ? (size_t)(comma - k) : strlen(k);
-        long i = n ? field_index(p, k, n) : -1;
-        if (i >= 0 && p->fields[i].type == REC_STRING) {
-            p->fields[i].key = slice_make("msg", 3);
-            return;
-        }
-        if (!comma)
-            break;
-        k = comma + 1;
-    }
+    long i = first_string(p, &p->msg_names);
+    if (i >= 0)
+        p->fields[i].key = slice_make("msg", 3);
 }
 
 /* --- the fast path: documents read with jscan, flattened as they go ----- */
@@ -445,15 +458,31 @@ static const char *scan_doc(struct jsonl_parser *p, const char *line, size_t len
     return fields_done(p);
 }
 
+/* The map's comma lists split, once for the map a parser is given (a
+ * bulk request's parser is always given the same one). */
+static void es_names(struct jsonl_parser *p, const struct jsonl_es_map *m)
+{
+    if (p->es_map.ts_key == m->ts_key && p->es_map.host_keys == m->host_keys &&
+        p->es_map.event_keys == m->event_keys && p->es_map.msg_key == m->msg_key &&
+        p->ts_key_len != SIZE_MAX)
+        return;
+    p->es_map = *m;
+    p->ts_key_len = m->ts_key ? strlen(m->ts_key) : 0;
+    logs_names_init(&p->host_names, m->host_keys);
+    logs_names_init(&p->event_names, m->event_keys);
+    logs_names_init(&p->msg_names, m->msg_key);
+}
+
 static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len, const char *index,
                             const struct jsonl_es_map *m, struct event *ev)
 {
+    es_names(p, m);
     const char *w = scan_doc(p, line, len);
     if (!w)
         w = take_ts(p, m->ts_key, ev);
     if (w)
         return w;
-    if (!take_string(p, m->host_keys, &ev->host))
+    if (!take_string(p, &p->host_names, &ev->host))
         ev->host = slice_cstr(p->host);
     if ((w = es_event(p, m, index, ev)))
         return w;
@@ -461,7 +490,7 @@ static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len
         return w;
     if (p->nfields == 0)
         return "no fields (a document needs one besides its timestamp, host and event)";
-    rename_msg(p, m->msg_key);
+    rename_msg(p);
     return event_done(p, ev);
 }
 
@@ -499,7 +528,7 @@ static const char *take_line_ts(struct jsonl_parser *p, struct event *ev)
         ev->ts = f->v.i;
     } else if (f->type != REC_STRING) {
         return header_type_error("ts");
-    } else if (time_parse_rfc3339(f->v.s.ptr, f->v.s.len, &ev->ts)) {
+    } else if (time_parse_rfc3339_memo(&p->stamp_memo, f->v.s.ptr, f->v.s.len, &ev->ts)) {
         return why(p, "bad \"ts\" (want RFC 3339, e.g. 2024-05-01T10:00:00Z): ", f->v.s.ptr,
                    f->v.s.len);
     }

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "base/err.h"
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant). */
@@ -38,18 +39,28 @@ static bool valid_date(unsigned y, unsigned mo, unsigned d)
     return !(mo == 2 && d == 29 && !leap);
 }
 
-/* The fraction at s[*i] (after its '.'), as ns; false if it has no digit. */
+/* The fraction at s[*i] (after its '.'), as ns; false if it has no digit.
+ * Digits past the ninth are read and dropped. A nanosecond fraction's
+ * first eight digits are read as one word (base/decimal.h). */
 static bool fraction(const char *s, size_t n, size_t *i, int64_t *frac)
 {
-    size_t nd = 0;
-    *frac = 0;
-    for (; *i < n && s[*i] >= '0' && s[*i] <= '9'; (*i)++, nd++)
+    static const int64_t scale[10] = {1000000000, 100000000, 10000000, 1000000, 100000,
+                                      10000,      1000,      100,      10,      1};
+    size_t j = *i, nd = 0;
+    int64_t v = 0;
+    uint32_t d8;
+    if (n - j >= 8 && dec_digits8(s + j, &d8)) {
+        v = d8;
+        j += 8;
+        nd = 8;
+    }
+    for (; j < n && s[j] >= '0' && s[j] <= '9'; j++, nd++)
         if (nd < 9)
-            *frac = *frac * 10 + (s[*i] - '0');
+            v = v * 10 + (s[j] - '0');
+    *i = j;
     if (nd == 0)
         return false;
-    for (; nd < 9; nd++)
-        *frac *= 10;
+    *frac = v * scale[nd < 9 ? nd : 9];
     return true;
 }
 

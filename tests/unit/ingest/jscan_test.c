@@ -203,6 +203,36 @@ static void test_decimals_match_strtod(void **state)
     jsonl_free(p);
 }
 
+/* The map's key lists are split once per parser: a parser given another
+ * map takes its keys, and lists longer than the split holds (16 names)
+ * still find names past the sixteenth, first in the list's order. */
+static void test_map_lists(void **state)
+{
+    (void)state;
+    struct event_limits lim;
+    event_limits_default(&lim);
+    struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    struct buf keys = BUF_INIT;
+    for (int i = 0; i < 20; i++)
+        buf_printf(&keys, "%sk%02d", i ? "," : "", i);
+    static const char doc[] = "{\"k19\":\"h19\",\"k17\":\"h17\",\"k03\":5,\"m\":\"text\"}";
+    struct jsonl_es_map m = {"", buf_cstr(&keys), "", false, "nothing,m"};
+    struct event ev;
+    const char *why = NULL;
+    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &m, &ev, &why), EVENT_OK);
+    assert_true(slice_eq(ev.host, slice_cstr("h17"))); /* k03 is no string */
+    assert_int_equal(ev.nfields, 3);
+    assert_true(slice_eq(ev.fields[2].key, slice_cstr("msg")));
+    /* another map on the same parser */
+    struct jsonl_es_map m2 = {"", "k03,k19", "k17", true, ""};
+    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &m2, &ev, &why), EVENT_OK);
+    assert_true(slice_eq(ev.host, slice_cstr("h19")));
+    assert_true(slice_eq(ev.name, slice_cstr("h17")));
+    assert_true(slice_eq(ev.fields[1].key, slice_cstr("m")));
+    buf_destroy(&keys);
+    jsonl_free(p);
+}
+
 int main(void)
 {
     (void)render_result; /* render.h's other helper */
@@ -210,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_documents),
         cmocka_unit_test(test_depth),
         cmocka_unit_test(test_decimals_match_strtod),
+        cmocka_unit_test(test_map_lists),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);

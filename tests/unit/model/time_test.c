@@ -84,12 +84,50 @@ static void test_memo(void **state)
     }
 }
 
+/* Fractions of 1 to 14 digits (eight or more are read as a word), random
+ * digits, each with a zone after it and with a non-digit byte in place of
+ * each digit: the value a digit loop gives, or ERR_INVAL. */
+static void test_fractions(void **state)
+{
+    (void)state;
+    uint64_t seed = 7;
+    static const char junk[] = "/:aZ.+ \x7f";
+    for (int len = 1; len <= 14; len++) {
+        for (int round = 0; round < 200; round++) {
+            char s[64] = "2024-05-01T10:00:00.";
+            size_t n = strlen(s);
+            int64_t frac = 0;
+            for (int i = 0; i < len; i++) {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                char d = (char)('0' + (seed >> 33) % 10);
+                s[n + (size_t)i] = d;
+                if (i < 9)
+                    frac = frac * 10 + (d - '0');
+            }
+            for (int i = len; i < 9; i++)
+                frac *= 10;
+            memcpy(s + n + (size_t)len, "Z", 2);
+            int64_t ns = 0, want = 1714557600000000000LL + frac;
+            assert_int_equal(time_parse_rfc3339(s, strlen(s), &ns), ERR_OK);
+            assert_true(ns == want);
+            /* a byte that is not a digit ends the fraction there: the rest
+             * is no zone, so the stamp is refused */
+            int at = (int)((seed >> 20) % (unsigned)len);
+            char keep = s[n + (size_t)at];
+            s[n + (size_t)at] = junk[(seed >> 40) % (sizeof junk - 1)];
+            assert_int_equal(time_parse_rfc3339(s, strlen(s), &ns), ERR_INVAL);
+            s[n + (size_t)at] = keep;
+        }
+    }
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_memo),
+        cmocka_unit_test(test_fractions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
