@@ -15,34 +15,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 events=${1:-500000}
 conns=${2:-4}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lb-syslog-bench.XXXXXX")
-pid=
-stop_daemon() {
-    if [ -n "$pid" ]; then
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-        pid=
-    fi
-}
+. "$top/benchmarks/daemon.sh"
 trap 'stop_daemon; rm -rf "$dir"' EXIT
-
-# start_daemon: a daemon on an empty data dir; sets pid, http, sl
-start_daemon() {
-    rm -rf "$dir/data"
-    # the previous daemon's log would satisfy the wait below before the
-    # new daemon's shell has truncated it (then no ports are found)
-    rm -f "$dir/log"
-    "$top/build/logbucketd" --listen 127.0.0.1:0 --data-dir "$dir/data" \
-        --set syslog_tcp_listen=127.0.0.1:0 2>"$dir/log" &
-    pid=$!
-    n=0
-    while [ $n -lt 200 ] && ! grep -qs "syslog: listening on tcp" "$dir/log"; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    http=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log")
-    sl=$(sed -n 's/.*syslog: listening on tcp:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log")
-    [ -n "$http" ] && [ -n "$sl" ]
-}
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $events events, $conns connections, a fresh daemon each"
 start_daemon

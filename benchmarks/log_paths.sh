@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Every log path against line protocol, in rounds: each run on a fresh
+# build/logbucketd (empty temporary data dir, settle_after = 1h, a syslog
+# TCP listener, kernel-chosen loopback ports), stopped by its PID after.
+# A round runs line protocol (ingest_bench), Elasticsearch bulk
+# (ingest_bench --es), syslog over TCP (syslog_bench, every host on every
+# connection), and Loki JSON, Loki protobuf, OTLP/JSON and OTLP protobuf
+# (push_bench --only PATH, which sends line protocol first in the same
+# daemon); the order turns by one each round. Every tool sends the same
+# events (ingest_bench's generator). Prints each run, then per path the
+# median, lowest and highest share of line protocol's rate in the same
+# round, and the median daemon CPU per event once settled.
+#
+#   benchmarks/log_paths.sh [ROUNDS] [EVENTS] [CONNS]    (default 5 1000000 4)
+#
+# The machine is shared: the share moves by 20-30 points from round to
+# round on 2 busy cores; read the medians, and the CPU figures.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${1:-5}
+events=${2:-1000000}
+conns=${3:-4}
+bench=$top/build/bench
+dir=$(mktemp -d "${TMPDIR:-/tmp}/lb-log-paths.XXXXXX")
+. "$top/benchmarks/daemon.sh"
+trap 'stop_daemon; rm -rf "$dir"' EXIT
+
+# run PATH: one burst of PATH on a fresh daemon; prints "rate cpu_us"
+# (cpu: the daemon's CPU per event once settled)
+run() {
+    local path=$1 out rate cpu
+    start_daemon --set settle_after=1h
+    case $path in
+    lineproto | es)
+        out=$("$bench/ingest_bench" --port "$http" --db bench --events "$events" --batch 5000 \
+            --conns "$conns" --server-pid "$pid" $([ "$path" = es ] && echo --es))
+        rate=$(awk '$1 == "lp" || $1 == "es" { print $5; exit }' <<<"$out")
+        cpu=$(sed -n 's/^settled.*total \([0-9.]*\).*/\1/p' <<<"$out")
+        ;;
+    syslog)
+        out=$("$bench/syslog_bench" --port "$sl" --http-port "$http" --events "$events" \
+            --conns "$conns" --server-pid "$pid")
+        rate=$(awk '$1 == "syslog" { print $7; exit }' <<<"$out")
+        cpu=$(sed -n 's/^settled.*per event \([0-9.]*\) us.*/\1/p' <<<"$out")
+        ;;
+    *)
+        out=$("$bench/push_bench" --port "$http" --events "$events" --batch 5000 --conns "$conns" \
+            --rounds 1 --only "$path" --server-pid "$pid")
+        rate=$(awk -v p="$path" '$1 == p { print $2; exit }' <<<"$out")
+        cpu=$(awk -v p="$path" '$1 == p { print $(NF - 3) / 1000; exit }' <<<"$out")
+        ;;
+    esac
+    stop_daemon
+    if [ -z "$rate" ] || [ -z "$cpu" ]; then
+        echo "log_paths: no figures from the $path run:" >&2
+        echo "$out" >&2
+        exit 1
+    fi
+    echo "$rate $cpu"
+}
+
+paths=(lineproto es syslog loki-json loki-proto otlp-json otlp-proto)
+np=${#paths[@]}
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg);" \
+    "$rounds rounds, $events events a run, $conns connections, a fresh daemon each," \
+    "commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
+printf '%-6s %-11s %10s %9s %8s\n' round path events/s "% of lp" "cpu us"
+results=$dir/results
+: >"$results"
+for ((r = 0; r < rounds; r++)); do
+    declare -A rate=() cpu=()
+    for ((k = 0; k < np; k++)); do
+        p=${paths[$(((k + r) % np))]}
+        read -r rate[$p] cpu[$p] < <(run "$p")
+    done
+    for p in "${paths[@]}"; do
+        share=$(awk -v a="${rate[$p]}" -v b="${rate[lineproto]}" 'BEGIN { printf "%.1f", 100 * a / b }')
+        printf '%-6s %-11s %10s %9s %8s\n' $((r + 1)) "$p" "${rate[$p]}" "$share" "${cpu[$p]}"
+        echo "$p $share ${cpu[$p]}" >>"$results"
+    done
+    unset rate cpu
+done
+echo
+printf '%-11s %14s %8s %8s %14s %14s\n' path "median % of lp" lowest highest "median cpu us" "lp cpu / cpu"
+lp_cpu=$(awk '$1 == "lineproto" { print $3 }' "$results" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+for p in "${paths[@]}"; do
+    awk -v p="$p" -v lpc="$lp_cpu" '
+        $1 == p { s[++n] = $2; c[n] = $3 }
+        function median(a, n,   i, j, t) {
+            for (i = 1; i <= n; i++)
+                for (j = i + 1; j <= n; j++)
+                    if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        END {
+            m = median(s, n); lo = s[1]; hi = s[n]; mc = median(c, n)
+            printf "%-11s %14.1f %8.1f %8.1f %14.2f %13.0f%%\n", p, m, lo, hi, mc, 100 * lpc / mc
+        }' "$results"
+done
