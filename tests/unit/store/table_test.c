@@ -171,12 +171,15 @@ static void test_block_indexed(void **state)
         struct blk_builder b;
         blk_builder_init(&b);
         static struct slice kept[N];
+        static char vals[N][8]; /* each key's own value: a seek's value is its entry's */
         int n = 0;
         for (int i = 0; i < N; i++) {
             if (i && cmp_keys(&keys[i], &keys[i - 1]) == 0)
                 continue;
             kept[n] = slice_make(keys[i].data, keys[i].len);
-            blk_add(&b, kept[n++], slice_cstr("v"));
+            snprintf(vals[n], sizeof vals[n], "v%d", n);
+            blk_add(&b, kept[n], slice_cstr(vals[n]));
+            n++;
         }
         struct slice raw = blk_finish(&b);
         struct blk plain, indexed;
@@ -209,8 +212,11 @@ static void test_block_indexed(void **state)
             while (want < n && slice_cmp(kept[want], slice_make(t.data, t.len)) < 0)
                 want++;
             assert_int_equal(it_valid(c), want < n);
-            if (want < n)
+            if (want < n) {
                 assert_true(slice_eq(it_key(c), kept[want]));
+                assert_true(slice_eq(it_value(c), slice_cstr(vals[want])));
+                assert_true(slice_eq(it_value(a), slice_cstr(vals[want])));
+            }
             if (q % 4 == 1 && want < n) { /* the key a seek built, the base of next and prev */
                 it_next(c);
                 assert_int_equal(it_valid(c), want + 1 < n);
