@@ -28,10 +28,14 @@ struct jsonl_parser {
     const char *bad_header; /* "ts", "host" or "event" at the top held an object or array */
 
     struct rec_field *fields;
-    size_t *kofs; /* key offset in keys */
+    size_t *kofs; /* key offset in keys, or NO_OFS: the key is a slice of the line (key) */
     size_t *sofs; /* string offset in strs, or NO_OFS */
     size_t nfields, cap;
     struct buf path; /* the key being built */
+    /* a top-level member whose value is no object: its key as read (a
+     * slice of the line or of scan), used in place of path */
+    bool key_direct;
+    struct slice key;
     struct buf keys;
     struct buf strs;
     struct buf dupbuf;
@@ -114,9 +118,15 @@ static struct rec_field *new_field(struct jsonl_parser *p)
         p->sofs = xrealloc(p->sofs, p->cap * sizeof *p->sofs);
     }
     struct rec_field *f = &p->fields[p->nfields];
-    p->kofs[p->nfields] = p->keys.len;
     p->sofs[p->nfields] = NO_OFS;
-    buf_append(&p->keys, p->path.data, p->path.len);
+    if (p->key_direct) {
+        p->kofs[p->nfields] = NO_OFS;
+        f->key = p->key;
+    } else { /* pointed into keys by fields_done, once keys no longer moves */
+        p->kofs[p->nfields] = p->keys.len;
+        f->key.len = p->path.len;
+        buf_append(&p->keys, p->path.data, p->path.len);
+    }
     p->nfields++;
     return f;
 }
@@ -126,8 +136,8 @@ static struct rec_field *new_field(struct jsonl_parser *p)
 static const char *fields_done(struct jsonl_parser *p)
 {
     for (size_t i = 0; i < p->nfields; i++) {
-        size_t end = i + 1 < p->nfields ? p->kofs[i + 1] : p->keys.len;
-        p->fields[i].key = slice_make(p->keys.data + p->kofs[i], end - p->kofs[i]);
+        if (p->kofs[i] != NO_OFS)
+            p->fields[i].key.ptr = p->keys.data + p->kofs[i];
         if (p->sofs[i] != NO_OFS)
             p->fields[i].v.s.ptr = p->strs.data + p->sofs[i];
     }
@@ -318,11 +328,12 @@ static const char *scan_array(struct jsonl_parser *p, struct jscan *s, int depth
 /* A field for the value at s under the key in p->path; the limits first. */
 static const char *field_limits(struct jsonl_parser *p)
 {
-    if (p->path.len > p->lim.max_key_bytes) {
+    size_t klen = p->key_direct ? p->key.len : p->path.len;
+    if (klen > p->lim.max_key_bytes) {
         snprintf(p->reason, sizeof p->reason, "field key too long (max %zu)", p->lim.max_key_bytes);
         return p->reason;
     }
-    if (p->path.len == 0)
+    if (klen == 0)
         return "empty field key";
     if (p->nfields >= p->lim.max_fields_per_line) {
         snprintf(p->reason, sizeof p->reason, "too many fields (max %zu)",
@@ -377,16 +388,18 @@ static const char *scan_value(struct jsonl_parser *p, struct jscan *s, int depth
 }
 
 /* A JSON line's header keys (ts, host, event) take scalars only: notes
- * the key whose value at s is an object or an array. */
-static void note_header_shape(struct jsonl_parser *p, struct jscan *s, struct slice k)
+ * the key whose value at s is an object or an array. Returns the value's
+ * first byte. */
+static char note_header_shape(struct jsonl_parser *p, struct jscan *s, struct slice k)
 {
     static const char *const names[] = {"ts", "host", "event"};
     char c = jscan_peek(s);
     if (c != '{' && c != '[')
-        return;
+        return c;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (slice_eq(k, slice_cstr(names[i])) && !p->bad_header)
             p->bad_header = names[i];
+    return c;
 }
 
 /* The members of the object at s, flattened under p->path. */
@@ -408,11 +421,16 @@ static const char *scan_members(struct jsonl_parser *p, struct jscan *s, int dep
         if (!jscan_string(s, &k) || !jscan_expect(s, ':'))
             return NULL;
         p->path.len = plen;
-        if (plen)
+        p->key_direct = false;
+        if (plen) {
             buf_putc(&p->path, '.');
-        else
-            note_header_shape(p, s, k);
-        buf_append(&p->path, k.ptr, k.len);
+            buf_append(&p->path, k.ptr, k.len);
+        } else if (note_header_shape(p, s, k) == '{') { /* its members are flattened under k */
+            buf_append(&p->path, k.ptr, k.len);
+        } else {
+            p->key_direct = true;
+            p->key = k;
+        }
         const char *w = scan_value(p, s, depth);
         if (w || s->err)
             return w;

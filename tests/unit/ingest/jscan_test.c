@@ -78,6 +78,11 @@ static const struct {
     {"[]", "BAD line is not a JSON object"},
     {"", "BAD empty document"},
     {"{}", "BAD no fields (a document needs one besides its timestamp, host and event)"},
+    /* top-level keys are used as read (an escaped one from the scratch),
+     * nested ones built under their parent: both kinds in one document */
+    {"{\"k\\u00e9\\\"\":1,\"o\":{\"p\":2,\"q\":{\"r\":\"s\"}},\"arr\":[1, 2],\"z\":\"t\"}",
+     "idx|||k\xc3\xa9\":I1;o.p:I2;o.q.r:S\"s\";arr:S\"[1,2]\";z:S\"t\"|-"},
+    {"{\"o\":{\"p\":1},\"o.p\":2}", "BAD duplicate field key after flattening: o.p"},
     {"{\"a\":1,\"a\":2}", "BAD duplicate field key after flattening: a"},
     {"{\"a.b\":1,\"a\":{\"b\":2}}", "BAD duplicate field key after flattening: a.b"},
     {"{\"@timestamp\":[1],\"v\":1}",
