@@ -32,20 +32,39 @@ bool event_has_ctrl(struct slice s)
     return false;
 }
 
-/* Eight bytes at a time: a byte b is outside when b - 0x20 borrows or
- * b + 1 reaches 0x80. */
-bool event_plain_ascii(struct slice s)
+/* Whether any byte of the word w is outside 0x20..0x7e: b - 0x20 borrows
+ * or b + 1 reaches 0x80 (or b is 0x80 or more). */
+static inline bool word_outside(uint64_t w)
 {
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    size_t i = 0;
-    for (; i + 8 <= s.len; i += 8) {
+    return ((w - 0x20 * ones) | (w + ones) | w) & highs;
+}
+
+/* Eight bytes at a time, the last eight (or, under eight, the first and
+ * last four) overlapping the ones before: no byte loop for a key of four
+ * bytes or more. */
+bool event_plain_ascii(struct slice s)
+{
+    const char *p = s.ptr;
+    size_t n = s.len;
+    if (n >= 8) {
         uint64_t w;
-        memcpy(&w, s.ptr + i, 8);
-        if (((w - 0x20 * ones) | (w + ones) | w) & highs)
-            return false;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, p + i, 8);
+            if (word_outside(w))
+                return false;
+        }
+        memcpy(&w, p + n - 8, 8);
+        return !word_outside(w);
     }
-    for (; i < s.len; i++) {
-        unsigned char c = (unsigned char)s.ptr[i];
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        return !word_outside((uint64_t)a << 32 | b);
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
         if (c < 0x20 || c > 0x7e)
             return false;
     }

@@ -126,6 +126,29 @@ static void test_dup_keys(void **state)
     buf_destroy(&scratch);
 }
 
+/* event_plain_ascii against a byte loop: every length to 20, every byte
+ * value at every position of a plain text (the word checks overlap). */
+static void test_plain_ascii(void **state)
+{
+    (void)state;
+    char text[24];
+    for (size_t n = 0; n <= 20; n++) {
+        memset(text, 'a', sizeof text);
+        assert_true(event_plain_ascii(slice_make(text, n)));
+        for (size_t at = 0; at < n; at++) {
+            for (int c = 0; c < 256; c++) {
+                text[at] = (char)c;
+                bool want = c >= 0x20 && c <= 0x7e;
+                assert_int_equal(event_plain_ascii(slice_make(text, n)), want);
+            }
+            text[at] = 'a';
+        }
+        /* a bad byte just past the text is not looked at */
+        text[n] = '\n';
+        assert_true(event_plain_ascii(slice_make(text, n)));
+    }
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -221,9 +244,9 @@ static void test_splitter_edges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_utf8),           cmocka_unit_test(test_utf8_repair),
-        cmocka_unit_test(test_dup_keys),       cmocka_unit_test(test_names),
-        cmocka_unit_test(test_splitter_edges),
+        cmocka_unit_test(test_utf8),        cmocka_unit_test(test_utf8_repair),
+        cmocka_unit_test(test_dup_keys),    cmocka_unit_test(test_names),
+        cmocka_unit_test(test_plain_ascii), cmocka_unit_test(test_splitter_edges),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
