@@ -196,8 +196,8 @@ static enum event_kind bulk_line(void *arg, const char *line, size_t len, struct
     case WANT_ACTION: return action_line(p, line, len, reason);
     case WANT_DOC:
         p->state = WANT_ACTION;
-        return jsonl_parse_es(p->doc, line, len, p->index.len ? buf_cstr(&p->index) : NULL, &p->map,
-                              ev, reason);
+        return jsonl_parse_es(p->doc, line, len, p->index.len ? buf_cstr(&p->index) : NULL, ev,
+                              reason);
     case SKIP_DOC: p->state = WANT_ACTION; return EVENT_NONE;
     case FAILED: return EVENT_NONE;
     }
@@ -214,6 +214,7 @@ struct esbulk_parser *esbulk_new(const struct event_limits *lim, const struct js
     p->arrival_ns = arrival_ns;
     p->filter = ESBULK_ALL;
     p->doc = jsonl_new(lim, stamp, NULL, NULL);
+    jsonl_set_es_map(p->doc, &p->map);
     event_feed_init(&p->feed, lim->max_line_bytes, bulk_line, p);
     buf_init(&p->index);
     buf_init(&p->id);

@@ -41,7 +41,7 @@ struct jsonl_parser {
     struct buf dupbuf;
     struct buf scan;             /* jscan's scratch: unescaped strings of the line */
     struct time_memo stamp_memo; /* the last RFC 3339 stamp's date and time of day */
-    /* the Elasticsearch map's comma lists, split (es_names) */
+    /* the Elasticsearch map (jsonl_set_es_map) and its lists, split */
     struct jsonl_es_map es_map;
     struct logs_names host_names, event_names, msg_names;
     size_t ts_key_len;
@@ -62,7 +62,6 @@ struct jsonl_parser *jsonl_new(const struct event_limits *lim, struct event_stam
     p->stamp = stamp;
     p->host = xstrdup(host ? host : lim->default_host ? lim->default_host : "");
     p->event = event ? xstrdup(event) : NULL;
-    p->ts_key_len = SIZE_MAX; /* no map split yet (es_names) */
     event_feed_init(&p->feed, lim->max_line_bytes, jsonl_line, p);
     buf_init(&p->path);
     buf_init(&p->keys);
@@ -476,14 +475,8 @@ static const char *scan_doc(struct jsonl_parser *p, const char *line, size_t len
     return fields_done(p);
 }
 
-/* The map's comma lists split, once for the map a parser is given (a
- * bulk request's parser is always given the same one). */
-static void es_names(struct jsonl_parser *p, const struct jsonl_es_map *m)
+void jsonl_set_es_map(struct jsonl_parser *p, const struct jsonl_es_map *m)
 {
-    if (p->es_map.ts_key == m->ts_key && p->es_map.host_keys == m->host_keys &&
-        p->es_map.event_keys == m->event_keys && p->es_map.msg_key == m->msg_key &&
-        p->ts_key_len != SIZE_MAX)
-        return;
     p->es_map = *m;
     p->ts_key_len = m->ts_key ? strlen(m->ts_key) : 0;
     logs_names_init(&p->host_names, m->host_keys);
@@ -492,9 +485,9 @@ static void es_names(struct jsonl_parser *p, const struct jsonl_es_map *m)
 }
 
 static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len, const char *index,
-                            const struct jsonl_es_map *m, struct event *ev)
+                            struct event *ev)
 {
-    es_names(p, m);
+    const struct jsonl_es_map *m = &p->es_map;
     const char *w = scan_doc(p, line, len);
     if (!w)
         w = take_ts(p, m->ts_key, ev);
@@ -513,10 +506,9 @@ static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len
 }
 
 enum event_kind jsonl_parse_es(struct jsonl_parser *p, const char *line, size_t len,
-                               const char *index, const struct jsonl_es_map *m, struct event *ev,
-                               const char **reason)
+                               const char *index, struct event *ev, const char **reason)
 {
-    const char *w = parse_es(p, line, len, index, m, ev);
+    const char *w = parse_es(p, line, len, index, ev);
     if (w) {
         *reason = w;
         return EVENT_BAD;

@@ -46,11 +46,15 @@ struct jsonl_es_map {
     const char *msg_key;    /* "message,MESSAGE": the first string renamed to the field "msg" */
 };
 
+/* The map of the Elasticsearch documents p reads (its strings borrowed
+ * for p's life; its lists split here, once). Set before jsonl_parse_es. */
+void jsonl_set_es_map(struct jsonl_parser *p, const struct jsonl_es_map *m);
+
 /* One Elasticsearch document (a whole line) of the given index (NULL:
- * none), as jsonl_parse_line; without ts_key the event takes the stamp. */
+ * none), as jsonl_parse_line, mapped by p's map (jsonl_set_es_map);
+ * without its ts_key the event takes the stamp. */
 enum event_kind jsonl_parse_es(struct jsonl_parser *p, const char *line, size_t len,
-                               const char *index, const struct jsonl_es_map *m, struct event *ev,
-                               const char **reason);
+                               const char *index, struct event *ev, const char **reason);
 
 /* Same contract as lp_feed / lp_finish (ingest/lineproto.h). */
 size_t jsonl_feed(struct jsonl_parser *p, const char *data, size_t len, struct event_result *out);

@@ -95,7 +95,7 @@ static void render(struct jsonl_parser *p, const char *in, struct buf *got)
     struct event ev;
     const char *why = NULL;
     buf_reset(got);
-    enum event_kind k = jsonl_parse_es(p, in, strlen(in), "idx", &map, &ev, &why);
+    enum event_kind k = jsonl_parse_es(p, in, strlen(in), "idx", &ev, &why);
     if (k == EVENT_OK)
         render_event(got, &ev);
     else
@@ -108,6 +108,7 @@ static void test_documents(void **state)
     struct event_limits lim;
     event_limits_default(&lim);
     struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    jsonl_set_es_map(p, &map);
     struct buf got = BUF_INIT;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         render(p, cases[i].in, &got);
@@ -127,6 +128,7 @@ static void test_depth(void **state)
     struct event_limits lim;
     event_limits_default(&lim);
     struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    jsonl_set_es_map(p, &map);
     struct buf doc = BUF_INIT, got = BUF_INIT;
     for (int i = 0; i < 100; i++)
         buf_puts(&doc, "{\"a\":");
@@ -156,7 +158,7 @@ static void check_decimal(struct jsonl_parser *p, const char *num)
     snprintf(doc, sizeof doc, "{\"v\":%s}", num);
     struct event ev;
     const char *why = NULL;
-    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &map, &ev, &why), EVENT_OK);
+    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &ev, &why), EVENT_OK);
     assert_int_equal(ev.fields[0].type, REC_FLOAT);
     double want = strtod(num, NULL);
     if (memcmp(&ev.fields[0].v.f, &want, sizeof want)) {
@@ -172,6 +174,7 @@ static void test_decimals_match_strtod(void **state)
     struct event_limits lim;
     event_limits_default(&lim);
     struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    jsonl_set_es_map(p, &map);
     uint64_t seed = 7;
     char num[40];
     for (int i = 0; i < 20000; i++) {
@@ -208,7 +211,7 @@ static void test_decimals_match_strtod(void **state)
     jsonl_free(p);
 }
 
-/* The map's key lists are split once per parser: a parser given another
+/* The map's key lists are split when it is set: a parser given another
  * map takes its keys, and lists longer than the split holds (16 names)
  * still find names past the sixteenth, first in the list's order. */
 static void test_map_lists(void **state)
@@ -217,6 +220,7 @@ static void test_map_lists(void **state)
     struct event_limits lim;
     event_limits_default(&lim);
     struct jsonl_parser *p = jsonl_new(&lim, NULL, NULL, NULL);
+    jsonl_set_es_map(p, &map);
     struct buf keys = BUF_INIT;
     for (int i = 0; i < 20; i++)
         buf_printf(&keys, "%sk%02d", i ? "," : "", i);
@@ -224,13 +228,15 @@ static void test_map_lists(void **state)
     struct jsonl_es_map m = {"", buf_cstr(&keys), "", false, "nothing,m"};
     struct event ev;
     const char *why = NULL;
-    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &m, &ev, &why), EVENT_OK);
+    jsonl_set_es_map(p, &m);
+    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &ev, &why), EVENT_OK);
     assert_true(slice_eq(ev.host, slice_cstr("h17"))); /* k03 is no string */
     assert_int_equal(ev.nfields, 3);
     assert_true(slice_eq(ev.fields[2].key, slice_cstr("msg")));
     /* another map on the same parser */
     struct jsonl_es_map m2 = {"", "k03,k19", "k17", true, ""};
-    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &m2, &ev, &why), EVENT_OK);
+    jsonl_set_es_map(p, &m2);
+    assert_int_equal(jsonl_parse_es(p, doc, strlen(doc), "i", &ev, &why), EVENT_OK);
     assert_true(slice_eq(ev.host, slice_cstr("h19")));
     assert_true(slice_eq(ev.name, slice_cstr("h17")));
     assert_true(slice_eq(ev.fields[1].key, slice_cstr("m")));
