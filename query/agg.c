@@ -360,30 +360,6 @@ size_t agg_count(const struct agg_table *t)
     return t->count;
 }
 
-bool agg_mergeable(const struct agg_table *t)
-{
-    for (size_t i = 0; i < t->naggs; i++)
-        if (t->aggs[i].fn != AGG_COUNT_STAR && t->aggs[i].fn != AGG_COUNT)
-            return false;
-    return true;
-}
-
-int agg_merge(struct agg_table *into, const struct agg_table *from)
-{
-    for (size_t j = 0; j < from->cap; j++) {
-        struct agg_group *g = from->slots[j].g, *dst;
-        if (!g)
-            continue;
-        int rc = agg_group(into, slice_make(group_key_ptr(g), g->klen), &dst);
-        if (rc)
-            return rc;
-        for (size_t i = 0; i < from->naggs; i++)
-            ((struct st_count *)state(into, dst, i))->n +=
-                ((struct st_count *)state(from, g, i))->n;
-    }
-    return ERR_OK;
-}
-
 struct slice agg_group_key(const struct agg_group *g)
 {
     return slice_make(group_key_ptr(g), g->klen);
@@ -703,6 +679,65 @@ static void val_result(const struct st_val *st, struct agg_value *out)
     case AGG_V_STRING: out->s = slice_make(st->s ? st->s : "", st->slen); break;
     default: break;
     }
+}
+
+/* ---- merging the tables of two threads ---- */
+
+bool agg_mergeable(const struct agg_table *t)
+{
+    for (size_t i = 0; i < t->naggs; i++) {
+        switch (t->aggs[i].fn) {
+        case AGG_COUNT_STAR:
+        case AGG_COUNT:
+        case AGG_SUM:
+        case AGG_AVG:
+        case AGG_MIN:
+        case AGG_MAX: break;
+        default: return false; /* FIRST, LAST: a tie goes to the row seen first or last */
+        }
+    }
+    return true;
+}
+
+/* Adds the sum b into a: the integers exactly, the floats with b's
+ * compensation (the total within an ulp or two of one sum of every value). */
+static void sum_merge(struct st_sum *a, const struct st_sum *b)
+{
+    a->isum += b->isum;
+    neumaier_add(&a->fs, &a->fc, b->fs);
+    a->fc += b->fc;
+    a->n += b->n;
+    a->has_float |= b->has_float;
+    a->has_pinf |= b->has_pinf;
+    a->has_ninf |= b->has_ninf;
+}
+
+int agg_merge(struct agg_table *into, const struct agg_table *from)
+{
+    for (size_t j = 0; j < from->cap; j++) {
+        struct agg_group *g = from->slots[j].g, *dst;
+        if (!g)
+            continue;
+        int rc = agg_group(into, slice_make(group_key_ptr(g), g->klen), &dst);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < from->naggs; i++) {
+            enum agg_fn fn = from->aggs[i].fn;
+            void *a = state(into, dst, i), *b = state(from, g, i);
+            if (fn == AGG_SUM || fn == AGG_AVG) {
+                sum_merge(a, b);
+            } else if (fn == AGG_MIN || fn == AGG_MAX) {
+                /* the other's value as a row's: MIN and MAX order every value
+                 * (minmax_wins), so the winner does not depend on which came first */
+                struct agg_value v = {.kind = AGG_V_NULL};
+                val_result(b, &v);
+                val_add(into, fn, a, &v, ((const struct st_val *)b)->ts);
+            } else {
+                ((struct st_count *)a)->n += ((const struct st_count *)b)->n;
+            }
+        }
+    }
+    return ERR_OK;
 }
 
 /* ---- PERCENTILE: exact values, then the sketch ---- */

@@ -131,13 +131,14 @@ int agg_add(struct agg_table *t, struct agg_group *g, size_t i, const struct agg
 /* The groups held. */
 size_t agg_count(const struct agg_table *t);
 
-/* Whether tables of these aggregates merge (agg_merge): counts only,
- * COUNT(*) and COUNT. */
+/* Whether tables of these aggregates merge (agg_merge): COUNT(*), COUNT,
+ * SUM, AVG, MIN and MAX (not FIRST or LAST, whose ties go by the order
+ * rows came in, nor PERCENTILE). */
 bool agg_mergeable(const struct agg_table *t);
 
-/* Adds every group of from to into, made there if new: their counts add
- * up. ERR_TOOBIG when into would pass max_groups (into keeps what was
- * merged so far). REQUIRES: agg_mergeable, both tables of the same opts. */
+/* Adds every group of from to into, made there if new: counts and sums
+ * add up, a MIN or MAX keeps the winner of both. ERR_TOOBIG when into would pass max_groups (into
+ * keeps what was merged so far). REQUIRES: agg_mergeable, both tables of the same opts. */
 int agg_merge(struct agg_table *into, const struct agg_table *from);
 
 /* Sets *groups to the groups in memcmp order of their keys (a proper prefix first) and returns
