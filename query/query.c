@@ -856,20 +856,31 @@ static int online_cpus(void)
     return v;
 }
 
+/* Below about this many entries in the plan's ts range, a second thread
+ * (its start, its exec over the snapshot, the merge) costs more than it
+ * saves: 0.25 ms more for 50 rows, even at 1,000 (query/README.md). */
+#define SPLIT_MIN_ROWS 4096
+
 /* Whether the plan's ranges may be read by two threads: a SCAN or FULL
  * over two ranges or more (read unordered), a condition threads may
- * share, and a second CPU. */
-static bool plan_splits(const struct run *r)
+ * share, a second CPU, and enough rows in the range by the snapshot's
+ * estimate (taken here if the run has none yet). */
+static bool plan_splits(const struct query_cursor *c, struct run *r)
 {
     const struct plan *p = &r->plan;
-    return !p->is_empty && (p->kind == PLAN_SCAN || p->kind == PLAN_FULL) && p->nranges >= 2 &&
-           cond_thread_safe(p->where->cond) && online_cpus() >= 2;
+    if (p->is_empty || (p->kind != PLAN_SCAN && p->kind != PLAN_FULL) || p->nranges < 2 ||
+        !cond_thread_safe(p->where->cond) || online_cpus() < 2)
+        return false;
+    if (!r->snap)
+        r->snap = store_snapshot(r->db);
+    int64_t min = c->o.split_min_rows > 0 ? c->o.split_min_rows : SPLIT_MIN_ROWS;
+    return store_snap_rows_estimate(r->snap, p->lo, p->hi) >= (uint64_t)min;
 }
 
-static bool count_splits(const struct run *r)
+static bool count_splits(const struct query_cursor *c, struct run *r)
 {
     const struct sql_select *sel = &r->st->sel;
-    return sel->count && !sel->agg && plan_splits(r);
+    return sel->count && !sel->agg && plan_splits(c, r);
 }
 
 /* Reads the plan's ranges in two halves, mine here and h in a thread of
@@ -918,7 +929,7 @@ static int count_split(struct run *r, struct buf *err)
 static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
 {
     const struct sql_select *sel = &r->st->sel;
-    if (!plan_splits(r) || latest_eligible(sel, &r->plan))
+    if (!plan_splits(c, r) || latest_eligible(sel, &r->plan))
         return 1;
     int rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
     if (rc)
@@ -993,7 +1004,7 @@ static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
         buf_destroy(&tmp);
         return ERR_OK;
     }
-    if (count_splits(r)) {
+    if (count_splits(c, r)) {
         rc = count_split(r, err);
     } else {
         rc = sel->agg ? select_group(c, r, err) : run_exec_open(r, sel->count, err);

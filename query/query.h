@@ -64,6 +64,10 @@ struct query_opts {
     bool allow_full_scan; /* config: FULL plans allowed without a hint */
     bool full_scan;       /* the request said full_scan=true */
     int64_t now_ns;       /* 0: the wall clock */
+    /* a COUNT(*), or a GROUP BY of counts, sums, averages, minima and
+     * maxima, over a SCAN or FULL plan is read on two threads when the
+     * snapshot holds about this many entries in its ts range (<= 0: 4096) */
+    int64_t split_min_rows;
     enum query_format format;
     struct db_opts db_defaults; /* of CREATE DATABASE without buckets=,
                                  * ts_order=, ttl= (and InfluxQL's) */

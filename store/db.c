@@ -876,6 +876,54 @@ uint64_t store_snap_seq(const struct store_snap *snap)
     return snap->seq;
 }
 
+/* n entries spread over [a, b] (either order), the share of them in [lo, hi]. */
+static double share_in(double n, int64_t a, int64_t b, int64_t lo, int64_t hi)
+{
+    int64_t min = a < b ? a : b, max = a < b ? b : a;
+    int64_t from = min > lo ? min : lo, to = max < hi ? max : hi;
+    if (from > to)
+        return 0;
+    return n * (((double)to - (double)from + 1) / ((double)max - (double)min + 1));
+}
+
+/* A memtable's entries in [lo, hi], by the ts of its first and last keys. */
+static double mt_share(const struct part *p, struct memtable *mt, int64_t lo, int64_t hi)
+{
+    size_t n = mt_count(mt);
+    if (n == 0)
+        return 0;
+    struct iter *it = mt_iter(mt);
+    double got = 0;
+    it_seek_first(it);
+    if (it_valid(it)) {
+        int64_t a = part_key_ts(p, ikey_user(it_key(it)));
+        it_seek_last(it);
+        if (it_valid(it))
+            got = share_in((double)n, a, part_key_ts(p, ikey_user(it_key(it))), lo, hi);
+    }
+    it_destroy(it);
+    return got;
+}
+
+uint64_t store_snap_rows_estimate(struct store_snap *snap, int64_t lo, int64_t hi)
+{
+    const struct store_db *db = snap->db;
+    double n = 0;
+    for (uint32_t b = 0; b < db->buckets; b++) {
+        const struct part_snap *ps = &snap->ps[b];
+        const struct part *p = &db->parts[b];
+        if (ps->mem)
+            n += mt_share(p, ps->mem, lo, hi);
+        for (size_t i = 0; i < ps->nimm; i++)
+            n += mt_share(p, ps->imm[i], lo, hi);
+        for (size_t i = 0; ps->ver && i < ps->ver->n; i++) {
+            const struct sst_props *pr = &ps->ver->files[i]->props;
+            n += share_in((double)pr->entries, pr->min_ts, pr->max_ts, lo, hi);
+        }
+    }
+    return n < 1.8e19 ? (uint64_t)n : UINT64_MAX;
+}
+
 int64_t store_db_cutoff(struct store_db *db, struct slice event)
 {
     struct event_cuts cuts;

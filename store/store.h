@@ -349,6 +349,12 @@ int store_commit_rows(struct slice payload, int (*fn)(void *arg, const struct st
 /* The sequence a snapshot reads at: it sees exactly the committed rows of
  * sequence <= this. */
 uint64_t store_snap_seq(const struct store_snap *snap);
+/* About how many entries of the snapshot's row partitions have a ts in
+ * [lo, hi]: each table's entries in proportion to the part of its
+ * [min_ts, max_ts] the range covers, each memtable's likewise by the ts of
+ * its first and last keys. Versions and deletes count; no row is read.
+ * A guide to how a query reads (on one thread or two), never an answer. */
+uint64_t store_snap_rows_estimate(struct store_snap *snap, int64_t lo, int64_t hi);
 /* The oldest ts a read of db shows for a row of event now: the TTL,
  * per-event TTL and disk-guard cut-off (INT64_MIN if none). */
 int64_t store_db_cutoff(struct store_db *db, struct slice event);

@@ -1958,6 +1958,9 @@ static int run_sql(struct model *m, const char *sql, enum query_format fmt, stru
     o.now_ns = NOW;
     o.format = fmt;
     o.max_groups = m->max_groups;
+    /* these databases are small: most queries that may split into two
+     * threads do, the others read on one */
+    o.split_min_rows = rn(m, 4) ? 1 : 1000000;
     struct query_cursor *c;
     int rc = query_sql_open(m->s, sql, strlen(sql), &o, &c, err);
     if (rc)

@@ -377,6 +377,38 @@ static void check_windows(struct fixture *f, bool desc)
     store_db_unref(db);
 }
 
+/* store_snap_rows_estimate: 600 rows one second apart over 10 minutes,
+ * the first 400 flushed (tables), the rest in the memtable: every row over
+ * the whole span; about half over half of it (tables and memtables share
+ * by their ts spans); none outside it. */
+static void check_estimate(struct fixture *f, bool desc)
+{
+    struct store_db *db = mkdb(f, desc ? "estd" : "esta", 4, desc, 0);
+    const int64_t sec = 1000000000LL;
+    for (int i = 0; i < 600; i++) {
+        put1(db, T0 + i * sec, i % 2 ? "a" : "b", "e", "v");
+        if (i == 399)
+            assert_int_equal(store_db_flush(db), ERR_OK);
+    }
+    struct store_snap *snap = store_snapshot(db);
+    assert_int_equal(store_snap_rows_estimate(snap, T0, T0 + 599 * sec), 600);
+    assert_int_equal(store_snap_rows_estimate(snap, INT64_MIN, INT64_MAX), 600);
+    uint64_t half = store_snap_rows_estimate(snap, T0, T0 + 299 * sec);
+    assert_true(half >= 240 && half <= 360);
+    uint64_t late = store_snap_rows_estimate(snap, T0 + 450 * sec, T0 + 599 * sec);
+    assert_true(late >= 120 && late <= 180); /* the memtable's rows */
+    assert_int_equal(store_snap_rows_estimate(snap, T0 + 600 * sec, T0 + 700 * sec), 0);
+    assert_int_equal(store_snap_rows_estimate(snap, T0 - 100 * sec, T0 - sec), 0);
+    store_snap_release(snap);
+    store_db_unref(db);
+}
+
+static void test_estimate(void **state)
+{
+    check_estimate(*state, true);
+    check_estimate(*state, false);
+}
+
 static void test_windows(void **state)
 {
     check_windows(*state, true);
@@ -1399,6 +1431,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_estimate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_host, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_index_rebuilt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl, setup, teardown),
