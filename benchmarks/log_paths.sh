@@ -82,18 +82,26 @@ for ((r = 0; r < rounds; r++)); do
 done
 echo
 printf '%-11s %14s %8s %8s %14s %14s\n' path "median % of lp" lowest highest "median cpu us" "lp cpu / cpu"
-lp_cpu=$(awk '$1 == "lineproto" { print $3 }' "$results" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-for p in "${paths[@]}"; do
-    awk -v p="$p" -v lpc="$lp_cpu" '
-        $1 == p { s[++n] = $2; c[n] = $3 }
-        function median(a, n,   i, j, t) {
-            for (i = 1; i <= n; i++)
-                for (j = i + 1; j <= n; j++)
-                    if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+# per path, in the order of the table: the median, lowest and highest share,
+# and the median CPU against line protocol's (the medians sort in place)
+awk -v order="${paths[*]}" '
+    function median(a, n,   i, j, t) {
+        for (i = 1; i <= n; i++)
+            for (j = i + 1; j <= n; j++)
+                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    { n[$1]++; s[$1, n[$1]] = $2; c[$1, n[$1]] = $3 }
+    END {
+        np = split(order, names, " ")
+        for (k = 1; k <= np; k++) {
+            p = names[k]
+            for (i = 1; i <= n[p]; i++) { ss[i] = s[p, i]; cc[i] = c[p, i] }
+            share[p] = median(ss, n[p]); lo[p] = ss[1]; hi[p] = ss[n[p]]; cpu[p] = median(cc, n[p])
         }
-        END {
-            m = median(s, n); lo = s[1]; hi = s[n]; mc = median(c, n)
-            printf "%-11s %14.1f %8.1f %8.1f %14.2f %13.0f%%\n", p, m, lo, hi, mc, 100 * lpc / mc
-        }' "$results"
-done
+        for (k = 1; k <= np; k++) {
+            p = names[k]
+            printf "%-11s %14.1f %8.1f %8.1f %14.2f %13.0f%%\n", p, share[p], lo[p], hi[p], cpu[p],
+                100 * cpu["lineproto"] / cpu[p]
+        }
+    }' "$results"

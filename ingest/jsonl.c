@@ -239,8 +239,9 @@ static bool all_digits(struct slice s)
 
 /* The timestamp field (RFC 3339 or epoch milliseconds, as a number or a
  * string of digits), removed from the fields. */
-static const char *take_ts(struct jsonl_parser *p, const char *key, struct event *ev)
+static const char *take_ts(struct jsonl_parser *p, struct event *ev)
 {
+    const char *key = p->es_map.ts_key;
     ev->has_ts = false;
     long i = p->ts_key_len ? field_index(p, key, p->ts_key_len) : -1;
     if (i < 0)
@@ -490,7 +491,7 @@ static const char *parse_es(struct jsonl_parser *p, const char *line, size_t len
     const struct jsonl_es_map *m = &p->es_map;
     const char *w = scan_doc(p, line, len);
     if (!w)
-        w = take_ts(p, m->ts_key, ev);
+        w = take_ts(p, ev);
     if (w)
         return w;
     if (!take_string(p, &p->host_names, &ev->host))
