@@ -1003,6 +1003,14 @@ int agg_add(struct agg_table *t, struct agg_group *g, size_t i, const struct agg
     return ERR_OK;
 }
 
+int agg_add_count(struct agg_table *t, struct agg_group *g, size_t i, uint64_t n)
+{
+    if (i >= t->naggs || t->aggs[i].fn != AGG_COUNT_STAR)
+        return ERR_INVAL;
+    ((struct st_count *)state(t, g, i))->n += n;
+    return ERR_OK;
+}
+
 void agg_result(struct agg_table *t, struct agg_group *g, size_t i, struct agg_value *out)
 {
     assert(i < t->naggs);

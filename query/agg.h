@@ -128,6 +128,11 @@ int agg_group(struct agg_table *t, struct slice key, struct agg_group **out);
 int agg_add(struct agg_table *t, struct agg_group *g, size_t i, const struct agg_value *v,
             int64_t ts);
 
+/* Adds n rows to aggregate i of group g, a COUNT(*) (rows counted
+ * without reading them). ERR_OK, or ERR_INVAL if i >= naggs or aggregate i
+ * is no COUNT(*). */
+int agg_add_count(struct agg_table *t, struct agg_group *g, size_t i, uint64_t n);
+
 /* The groups held. */
 size_t agg_count(const struct agg_table *t);
 

@@ -74,6 +74,7 @@ struct exec {
     /* unordered SCAN/FULL: the buckets one after another, not merged */
     struct iter **kids;
     size_t nkids, kid;
+    bool no_ranges; /* a SCAN or FULL left no range to read (query.c, group_counted) */
     bool kid_started;
     struct store_read_stats rst;
 };
@@ -170,7 +171,8 @@ static int exec_open(struct store_snap *snap, const struct plan *p, size_t part,
     cond_required_text(p->where->cond, need_text, e);
     /* the ts, host and event checks on the keys are then the whole test */
     e->check_cond = !cond_is_implied(p->where->cond);
-    if (p->is_empty || p->kind == PLAN_GET) {
+    e->no_ranges = p->kind != PLAN_INDEX && p->nranges == 0;
+    if (p->is_empty || p->kind == PLAN_GET || e->no_ranges) {
         *out = e;
         return ERR_OK;
     }
@@ -365,6 +367,8 @@ static int reverse_entry(struct exec *e, struct slice *k, struct slice *v)
 
 static int next_entry(struct exec *e, struct slice *k, struct slice *v)
 {
+    if (e->no_ranges)
+        return 0;
     if (e->kids) { /* unordered: each bucket's entries in turn */
         while (e->kid < e->nkids) {
             int rc = forward_entry(e->kids[e->kid], &e->kid_started, k, v);

@@ -61,6 +61,11 @@ struct grouper {
     uint64_t groups_total;
     bool finished;
     struct agg_group *last; /* the group of the last row added */
+    /* group_add_counted: its last event (the bytes it was given) and the
+     * ts range whose rows of that event go to the same group */
+    struct agg_group *cnt_group;
+    struct slice cnt_event;
+    int64_t cnt_lo, cnt_hi;
 };
 
 /* --- keys --- */
@@ -521,7 +526,9 @@ static void too_many(const struct grouper *g, struct buf *err)
                (long long)g->max_groups);
 }
 
-int group_add(struct grouper *g, struct cond_row *r, struct buf *err)
+/* The key of row r's group into g->key (a streaming grouper writes out
+ * the groups of the buckets before r's first). */
+static int group_key(struct grouper *g, struct cond_row *r, struct buf *err)
 {
     const struct sql_select *sel = g->sel;
     struct buf *key = &g->key;
@@ -546,15 +553,31 @@ int group_add(struct grouper *g, struct cond_row *r, struct buf *err)
             return rc;
         put_value(key, &v);
     }
-    struct agg_group *grp;
+    return ERR_OK;
+}
+
+/* The group of g->key, made if new (ERR_TOOBIG past max_groups). */
+static int key_group(struct grouper *g, struct agg_group **grp, struct buf *err)
+{
     size_t before = agg_count(g->t);
-    if ((rc = agg_group(g->t, slice_make(key->data ? key->data : "", key->len), &grp))) {
+    int rc = agg_group(g->t, slice_make(g->key.data ? g->key.data : "", g->key.len), grp);
+    if (rc) {
         if (rc == ERR_TOOBIG)
             too_many(g, err);
         return rc;
     }
     g->groups_total += agg_count(g->t) > before;
-    g->last = grp;
+    g->last = *grp;
+    return ERR_OK;
+}
+
+int group_add(struct grouper *g, struct cond_row *r, struct buf *err)
+{
+    const struct sql_select *sel = g->sel;
+    struct agg_group *grp;
+    int rc = group_key(g, r, err);
+    if (rc || (rc = key_group(g, &grp, err)))
+        return rc;
     for (size_t i = 0; i < sel->nitems; i++) {
         const struct sql_item *it = &sel->items[i];
         if (it->kind != SQL_I_AGG)
@@ -565,6 +588,48 @@ int group_add(struct grouper *g, struct cond_row *r, struct buf *err)
         if ((rc = agg_add(g->t, grp, g->agg_of[i], &v, r->ts)) != ERR_OK)
             return rc;
     }
+    return ERR_OK;
+}
+
+int group_add_counted(struct grouper *g, struct slice event, int64_t ts, uint64_t n,
+                      struct buf *err)
+{
+    const struct sql_select *sel = g->sel;
+    if (g->streaming)
+        return ERR_INVAL;
+    struct agg_group *grp = g->cnt_group;
+    int rc;
+    /* the counts of one event come minute after minute: most go to the
+     * group of the minute before */
+    if (!grp || event.ptr != g->cnt_event.ptr || event.len != g->cnt_event.len || ts < g->cnt_lo ||
+        ts > g->cnt_hi) {
+        struct cond_row r;
+        memset(&r, 0, sizeof r);
+        r.ts = ts;
+        r.event = event;
+        g->cnt_lo = INT64_MIN;
+        g->cnt_hi = INT64_MAX;
+        for (size_t k = 0; k < g->nkeys; k++) {
+            const struct sql_group *gr = &sel->groups[g->gitem[k]];
+            if (gr->kind != SQL_I_BUCKET && gr->col.kind != SQL_COL_EVENT)
+                return ERR_INVAL;
+            if (gr->kind != SQL_I_BUCKET)
+                continue;
+            int64_t b = bucket_of(g, ts); /* as group_key has it */
+            int64_t end = b > INT64_MAX - (g->width - 1) ? INT64_MAX : b + (g->width - 1);
+            g->cnt_lo = b > g->cnt_lo ? b : g->cnt_lo;
+            g->cnt_hi = end < g->cnt_hi ? end : g->cnt_hi;
+        }
+        g->cnt_group = NULL;
+        if ((rc = group_key(g, &r, err)) || (rc = key_group(g, &grp, err)))
+            return rc;
+        g->cnt_group = grp;
+        g->cnt_event = event;
+    }
+    for (size_t i = 0; i < sel->nitems; i++)
+        if (sel->items[i].kind == SQL_I_AGG &&
+            (rc = agg_add_count(g->t, grp, g->agg_of[i], n)) != ERR_OK)
+            return rc;
     return ERR_OK;
 }
 

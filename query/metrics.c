@@ -14,7 +14,7 @@ static const char *plan_labels[NPLANS] = {"get", "scan", "index", "full", "admin
 static const char *out_labels[NOUT] = {"ok", "error", "refused", "invalid"};
 
 static atomic_uint_fast64_t total[NPLANS][NOUT];
-static atomic_uint_fast64_t scanned, returned, blocks_read, blocks_skipped, rows_skipped;
+static atomic_uint_fast64_t scanned, returned, blocks_read, blocks_skipped, rows_skipped, counted;
 static struct histogram latency;
 
 void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t rows_returned,
@@ -33,6 +33,16 @@ void query_metrics_blocks(uint64_t read, uint64_t skipped, uint64_t rows)
     atomic_fetch_add(&blocks_read, read);
     atomic_fetch_add(&blocks_skipped, skipped);
     atomic_fetch_add(&rows_skipped, rows);
+}
+
+void query_metrics_counted(uint64_t rows)
+{
+    atomic_fetch_add(&counted, rows);
+}
+
+uint64_t query_metrics_rows_counted(void)
+{
+    return atomic_load(&counted);
 }
 
 void query_metrics(struct buf *out)
@@ -64,9 +74,14 @@ void query_metrics(struct buf *out)
                "# HELP logbucket_query_rows_skipped_total Rows queries passed over without "
                "decoding them because their bytes lack a searched word.\n"
                "# TYPE logbucket_query_rows_skipped_total counter\n"
-               "logbucket_query_rows_skipped_total %llu\n",
+               "logbucket_query_rows_skipped_total %llu\n"
+               "# HELP logbucket_query_rows_counted_total Rows aggregate queries took from "
+               "the tables' counts by event and minute instead of reading them.\n"
+               "# TYPE logbucket_query_rows_counted_total counter\n"
+               "logbucket_query_rows_counted_total %llu\n",
                (unsigned long long)atomic_load(&blocks_read),
                (unsigned long long)atomic_load(&blocks_skipped),
-               (unsigned long long)atomic_load(&rows_skipped));
+               (unsigned long long)atomic_load(&rows_skipped),
+               (unsigned long long)atomic_load(&counted));
     histogram_write(&latency, "logbucket_query_duration_seconds", "Statement latency.", out);
 }

@@ -38,6 +38,11 @@ struct run {
     int64_t emitted;       /* output rows (or rows deleted) */
     uint64_t scanned_rows; /* rows that passed the condition */
     struct grouper *grp;   /* aggregate queries */
+    /* the plan's ranges before group_counted left it the windows the
+     * store could not count (owned; NULL: the plan's are these) */
+    struct plan_range *all_ranges;
+    size_t nall_ranges;
+    uint64_t counted_rows; /* rows counted by group_counted, not read */
     bool rows_done;
     bool latest;             /* the latest-per-host reader answers it */
     uint64_t latest_scanned; /* entries its readers read */
@@ -117,6 +122,7 @@ static void emit_single(struct query_cursor *c, const char *obj, size_t n)
 
 static void run_release(struct run *r)
 {
+    free(r->all_ranges);
     group_free(r->grp);
     query_exec_free(r->ex);
     query_exec_free(r->ex2);
@@ -159,6 +165,7 @@ static void run_finish(struct run *r, int outcome)
     query_metrics_record(metric_plan(r), outcome, scanned, (uint64_t)r->emitted,
                          clock_mono_ns() - r->t0);
     query_metrics_blocks(st.blocks_read, st.blocks_skipped, st.rows_skipped);
+    query_metrics_counted(r->counted_rows);
     run_release(r);
 }
 
@@ -792,12 +799,13 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
     tmp.len--; /* the closing brace */
     struct exec_stats st = run_stats(r);
     buf_printf(&tmp,
-               "%s,\"analyze\":{\"rows_scanned\":%llu,\"rows_matched\":%llu,\"rows_returned\":%llu,"
-               "\"rows_skipped\":%llu,\"blocks_read\":%llu,\"blocks_skipped\":%llu,"
-               "\"groups\":%llu,\"ms\":%.3f}}",
+               "%s,\"analyze\":{\"rows_scanned\":%llu,\"rows_counted\":%llu,\"rows_matched\":%llu,"
+               "\"rows_returned\":%llu,\"rows_skipped\":%llu,\"blocks_read\":%llu,"
+               "\"blocks_skipped\":%llu,\"groups\":%llu,\"ms\":%.3f}}",
                r->latest ? ",\"strategy\":\"latest per host\"" : "",
                (unsigned long long)(run_scanned(r) + r->latest_scanned),
-               (unsigned long long)r->scanned_rows,
+               (unsigned long long)r->counted_rows,
+               (unsigned long long)(r->scanned_rows + r->counted_rows),
                (unsigned long long)(sel->count ? 1 : r->emitted),
                (unsigned long long)st.rows_skipped, (unsigned long long)st.blocks_read,
                (unsigned long long)st.blocks_skipped,
@@ -931,7 +939,7 @@ static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
     const struct sql_select *sel = &r->st->sel;
     if (!plan_splits(c, r) || latest_eligible(sel, &r->plan))
         return 1;
-    int rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
+    int rc = r->grp ? ERR_OK : group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
     if (rc)
         return rc;
     if (!group_mergeable(r->grp)) {
@@ -951,17 +959,135 @@ static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
     return rc ? rc : groups_done(r, err);
 }
 
-/* An aggregate query: every group held, from the buckets read one after
- * another (no merge; counts by group on two threads), or, when that passes
- * max_groups and the query can stream by time bucket, again from the
- * merged rows, bucket by bucket. */
+/* --- rows counted, not read --- */
+
+/* Whether a bucket of width and offset holds whole minutes. */
+static bool minute_bucket(int64_t width, int64_t offset)
+{
+    const int64_t minute = 60LL * 1000000000LL;
+    return width > 0 && width % minute == 0 && offset % minute == 0;
+}
+
+/* Whether the store's counts by event and minute may answer part of an
+ * aggregate query: COUNT(*) its only aggregate, the event and time
+ * buckets of whole minutes its only keys, a SCAN or FULL whose ranges
+ * decide the condition but for an event set. */
+static bool counts_eligible(const struct run *r)
+{
+    const struct sql_select *sel = &r->st->sel;
+    const struct plan *p = &r->plan;
+    const struct sql_where *w = p->where;
+    if (!sel->agg || p->is_empty || (p->kind != PLAN_SCAN && p->kind != PLAN_FULL) ||
+        !cond_is_implied(w->cond) || w->host.is_set || w->has_ts_set)
+        return false;
+    for (size_t i = 0; i < sel->nitems; i++) {
+        const struct sql_item *it = &sel->items[i];
+        if ((it->kind == SQL_I_AGG && it->agg != SQL_A_COUNT_STAR) ||
+            (it->kind == SQL_I_COL && it->col.kind != SQL_COL_EVENT) ||
+            (it->kind == SQL_I_BUCKET && !minute_bucket(it->width, it->offset)))
+            return false;
+    }
+    for (size_t i = 0; i < sel->ngroups; i++) {
+        const struct sql_group *g = &sel->groups[i];
+        if (g->kind == SQL_I_BUCKET ? !minute_bucket(g->width, g->offset)
+                                    : g->col.kind != SQL_COL_EVENT)
+            return false;
+    }
+    return true;
+}
+
+struct counting {
+    struct run *r;
+    struct buf *err;
+};
+
+static int take_count(void *arg, struct slice event, int64_t minute, uint64_t rows)
+{
+    struct counting *k = arg;
+    const struct sql_strset *ev = &k->r->plan.where->event;
+    if (ev->is_set) {
+        size_t i = 0;
+        while (i < ev->n && !slice_eq(event, slice_make(ev->v[i], ev->len[i])))
+            i++;
+        if (i == ev->n)
+            return ERR_OK;
+    }
+    k->r->counted_rows += rows;
+    return group_add_counted(k->r->grp, event, minute, rows, k->err);
+}
+
+static void push_range(struct plan_range **v, size_t *n, size_t *cap, struct plan_range x)
+{
+    if (*n == *cap)
+        *v = xrealloc(*v, (*cap = *cap ? 2 * *cap : 16) * sizeof **v);
+    (*v)[(*n)++] = x;
+}
+
+/* When the query is counts_eligible: makes r->grp and adds to it the rows
+ * of the windows the store counts by event and minute
+ * (store_snap_window_counts), and leaves the plan the rest of its ranges
+ * to read. */
+static int group_counted(struct query_cursor *c, struct run *r, struct buf *err)
+{
+    if (!counts_eligible(r))
+        return ERR_OK;
+    int rc = group_new(&r->st->sel, &r->plan, c->o.max_groups, false, &r->grp, err);
+    if (rc)
+        return rc;
+    if (!r->snap)
+        r->snap = store_snapshot(r->db);
+    struct plan *p = &r->plan;
+    struct plan_range *rest = NULL;
+    size_t n = 0, cap = 0;
+    struct counting k = {r, err};
+    for (size_t i = 0; i < p->nranges && !rc; i++) {
+        struct plan_range pr = p->ranges[i];
+        struct store_ts_range *win;
+        size_t nwin;
+        rc =
+            store_snap_window_counts(r->snap, pr.bucket, pr.lo, pr.hi, take_count, &k, &win, &nwin);
+        for (size_t w = 0; w < nwin; w++) {
+            if (win[w].lo > pr.lo)
+                push_range(&rest, &n, &cap, (struct plan_range){pr.bucket, pr.lo, win[w].lo - 1});
+            pr.lo = win[w].hi + 1; /* a window ends before hi: no overflow */
+        }
+        if (nwin == 0 || win[nwin - 1].hi < pr.hi)
+            push_range(&rest, &n, &cap, pr);
+        free(win);
+    }
+    r->all_ranges = p->ranges;
+    r->nall_ranges = p->nranges;
+    p->ranges = rest;
+    p->nranges = n;
+    return rc;
+}
+
+/* Gives the plan back the ranges group_counted took from it. */
+static void uncount(struct run *r)
+{
+    if (!r->all_ranges)
+        return;
+    free(r->plan.ranges);
+    r->plan.ranges = r->all_ranges;
+    r->plan.nranges = r->nall_ranges;
+    r->all_ranges = NULL;
+    r->counted_rows = 0;
+}
+
+/* An aggregate query: every group held, from the windows the store
+ * counts (group_counted) and the buckets read one after another (no
+ * merge; counts by group on two threads), or, when that passes max_groups
+ * and the query can stream by time bucket, again from the merged rows,
+ * bucket by bucket. */
 static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
 {
     const struct sql_select *sel = &r->st->sel;
-    int rc = group_split(c, r, err);
+    int rc = group_counted(c, r, err);
+    if (rc == ERR_OK)
+        rc = group_split(c, r, err);
     if (rc == 1) {
         rc = run_exec_open(r, true, err);
-        if (rc == ERR_OK)
+        if (rc == ERR_OK && !r->grp)
             rc = group_new(sel, &r->plan, c->o.max_groups, false, &r->grp, err);
         if (rc)
             return rc;
@@ -972,6 +1098,7 @@ static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
     }
     if (rc != ERR_TOOBIG || !group_streams(sel, r->plan.db_desc))
         return rc;
+    uncount(r);
     group_free(r->grp);
     query_exec_free(r->ex);
     query_exec_free(r->ex2);

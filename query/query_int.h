@@ -80,6 +80,12 @@ bool group_streaming(const struct grouper *g);
  * the bucket's in the stored direction. */
 bool group_streams(const struct sql_select *sel, bool db_desc);
 int group_add(struct grouper *g, struct cond_row *row, struct buf *err);
+/* Adds n rows of event at ts that were counted, not read (store's counts by
+ * event and minute), to a grouper that is not streaming and whose keys are
+ * the event and time buckets only and whose aggregates are COUNT(*):
+ * ERR_INVAL otherwise. ERR_TOOBIG past max_groups, as group_add. */
+int group_add_counted(struct grouper *g, struct slice event, int64_t ts, uint64_t n,
+                      struct buf *err);
 /* Whether two groupers of this kind may each take part of the rows, from
  * threads of their own, and be merged (group_merge): not streaming, and
  * only counts among the aggregates. */
@@ -104,6 +110,10 @@ enum { QM_OK, QM_ERROR, QM_REFUSED, QM_INVALID };
 void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t rows_returned,
                           int64_t ns);
 void query_metrics_blocks(uint64_t read, uint64_t skipped, uint64_t rows_skipped);
+/* Rows an aggregate query took from the store's counts (not read). */
+void query_metrics_counted(uint64_t rows);
+/* Their total since the start (tests). */
+uint64_t query_metrics_rows_counted(void);
 
 /* The SELECT of the parameter form (query_params_open's parameters but
  * db and full_scan) into st->sel: ERR_INVAL with err set for a bad one.

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "model/key.h"
 #include "model/record.h"
+#include "store/counts.h"
 #include "store/ikey.h"
 #include "store/part.h"
 
@@ -124,6 +125,7 @@ struct cat_builder {
     struct cb_hslot evcache[CB_EVCACHE]; /* events by their names' words (idx 0: empty) */
     struct buf raw;                      /* the block written at the finish (cat_builder_result) */
     bool merged;                         /* the union of other catalogs: rows are not looked at */
+    struct cnt_builder *cnt;             /* the rows by event and minute (counts.h) */
     unsigned floor;                      /* CAT_F_ level an absorbed catalog had (level_rank) */
     size_t mem;                          /* rough bytes held */
 };
@@ -190,6 +192,8 @@ static bool cb_eq(const struct cat_builder *b, uint32_t s, struct slice x)
 
 static void cb_release(struct cat_builder *b)
 {
+    cnt_builder_free(b->cnt);
+    b->cnt = NULL;
     buf_destroy(&b->chars);
     buf_destroy(&b->raw);
     buf_destroy(&b->shape_bytes);
@@ -699,13 +703,32 @@ static void cb_kind_put(struct cat_builder *b, struct cb_kind k)
 static void cb_entry(struct sst_observer *o, struct slice ik, struct slice value, int64_t ts)
 {
     struct cat_builder *b = (struct cat_builder *)o;
-    if (b->off || b->merged || !ikey_ok(ik) || ikey_kind(ik) == IKEY_DEL)
+    if (b->off)
         return;
+    if (!ikey_ok(ik)) {
+        cnt_off(b->cnt);
+        return;
+    }
+    /* every entry goes by the counts, a merge's too: the first version of
+     * a key counts its row, if it is a put */
+    bool first = cnt_first(b->cnt, ikey_user(ik), ikey_seq(ik));
+    bool del = ikey_kind(ik) == IKEY_DEL;
     struct key_row kr;
+    if (b->merged || del) {
+        if (first && !del) {
+            if (key_decode_row(ikey_user(ik), b->desc, &kr))
+                cnt_off(b->cnt);
+            else
+                cnt_row(b->cnt, kr.event, ts);
+        }
+        return;
+    }
     if (key_decode_row(ikey_user(ik), b->desc, &kr)) {
         cb_off(b);
         return;
     }
+    if (first)
+        cnt_row(b->cnt, kr.event, ts);
     if (!b->started) {
         int64_t w = ts / STORE_WINDOW_NS; /* part_window, without calling up */
         b->base = (w - (ts % STORE_WINDOW_NS < 0)) * STORE_WINDOW_NS;
@@ -1103,9 +1126,12 @@ static void cb_finish(struct sst_observer *o, uint64_t data_bytes, struct buf *o
     cap = cap < CAT_MIN_BYTES ? CAT_MIN_BYTES : cap > CAT_MAX_BYTES ? CAT_MAX_BYTES : cap;
     struct enc_out eo = {BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, NULL, NULL, NULL};
     cb_encode(b, &eo);
+    struct buf cnt = BUF_INIT; /* the counts, at the end (version 2) */
+    cnt_encode(b->cnt, b->base, &cnt);
     /* over the cap, the pairs' item sets go first (a host's tags and
-     * fields are then read from its rows), then the pairs, then all */
-    size_t base = eo.head.len + eo.part.len;
+     * fields are then read from its rows), then the pairs, then the
+     * counts, then all */
+    size_t base = eo.head.len + eo.part.len + cnt.len;
     unsigned level;
     if (b->floor == 0 && base + eo.tail0.len <= cap)
         level = 0;
@@ -1113,10 +1139,13 @@ static void cb_finish(struct sst_observer *o, uint64_t data_bytes, struct buf *o
         level = CAT_F_NO_SETS;
     else if (base + 2 * b->nev <= cap)
         level = CAT_F_NO_PAIRS;
+    else if (base - cnt.len + 2 * b->nev <= cap)
+        level = CAT_F_NO_PAIRS, cnt.len = 0;
     else
         level = 0xff;
     size_t start = out->len;
     if (level != 0xff) {
+        eo.head.data[4] = cnt.len ? CAT_VERSION_COUNTS : CAT_VERSION;
         eo.head.data[5] = (char)level;
         buf_append(out, eo.head.data, eo.head.len);
         for (size_t i = 0; i < b->nev; i++) {
@@ -1131,7 +1160,9 @@ static void cb_finish(struct sst_observer *o, uint64_t data_bytes, struct buf *o
                 buf_append(out, t->data + t0, end[i] - t0);
             }
         }
+        buf_append(out, cnt.data, cnt.len);
     }
+    buf_destroy(&cnt);
     buf_reset(&b->raw);
     buf_append(&b->raw, out->data + start, out->len - start);
     buf_destroy(&eo.head);
@@ -1149,6 +1180,7 @@ struct cat_builder *cat_builder_new(bool desc)
     b->obs.entry = cb_entry;
     b->obs.finish = cb_finish;
     b->desc = desc;
+    b->cnt = cnt_builder_new();
     return b;
 }
 
@@ -1187,7 +1219,13 @@ void cat_file_free(struct cat_file *c)
     free(c->set_item);
     free(c->pair);
     free(c->bits);
+    cnt_file_free(c->cnt);
     free(c);
+}
+
+const struct cnt_file *cat_file_counts(const struct cat_file *c)
+{
+    return c ? c->cnt : NULL;
 }
 
 size_t cat_file_bytes(const struct cat_file *c)
@@ -1436,7 +1474,7 @@ int cat_file_parse(struct slice raw, const struct sst_props *props, const char *
     struct rd r = {raw.ptr + CAT_HEADER, raw.ptr + raw.len};
     const char *bad = NULL;
     if (raw.len < CAT_HEADER || coding_get_u32le(raw.ptr) != CAT_MAGIC ||
-        raw.ptr[4] != CAT_VERSION) {
+        (raw.ptr[4] != CAT_VERSION && raw.ptr[4] != CAT_VERSION_COUNTS)) {
         bad = "bad magic or version";
         goto fail;
     }
@@ -1471,6 +1509,12 @@ int cat_file_parse(struct slice raw, const struct sst_props *props, const char *
             bad = "bad event";
             goto fail;
         }
+    if (raw.ptr[4] == CAT_VERSION_COUNTS &&
+        (c->width * CAT_SLOTS != STORE_WINDOW_NS || c->base % STORE_WINDOW_NS != 0 ||
+         !cnt_file_parse(&r.p, r.end, c->base, &c->cnt))) {
+        bad = "bad counts";
+        goto fail;
+    }
     if (r.p != r.end) {
         bad = "trailing bytes";
         goto fail;
@@ -1481,9 +1525,9 @@ int cat_file_parse(struct slice raw, const struct sst_props *props, const char *
     c->set_item = xrealloc(c->set_item, (c->nset_item + 1) * sizeof *c->set_item);
     c->pair = xrealloc(c->pair, (c->npair + 1) * sizeof *c->pair);
     c->bits = xrealloc(c->bits, c->nbits + 1);
-    c->bytes += sizeof *c + c->nev * sizeof *c->ev + c->nitem * sizeof *c->item +
-                (c->nset + 1) * sizeof *c->set_off + c->nset_item * sizeof *c->set_item +
-                c->npair * sizeof *c->pair + c->nbits;
+    c->bytes += cnt_file_bytes(c->cnt) + sizeof *c + c->nev * sizeof *c->ev +
+                c->nitem * sizeof *c->item + (c->nset + 1) * sizeof *c->set_off +
+                c->nset_item * sizeof *c->set_item + c->npair * sizeof *c->pair + c->nbits;
     *out = c;
     return ERR_OK;
 fail:

@@ -57,5 +57,9 @@ int cat_file_parse(struct slice raw, const struct sst_props *props, const char *
 void cat_file_free(struct cat_file *c); /* NULL ok */
 /* Bytes of memory the loaded catalog holds. */
 size_t cat_file_bytes(const struct cat_file *c);
+/* The table's rows by event and minute (counts.h); NULL if its catalog
+ * has none (written before them, or left out over the size cap). */
+struct cnt_file;
+const struct cnt_file *cat_file_counts(const struct cat_file *c);
 
 #endif

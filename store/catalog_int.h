@@ -17,6 +17,7 @@
 
 #define CAT_MAGIC 0x5443424cu /* "LBCT" */
 #define CAT_VERSION 1
+#define CAT_VERSION_COUNTS 2 /* with the counts by event and minute at the end */
 #define CAT_HEADER 22
 #define CAT_F_NO_PAIRS 1u         /* the (event, host) pairs were left out (size cap) */
 #define CAT_F_NO_SETS 2u          /* the pairs' item sets were left out (size cap) */
@@ -193,6 +194,7 @@ struct cat_file {
     uint32_t npair;
     uint8_t *bits; /* item bitmaps of the pairs of events in mode 1 */
     size_t nbits;
+    struct cnt_file *cnt; /* NULL: none (version 1) */
     size_t bytes;
 };
 

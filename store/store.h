@@ -359,6 +359,31 @@ uint64_t store_snap_rows_estimate(struct store_snap *snap, int64_t lo, int64_t h
  * per-event TTL and disk-guard cut-off (INT64_MIN if none). */
 int64_t store_db_cutoff(struct store_db *db, struct slice event);
 
+/* --- counts by event and minute --- */
+
+/* Rows of one event in one minute, [minute, minute + 60 s). */
+typedef int (*store_count_fn)(void *arg, struct slice event, int64_t minute, uint64_t rows);
+
+/* Counts rows of bucket with ts in [lo, hi] without reading them, where
+ * the snapshot allows: the whole minutes in [lo, hi] of each time window
+ * whose rows are all in one table that keeps counts by event and minute
+ * (FORMAT.md, "Catalog block"), with no memtable entry and no range
+ * tombstone in the window, no entry newer than the snapshot, and no
+ * minute below a TTL cut-off (database, per event or disk guard). For
+ * each such window, fn gets every (event, minute start, rows) of those
+ * minutes (rows as a read would return them: every visible row once);
+ * the ts ranges so counted are put in *windows (malloc'd, ascending; the
+ * caller frees it; NULL if none) and their number in *n. The rest of
+ * [lo, hi] is the caller's to read. Any thread; the snapshot must outlive
+ * the call. ERR_INVAL for a bucket out of range, else fn's first non-zero
+ * code or ERR_OK. */
+struct store_ts_range {
+    int64_t lo, hi; /* inclusive */
+};
+int store_snap_window_counts(struct store_snap *snap, uint32_t bucket, int64_t lo, int64_t hi,
+                             store_count_fn fn, void *arg, struct store_ts_range **windows,
+                             size_t *n);
+
 /* --- schema catalog (discovery statements) --- */
 
 enum store_cat_kind {

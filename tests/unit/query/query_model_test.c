@@ -194,6 +194,7 @@ struct ref_row {
 
 struct model {
     struct store *s;
+    int counted_pct; /* aggregate queries of the counted shape (gen_counted), in 100 */
     char dir[64];
     struct ref_row *rows;
     size_t n, cap;
@@ -2475,6 +2476,59 @@ static void shuffle_items(struct model *m, struct aspec *a)
 }
 
 /* A random aggregate query over q's WHERE (any shape), into sql. */
+/* The shape the store's counts by event and minute answer in part
+ * (query.c, group_counted): a ts range (its ends on whole minutes or not)
+ * and maybe an event set, GROUP BY a time bucket of whole minutes (with
+ * an offset of whole minutes) and maybe the event, COUNT(*) only. */
+static void gen_counted(struct model *m, struct qspec *q, struct aspec *a, struct buf *conds,
+                        struct aitem *keys, size_t *nkeys)
+{
+    static const int64_t minute = 60000000000LL;
+    static const int64_t widths[] = {1, 2, 5, 10, 60, 1440};
+    q->shape = 1;
+    q->ts_kind = 1;
+    int64_t t0 = rand_ts(m), t1 = rand_ts(m);
+    q->lo = t0 < t1 ? t0 : t1;
+    q->hi = t0 < t1 ? t1 : t0;
+    if (rn(m, 2)) { /* whole minutes */
+        q->lo -= ((q->lo % minute) + minute) % minute;
+        q->hi += minute - 1 - ((q->hi % minute) + minute) % minute;
+    }
+    if (rn(m, 4) == 0)
+        q->hi = INT64_MAX;
+    buf_printf(conds, " AND ts >= %lld", (long long)q->lo);
+    if (q->hi != INT64_MAX)
+        buf_printf(conds, " AND ts <= %lld", (long long)q->hi);
+    if (rn(m, 3) == 0) {
+        gen_set(m, q->events, NE, &q->has_event);
+        sql_set(conds, "event", q->events, events, NE);
+    }
+    struct aitem *it = &keys[(*nkeys)++];
+    memset(it, 0, sizeof(*it));
+    it->kind = I_BUCKET;
+    snprintf(it->out, sizeof(it->out), "ts");
+    int64_t width = widths[rn(m, NELEM(widths))] * minute;
+    int64_t off = rn(m, 2) ? 0 : (int64_t)rn(m, (size_t)(width / minute)) * minute;
+    a->width = width;
+    a->offset = off;
+    char w[32], o[32];
+    dur_text(width, w, sizeof(w));
+    if (off) {
+        dur_text(off, o, sizeof(o));
+        snprintf(it->expr, sizeof(it->expr), "%s('%s', '%s')", kw(m, "TIME_BUCKET"), w, o);
+    } else {
+        snprintf(it->expr, sizeof(it->expr), "%s('%s')", kw(m, "TIME_BUCKET"), w);
+    }
+    if (rn(m, 3)) {
+        it = &keys[(*nkeys)++];
+        memset(it, 0, sizeof(*it));
+        it->kind = I_KEY;
+        it->col = C_EVENT;
+        col_text(it->col, NULL, it->out, sizeof(it->out));
+        col_sql(m, it->col, NULL, it->expr, sizeof(it->expr));
+    }
+}
+
 static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, struct buf *sql)
 {
     static const char *aliases[] = {"n", "total", "lo", "hi", "pq", "t", "k1", "k2", "f1", "f2"};
@@ -2483,9 +2537,15 @@ static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, str
     q->limit = -1;
     a->limit = -1;
     int shape = (int)rn(m, 8);
-    bool want_fill = rn(m, 4) == 0;
+    bool counted = (int)rn(m, 100) < m->counted_pct;
+    bool want_fill = !counted && rn(m, 4) == 0;
     struct buf conds = BUF_INIT;
-    if (want_fill) { /* a ts range (mostly bounded), no ts in the tree */
+    struct aitem it;
+    struct aitem keys[AMAX_KEYS + 1];
+    size_t nkeys = 0;
+    if (counted) {
+        gen_counted(m, q, a, &conds, keys, &nkeys);
+    } else if (want_fill) { /* a ts range (mostly bounded), no ts in the tree */
         q->shape = 1;
         q->ts_kind = 1;
         gen_ts(m, q, &conds);
@@ -2504,12 +2564,9 @@ static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, str
         gen_conds(m, q, shape, &conds);
     }
     /* GROUP BY: a bucket, keys */
-    struct aitem it;
-    size_t nk = want_fill ? rn(m, 2) : rn(m, 4);
-    bool bucket = rn(m, 2) || want_fill;
-    a->grouped = bucket || nk;
-    struct aitem keys[AMAX_KEYS + 1];
-    size_t nkeys = 0;
+    size_t nk = counted ? 0 : want_fill ? rn(m, 2) : rn(m, 4);
+    bool bucket = !counted && (rn(m, 2) || want_fill);
+    a->grouped = bucket || nk || nkeys;
     if (bucket) {
         gen_bucket(m, a, &it, want_fill);
         keys[nkeys++] = it;
@@ -2535,11 +2592,18 @@ static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, str
         if (sel_key[i])
             add_item(a, &keys[i]);
     }
-    size_t na = rn(m, 5);
+    size_t na = counted ? 1 + rn(m, 2) : rn(m, 5);
     if (na == 0 && a->nit == 0)
         na = 1;
     for (size_t i = 0; i < na; i++) {
         gen_agg_item(m, &it);
+        if (counted && it.fn != A_COUNT_STAR) {
+            memset(&it, 0, sizeof(it));
+            it.kind = I_AGG;
+            it.fn = A_COUNT_STAR;
+            snprintf(it.out, sizeof(it.out), "count");
+            snprintf(it.expr, sizeof(it.expr), "%s(*)", kw(m, "COUNT"));
+        }
         add_item(a, &it);
     }
     a->nvis = a->nit;
@@ -3580,7 +3644,7 @@ static void model_db(struct model *m, const char *name, bool desc, uint32_t buck
     buf_destroy(&err);
 }
 
-static int setup(void **state)
+static int setup_files(void **state, uint64_t max_file_bytes)
 {
     struct model *m = xcalloc(1, sizeof(*m));
     snprintf(m->dir, sizeof(m->dir), "/tmp/lbq-model-XXXXXX");
@@ -3590,9 +3654,7 @@ static int setup(void **state)
     so.dir = m->dir;
     so.wal_sync = STORE_SYNC_NONE;
     so.clock = clock_fixed;
-    /* small files: compactions split their output, and full files make
-     * later ones partial (size-tiered), which folds merges only partly */
-    so.max_file_bytes = 16u << 10;
+    so.max_file_bytes = max_file_bytes;
     assert_int_equal(store_open(&so, &m->s), 0);
     m->rng = 0x9e3779b97f4a7c15ULL;
     const char *seed = getenv("LB_SEED");
@@ -3604,6 +3666,20 @@ static int setup(void **state)
     init_words();
     *state = m;
     return 0;
+}
+
+/* small files: compactions split their output, and full files make later
+ * ones partial (size-tiered), which folds merges only partly */
+static int setup(void **state)
+{
+    return setup_files(state, 16u << 10);
+}
+
+/* files of the default size: a compacted window is one file, which the
+ * store's counts by event and minute answer for */
+static int setup_big(void **state)
+{
+    return setup_files(state, 64u << 20);
 }
 
 static int teardown(void **state)
@@ -3652,10 +3728,34 @@ static void test_model(void **state)
     print_message("# log-only databases: EXPLAIN ANALYZE of searches read %llu blocks, skipped "
                   "%llu\n",
                   (unsigned long long)m->blocks_read, (unsigned long long)m->blocks_skipped);
+    print_message("# aggregate queries took %llu rows from the tables' counts by event and "
+                  "minute\n",
+                  (unsigned long long)query_metrics_rows_counted());
     /* the identity paths were all exercised */
     assert_true(m->merges > 100 && m->dups > 100 && m->max_rows_per_base >= 4);
     /* and word filters let searches pass over blocks */
     assert_true(m->blocks_skipped > 0);
+}
+
+/* Aggregate queries of the shape the tables' counts by event and minute
+ * answer in part (COUNT(*) by time bucket and event over a ts range; one
+ * in two of them), against the same brute force, over databases whose
+ * compacted windows are one file each, with writes, deletes, flushes and
+ * compactions between. */
+static void test_counted(void **state)
+{
+    struct model *m = *state;
+    size_t nq = san() ? 100 : 600;
+    uint64_t before = query_metrics_rows_counted();
+    m->counted_pct = 50;
+    model_db(m, "c0desc", true, 7, 37000000000LL, 0, 50, nq);
+    model_db(m, "c0asc", false, 16, 37000000000LL, 0, 0, nq);
+    model_db(m, "c1desc", true, 1, 7000000LL, 0, 50, nq);
+    model_db(m, "c2asc", false, 7, 37000000000LL, 150 * 37000000000LL + 1, 50, nq);
+    uint64_t counted = query_metrics_rows_counted() - before;
+    print_message("# %zu aggregate queries; %llu rows taken from the tables' counts\n",
+                  m->agg_queries, (unsigned long long)counted);
+    assert_true(counted > 1000);
 }
 
 int main(void)
@@ -3663,6 +3763,7 @@ int main(void)
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counted, setup_big, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
