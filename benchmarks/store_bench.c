@@ -20,6 +20,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "model/key.h"
+#include "model/record.h"
 #include "store/store.h"
 
 #define HOSTS 1000
@@ -49,10 +50,9 @@ static uint64_t rnd(void)
     return rng;
 }
 
-/* ~150 bytes: 3 tags, a float, an int and a short string, laid out as
- * record.h encodes them (varint lengths, type bytes, an 8-byte float); the
- * store sees opaque bytes. Also returns the length of the same event as a
- * line-protocol line. */
+/* ~150 bytes: 4 tags, a float, an int and a short string, encoded as
+ * model/record.h has them (the store's catalog builder reads them). Also
+ * returns the length of the same event as a line-protocol line. */
 static size_t make_value(uint64_t i, char *out, size_t *lp_len, const char *host, const char *event)
 {
     static const char *regions[] = {"eu-west-1", "us-east-1", "ap-south-1"};
@@ -64,15 +64,23 @@ static size_t make_value(uint64_t i, char *out, size_t *lp_len, const char *host
     const char *region = regions[i % 3], *msg = msgs[rnd() % 6], *agent = agents[rnd() % 4];
     double value = (double)(rnd() % 10000) / 100.0;
     unsigned code = 200 + (unsigned)(rnd() % 5) * 100;
-    size_t n = 0;
-    n += (size_t)sprintf(out + n, "%c%cregion%c%s%cdc%cdc-%u%crack%cr%02u%cagent%c%s", 4, 6,
-                         (int)strlen(region), region, 2, 4, (unsigned)(i % 4), 4, 3,
-                         (unsigned)(i % 40), 5, (int)strlen(agent), agent);
-    n += (size_t)sprintf(out + n, "%c%cvalue%c", 3, 5, 1);
-    memcpy(out + n, &value, 8);
-    n += 8;
-    n += (size_t)sprintf(out + n, "%ccode%c%c%c", 4, 2, (char)(code & 0x7f), 1);
-    n += (size_t)sprintf(out + n, "%cmsg%c%c%s", 3, 5, (int)strlen(msg), msg);
+    char dc[16], rack[16];
+    snprintf(dc, sizeof dc, "dc-%u", (unsigned)(i % 4));
+    snprintf(rack, sizeof rack, "r%02u", (unsigned)(i % 40));
+    struct rec_tag tags[4] = {{slice_cstr("agent"), slice_cstr(agent)},
+                              {slice_cstr("dc"), slice_cstr(dc)},
+                              {slice_cstr("rack"), slice_cstr(rack)},
+                              {slice_cstr("region"), slice_cstr(region)}};
+    struct rec_field fields[3] = {
+        {.key = slice_cstr("code"), .type = REC_INT, .v.i = code},
+        {.key = slice_cstr("msg"), .type = REC_STRING, .v.s = slice_cstr(msg)},
+        {.key = slice_cstr("value"), .type = REC_FLOAT, .v.f = value},
+    };
+    struct buf rec = BUF_INIT;
+    rec_encode(&rec, tags, 4, fields, 3);
+    size_t n = rec.len < 256 ? rec.len : 256;
+    memcpy(out, rec.data, n);
+    buf_destroy(&rec);
     char lp[512];
     int l = snprintf(lp, sizeof lp,
                      "%s,host=%s,region=%s,dc=dc-%u,rack=r%02u,agent=%s value=%.2f,code=%ui,"

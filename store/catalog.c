@@ -130,25 +130,6 @@ struct cat_builder {
     size_t mem;                          /* rough bytes held */
 };
 
-/* n (1..7) bytes at p as memcpy into a zeroed word puts them (little-endian)
- * without the byte stores whose reload stalls */
-static inline uint64_t cb_hash_tail(const char *p, size_t n)
-{
-    if (n >= 4) {
-        uint32_t a, c;
-        memcpy(&a, p, 4);
-        memcpy(&c, p + n - 4, 4);
-        return a | (uint64_t)c << (8 * (n - 4));
-    }
-    if (n >= 2) {
-        uint16_t a, c;
-        memcpy(&a, p, 2);
-        memcpy(&c, p + n - 2, 2);
-        return a | (uint64_t)c << (8 * (n - 2));
-    }
-    return (uint8_t)*p;
-}
-
 /* memcmp(a, b, n) == 0 for the short names and shapes of rows, without a
  * call */
 static inline bool bytes_eq(const char *a, const char *b, size_t n)
@@ -160,7 +141,7 @@ static inline bool bytes_eq(const char *a, const char *b, size_t n)
         if (x != y)
             return false;
     }
-    return !n || cb_hash_tail(a, n) == cb_hash_tail(b, n);
+    return !n || name_tail(a, n) == name_tail(b, n);
 }
 
 /* The builder's hash of shapes: one multiply a word (hash_bytes mixes fully
@@ -176,7 +157,7 @@ static inline uint32_t cb_hash(struct slice s, uint64_t seed)
         h = (h ^ w) * k;
         h ^= h >> 29;
     }
-    w = n ? cb_hash_tail(p, n) : 0;
+    w = n ? name_tail(p, n) : 0;
     return (uint32_t)key_mix64(h ^ w);
 }
 
@@ -254,26 +235,6 @@ static uint32_t cb_intern(struct cat_builder *b, struct slice s)
     b->mem += s.len + sizeof(struct cb_str) + 16;
     imap_put(&b->strs, h, (uint32_t)b->nstr);
     return (uint32_t)b->nstr++;
-}
-
-/* The first 16 bytes of a name, zero-padded, as two words. */
-static inline void name_words(struct slice s, uint64_t *w0, uint64_t *w1)
-{
-    if (s.len >= 16) {
-        memcpy(w0, s.ptr, 8);
-        memcpy(w1, s.ptr + 8, 8);
-        return;
-    }
-    *w0 = *w1 = 0;
-    if (s.len >= 8) {
-        memcpy(w0, s.ptr, 8);
-        size_t n = s.len - 8; /* 0..7 bytes of w1 */
-        if (n)
-            *w1 = cb_hash_tail(s.ptr + 8, n);
-        return;
-    }
-    if (s.len)
-        *w0 = cb_hash_tail(s.ptr, s.len);
 }
 
 static size_t hslot_at(const struct cat_builder *b, uint64_t w0, uint64_t w1, size_t len)

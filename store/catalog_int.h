@@ -29,6 +29,45 @@ enum { CK_TAG_KEY = 1, CK_TAG_VALUE = 2, CK_FIELD = 3 };
 
 #define CAT_NONE UINT32_MAX
 
+/* n (1..7) bytes at p as memcpy into a zeroed word puts them (little-endian)
+ * without the byte stores whose reload stalls */
+static inline uint64_t name_tail(const char *p, size_t n)
+{
+    if (n >= 4) {
+        uint32_t a, c;
+        memcpy(&a, p, 4);
+        memcpy(&c, p + n - 4, 4);
+        return a | (uint64_t)c << (8 * (n - 4));
+    }
+    if (n >= 2) {
+        uint16_t a, c;
+        memcpy(&a, p, 2);
+        memcpy(&c, p + n - 2, 2);
+        return a | (uint64_t)c << (8 * (n - 2));
+    }
+    return (uint8_t)*p;
+}
+
+/* The first 16 bytes of a name, zero-padded, as two words. */
+static inline void name_words(struct slice s, uint64_t *w0, uint64_t *w1)
+{
+    if (s.len >= 16) {
+        memcpy(w0, s.ptr, 8);
+        memcpy(w1, s.ptr + 8, 8);
+        return;
+    }
+    *w0 = *w1 = 0;
+    if (s.len >= 8) {
+        memcpy(w0, s.ptr, 8);
+        size_t n = s.len - 8; /* 0..7 bytes of w1 */
+        if (n)
+            *w1 = name_tail(s.ptr + 8, n);
+        return;
+    }
+    if (s.len)
+        *w0 = name_tail(s.ptr, s.len);
+}
+
 static inline uint64_t hash_bytes(const char *p, size_t n, uint64_t seed)
 {
     uint64_t h = seed + n;

@@ -31,7 +31,11 @@ struct cnt_builder {
     struct cnt_ev *ev;
     size_t nev, capev;
     struct imap map; /* name hash -> ev */
-    uint32_t recent; /* the event of the last row + 1 (0: none) */
+#define CNT_CACHE 64
+    struct cnt_slot { /* events of up to 16 bytes by their words */
+        uint64_t w0, w1;
+        uint32_t len, idx; /* idx: the event + 1 (0: empty) */
+    } cache[CNT_CACHE];
 };
 
 struct cnt_builder *cnt_builder_new(void)
@@ -73,10 +77,8 @@ static bool ev_is(const struct cnt_builder *b, uint32_t i, struct slice name)
     return e->len == name.len && memcmp(b->names.data + e->off, name.ptr, name.len) == 0;
 }
 
-static uint32_t ev_get(struct cnt_builder *b, struct slice name)
+static uint32_t ev_find(struct cnt_builder *b, struct slice name)
 {
-    if (b->recent && ev_is(b, b->recent - 1, name))
-        return b->recent - 1;
     uint32_t h = hash32(name);
     size_t pos = IMAP_START;
     for (uint32_t i; (i = imap_next(&b->map, h, &pos)) != CAT_NONE;)
@@ -95,26 +97,40 @@ static uint32_t ev_get(struct cnt_builder *b, struct slice name)
     return (uint32_t)b->nev++;
 }
 
+/* The event of name, found by its words in the cache when it is short
+ * (most are): CAT_NONE past CNT_MAX_EVENTS. */
+static uint32_t ev_get(struct cnt_builder *b, struct slice name)
+{
+    if (name.len > 16)
+        return ev_find(b, name);
+    uint64_t w0, w1;
+    name_words(name, &w0, &w1);
+    struct cnt_slot *c =
+        &b->cache[((w0 ^ (w1 + name.len) * 0x9e3779b97f4a7c15ULL) * 0x9e3779b97f4a7c15ULL) >> 58];
+    if (c->idx && c->w0 == w0 && c->w1 == w1 && c->len == name.len)
+        return c->idx - 1;
+    uint32_t i = ev_find(b, name);
+    if (i != CAT_NONE)
+        *c = (struct cnt_slot){w0, w1, (uint32_t)name.len, i + 1};
+    return i;
+}
+
 void cnt_row(struct cnt_builder *b, struct slice event, int64_t ts)
 {
     if (b->off)
         return;
-    int64_t w = ts / STORE_WINDOW_NS; /* part_window, without calling up */
-    int64_t base = (w - (ts % STORE_WINDOW_NS < 0)) * STORE_WINDOW_NS;
     if (!b->started) {
-        b->base = base;
+        int64_t w = ts / STORE_WINDOW_NS; /* part_window, without calling up */
+        b->base = (w - (ts % STORE_WINDOW_NS < 0)) * STORE_WINDOW_NS;
         b->started = true;
-    } else if (base != b->base) {
-        b->off = true;
+    }
+    uint64_t off = (uint64_t)ts - (uint64_t)b->base;
+    uint32_t i;
+    if (off >= (uint64_t)STORE_WINDOW_NS || (i = ev_get(b, event)) == CAT_NONE) {
+        b->off = true; /* rows of two windows, or too many events */
         return;
     }
-    uint32_t i = ev_get(b, event);
-    if (i == CAT_NONE) {
-        b->off = true;
-        return;
-    }
-    b->recent = i + 1;
-    unsigned m = (unsigned)((uint64_t)(ts - base) / (uint64_t)CNT_MINUTE_NS);
+    unsigned m = (unsigned)(off / (uint64_t)CNT_MINUTE_NS);
     b->ev[i].rows[m]++;
     b->ev[i].mask |= 1ULL << m;
 }
