@@ -320,6 +320,59 @@ static bool key_below(const struct blk_it *it, struct slice target)
     return slice_cmp(slice_make(it->key.data, it->key.len), target) < 0;
 }
 
+/* Parses entries from it->next on until one whose key is at or past
+ * target, which becomes the current entry (or none at the block's end),
+ * without copying or comparing the keys passed over: the key before
+ * it->next (klen bytes, of which the first lcp are target's) is below
+ * target. An entry that keeps more than lcp bytes of the key before is
+ * below target too (its byte lcp is the previous key's, below target's);
+ * one that keeps shared <= lcp bytes is target's first shared bytes and
+ * its own unshared bytes, compared in place. So the key found is target's
+ * first shared bytes and its unshared ones. */
+static void scan_to(struct blk_it *it, struct slice target, size_t klen, size_t lcp)
+{
+    const char *end = it->b.data + it->b.restart_off;
+    for (;;) {
+        it->cur = it->next;
+        const char *p = it->b.data + it->cur;
+        uint32_t shared, unshared, vlen;
+        if (p >= end) {
+            it->cur = it->next = it->b.restart_off;
+            buf_reset(&it->key);
+            return;
+        }
+        p = coding_varint32_dec(p, end, &shared);
+        if (p)
+            p = coding_varint32_dec(p, end, &unshared);
+        if (p)
+            p = coding_varint32_dec(p, end, &vlen);
+        if (!p || shared > klen || (size_t)(end - p) < (size_t)unshared + vlen) {
+            set_corrupt(it);
+            return;
+        }
+        it->next = (size_t)(p + unshared + vlen - it->b.data);
+        while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
+            it->restart++;
+        klen = (size_t)shared + unshared;
+        if (shared > lcp)
+            continue;
+        /* the key is target[0, shared) then p[0, unshared) */
+        size_t rest = target.len - shared, n = unshared < rest ? unshared : rest;
+        size_t same = common_prefix(p, target.ptr + shared, n);
+        bool below = same < n ? (unsigned char)p[same] < (unsigned char)target.ptr[shared + same]
+                              : unshared < rest;
+        if (below) {
+            lcp = shared + same;
+            continue;
+        }
+        buf_reset(&it->key);
+        buf_append(&it->key, target.ptr, shared);
+        buf_append(&it->key, p, unshared);
+        it->value = slice_make(p + unshared, vlen);
+        return;
+    }
+}
+
 static void seek_to(struct blk_it *it, struct slice target)
 {
     struct iter *base = &it->base;
@@ -333,9 +386,8 @@ static void seek_to(struct blk_it *it, struct slice target)
         if (lo < hi && !restart_below(it, lo + 1, &sk, &below))
             return;
         if (!below) {
-            while (!it->status && parse_next(it))
-                if (!key_below(it, target))
-                    return;
+            size_t n = it->key.len < target.len ? it->key.len : target.len;
+            scan_to(it, target, it->key.len, common_prefix(it->key.data, target.ptr, n));
             return;
         }
     }
@@ -350,9 +402,15 @@ static void seek_to(struct blk_it *it, struct slice target)
             hi = mid - 1;
     }
     seek_restart(it, lo);
-    while (!it->status && parse_next(it))
-        if (!key_below(it, target))
-            return;
+    if (it->status)
+        return;
+    /* the entries up to the next restart, fetched together rather than
+     * one miss after another as the scan reaches them */
+    size_t from = it->next,
+           to = lo + 1 < it->b.nrestarts ? restart_at(it, lo + 1) : it->b.restart_off;
+    for (size_t off = from & ~(size_t)63; off < to; off += 64)
+        __builtin_prefetch(it->b.data + off);
+    scan_to(it, target, 0, 0);
 }
 
 static void back(struct blk_it *it)
