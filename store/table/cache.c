@@ -1,11 +1,15 @@
-/* LRU block cache: a chained hash table plus a doubly linked LRU list of
- * the unpinned entries. An entry leaves the table when evicted or replaced
- * and is freed when its last pin goes. */
+/* LRU block cache: shards, each a chained hash table plus a doubly linked
+ * LRU list of the unpinned entries under a mutex of its own (two threads
+ * reading blocks, a query's two halves or two queries, then rarely wait on
+ * each other). An entry leaves its table when evicted or replaced and is
+ * freed when its last pin goes. */
 #include "store/table/cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "model/key.h"
@@ -21,25 +25,43 @@ struct cache_handle {
     struct cache_handle *prev, *next; /* LRU list, only while refs == 1 and in_table */
 };
 
-struct cache {
+struct shard {
     pthread_mutex_t mu;
     size_t capacity, usage;
     struct cache_handle **table;
     size_t nbuckets, count;
     struct cache_handle lru; /* sentinel: lru.next is the oldest */
-    uint64_t next_id;
     uint64_t hits, misses;
+    char pad[64]; /* the next shard's mutex on a line of its own */
+};
+
+/* Below this many bytes a shard, the cache is one shard: a shard holds
+ * whole blocks, and a small cache split 16 ways would hold none. */
+#define SHARD_MIN_BYTES (4u << 20)
+#define MAX_SHARDS 16
+
+struct cache {
+    struct shard *shard;
+    unsigned nshards; /* a power of 2 */
+    atomic_uint_fast64_t next_id;
 };
 
 struct cache *cache_new(size_t capacity)
 {
     struct cache *c = xcalloc(1, sizeof *c);
-    pthread_mutex_init(&c->mu, NULL);
-    c->capacity = capacity;
-    c->nbuckets = 1024;
-    c->table = xcalloc(c->nbuckets, sizeof *c->table);
-    c->lru.next = c->lru.prev = &c->lru;
-    c->next_id = 1;
+    c->nshards = 1;
+    while (c->nshards < MAX_SHARDS && capacity / (2 * c->nshards) >= SHARD_MIN_BYTES)
+        c->nshards *= 2;
+    c->shard = xcalloc(c->nshards, sizeof *c->shard);
+    for (unsigned i = 0; i < c->nshards; i++) {
+        struct shard *sh = &c->shard[i];
+        pthread_mutex_init(&sh->mu, NULL);
+        sh->capacity = capacity / c->nshards;
+        sh->nbuckets = 1024;
+        sh->table = xcalloc(sh->nbuckets, sizeof *sh->table);
+        sh->lru.next = sh->lru.prev = &sh->lru;
+    }
+    atomic_init(&c->next_id, 1);
     return c;
 }
 
@@ -53,30 +75,42 @@ void cache_free(struct cache *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->nbuckets; i++) {
-        struct cache_handle *e = c->table[i];
-        while (e) {
-            struct cache_handle *n = e->hnext;
-            entry_free(e);
-            e = n;
+    for (unsigned k = 0; k < c->nshards; k++) {
+        struct shard *sh = &c->shard[k];
+        for (size_t i = 0; i < sh->nbuckets; i++) {
+            struct cache_handle *e = sh->table[i];
+            while (e) {
+                struct cache_handle *n = e->hnext;
+                entry_free(e);
+                e = n;
+            }
         }
+        free(sh->table);
+        pthread_mutex_destroy(&sh->mu);
     }
-    free(c->table);
-    pthread_mutex_destroy(&c->mu);
+    free(c->shard);
     free(c);
 }
 
 uint64_t cache_new_id(struct cache *c)
 {
-    pthread_mutex_lock(&c->mu);
-    uint64_t id = c->next_id++;
-    pthread_mutex_unlock(&c->mu);
-    return id;
+    return atomic_fetch_add(&c->next_id, 1);
 }
 
-static size_t slot(const struct cache *c, uint64_t id, uint64_t off)
+static uint64_t key_hash(uint64_t id, uint64_t off)
 {
-    return key_mix64(id * 0x9e3779b97f4a7c15ULL ^ off) & (c->nbuckets - 1);
+    return key_mix64(id * 0x9e3779b97f4a7c15ULL ^ off);
+}
+
+/* The shard of a key: the hash's high bits (its low bits pick the slot). */
+static struct shard *shard_of(const struct cache *c, uint64_t h)
+{
+    return &c->shard[(h >> 58) & (c->nshards - 1)];
+}
+
+static size_t slot(const struct shard *sh, uint64_t h)
+{
+    return h & (sh->nbuckets - 1);
 }
 
 static void lru_remove(struct cache_handle *e)
@@ -86,79 +120,81 @@ static void lru_remove(struct cache_handle *e)
     e->prev = e->next = NULL;
 }
 
-static void lru_append(struct cache *c, struct cache_handle *e)
+static void lru_append(struct shard *sh, struct cache_handle *e)
 {
-    e->next = &c->lru;
-    e->prev = c->lru.prev;
+    e->next = &sh->lru;
+    e->prev = sh->lru.prev;
     e->prev->next = e;
-    c->lru.prev = e;
+    sh->lru.prev = e;
 }
 
-static void grow(struct cache *c)
+static void grow(struct shard *sh)
 {
-    size_t nb = c->nbuckets * 2;
+    size_t nb = sh->nbuckets * 2;
     struct cache_handle **t = xcalloc_written(nb, sizeof *t);
-    for (size_t i = 0; i < c->nbuckets; i++) {
-        struct cache_handle *e = c->table[i];
+    for (size_t i = 0; i < sh->nbuckets; i++) {
+        struct cache_handle *e = sh->table[i];
         while (e) {
             struct cache_handle *n = e->hnext;
-            size_t s = key_mix64(e->id * 0x9e3779b97f4a7c15ULL ^ e->off) & (nb - 1);
+            size_t s = key_hash(e->id, e->off) & (nb - 1);
             e->hnext = t[s];
             t[s] = e;
             e = n;
         }
     }
-    free(c->table);
-    c->table = t;
-    c->nbuckets = nb;
+    free(sh->table);
+    sh->table = t;
+    sh->nbuckets = nb;
 }
 
-/* Unlinks e from the hash table; frees it if nobody pins it. mu held. */
-static void table_remove(struct cache *c, struct cache_handle *e)
+/* Unlinks e from its shard's table; frees it if nobody pins it. mu held. */
+static void table_remove(struct shard *sh, struct cache_handle *e)
 {
-    struct cache_handle **pp = &c->table[slot(c, e->id, e->off)];
+    struct cache_handle **pp = &sh->table[slot(sh, key_hash(e->id, e->off))];
     while (*pp != e)
         pp = &(*pp)->hnext;
     *pp = e->hnext;
     e->in_table = false;
-    c->count--;
-    c->usage -= e->charge;
+    sh->count--;
+    sh->usage -= e->charge;
     if (e->prev)
         lru_remove(e);
     if (--e->refs == 0)
         entry_free(e);
 }
 
-static void unref_locked(struct cache *c, struct cache_handle *e)
+static void unref_locked(struct shard *sh, struct cache_handle *e)
 {
     if (--e->refs == 0) {
         entry_free(e);
     } else if (e->refs == 1 && e->in_table) {
-        lru_append(c, e);
+        lru_append(sh, e);
     }
 }
 
-static void evict(struct cache *c)
+static void evict(struct shard *sh)
 {
-    while (c->usage > c->capacity && c->lru.next != &c->lru)
-        table_remove(c, c->lru.next);
+    while (sh->usage > sh->capacity && sh->lru.next != &sh->lru)
+        table_remove(sh, sh->lru.next);
 }
 
 struct cache_handle *cache_lookup(struct cache *c, uint64_t id, uint64_t off)
 {
-    pthread_mutex_lock(&c->mu);
-    struct cache_handle *e = c->table[slot(c, id, off)];
+    uint64_t h = key_hash(id, off);
+    struct shard *sh = shard_of(c, h);
+    pthread_mutex_lock(&sh->mu);
+    struct cache_handle *e = sh->table[slot(sh, h)];
     while (e && (e->id != id || e->off != off))
         e = e->hnext;
     if (e) {
         if (e->prev)
             lru_remove(e);
         e->refs++;
-        c->hits++;
+        sh->hits++;
     } else {
-        c->misses++;
+        sh->misses++;
     }
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&sh->mu);
     return e;
 }
 
@@ -173,22 +209,23 @@ struct cache_handle *cache_insert(struct cache *c, uint64_t id, uint64_t off, vo
     e->charge = charge;
     e->refs = 2; /* the table and the caller */
     e->in_table = true;
-    pthread_mutex_lock(&c->mu);
-    size_t s = slot(c, id, off);
-    for (struct cache_handle *o = c->table[s]; o; o = o->hnext)
+    uint64_t h = key_hash(id, off);
+    struct shard *sh = shard_of(c, h);
+    pthread_mutex_lock(&sh->mu);
+    for (struct cache_handle *o = sh->table[slot(sh, h)]; o; o = o->hnext)
         if (o->id == id && o->off == off) {
-            table_remove(c, o);
+            table_remove(sh, o);
             break;
         }
-    s = slot(c, id, off);
-    e->hnext = c->table[s];
-    c->table[s] = e;
-    c->count++;
-    c->usage += charge;
-    if (c->count > c->nbuckets)
-        grow(c);
-    evict(c);
-    pthread_mutex_unlock(&c->mu);
+    size_t s = slot(sh, h);
+    e->hnext = sh->table[s];
+    sh->table[s] = e;
+    sh->count++;
+    sh->usage += charge;
+    if (sh->count > sh->nbuckets)
+        grow(sh);
+    evict(sh);
+    pthread_mutex_unlock(&sh->mu);
     return e;
 }
 
@@ -199,31 +236,39 @@ void *cache_value(struct cache_handle *h)
 
 void cache_release(struct cache *c, struct cache_handle *h)
 {
-    pthread_mutex_lock(&c->mu);
-    unref_locked(c, h);
-    evict(c);
-    pthread_mutex_unlock(&c->mu);
+    struct shard *sh = shard_of(c, key_hash(h->id, h->off));
+    pthread_mutex_lock(&sh->mu);
+    unref_locked(sh, h);
+    evict(sh);
+    pthread_mutex_unlock(&sh->mu);
 }
 
 void cache_erase_id(struct cache *c, uint64_t id)
 {
-    pthread_mutex_lock(&c->mu);
-    struct cache_handle *e = c->lru.next;
-    while (e != &c->lru) {
-        struct cache_handle *n = e->next;
-        if (e->id == id)
-            table_remove(c, e);
-        e = n;
+    for (unsigned k = 0; k < c->nshards; k++) {
+        struct shard *sh = &c->shard[k];
+        pthread_mutex_lock(&sh->mu);
+        struct cache_handle *e = sh->lru.next;
+        while (e != &sh->lru) {
+            struct cache_handle *n = e->next;
+            if (e->id == id)
+                table_remove(sh, e);
+            e = n;
+        }
+        pthread_mutex_unlock(&sh->mu);
     }
-    pthread_mutex_unlock(&c->mu);
 }
 
 void cache_stats(struct cache *c, struct cache_stats *out)
 {
-    pthread_mutex_lock(&c->mu);
-    out->hits = c->hits;
-    out->misses = c->misses;
-    out->bytes = c->usage;
-    out->entries = c->count;
-    pthread_mutex_unlock(&c->mu);
+    memset(out, 0, sizeof *out);
+    for (unsigned k = 0; k < c->nshards; k++) {
+        struct shard *sh = &c->shard[k];
+        pthread_mutex_lock(&sh->mu);
+        out->hits += sh->hits;
+        out->misses += sh->misses;
+        out->bytes += sh->usage;
+        out->entries += sh->count;
+        pthread_mutex_unlock(&sh->mu);
+    }
 }

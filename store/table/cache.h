@@ -1,7 +1,8 @@
 /* The block cache: an LRU of decoded blocks within a byte budget, keyed by
  * (table id, block offset). Entries are refcounted: a lookup or insert
  * returns a handle that pins the entry until cache_release; eviction only
- * frees entries nobody pins. Thread-safe (one mutex). */
+ * frees entries nobody pins. Thread-safe (a mutex per shard: up to 16
+ * shards of at least 4 MiB, by the key's hash; each evicts on its own). */
 #ifndef LB_CACHE_H
 #define LB_CACHE_H
 
