@@ -74,7 +74,7 @@ struct exec {
     /* unordered SCAN/FULL: the buckets one after another, not merged */
     struct iter **kids;
     size_t nkids, kid;
-    bool no_ranges; /* a SCAN or FULL left no range to read (query.c, group_counted) */
+    bool no_ranges; /* a SCAN or FULL left no range to read (query.c, take_counts) */
     bool kid_started;
     struct store_read_stats rst;
 };

@@ -38,11 +38,11 @@ struct run {
     int64_t emitted;       /* output rows (or rows deleted) */
     uint64_t scanned_rows; /* rows that passed the condition */
     struct grouper *grp;   /* aggregate queries */
-    /* the plan's ranges before group_counted left it the windows the
+    /* the plan's ranges before take_counts left it the windows the
      * store could not count (owned; NULL: the plan's are these) */
     struct plan_range *all_ranges;
     size_t nall_ranges;
-    uint64_t counted_rows; /* rows counted by group_counted, not read */
+    uint64_t counted_rows; /* rows counted by take_counts, not read */
     struct plan half_plan; /* group_index_split: the second thread's (arrays borrowed) */
     bool rows_done;
     bool latest;             /* the latest-per-host reader answers it */
@@ -1068,8 +1068,9 @@ static bool counts_eligible(const struct run *r)
     const struct sql_select *sel = &r->st->sel;
     const struct plan *p = &r->plan;
     const struct sql_where *w = p->where;
-    if (!sel->agg || p->is_empty || (p->kind != PLAN_SCAN && p->kind != PLAN_FULL) ||
-        !cond_is_implied(w->cond) || w->host.is_set || w->has_ts_set)
+    if (!(sel->agg || sel->count) || p->is_empty ||
+        (p->kind != PLAN_SCAN && p->kind != PLAN_FULL) || !cond_is_implied(w->cond) ||
+        w->host.is_set || w->has_ts_set)
         return false;
     for (size_t i = 0; i < sel->nitems; i++) {
         const struct sql_item *it = &sel->items[i];
@@ -1104,7 +1105,7 @@ static int take_count(void *arg, struct slice event, int64_t minute, uint64_t ro
             return ERR_OK;
     }
     k->r->counted_rows += rows;
-    return group_add_counted(k->r->grp, event, minute, rows, k->err);
+    return k->r->grp ? group_add_counted(k->r->grp, event, minute, rows, k->err) : ERR_OK;
 }
 
 static void push_range(struct plan_range **v, size_t *n, size_t *cap, struct plan_range x)
@@ -1114,15 +1115,16 @@ static void push_range(struct plan_range **v, size_t *n, size_t *cap, struct pla
     (*v)[(*n)++] = x;
 }
 
-/* When the query is counts_eligible: makes r->grp and adds to it the rows
- * of the windows the store counts by event and minute
- * (store_snap_window_counts), and leaves the plan the rest of its ranges
- * to read. */
-static int group_counted(struct query_cursor *c, struct run *r, struct buf *err)
+/* When the query is counts_eligible: adds the rows of the windows the
+ * store counts by event and minute (store_snap_window_counts) to
+ * counted_rows and, for a GROUP BY, to r->grp (made here), and leaves the
+ * plan the rest of its ranges to read. */
+static int take_counts(struct query_cursor *c, struct run *r, struct buf *err)
 {
     if (!counts_eligible(r))
         return ERR_OK;
-    int rc = group_new(&r->st->sel, &r->plan, c->o.max_groups, false, &r->grp, err);
+    int rc = r->st->sel.agg ? group_new(&r->st->sel, &r->plan, c->o.max_groups, false, &r->grp, err)
+                            : ERR_OK;
     if (rc)
         return rc;
     if (!r->snap)
@@ -1153,7 +1155,7 @@ static int group_counted(struct query_cursor *c, struct run *r, struct buf *err)
     return rc;
 }
 
-/* Gives the plan back the ranges group_counted took from it. */
+/* Gives the plan back the ranges take_counts took from it. */
 static void uncount(struct run *r)
 {
     if (!r->all_ranges)
@@ -1166,14 +1168,14 @@ static void uncount(struct run *r)
 }
 
 /* An aggregate query: every group held, from the windows the store
- * counts (group_counted) and the buckets read one after another (no
+ * counts (take_counts) and the buckets read one after another (no
  * merge; counts by group on two threads), or, when that passes max_groups
  * and the query can stream by time bucket, again from the merged rows,
  * bucket by bucket. */
 static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
 {
     const struct sql_select *sel = &r->st->sel;
-    int rc = group_counted(c, r, err);
+    int rc = take_counts(c, r, err);
     if (rc == ERR_OK)
         rc = group_split(c, r, err);
     if (rc == 1) {
@@ -1222,6 +1224,8 @@ static int select_start(struct query_cursor *c, struct run *r, struct buf *err)
         buf_destroy(&tmp);
         return ERR_OK;
     }
+    if (!sel->agg && sel->count && (rc = take_counts(c, r, err)) != ERR_OK)
+        return rc;
     if (count_splits(c, r)) {
         rc = count_split(r, err);
     } else {
@@ -1244,7 +1248,7 @@ static void select_end(struct query_cursor *c)
     struct run *r = &c->run;
     if (r->st->sel.count) {
         row_begin(c);
-        buf_printf(&c->out, "{\"count\":%lld}", (long long)r->scanned_rows);
+        buf_printf(&c->out, "{\"count\":%lld}", (long long)(r->scanned_rows + r->counted_rows));
         row_end(c);
     }
     stmt_end(c);
