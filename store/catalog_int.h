@@ -255,6 +255,8 @@ static inline uint32_t pair_items(const struct cat_file *c, const struct cat_eve
                 u32_push(out, &n, cap, i);
         return n;
     }
+    if (e->nset == 0) /* an event of no items (empty bitmaps), or a level without sets */
+        return 0;
     uint32_t set = e->set0 + c->pair[e->pair0 + k].set;
     for (uint32_t j = c->set_off[set]; j < c->set_off[set + 1]; j++)
         u32_push(out, &n, cap, c->set_item[j]);
