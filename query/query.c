@@ -43,7 +43,6 @@ struct run {
     struct plan_range *all_ranges;
     size_t nall_ranges;
     uint64_t counted_rows; /* rows counted by take_counts, not read */
-    struct plan half_plan; /* group_index_split: the second thread's (arrays borrowed) */
     bool rows_done;
     bool latest;             /* the latest-per-host reader answers it */
     uint64_t latest_scanned; /* entries its readers read */
@@ -960,96 +959,6 @@ static int group_split(struct query_cursor *c, struct run *r, struct buf *err)
     return rc ? rc : groups_done(r, err);
 }
 
-/* --- an INDEX plan's rows on two threads --- */
-
-/* Rows an INDEX plan's grouping reads on the query's thread before the
- * rest of its ts range is shared with a second thread (a host's few rows
- * are not worth a thread: query/README.md). */
-#define INDEX_SPLIT_ROWS 512
-
-/* The query's thread's half: its rows up to the split (ts past mid in the
- * output order end it); the other thread's exec reads its own range. */
-struct ihalf {
-    struct exec *ex;
-    struct grouper *g;
-    bool bounded, desc;
-    int64_t mid;
-    uint64_t rows;
-    int rc;
-    struct buf err;
-};
-
-static void *read_index_half(void *arg)
-{
-    struct ihalf *h = arg;
-    while ((h->rc = query_exec_next(h->ex)) == 1) {
-        int64_t ts = query_exec_row(h->ex)->ts;
-        if (h->bounded && (h->desc ? ts <= h->mid : ts > h->mid)) {
-            h->rc = 0; /* the other thread's range */
-            break;
-        }
-        h->rows++;
-        if ((h->rc = group_add(h->g, query_exec_cond_row(h->ex), &h->err)) != ERR_OK)
-            break;
-    }
-    return NULL;
-}
-
-/* Groups an INDEX plan's rows: the first INDEX_SPLIT_ROWS (split_min_rows
- * when set) here; then, when a second CPU is online, the aggregates merge
- * and the plan's ts range is bounded, what is left of the range is cut in
- * two by ts, this thread reads the part next in the output order and a
- * second one the rest into a grouper of its own, merged at the end. Else
- * as group_all. */
-static int group_index(struct query_cursor *c, struct run *r, struct buf *err)
-{
-    const struct plan *p = &r->plan;
-    if (p->kind != PLAN_INDEX || p->lo == INT64_MIN || p->hi == INT64_MAX ||
-        !cond_thread_safe(p->where->cond) || online_cpus() < 2 || !group_mergeable(r->grp))
-        return group_all(r, err);
-    int64_t n = c->o.split_min_rows > 0 ? c->o.split_min_rows : INDEX_SPLIT_ROWS, k = 0, last = 0;
-    int rc;
-    while (k < n && (rc = group_step(r, err)) == 1) {
-        last = query_exec_row(r->ex)->ts;
-        k++;
-    }
-    if (k < n)
-        return rc; /* the end (groups done), or an error */
-    /* what is left: [lo, last] newest first, else [last, hi]; rows of ts
-     * last may remain, so the cut is inside it, mid to the query's thread */
-    bool desc = p->out_desc;
-    uint64_t left = desc ? (uint64_t)last - (uint64_t)p->lo : (uint64_t)p->hi - (uint64_t)last;
-    if (left < 2)
-        return group_all(r, err);
-    int64_t mid =
-        desc ? (int64_t)((uint64_t)p->lo + left / 2) : (int64_t)((uint64_t)last + left / 2);
-    r->half_plan = *p;
-    if (desc)
-        r->half_plan.hi = mid;
-    else
-        r->half_plan.lo = mid + 1;
-    struct ihalf mine = {r->ex, r->grp, true, desc, mid, 0, 0, BUF_INIT},
-                 h = {NULL, NULL, false, desc, 0, 0, 0, BUF_INIT};
-    rc = query_exec_open(r->snap, &r->half_plan, &r->ex2, err);
-    if (rc == ERR_OK)
-        rc = group_new(&r->st->sel, &r->plan, c->o.max_groups, false, &h.g, err);
-    if (rc == ERR_OK) {
-        h.ex = r->ex2;
-        run_halves(read_index_half, &h, &mine);
-        r->scanned_rows += mine.rows + h.rows;
-        const struct ihalf *bad = mine.rc < 0 ? &mine : h.rc < 0 ? &h : NULL;
-        if (bad && bad->err.len)
-            buf_append(err, bad->err.data, bad->err.len);
-        else if (bad)
-            exec_error(r, bad->rc, err);
-        rc = bad ? bad->rc : group_merge(r->grp, h.g, err);
-    }
-    group_free(h.g);
-    buf_destroy(&mine.err);
-    buf_destroy(&h.err);
-    return rc ? rc : groups_done(r, err);
-}
-
 /* --- rows counted, not read --- */
 
 /* Whether a bucket of width and offset holds whole minutes. */
@@ -1187,7 +1096,7 @@ static int select_group(struct query_cursor *c, struct run *r, struct buf *err)
         r->latest = latest_eligible(sel, &r->plan);
         if (r->latest)
             return latest_all(r, err);
-        rc = group_index(c, r, err);
+        rc = group_all(r, err);
     }
     if (rc != ERR_TOOBIG || !group_streams(sel, r->plan.db_desc))
         return rc;
