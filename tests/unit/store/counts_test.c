@@ -5,7 +5,8 @@
  * rest of a range is what it reads over the whole range, with memtables,
  * deletes, range tombstones, per-event TTLs, flushes and compactions
  * between; windows with memtable rows or tombstones are read, not
- * counted; counts of two windows or of a bad key are not written. */
+ * counted, those with a few late rows in tables of their own counted and
+ * corrected; counts of two windows or of a bad key are not written. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -536,6 +537,36 @@ static void test_conditions(void **state)
     store_snap_release(snap);
 }
 
+/* Late rows flushed beside their windows' compacted tables (new rows,
+ * rows written again, merged or deleted): those windows are still counted,
+ * their counts corrected by the late keys looked up in the big table; a
+ * late batch as big as a window is read instead. */
+static void test_late(void **state)
+{
+    struct fixture *f = *state;
+    write_random(f, 60000);
+    assert_int_equal(store_db_flush(f->db), ERR_OK);
+    assert_int_equal(store_db_compact(f->db), ERR_OK);
+    struct store_snap *snap = store_snapshot(f->db);
+    size_t all = check_range(f, snap, T0, T0 + NWIN * HOUR - 1);
+    assert_int_equal(all, BUCKETS * NWIN);
+    store_snap_release(snap);
+    for (int round = 0; round < 6; round++) {
+        write_random(f, 40); /* keys of the same small pool: many exist */
+        assert_int_equal(store_db_flush(f->db), ERR_OK);
+        snap = store_snapshot(f->db);
+        assert_int_equal(check_range(f, snap, T0, T0 + NWIN * HOUR - 1), all);
+        store_snap_release(snap);
+        check_ranges(f, 10);
+    }
+    write_random(f, 60000); /* late rows: as many as the windows' own */
+    assert_int_equal(store_db_flush(f->db), ERR_OK);
+    snap = store_snapshot(f->db);
+    assert_true(check_range(f, snap, T0, T0 + NWIN * HOUR - 1) < all);
+    store_snap_release(snap);
+    check_ranges(f, 10);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -546,6 +577,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random, setup_desc, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup_asc, teardown),
         cmocka_unit_test_setup_teardown(test_conditions, setup_desc, teardown),
+        cmocka_unit_test_setup_teardown(test_late, setup_desc, teardown),
+        cmocka_unit_test_setup_teardown(test_late, setup_asc, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
