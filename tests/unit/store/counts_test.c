@@ -319,10 +319,12 @@ struct fixture {
     size_t windows;
 };
 
-static int setup_db(void **state, bool desc)
+static int setup_db_files(void **state, bool desc, uint64_t max_file_bytes)
 {
     struct fixture *f = xcalloc(1, sizeof *f);
     store_opts_default(&f->o);
+    if (max_file_bytes)
+        f->o.max_file_bytes = max_file_bytes;
     f->o.clock = fixed_clock;
     f->o.wal_sync = STORE_SYNC_NONE;
     f->desc = desc;
@@ -334,12 +336,18 @@ static int setup_db(void **state, bool desc)
 
 static int setup_desc(void **state)
 {
-    return setup_db(state, true);
+    return setup_db_files(state, true, 0);
 }
 
 static int setup_asc(void **state)
 {
-    return setup_db(state, false);
+    return setup_db_files(state, false, 0);
+}
+
+/* small files: compactions split a window's rows over several tables */
+static int setup_small(void **state)
+{
+    return setup_db_files(state, true, 16u << 10);
 }
 
 static int teardown(void **state)
@@ -576,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_parse),
         cmocka_unit_test_setup_teardown(test_random, setup_desc, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup_asc, teardown),
+        cmocka_unit_test_setup_teardown(test_random, setup_small, teardown),
         cmocka_unit_test_setup_teardown(test_conditions, setup_desc, teardown),
         cmocka_unit_test_setup_teardown(test_late, setup_desc, teardown),
         cmocka_unit_test_setup_teardown(test_late, setup_asc, teardown),
