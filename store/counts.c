@@ -184,7 +184,7 @@ struct cnt_file {
     struct cf_ev *ev;
     char *chars;
     uint8_t *minute;
-    uint64_t *rows;
+    uint32_t *rows; /* a table holds far fewer rows of an event in a minute */
     size_t bytes;
 };
 
@@ -249,14 +249,14 @@ bool cnt_file_parse(const char **p, const char *end, int64_t base, struct cnt_fi
         uint64_t minute = 0;
         for (uint64_t k = 0; k < n; k++) {
             uint64_t d, rows;
-            if (!rd_varint(&at, end, &d) || (k && d == 0) || !rd_varint(&at, end, &rows) ||
-                rows == 0)
+            if (!rd_varint(&at, end, &d) || (k && d == 0) || d >= (uint64_t)CNT_MINUTES ||
+                !rd_varint(&at, end, &rows) || rows == 0 || rows > UINT32_MAX)
                 goto bad;
             minute += d;
             if (minute >= (uint64_t)CNT_MINUTES)
                 goto bad;
             c->minute[nmin] = (uint8_t)minute;
-            c->rows[nmin++] = rows;
+            c->rows[nmin++] = (uint32_t)rows;
         }
         c->ev[i].n = (uint32_t)n;
     }

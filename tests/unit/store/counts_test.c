@@ -293,6 +293,15 @@ static void test_parse(void **state)
          "\x01\x00\x01",
          14, false},                            /* twice */
         {"\x05\x01\x00\x01\x00\x01", 6, false}, /* an empty name */
+        /* a minute difference that wraps round, 2^32 rows */
+        {"\x05\x01\x02"
+         "e0"
+         "\x02\x05\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x01",
+         19, false},
+        {"\x05\x01\x02"
+         "e0"
+         "\x01\x00\x80\x80\x80\x80\x10",
+         12, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         p = cases[i].bytes;
