@@ -1006,13 +1006,8 @@ static int take_count(void *arg, struct slice event, int64_t minute, uint64_t ro
 {
     struct counting *k = arg;
     const struct sql_strset *ev = &k->r->plan.where->event;
-    if (ev->is_set) {
-        size_t i = 0;
-        while (i < ev->n && !slice_eq(event, slice_make(ev->v[i], ev->len[i])))
-            i++;
-        if (i == ev->n)
-            return ERR_OK;
-    }
+    if (ev->is_set && !cond_sorted_has(ev->v, ev->len, ev->n, event))
+        return ERR_OK;
     k->r->counted_rows += rows;
     return k->r->grp ? group_add_counted(k->r->grp, event, minute, rows, k->err) : ERR_OK;
 }

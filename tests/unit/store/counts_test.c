@@ -490,6 +490,25 @@ static void test_random(void **state)
     assert_true(f->windows - before >= 2 * BUCKETS * NWIN);
 }
 
+/* The windows a snapshot taken now counts over the three hours (its
+ * answers checked against reads). */
+static size_t windows_counted(struct fixture *f)
+{
+    struct store_snap *snap = store_snapshot(f->db);
+    size_t n = check_range(f, snap, T0, T0 + NWIN * HOUR - 1);
+    store_snap_release(snap);
+    return n;
+}
+
+/* n random rows, flushed and compacted: every window is then counted. */
+static void write_compacted(struct fixture *f, size_t n)
+{
+    write_random(f, n);
+    assert_int_equal(store_db_flush(f->db), ERR_OK);
+    assert_int_equal(store_db_compact(f->db), ERR_OK);
+    assert_int_equal(windows_counted(f), BUCKETS * NWIN);
+}
+
 /* A row written to a window after its compaction: that window of that
  * bucket is read until it is flushed and compacted again; a range
  * tombstone keeps the windows it meets read; a per-event TTL keeps the
@@ -497,26 +516,18 @@ static void test_random(void **state)
 static void test_conditions(void **state)
 {
     struct fixture *f = *state;
-    write_random(f, 3000);
-    assert_int_equal(store_db_flush(f->db), ERR_OK);
-    assert_int_equal(store_db_compact(f->db), ERR_OK);
-    struct store_snap *snap = store_snapshot(f->db);
-    size_t all = check_range(f, snap, T0, T0 + NWIN * HOUR - 1);
-    assert_int_equal(all, BUCKETS * NWIN);
-    store_snap_release(snap);
+    struct store_snap *snap;
+    const size_t all = BUCKETS * NWIN;
+    write_compacted(f, 3000);
 
     struct batch *b = batch_new();
     batch_put(b, T0 + HOUR + 7, slice_cstr("h0"), slice_cstr("e1"), slice_cstr("\0\0"));
     assert_int_equal(store_write(f->db, b), ERR_OK);
     batch_free(b);
-    snap = store_snapshot(f->db);
-    assert_int_equal(check_range(f, snap, T0, T0 + NWIN * HOUR - 1), all - 1);
-    store_snap_release(snap);
+    assert_int_equal(windows_counted(f), all - 1);
     assert_int_equal(store_db_flush(f->db), ERR_OK);
     assert_int_equal(store_db_compact(f->db), ERR_OK);
-    snap = store_snapshot(f->db);
-    assert_int_equal(check_range(f, snap, T0, T0 + NWIN * HOUR - 1), all);
-    store_snap_release(snap);
+    assert_int_equal(windows_counted(f), all);
 
     struct slice e0 = slice_cstr("e0");
     assert_int_equal(store_db_delete_range(f->db, slice_cstr("h1"), &e0, T0 + 2 * HOUR + 10,
@@ -561,19 +572,13 @@ static void test_conditions(void **state)
 static void test_late(void **state)
 {
     struct fixture *f = *state;
-    write_random(f, 60000);
-    assert_int_equal(store_db_flush(f->db), ERR_OK);
-    assert_int_equal(store_db_compact(f->db), ERR_OK);
-    struct store_snap *snap = store_snapshot(f->db);
-    size_t all = check_range(f, snap, T0, T0 + NWIN * HOUR - 1);
-    assert_int_equal(all, BUCKETS * NWIN);
-    store_snap_release(snap);
+    struct store_snap *snap;
+    const size_t all = BUCKETS * NWIN;
+    write_compacted(f, 60000);
     for (int round = 0; round < 6; round++) {
         write_random(f, 40); /* keys of the same small pool: many exist */
         assert_int_equal(store_db_flush(f->db), ERR_OK);
-        snap = store_snapshot(f->db);
-        assert_int_equal(check_range(f, snap, T0, T0 + NWIN * HOUR - 1), all);
-        store_snap_release(snap);
+        assert_int_equal(windows_counted(f), all);
         check_ranges(f, 10);
     }
     write_random(f, 60000); /* late rows: as many as the windows' own */
