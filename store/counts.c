@@ -16,8 +16,7 @@ _Static_assert(STORE_WINDOW_NS / CNT_MINUTE_NS <= 64, "a window's minutes fit a 
 
 struct cnt_ev {
     uint32_t off, len; /* its name in names */
-    uint32_t hash;
-    uint64_t mask; /* minutes with rows */
+    uint64_t mask;     /* minutes with rows */
     uint64_t rows[CNT_MINUTES];
 };
 
@@ -91,7 +90,6 @@ static uint32_t ev_find(struct cnt_builder *b, struct slice name)
     memset(e, 0, sizeof *e);
     e->off = (uint32_t)b->names.len;
     e->len = (uint32_t)name.len;
-    e->hash = h;
     buf_append(&b->names, name.ptr, name.len);
     imap_put(&b->map, h, (uint32_t)b->nev);
     return (uint32_t)b->nev++;

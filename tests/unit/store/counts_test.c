@@ -205,7 +205,6 @@ static void test_two_windows(void **state)
         e[i].len = uk.len;
         buf_destroy(&uk);
     }
-    struct sst_props props = {.min_ts = T0, .max_ts = T0 + HOUR + 5};
     struct cnt_builder *b = cnt_builder_new();
     struct buf out = BUF_INIT;
     assert_false(cnt_encode(b, T0, &out)); /* no entry */
@@ -217,7 +216,6 @@ static void test_two_windows(void **state)
     assert_int_equal(out.len, 0);
     cnt_builder_free(b);
     buf_destroy(&out);
-    (void)props;
 }
 
 /* Counts that do not parse: every truncation, minutes out of order or
@@ -408,17 +406,14 @@ static size_t check_range(struct fixture *f, struct store_snap *snap, int64_t lo
         nwin += n;
         free(w);
     }
-    uint64_t total = 0;
     for (int e = 0; e < NEV; e++)
         for (int m = 0; m < NMIN; m++) {
             if (got.n[e][m] != want.n[e][m])
                 fail_msg("[%lld, %lld] event %s minute %d: %llu counted and read, %llu read",
                          (long long)lo, (long long)hi, events[e], m,
                          (unsigned long long)got.n[e][m], (unsigned long long)want.n[e][m]);
-            total += want.n[e][m];
         }
     f->windows += nwin;
-    (void)total;
     return nwin;
 }
 
