@@ -24,7 +24,8 @@
  * shapes cover [start, start + 24 h): the whole span when --hours <= 24.
  * A --dir that already holds the loaded database is reused (no reload).
  * --zstd-level L: the final form of compacted windows, zstd at level L or
- * LZ4HC with 0 (default: the store's, zstd 3). */
+ * LZ4HC with 0 (default: the store's, zstd 3). --no-host-section: final
+ * windows without their rows by host (store/series.h), as before 2026-11-29. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -506,7 +507,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: query_bench [--events N] [--queries Q] [--dir DIR] [--cache-mb M]\n"
-            "                   [--zstd-level L (0: LZ4HC final form)]\n"
+            "                   [--zstd-level L (0: LZ4HC final form)] [--no-host-section]\n"
             "                   [--hours H] [--hosts H] [--names E] [--data logs|fixed]\n"
             "                   [--shape-seconds S]\n"
             "                   [--only newest|keys|hostevent|oldest|event|count|scan|\n"
@@ -521,6 +522,7 @@ int main(int argc, char **argv)
     const char *dir = NULL, *only = NULL;
     long long cache_mb = 1024, hours = 10;
     int zstd_level = -1; /* -1: the store's default final form */
+    bool host_section = true;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
             b.events = atoll(argv[++i]);
@@ -532,6 +534,8 @@ int main(int argc, char **argv)
             cache_mb = atoll(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "--no-host-section") == 0)
+            host_section = false;
         else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc)
             zstd_level = atoi(argv[++i]); /* 0: LZ4HC as the final form */
         else if (strcmp(argv[i], "--hours") == 0 && i + 1 < argc)
@@ -575,6 +579,7 @@ int main(int argc, char **argv)
     so.block_cache_bytes = (size_t)cache_mb << 20;
     if (zstd_level >= 0)
         so.cold_zstd_level = zstd_level;
+    so.host_section = host_section;
     struct db_opts dbo = {16, true, 0};
     if (store_open(&so, &b.s)) {
         fprintf(stderr, "cannot open the store in %s\n", dir);

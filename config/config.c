@@ -163,6 +163,11 @@ static const struct option options[] = {
     {"cold_compression_level", OPT_INT, FIELD(cold_compression_level), "3", 1, 19, 0, NULL,
      "zstd's level when cold_compression is zstd: higher is smaller and slower to write (3: "
      "faster to write than lz4hc; 6: a little slower; 19: ten times slower), as fast to read."},
+    {"host_section", OPT_BOOL, FIELD(host_section), "true", 0, 0, 0, NULL,
+     "A window in its final form also keeps its rows ordered by host, with their numeric fields "
+     "only, so that an aggregate of one host (a dashboard panel) reads them side by side "
+     "instead of one row at a time (store/FORMAT.md, \"Host section\"). Costs disk: a few "
+     "bytes an event."},
     {"reject_older_than", OPT_DURATION, FIELD(reject_older_than_ns), "0", 0, INT64_MAX, 0, NULL,
      "Refuse points older than now minus this; 0 accepts any time."},
     {"reject_newer_than", OPT_DURATION, FIELD(reject_newer_than_ns), "0", 0, INT64_MAX, 0, NULL,

@@ -71,6 +71,7 @@ struct config {
     int64_t settle_after_ns;             /* 1m; 0 = off */
     bool cold_zstd;                      /* key cold_compression = zstd|lz4hc; zstd */
     int64_t cold_compression_level;      /* 3 (zstd's level, 1..19) */
+    bool host_section;                   /* true */
     int64_t reject_older_than_ns;        /* 0 = off */
     int64_t reject_newer_than_ns;        /* 0 = off */
     bool auto_create_databases;          /* true */

@@ -37,6 +37,7 @@ static void store_opts_from(const struct config *cfg, uint64_t memory, struct st
     o->retention_check_interval_ns = cfg->retention_check_interval_ns;
     o->settle_after_ns = cfg->settle_after_ns;
     o->cold_zstd_level = cfg->cold_zstd ? (int)cfg->cold_compression_level : 0;
+    o->host_section = cfg->host_section;
     o->max_disk_bytes = cfg->max_disk_bytes;
     o->max_open_files = (size_t)cfg->max_open_files;
 }

@@ -39,6 +39,15 @@ struct icur {
     bool fresh;        /* it stands on the first key >= lo (after a seek or a read) */
 };
 
+/* INDEX with plan.series: the rows of one (host, bucket) that the store
+ * gives from its host sections, and the ts ranges they cover (index
+ * entries in them are passed over). */
+struct hsec {
+    struct store_series *cur; /* NULL once drained */
+    struct store_ts_range *served;
+    size_t nserved;
+};
+
 struct exec {
     struct store_snap *snap;
     const struct plan *p;
@@ -77,6 +86,12 @@ struct exec {
     bool no_ranges; /* a SCAN or FULL left no range to read (query.c, take_counts) */
     bool kid_started;
     struct store_read_stats rst;
+    /* INDEX with plan.series: per host, per bucket (host * buckets + b) */
+    struct hsec *hsec;
+    size_t nhsec, hsec_at;
+    struct slice *events; /* the event set, for the sections (NULL: every event) */
+    size_t nevents;
+    uint64_t section_rows; /* rows read from host sections */
 };
 
 /* --- words a row must hold --- */
@@ -144,6 +159,53 @@ static void kids_free(struct kids *k)
     free(k->v);
 }
 
+static int cmp_range(const void *x, const void *y)
+{
+    const struct store_ts_range *a = x, *b = y;
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* The host sections of host h in every bucket (plan.series), and the index
+ * children of h over what they leave: a window every bucket serves has
+ * no index entry to read. */
+static int open_sections(struct exec *e, struct kids *k, size_t h, struct slice host)
+{
+    const struct plan *p = e->p;
+    struct hsec *hs = &e->hsec[h * p->buckets];
+    struct store_ts_range *all = NULL;
+    size_t nall = 0;
+    for (uint32_t b = 0; b < p->buckets; b++) {
+        int rc = store_series_open(e->snap, b, host, p->lo, p->hi, e->events, e->nevents,
+                                   p->series_fields, p->nseries_fields, &hs[b].cur, &hs[b].served,
+                                   &hs[b].nserved);
+        if (rc)
+            return rc;
+        all = xrealloc(all, (nall + hs[b].nserved + 1) * sizeof *all);
+        memcpy(all + nall, hs[b].served, hs[b].nserved * sizeof *all);
+        nall += hs[b].nserved;
+    }
+    /* ranges served in every bucket: windows clip [lo, hi] alike */
+    qsort(all, nall, sizeof *all, cmp_range);
+    int64_t from = p->lo;
+    for (size_t i = 0, j; i < nall; i = j) {
+        for (j = i; j < nall && all[j].lo == all[i].lo && all[j].hi == all[i].hi; j++)
+            ;
+        if (j - i < p->buckets)
+            continue;
+        if (all[i].lo > from)
+            kids_push(k, store_iter_host_range(e->snap, host, from, all[i].lo - 1));
+        from = all[i].hi == INT64_MAX ? INT64_MAX : all[i].hi + 1;
+        if (all[i].hi == INT64_MAX) {
+            free(all);
+            return ERR_OK;
+        }
+    }
+    if (from <= p->hi)
+        kids_push(k, store_iter_host_range(e->snap, host, from, p->hi));
+    free(all);
+    return ERR_OK;
+}
+
 static int open_index(struct exec *e, struct kids *k, struct buf *err)
 {
     const struct sql_where *w = e->p->where;
@@ -152,8 +214,26 @@ static int open_index(struct exec *e, struct kids *k, struct buf *err)
                    w->host.n, EXEC_MAX_INDEX_RANGES);
         return ERR_TOOBIG;
     }
-    for (size_t h = 0; h < w->host.n; h++)
-        kids_push(k, index_child(e, slice_make(w->host.v[h], w->host.len[h])));
+    bool sections = e->p->series && e->p->unordered;
+    if (sections) {
+        e->hsec = xcalloc(e->nhsec = w->host.n * e->p->buckets, sizeof *e->hsec);
+        if (w->event.is_set) { /* sorted bytewise, as cond_sorted_has reads them */
+            e->events = xcalloc(w->event.n + 1, sizeof *e->events);
+            for (size_t i = 0; i < w->event.n; i++)
+                e->events[i] = slice_make(w->event.v[i], w->event.len[i]);
+            e->nevents = w->event.n;
+        }
+    }
+    for (size_t h = 0; h < w->host.n; h++) {
+        struct slice host = slice_make(w->host.v[h], w->host.len[h]);
+        if (!sections) {
+            kids_push(k, index_child(e, host));
+            continue;
+        }
+        int rc = open_sections(e, k, h, host);
+        if (rc)
+            return rc;
+    }
     return ERR_OK;
 }
 
@@ -246,12 +326,19 @@ void query_exec_free(struct exec *e)
     for (size_t i = 0; i < e->nkids; i++)
         it_destroy(e->kids[i]);
     free(e->kids);
+    for (size_t i = 0; i < e->nhsec; i++) {
+        store_series_close(e->hsec[i].cur);
+        free(e->hsec[i].served);
+    }
+    free(e->hsec);
+    free(e->events);
     free(e);
 }
 
 struct exec_stats query_exec_stats(const struct exec *e)
 {
-    return (struct exec_stats){e->rst.blocks_read, e->rst.blocks_skipped, e->passed_over};
+    return (struct exec_stats){e->rst.blocks_read, e->rst.blocks_skipped, e->passed_over,
+                               e->section_rows};
 }
 
 struct cond_row *query_exec_cond_row(struct exec *e)
@@ -540,6 +627,25 @@ static int next_of_cursor(struct exec *e)
     return it_status(c->it);
 }
 
+/* Whether the rows of an index entry came from a host section: its ts is
+ * in a range the section of its (host, bucket) served. */
+static bool served(const struct exec *e, const struct key_row *r)
+{
+    if (!e->hsec)
+        return false;
+    const struct sql_where *w = e->p->where;
+    size_t h = 0;
+    while (h < w->host.n && !slice_eq(slice_make(w->host.v[h], w->host.len[h]), r->host))
+        h++;
+    if (h == w->host.n)
+        return false;
+    const struct hsec *hs = &e->hsec[h * e->p->buckets + key_bucket(r->ts, e->p->buckets)];
+    for (size_t i = 0; i < hs->nserved; i++)
+        if (r->ts >= hs->served[i].lo && r->ts <= hs->served[i].hi)
+            return true;
+    return false;
+}
+
 /* Positions the cursor of the entry's bucket on its first row (or past
  * its rows if there are none) and makes it e->irows. */
 static void open_cursor(struct exec *e, const struct key_row *r)
@@ -593,9 +699,41 @@ static int next_index(struct exec *e)
         e->scanned++;
         if ((rc = key_decode_index(k, e->p->db_desc, &r)) != ERR_OK)
             return rc;
-        if (key_ok(e, &r))
+        if (key_ok(e, &r) && !served(e, &r))
             open_cursor(e, &r);
     }
+}
+
+/* The next row of the host sections (plan.series) that passes the
+ * predicates: 1, or 0 once they are drained, or an error. */
+static int next_section(struct exec *e)
+{
+    static const char empty[1] = "";
+    for (; e->hsec_at < e->nhsec; e->hsec_at++) {
+        struct hsec *hs = &e->hsec[e->hsec_at];
+        struct store_series_row sr;
+        int rc;
+        while (hs->cur && (rc = store_series_next(hs->cur, &sr)) == 1) {
+            e->scanned++;
+            e->section_rows++;
+            struct key_row r = {0};
+            r.ts = sr.ts, r.host = sr.host, r.event = sr.event;
+            if (!key_ok(e, &r))
+                continue;
+            struct slice id = slice_make(empty, 0);
+            cond_row_set(&e->crow, sr.ts, sr.host, sr.event, id, sr.value);
+            if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
+                if (rc)
+                    return rc;
+                continue;
+            }
+            e->row = (struct exec_row){sr.ts, sr.host, sr.event, id, sr.value};
+            return 1;
+        }
+        if (hs->cur && rc)
+            return rc;
+    }
+    return 0;
 }
 
 int query_exec_next(struct exec *e)
@@ -604,7 +742,10 @@ int query_exec_next(struct exec *e)
         return 0;
     switch (e->p->kind) {
     case PLAN_GET: return next_get(e);
-    case PLAN_INDEX: return next_index(e);
+    case PLAN_INDEX: {
+        int rc = e->hsec_at < e->nhsec ? next_section(e) : 0;
+        return rc ? rc : next_index(e);
+    }
     default: return next_scan(e);
     }
 }

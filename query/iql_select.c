@@ -591,9 +591,31 @@ struct reader {
 
 static void reader_close(struct reader *rd)
 {
+    if (rd->ex)
+        query_metrics_sections(query_exec_stats(rd->ex).section_rows);
     query_exec_free(rd->ex);
     if (rd->has_plan)
         plan_destroy(&rd->plan);
+}
+
+/* What an aggregate reads of each row (plan.series): the fields of its
+ * calls and of the condition, the host as a dimension; no other tag. */
+static void series_cols(const struct sel *s, struct plan *p)
+{
+    plan_series_begin(p);
+    for (size_t i = 0; i < s->ndims; i++)
+        if (strcmp(s->dims[i], s->c->o->host_tag) != 0)
+            p->series = false;
+    for (size_t j = 0; j < s->ncols; j++)
+        if (s->cols[j].is_aux)
+            p->series = false;
+    for (size_t k = 0; k < s->nslots; k++) {
+        if (!s->slots[k].field)
+            p->series = false;
+        else
+            plan_series_field(p, s->slots[k].field, strlen(s->slots[k].field));
+    }
+    plan_series_cond(p, s->w.cond);
 }
 
 static int reader_open(struct sel *s, struct reader *rd, bool unordered)
@@ -624,6 +646,8 @@ static int reader_open(struct sel *s, struct reader *rd, bool unordered)
     rd->has_plan = true;
     rd->plan.where = &s->w;
     rd->plan.unordered = unordered;
+    if (s->agg)
+        series_cols(s, &rd->plan);
     return query_exec_open(rd->snap, &rd->plan, &rd->ex, s->err);
 }
 

@@ -14,7 +14,8 @@ static const char *plan_labels[NPLANS] = {"get", "scan", "index", "full", "admin
 static const char *out_labels[NOUT] = {"ok", "error", "refused", "invalid"};
 
 static atomic_uint_fast64_t total[NPLANS][NOUT];
-static atomic_uint_fast64_t scanned, returned, blocks_read, blocks_skipped, rows_skipped, counted;
+static atomic_uint_fast64_t scanned, returned, blocks_read, blocks_skipped, rows_skipped, counted,
+    sections;
 static struct histogram latency;
 
 void query_metrics_record(int plan, int outcome, uint64_t rows_scanned, uint64_t rows_returned,
@@ -43,6 +44,16 @@ void query_metrics_counted(uint64_t rows)
 uint64_t query_metrics_rows_counted(void)
 {
     return atomic_load(&counted);
+}
+
+void query_metrics_sections(uint64_t rows)
+{
+    atomic_fetch_add(&sections, rows);
+}
+
+uint64_t query_metrics_rows_from_sections(void)
+{
+    return atomic_load(&sections);
 }
 
 void query_metrics(struct buf *out)
@@ -78,10 +89,15 @@ void query_metrics(struct buf *out)
                "# HELP logbucket_query_rows_counted_total Rows aggregate queries took from "
                "the tables' counts by event and minute instead of reading them.\n"
                "# TYPE logbucket_query_rows_counted_total counter\n"
-               "logbucket_query_rows_counted_total %llu\n",
+               "logbucket_query_rows_counted_total %llu\n"
+               "# HELP logbucket_query_rows_from_sections_total Rows aggregate queries of one "
+               "host read from the host sections of final windows (store/FORMAT.md).\n"
+               "# TYPE logbucket_query_rows_from_sections_total counter\n"
+               "logbucket_query_rows_from_sections_total %llu\n",
                (unsigned long long)atomic_load(&blocks_read),
                (unsigned long long)atomic_load(&blocks_skipped),
                (unsigned long long)atomic_load(&rows_skipped),
-               (unsigned long long)atomic_load(&counted));
+               (unsigned long long)atomic_load(&counted),
+               (unsigned long long)atomic_load(&sections));
     histogram_write(&latency, "logbucket_query_duration_seconds", "Statement latency.", out);
 }

@@ -25,7 +25,66 @@ void plan_destroy(struct plan *p)
 {
     free(p->ranges);
     free(p->keys);
+    free((void *)p->series_fields);
     memset(p, 0, sizeof(*p));
+}
+
+/* --- host sections --- */
+
+void plan_series_begin(struct plan *p)
+{
+    free((void *)p->series_fields);
+    p->series_fields = NULL;
+    p->nseries_fields = 0;
+    p->series = p->kind == PLAN_INDEX;
+}
+
+void plan_series_field(struct plan *p, const char *name, size_t len)
+{
+    if (!p->series)
+        return;
+    struct slice f = slice_make(name, len);
+    for (size_t i = 0; i < p->nseries_fields; i++)
+        if (slice_eq(p->series_fields[i], f))
+            return;
+    struct slice *v = xrealloc((void *)p->series_fields, (p->nseries_fields + 1) * sizeof *v);
+    v[p->nseries_fields++] = f;
+    p->series_fields = v;
+}
+
+void plan_series_col(struct plan *p, const struct sql_col *c)
+{
+    if (c->kind == SQL_COL_FIELD)
+        plan_series_field(p, c->name, strlen(c->name));
+    else if (c->kind == SQL_COL_TAG || c->kind == SQL_COL_ANY)
+        p->series = false;
+}
+
+void plan_series_cond(struct plan *p, const struct sql_expr *e)
+{
+    if (!e)
+        return;
+    if (e->kind == SQL_E_LEAF) {
+        plan_series_col(p, &e->col);
+        return;
+    }
+    for (size_t i = 0; i < e->nkids; i++)
+        plan_series_cond(p, e->kids[i]);
+}
+
+void plan_series_select(struct plan *p, const struct sql_select *sel)
+{
+    plan_series_begin(p);
+    if (!sel->agg)
+        p->series = false;
+    for (size_t i = 0; i < sel->nitems; i++)
+        if (sel->items[i].kind != SQL_I_BUCKET &&
+            !(sel->items[i].kind == SQL_I_AGG && sel->items[i].agg == SQL_A_COUNT_STAR))
+            plan_series_col(p, &sel->items[i].col);
+    for (size_t i = 0; i < sel->ngroups; i++)
+        if (sel->groups[i].kind == SQL_I_COL)
+            plan_series_col(p, &sel->groups[i].col);
+    plan_series_cond(p, sel->where.cond);
 }
 
 /* Effective ts bounds: the user's, cut at now - ttl. */

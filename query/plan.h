@@ -49,6 +49,13 @@ struct plan {
     int64_t max_rows; /* GET: rows a SELECT may return (max_get_rows); COUNT(*) and DELETE read them
                          all */
     const struct sql_where *where; /* borrowed from the statement */
+    /* INDEX, unordered: the caller needs of each row only its ts, host,
+     * event and these fields, numeric (set after plan_build): windows
+     * whose host sections have them are read from there (store.h,
+     * store_series_open). Borrowed. */
+    bool series;
+    const struct slice *series_fields;
+    size_t nseries_fields;
 };
 
 struct plan_opts {
@@ -65,6 +72,17 @@ struct plan_opts {
 int plan_build(const struct sql_select *sel, const struct db_opts *dbo, const struct plan_opts *o,
                struct plan *out, struct buf *err);
 void plan_destroy(struct plan *p);
+
+/* Host sections (plan.series): plan_series_begin, then every column the
+ * query reads (a field by name, a column, a condition's leaves); series
+ * stays set (for an INDEX plan) unless one cannot come from a section: a
+ * tag, or the whole row's text. plan_series_select does it all for an
+ * aggregate SELECT (a row query: never). */
+void plan_series_begin(struct plan *p);
+void plan_series_field(struct plan *p, const char *name, size_t len);
+void plan_series_col(struct plan *p, const struct sql_col *c);
+void plan_series_cond(struct plan *p, const struct sql_expr *e);
+void plan_series_select(struct plan *p, const struct sql_select *sel);
 
 const char *plan_kind_name(enum plan_kind k);
 /* Appends the EXPLAIN object: {"plan":..,"buckets":[..],"ranges":[..],...}. */

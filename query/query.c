@@ -148,12 +148,13 @@ static uint64_t run_scanned(const struct run *r)
 
 static struct exec_stats run_stats(const struct run *r)
 {
-    struct exec_stats a = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0, 0};
+    struct exec_stats a = r->ex ? query_exec_stats(r->ex) : (struct exec_stats){0, 0, 0, 0};
     if (r->ex2) {
         struct exec_stats b = query_exec_stats(r->ex2);
         a.blocks_read += b.blocks_read;
         a.blocks_skipped += b.blocks_skipped;
         a.rows_skipped += b.rows_skipped;
+        a.section_rows += b.section_rows;
     }
     return a;
 }
@@ -166,6 +167,7 @@ static void run_finish(struct run *r, int outcome)
                          clock_mono_ns() - r->t0);
     query_metrics_blocks(st.blocks_read, st.blocks_skipped, st.rows_skipped);
     query_metrics_counted(r->counted_rows);
+    query_metrics_sections(st.section_rows);
     run_release(r);
 }
 
@@ -206,6 +208,7 @@ static int run_plan(struct query_cursor *c, struct run *r, struct buf *err)
 static int run_exec_open(struct run *r, bool unordered, struct buf *err)
 {
     r->plan.unordered = unordered;
+    plan_series_select(&r->plan, &r->st->sel);
     if (!r->snap)
         r->snap = store_snapshot(r->db);
     return query_exec_open(r->snap, &r->plan, &r->ex, err);
@@ -799,12 +802,13 @@ static int select_analyze(struct query_cursor *c, struct run *r, struct buf *err
     tmp.len--; /* the closing brace */
     struct exec_stats st = run_stats(r);
     buf_printf(&tmp,
-               "%s,\"analyze\":{\"rows_scanned\":%llu,\"rows_counted\":%llu,\"rows_matched\":%llu,"
+               "%s,\"analyze\":{\"rows_scanned\":%llu,\"rows_counted\":%llu,"
+               "\"rows_from_sections\":%llu,\"rows_matched\":%llu,"
                "\"rows_returned\":%llu,\"rows_skipped\":%llu,\"blocks_read\":%llu,"
                "\"blocks_skipped\":%llu,\"groups\":%llu,\"ms\":%.3f}}",
                r->latest ? ",\"strategy\":\"latest per host\"" : "",
                (unsigned long long)(run_scanned(r) + r->latest_scanned),
-               (unsigned long long)r->counted_rows,
+               (unsigned long long)r->counted_rows, (unsigned long long)st.section_rows,
                (unsigned long long)(r->scanned_rows + r->counted_rows),
                (unsigned long long)(sel->count ? 1 : r->emitted),
                (unsigned long long)st.rows_skipped, (unsigned long long)st.blocks_read,

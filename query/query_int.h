@@ -49,6 +49,7 @@ uint64_t query_exec_scanned(const struct exec *e); /* entries read so far */
  * passed over without being decoded (their bytes lack a searched word). */
 struct exec_stats {
     uint64_t blocks_read, blocks_skipped, rows_skipped;
+    uint64_t section_rows; /* rows read from host sections (plan.series) */
 };
 struct exec_stats query_exec_stats(const struct exec *e);
 void query_exec_free(struct exec *e);
@@ -114,6 +115,9 @@ void query_metrics_blocks(uint64_t read, uint64_t skipped, uint64_t rows_skipped
 void query_metrics_counted(uint64_t rows);
 /* Their total since the start (tests). */
 uint64_t query_metrics_rows_counted(void);
+/* Rows aggregates read from host sections (store/series.h). */
+void query_metrics_sections(uint64_t rows);
+uint64_t query_metrics_rows_from_sections(void);
 
 /* The SELECT of the parameter form (query_params_open's parameters but
  * db and full_scan) into st->sel: ERR_INVAL with err set for a bad one.

@@ -15,6 +15,7 @@
 #include "model/record.h"
 #include "store/catalog.h"
 #include "store/ikey.h"
+#include "store/series.h"
 #include "store/store_int.h"
 
 /* Output files being written, one or more per window. */
@@ -33,6 +34,7 @@ struct outputs {
         uint64_t number;
         struct sst_builder *b;
         struct cat_builder *cat; /* the catalog of a row table */
+        struct ser_builder *ser; /* the host section of a final row table */
     } * open;
     size_t nopen, capopen;
     struct file_meta **done;
@@ -79,6 +81,8 @@ static int finish_one(struct outputs *o, struct win_builder *w)
         rc = part_open_file(o->p, w->number, &props, w->cat, &f);
     cat_builder_free(w->cat);
     w->cat = NULL;
+    ser_builder_free(w->ser);
+    w->ser = NULL;
     if (rc)
         return rc;
     f->fast = w->window >= o->fast_from;
@@ -102,16 +106,23 @@ static int new_builder(struct outputs *o, struct win_builder *w, const char *pat
         o->merged = NULL;
     }
     struct codec_opts codec = final_codec(o, window);
+    /* a window in its final form gets its rows again by host (series.h) */
+    w->ser = !o->p->is_index && codec.mode != CODEC_MODE_FAST && o->p->db->store->opts.host_section
+                 ? ser_builder_new(o->p->db->desc)
+                 : NULL;
     struct sst_build_opts opts = {.no_bloom = o->p->is_index,
                                   .empty_bloom = codec.mode == CODEC_MODE_ZSTD,
                                   .bloom_key = o->p->is_index ? NULL : key_row_base_len,
                                   .codec = codec,
                                   .layout = o->p->is_index ? COL_INDEX : COL_ROWS,
-                                  .observer = w->cat ? cat_builder_observer(w->cat) : NULL};
+                                  .observer = w->cat ? cat_builder_observer(w->cat) : NULL,
+                                  .section = w->ser ? ser_builder_section(w->ser) : NULL};
     int rc = sst_builder_new(o->p->db->store->env, path, &opts, &w->b);
     if (rc) {
         cat_builder_free(w->cat);
         w->cat = NULL;
+        ser_builder_free(w->ser);
+        w->ser = NULL;
     }
     return rc;
 }
@@ -183,6 +194,7 @@ static void outputs_free(struct outputs *o, bool failed)
     for (size_t i = 0; i < o->nopen; i++) {
         sst_builder_abandon(o->open[i].b);
         cat_builder_free(o->open[i].cat);
+        ser_builder_free(o->open[i].ser);
     }
     cat_builder_free(o->merged);
     for (size_t i = 0; i < o->ndone; i++) {

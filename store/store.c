@@ -24,6 +24,7 @@ void store_opts_default(struct store_opts *o)
     o->retention_check_interval_ns = 60LL * 1000000000LL;
     o->max_file_bytes = 64u << 20;
     o->cold_zstd_level = 3;
+    o->host_section = true;
     o->clock = NULL;
     o->clock_arg = NULL;
     o->env = NULL;

@@ -64,6 +64,9 @@ struct store_opts {
      * being written, fast LZ4. Files of every form are read whatever this
      * is (store/FORMAT.md). */
     int cold_zstd_level;
+    /* A window's final form also keeps its rows by host (store/series.h,
+     * store_series_open); default true. */
+    bool host_section;
     /* Wall clock in ns since the epoch, for TTL; NULL = CLOCK_REALTIME.
      * Tests inject a clock here. */
     int64_t (*clock)(void *arg);
@@ -383,6 +386,36 @@ struct store_ts_range {
 int store_snap_window_counts(struct store_snap *snap, uint32_t bucket, int64_t lo, int64_t hi,
                              store_count_fn fn, void *arg, struct store_ts_range **windows,
                              size_t *n);
+
+/* The rows of one host read from the host sections (store/series.h) of
+ * the windows of bucket that the snapshot reads from one table alone: a
+ * window held by a single file that has a section, with no memtable
+ * entry and no range tombstone in the window, no entry newer than the
+ * snapshot, none of the nfields fields holding a string in any of its
+ * rows, clipped to [lo, hi] and to the TTL cut-offs (database, per event
+ * and disk guard). Each row comes once, as a read would return it, but
+ * with only its ts, host, event and a value record of its numeric
+ * fields (no tags, no string fields, an empty id), of the nevents events
+ * (sorted bytewise, borrowed; events NULL: every event): for a caller that
+ * needs nothing else of a row and no order (rows come window by window,
+ * by ts within one in the stored order, events mixed). The ts ranges so
+ * served go to *windows (malloc'd, ascending; NULL if none) and their
+ * number to *n; the rest of [lo, hi] is the caller's to read (the host
+ * index). Any thread; the snapshot must outlive the cursor. ERR_INVAL for
+ * a bucket out of range. */
+struct store_series;
+struct store_series_row {
+    int64_t ts;
+    struct slice host, event, value; /* valid until the next call */
+};
+int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice host, int64_t lo,
+                      int64_t hi, const struct slice *events, size_t nevents,
+                      const struct slice *fields, size_t nfields, struct store_series **out,
+                      struct store_ts_range **windows, size_t *n);
+/* 1 and *row set, 0 at the end, or an error (ERR_CORRUPT: a damaged block;
+ * the caller fails its query, as a read of the rows would). */
+int store_series_next(struct store_series *s, struct store_series_row *row);
+void store_series_close(struct store_series *s); /* NULL ok */
 
 /* --- schema catalog (discovery statements) --- */
 

@@ -157,6 +157,11 @@ struct store_snap {
     pthread_mutex_t mu;
 };
 
+/* Whether the snapshot reads window [ws, we] of bucket from its tables
+ * alone: no memtable entry in it and no range tombstone meeting it
+ * (window_counts.c). */
+bool snap_window_tables_only(struct store_snap *snap, uint32_t bucket, int64_t ws, int64_t we);
+
 /* The scheduler's wake-up, installed by store_open: new work (a frozen
  * memtable, a tombstone to purge) or a database failed. */
 static inline void store_wake(struct store *s)

@@ -34,18 +34,11 @@ static bool tombs_meet(const struct tomb_set *t, int64_t lo, int64_t hi)
     return false;
 }
 
-/* The counts of file f, the table of window [ws, we] in bucket that
- * holds its rows (others may hold late ones), if the snapshot reads that
- * window from tables alone (see store.h). */
-static const struct cnt_file *window_counts(struct store_snap *snap, uint32_t bucket,
-                                            const struct file_meta *f, int64_t ws, int64_t we)
+bool snap_window_tables_only(struct store_snap *snap, uint32_t bucket, int64_t ws, int64_t we)
 {
     const struct part_snap *ps = &snap->ps[bucket];
-    if (f->cat_rc != ERR_OK)
-        return NULL;
-    const struct cnt_file *c = cat_file_counts(f->cat);
-    if (!c || cnt_file_max_seq(c) > snap->seq || tombs_meet(snap->tombs, ws, we))
-        return NULL;
+    if (tombs_meet(snap->tombs, ws, we))
+        return false;
     struct buf lo = BUF_INIT, hi = BUF_INIT;
     key_row_range(&lo, &hi, bucket, ws, we, snap->db->desc);
     struct slice l = slice_make(lo.data, lo.len), h = slice_make(hi.data, hi.len);
@@ -54,7 +47,21 @@ static const struct cnt_file *window_counts(struct store_snap *snap, uint32_t bu
         mem = mt_has(ps->imm[i], l, h);
     buf_destroy(&lo);
     buf_destroy(&hi);
-    return mem ? NULL : c;
+    return !mem;
+}
+
+/* The counts of file f, the table of window [ws, we] in bucket that
+ * holds its rows (others may hold late ones), if the snapshot reads that
+ * window from tables alone (see store.h). */
+static const struct cnt_file *window_counts(struct store_snap *snap, uint32_t bucket,
+                                            const struct file_meta *f, int64_t ws, int64_t we)
+{
+    if (f->cat_rc != ERR_OK)
+        return NULL;
+    const struct cnt_file *c = cat_file_counts(f->cat);
+    if (!c || cnt_file_max_seq(c) > snap->seq || !snap_window_tables_only(snap, bucket, ws, we))
+        return NULL;
+    return c;
 }
 
 /* REQUIRES: ts >= INT64_MIN + CNT_MINUTE_NS */

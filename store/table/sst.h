@@ -26,8 +26,14 @@
  * key (a row table's key base); version 1 (still read) whole user keys.
  * Version 3: data blocks of log rows have word filters (wfilter.h); the
  * blocks of versions 1 and 2 are always read. */
-#define SST_VERSION 4
+/* Version 4: zstd data blocks in their columnar form (colblock.h).
+ * Version 5: a section (below), its trailer between the catalog block and
+ * the footer; written only by builders given a section, the rest stay
+ * version 4 (SST_VERSION_PLAIN). */
+#define SST_VERSION 5
+#define SST_VERSION_PLAIN 4
 #define SST_FOOTER 80
+#define SST_SECTION_TRAILER 36
 #define SST_BLOCK_SIZE (32u << 10)
 
 struct cache;
@@ -52,6 +58,22 @@ struct sst_observer {
     void (*finish)(struct sst_observer *o, uint64_t data_bytes, struct buf *out);
 };
 
+/* A second sorted run of entries in the same file (FORMAT.md, "Host
+ * section"): its own blocks, index block and a raw "names" block, written
+ * after the data blocks. A section sees every entry added to the table
+ * (as an observer does) and gives its own entries at the finish.
+ * Borrowed: must outlive the builder. */
+struct sst_section {
+    void (*entry)(struct sst_section *s, struct slice ikey, struct slice value, int64_t ts);
+    /* At sst_builder_finish: calls put for each of its entries (internal
+     * keys, ascending; put's non-zero code stops it and is returned) and
+     * appends the names block's bytes to names. ERR_NOTFOUND: the table
+     * gets no section (nothing to write, or the section gave up). */
+    int (*finish)(struct sst_section *s,
+                  int (*put)(void *arg, struct slice ikey, struct slice value), void *arg,
+                  struct buf *names);
+};
+
 struct sst_build_opts {
     bool no_bloom; /* no point reads on this table (the host index) */
     /* point reads, but no bloom filter (an empty bloom block, which matches
@@ -68,6 +90,7 @@ struct sst_build_opts {
      * (colblock.h; COL_NONE: none) */
     enum col_layout layout;
     struct sst_observer *observer; /* NULL: none, no catalog block */
+    struct sst_section *section;   /* NULL: none (blocks of layout COL_INDEX) */
 };
 
 /* Creates path (truncating). env must outlive the builder; opts NULL =
@@ -114,7 +137,7 @@ const struct sst_props *sst_get_props(const struct sst_table *t);
 /* Newest version of ukey with seq <= max_seq: ERR_OK with *kind set and the
  * value appended to out, ERR_NOTFOUND, or ERR_CORRUPT. */
 int sst_get(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *kind, struct buf *out);
-/* The format version of the file (1 to 4). */
+/* The format version of the file (1 to 5). */
 uint32_t sst_version(const struct sst_table *t);
 /* Decodes the table's catalog block into out (reset first): ERR_OK,
  * ERR_NOTFOUND if the table has none (footer bytes 68..71 zero), or
@@ -130,6 +153,12 @@ int sst_get_seq(struct sst_table *t, struct slice ukey, uint64_t max_seq, int *k
                 struct buf *out, uint64_t *seq);
 /* Iterator over the internal keys; holds its own reference. */
 struct iter *sst_iter(struct sst_table *t);
+/* Whether the table has a section (sst_section), and an iterator over its
+ * entries (as sst_iter; an empty one if it has none). */
+bool sst_has_section(const struct sst_table *t);
+struct iter *sst_section_iter(struct sst_table *t);
+/* The section's names block (empty if none); valid while t is. */
+struct slice sst_section_names(const struct sst_table *t);
 
 /* What a table iterator may pass over: a data block whose word filter
  * lacks one of the nwords words (both their hashes, model/words.h) is skipped as if it

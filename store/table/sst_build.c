@@ -32,6 +32,7 @@ struct sst_builder {
     bool has_words;               /* data blocks get word filters */
     struct wfilter_builder words; /* of the data block being filled */
     struct buf filter;            /* scratch for a word filter */
+    struct sst_section *section;  /* opts.section in a file of version 5, else NULL */
 };
 
 /* The format version builders write (sst_test_set_version); atomic, as
@@ -61,6 +62,7 @@ int sst_builder_new(struct env *env, const char *path, const struct sst_build_op
     b->version = atomic_load_explicit(&write_version, memory_order_relaxed);
     /* the host index has no searches by word (nor point reads) */
     b->has_words = b->version >= 3 && !b->opts.no_bloom;
+    b->section = b->version >= 5 ? b->opts.section : NULL;
     wfilter_builder_init(&b->words);
     b->props.min_ts = INT64_MAX;
     b->props.max_ts = INT64_MIN;
@@ -110,13 +112,18 @@ static int end_block(struct sst_builder *b, size_t start, uint64_t *off, uint64_
 /* Encodes raw as a stored block at the end of the table (written with the
  * next run); sets its handle (offset, payload size). A data block may be
  * stored in its columnar form (files of version 4). */
+static int write_block_as(struct sst_builder *b, struct slice raw, enum col_layout layout,
+                          uint64_t *off, uint64_t *size)
+{
+    size_t start = b->out.len;
+    codec_encode_data(raw, &b->opts.codec, b->version >= 4 ? layout : COL_NONE, &b->out);
+    return end_block(b, start, off, size);
+}
+
 static int write_block(struct sst_builder *b, struct slice raw, bool data, uint64_t *off,
                        uint64_t *size)
 {
-    size_t start = b->out.len;
-    enum col_layout layout = data && b->version >= 4 ? b->opts.layout : COL_NONE;
-    codec_encode_data(raw, &b->opts.codec, layout, &b->out);
-    return end_block(b, start, off, size);
+    return write_block_as(b, raw, data ? b->opts.layout : COL_NONE, off, size);
 }
 
 /* The index entry of a data block: its last key and handle, then the
@@ -189,6 +196,8 @@ static void note_row(struct sst_builder *b, struct slice ikey, struct slice valu
     add_hash(b, ikey_user(ikey));
     if (b->opts.observer)
         b->opts.observer->entry(b->opts.observer, ikey, value, ts);
+    if (b->section)
+        b->section->entry(b->section, ikey, value, ts);
     b->props.entries++;
     if (ikey_kind(ikey) == IKEY_DEL)
         b->props.deletes++;
@@ -277,6 +286,75 @@ uint64_t sst_builder_entries(const struct sst_builder *b)
     return b->props.entries;
 }
 
+/* The section's blocks, as the data blocks are cut (SST_BLOCK_SIZE), with
+ * the columnar layout of the host index. */
+struct sec_writer {
+    struct sst_builder *b;
+    struct blk_builder blk, index;
+};
+
+static int sec_flush(struct sec_writer *w)
+{
+    if (w->blk.count == 0)
+        return ERR_OK;
+    uint64_t off, size;
+    int rc = write_block_as(w->b, blk_finish(&w->blk), COL_INDEX, &off, &size);
+    if (rc)
+        return rc;
+    char h[20];
+    size_t n = coding_varint_enc(h, off);
+    n += coding_varint_enc(h + n, size);
+    blk_add(&w->index, slice_make(w->blk.last_key.data, w->blk.last_key.len), slice_make(h, n));
+    blk_builder_reset(&w->blk);
+    return ERR_OK;
+}
+
+static int sec_put(void *arg, struct slice ikey, struct slice value)
+{
+    struct sec_writer *w = arg;
+    blk_add(&w->blk, ikey, value);
+    return blk_size(&w->blk) >= SST_BLOCK_SIZE ? sec_flush(w) : ERR_OK;
+}
+
+/* Writes the section's blocks, if the builder has one with entries, and
+ * its trailer into tr (FORMAT.md, "Host section"), to go after the
+ * catalog block; *wrote says whether it did. */
+static int write_section(struct sst_builder *b, char tr[SST_SECTION_TRAILER], bool *wrote)
+{
+    *wrote = false;
+    if (!b->section)
+        return ERR_OK;
+    struct sec_writer w = {.b = b};
+    blk_builder_init(&w.blk);
+    blk_builder_init(&w.index);
+    struct buf names = BUF_INIT;
+    uint64_t ioff = 0, isize = 0, noff = 0, nsize = 0;
+    int rc = b->section->finish(b->section, sec_put, &w, &names);
+    if (rc == ERR_NOTFOUND || (rc == ERR_OK && w.blk.count == 0 && w.index.count == 0)) {
+        rc = ERR_OK;
+        goto done;
+    }
+    if (!rc)
+        rc = sec_flush(&w);
+    if (!rc)
+        rc = write_block(b, blk_finish(&w.index), false, &ioff, &isize);
+    if (!rc)
+        rc = write_block(b, slice_make(names.data, names.len), false, &noff, &nsize);
+    if (!rc) {
+        coding_put_u64le(tr, ioff);
+        coding_put_u64le(tr + 8, isize);
+        coding_put_u64le(tr + 16, noff);
+        coding_put_u64le(tr + 24, nsize);
+        coding_put_u32le(tr + 32, crc32c_mask(crc32c(tr, 32)));
+        *wrote = true;
+    }
+done:
+    blk_builder_destroy(&w.blk);
+    blk_builder_destroy(&w.index);
+    buf_destroy(&names);
+    return rc;
+}
+
 static void put_footer(struct sst_builder *b, char *f, uint64_t bloom_off, uint64_t bloom_size,
                        uint64_t idx_off, uint64_t idx_size, uint32_t cat_stored)
 {
@@ -310,6 +388,12 @@ int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
     rc = write_block(b, blk_finish(&b->index), false, &idx_off, &idx_size);
     if (rc)
         goto done;
+    char tr[SST_SECTION_TRAILER];
+    bool section;
+    if ((rc = write_section(b, tr, &section)) != ERR_OK)
+        goto done;
+    if (!section && b->version > SST_VERSION_PLAIN)
+        b->version = SST_VERSION_PLAIN; /* the rest of version 5 is version 4 */
     /* the catalog block, directly before the footer: its stored size
      * (payload and trailer) in the footer finds it */
     uint64_t cat_off = 0, cat_size = 0;
@@ -319,6 +403,10 @@ int sst_builder_finish(struct sst_builder *b, struct sst_props *out)
     if (filter.len &&
         (rc = write_block(b, slice_make(filter.data, filter.len), false, &cat_off, &cat_size)))
         goto done;
+    if (section) {
+        buf_append(&b->out, tr, sizeof tr);
+        b->offset += sizeof tr;
+    }
     char f[SST_FOOTER];
     put_footer(b, f, bloom_off, bloom_size, idx_off, idx_size,
                filter.len ? (uint32_t)(cat_size + CODEC_TRAILER) : 0);

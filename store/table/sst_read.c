@@ -34,7 +34,12 @@ struct sst_table {
     struct buf bloom;
     struct sst_props props;
     uint32_t version;
-    uint32_t cat_stored;     /* stored bytes of the catalog block, 0: none */
+    uint32_t cat_stored; /* stored bytes of the catalog block, 0: none */
+    bool has_section;    /* version 5: a host section (sst_section) */
+    struct buf sec_raw;  /* its index block */
+    struct blk sec_index;
+    struct buf sec_rpfx;
+    struct buf sec_names;    /* its names block, decoded */
     struct zdict_set *dicts; /* of the database, for type 4 blocks (sst_set_dicts) */
 };
 
@@ -111,6 +116,40 @@ static int parse_footer(struct sst_table *t, const char *f, uint64_t h[4])
     return ERR_OK;
 }
 
+/* Where the catalog block ends: at the footer, or at the section trailer
+ * before it (version 5). */
+static uint64_t catalog_end(const struct sst_table *t)
+{
+    return t->file_size - SST_FOOTER - (t->version >= 5 ? SST_SECTION_TRAILER : 0);
+}
+
+/* A version 5 file's section trailer, directly before its footer: the
+ * handles of the section's index and names blocks. */
+static int load_section(struct sst_table *t)
+{
+    if (t->file_size < SST_FOOTER + SST_SECTION_TRAILER)
+        return err_corrupt("%s: no room for the section trailer", t->path);
+    uint64_t at = catalog_end(t);
+    char tr[SST_SECTION_TRAILER];
+    size_t got;
+    int rc = env_pread(t->f, at, tr, sizeof tr, &got);
+    if (rc)
+        return rc;
+    if (got != sizeof tr)
+        return err_corrupt("%s: short section trailer", t->path);
+    if (crc32c_unmask(coding_get_u32le(tr + 32)) != crc32c(tr, 32))
+        return err_corrupt("%s: section trailer checksum mismatch", t->path);
+    rc = read_stored(t, coding_get_u64le(tr), coding_get_u64le(tr + 8), &t->sec_raw);
+    if (!rc)
+        rc = blk_parse(slice_make(t->sec_raw.data, t->sec_raw.len), &t->sec_index);
+    if (!rc)
+        blk_index_restarts(&t->sec_index, &t->sec_rpfx);
+    if (!rc)
+        rc = read_stored(t, coding_get_u64le(tr + 16), coding_get_u64le(tr + 24), &t->sec_names);
+    t->has_section = rc == ERR_OK;
+    return rc;
+}
+
 static int load_meta(struct sst_table *t)
 {
     char f[SST_FOOTER];
@@ -132,6 +171,8 @@ static int load_meta(struct sst_table *t)
         blk_index_restarts(&t->index, &t->index_rpfx);
     if (!rc)
         rc = read_stored(t, h[2], h[3], &t->bloom);
+    if (!rc && t->version >= 5)
+        rc = load_section(t);
     return rc;
 }
 
@@ -175,6 +216,9 @@ void sst_unref(struct sst_table *t)
     env_close(t->f);
     buf_destroy(&t->index_raw);
     buf_destroy(&t->index_rpfx);
+    buf_destroy(&t->sec_raw);
+    buf_destroy(&t->sec_rpfx);
+    buf_destroy(&t->sec_names);
     buf_destroy(&t->bloom);
     zdict_set_unref(t->dicts);
     free(t->path);
@@ -349,7 +393,7 @@ uint32_t sst_version(const struct sst_table *t)
 
 int sst_read_catalog(struct sst_table *t, struct buf *out)
 {
-    uint64_t n = t->cat_stored, end = t->file_size - SST_FOOTER;
+    uint64_t n = t->cat_stored, end = catalog_end(t);
     if (n == 0)
         return ERR_NOTFOUND;
     if (n <= CODEC_TRAILER || n > end)
@@ -654,6 +698,28 @@ static const struct it_ops sst_it_ops = {
 struct iter *sst_iter(struct sst_table *t)
 {
     return sst_iter_opts(t, NULL);
+}
+
+bool sst_has_section(const struct sst_table *t)
+{
+    return t->has_section;
+}
+
+struct iter *sst_section_iter(struct sst_table *t)
+{
+    if (!t->has_section)
+        return it_new_empty();
+    struct sst_it *s = xcalloc(1, sizeof *s);
+    it_init(&s->base, &sst_it_ops);
+    sst_ref(t);
+    s->t = t;
+    s->index = blk_iter(&t->sec_index);
+    return &s->base;
+}
+
+struct slice sst_section_names(const struct sst_table *t)
+{
+    return slice_make(t->sec_names.data, t->sec_names.len);
 }
 
 struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts)

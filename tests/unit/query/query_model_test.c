@@ -195,6 +195,7 @@ struct ref_row {
 struct model {
     struct store *s;
     int counted_pct; /* aggregate queries of the counted shape (gen_counted), in 100 */
+    int series_pct;  /* of the host section shape (gen_series), in 100 */
     char dir[64];
     struct ref_row *rows;
     size_t n, cap;
@@ -2529,6 +2530,43 @@ static void gen_counted(struct model *m, struct qspec *q, struct aspec *a, struc
     }
 }
 
+/* The shape the host sections answer (store/series.h): one to three
+ * hosts, maybe events, maybe a ts range, no other condition; GROUP BY a
+ * time bucket, host or event (gen_agg_query adds aggregates, mostly of
+ * numeric fields: a string one makes the store read the rows). */
+static void gen_series(struct model *m, struct qspec *q, struct aspec *a, struct buf *conds,
+                       struct aitem *keys, size_t *nkeys)
+{
+    q->shape = 2;
+    q->ts_kind = rn(m, 3) ? 1 : 0;
+    gen_set(m, q->hosts, NH, &q->has_host);
+    gen_ts(m, q, conds);
+    sql_set(conds, "host", q->hosts, hosts, NH);
+    if (rn(m, 2)) {
+        gen_set(m, q->events, NE, &q->has_event);
+        sql_set(conds, "event", q->events, events, NE);
+    }
+    struct aitem *it;
+    if (rn(m, 3)) {
+        it = &keys[(*nkeys)++];
+        gen_bucket(m, a, it, false);
+    }
+    static const int cols[] = {C_HOST, C_EVENT};
+    for (size_t i = 0, n = rn(m, 3); i < n; i++) {
+        it = &keys[*nkeys];
+        memset(it, 0, sizeof(*it));
+        it->kind = I_KEY;
+        it->col = cols[rn(m, 2)];
+        col_text(it->col, NULL, it->out, sizeof(it->out));
+        col_sql(m, it->col, NULL, it->expr, sizeof(it->expr));
+        bool dup = false;
+        for (size_t j = 0; j < *nkeys; j++)
+            dup |= item_same(&keys[j], it);
+        if (!dup)
+            (*nkeys)++;
+    }
+}
+
 static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, struct buf *sql)
 {
     static const char *aliases[] = {"n", "total", "lo", "hi", "pq", "t", "k1", "k2", "f1", "f2"};
@@ -2538,13 +2576,16 @@ static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, str
     a->limit = -1;
     int shape = (int)rn(m, 8);
     bool counted = (int)rn(m, 100) < m->counted_pct;
-    bool want_fill = !counted && rn(m, 4) == 0;
+    bool series = !counted && (int)rn(m, 100) < m->series_pct;
+    bool want_fill = !counted && !series && rn(m, 4) == 0;
     struct buf conds = BUF_INIT;
     struct aitem it;
     struct aitem keys[AMAX_KEYS + 1];
     size_t nkeys = 0;
     if (counted) {
         gen_counted(m, q, a, &conds, keys, &nkeys);
+    } else if (series) {
+        gen_series(m, q, a, &conds, keys, &nkeys);
     } else if (want_fill) { /* a ts range (mostly bounded), no ts in the tree */
         q->shape = 1;
         q->ts_kind = 1;
@@ -2564,8 +2605,8 @@ static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, str
         gen_conds(m, q, shape, &conds);
     }
     /* GROUP BY: a bucket, keys */
-    size_t nk = counted ? 0 : want_fill ? rn(m, 2) : rn(m, 4);
-    bool bucket = !counted && (rn(m, 2) || want_fill);
+    size_t nk = counted || series ? 0 : want_fill ? rn(m, 2) : rn(m, 4);
+    bool bucket = !counted && !series && (rn(m, 2) || want_fill);
     a->grouped = bucket || nk || nkeys;
     if (bucket) {
         gen_bucket(m, a, &it, want_fill);
@@ -2597,6 +2638,12 @@ static void gen_agg_query(struct model *m, struct qspec *q, struct aspec *a, str
         na = 1;
     for (size_t i = 0; i < na; i++) {
         gen_agg_item(m, &it);
+        /* no tag (the rows would be read); a string field now and then */
+        for (int t = 0; series && t < 8 &&
+                        (it.col == C_TAG ||
+                         (it.col == C_FIELD && it.name[0] != 'v' && it.name[0] != 'c' && rn(m, 2)));
+             t++)
+            gen_agg_item(m, &it);
         if (counted && it.fn != A_COUNT_STAR) {
             memset(&it, 0, sizeof(it));
             it.kind = I_AGG;
@@ -3747,15 +3794,38 @@ static void test_counted(void **state)
     struct model *m = *state;
     size_t nq = san() ? 100 : 600;
     uint64_t before = query_metrics_rows_counted();
+    uint64_t sec_before = query_metrics_rows_from_sections();
     m->counted_pct = 50;
     model_db(m, "c0desc", true, 7, 37000000000LL, 0, 50, nq);
     model_db(m, "c0asc", false, 16, 37000000000LL, 0, 0, nq);
     model_db(m, "c1desc", true, 1, 7000000LL, 0, 50, nq);
     model_db(m, "c2asc", false, 7, 37000000000LL, 150 * 37000000000LL + 1, 50, nq);
     uint64_t counted = query_metrics_rows_counted() - before;
-    print_message("# %zu aggregate queries; %llu rows taken from the tables' counts\n",
-                  m->agg_queries, (unsigned long long)counted);
+    uint64_t sections = query_metrics_rows_from_sections() - sec_before;
+    print_message("# %zu aggregate queries; %llu rows taken from the tables' counts, %llu read "
+                  "from host sections\n",
+                  m->agg_queries, (unsigned long long)counted, (unsigned long long)sections);
     assert_true(counted > 1000);
+}
+
+/* Aggregate queries of one to three hosts over numeric fields (one in
+ * two), which the host sections of compacted windows answer (one file a
+ * window), against the same brute force, with writes, deletes, flushes
+ * and compactions between. */
+static void test_sections(void **state)
+{
+    struct model *m = *state;
+    size_t nq = san() ? 100 : 600;
+    uint64_t before = query_metrics_rows_from_sections();
+    m->series_pct = 50;
+    model_db(m, "h0desc", true, 7, 37000000000LL, 0, 50, nq);
+    model_db(m, "h0asc", false, 16, 37000000000LL, 0, 0, nq);
+    model_db(m, "h1desc", true, 1, 7000000LL, 0, 50, nq);
+    model_db(m, "h2asc", false, 7, 37000000000LL, 150 * 37000000000LL + 1, 50, nq);
+    uint64_t sections = query_metrics_rows_from_sections() - before;
+    print_message("# %zu aggregate queries; %llu rows read from host sections\n", m->agg_queries,
+                  (unsigned long long)sections);
+    assert_true(sections > 1000);
 }
 
 int main(void)
@@ -3764,6 +3834,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counted, setup_big, teardown),
+        cmocka_unit_test_setup_teardown(test_sections, setup_big, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,47 @@
+/* The host section of a row table (FORMAT.md, "Host section"): the
+ * table's rows again, ordered by host as the host index is (host 0x00
+ * tskey event 0x00), each with a record of its numeric fields only. A
+ * query that needs of each row no more than its ts, host, event and
+ * numeric fields (an aggregate of one host over hours) reads a window's
+ * rows of one host from here, side by side, instead of one row at a time
+ * from blocks of every host (store_series_open, store.h).
+ *
+ * Built from every entry the table is written with, like the counts: a
+ * row once, by the newest version of its key (merges folded into it as a
+ * reader folds them, none for a delete). Each entry's internal key is an
+ * index key whose sequence tells apart the rows of one (host, ts, event)
+ * (0, 1, ...), kind put; its value is the record (model/record.h) of the
+ * row's FLOAT, INT, UINT and BOOL fields, in the row's order, no tags.
+ * The names block lists the fields that hold a string in some row (a read
+ * that needs one of them reads the rows instead) and the newest sequence
+ * among the table's entries.
+ *
+ * A builder is used by the one thread that builds its table. */
+#ifndef LB_STORE_SERIES_H
+#define LB_STORE_SERIES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/slice.h"
+#include "store/table/sst.h"
+
+/* Past this many string field names, a table keeps no section. */
+#define SER_MAX_STRING_NAMES 256
+
+struct ser_builder;
+
+/* A builder for a row table of a database with ts order desc. */
+struct ser_builder *ser_builder_new(bool desc);
+void ser_builder_free(struct ser_builder *b); /* NULL ok */
+/* The section to set in sst_build_opts; valid as long as b. */
+struct sst_section *ser_builder_section(struct ser_builder *b);
+
+/* The newest sequence of a table's entries, from its names block; false
+ * if the block is malformed. */
+bool ser_names_max_seq(struct slice names, uint64_t *max_seq);
+/* Whether field is one of the names block's string fields (true too if
+ * the block is malformed: the rows must then be read). */
+bool ser_names_has(struct slice names, struct slice field);
+
+#endif

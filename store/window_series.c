@@ -1,0 +1,190 @@
+/* store_series_open (store.h): one host's rows from the host sections of
+ * the windows one table holds alone (store/series.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/coding.h"
+#include "base/err.h"
+#include "model/key.h"
+#include "store/ikey.h"
+#include "store/series.h"
+#include "store/store_int.h"
+#include "store/ttl.h"
+
+struct ser_window {
+    struct file_meta *f;
+    int64_t lo, hi; /* the rows' ts range in it */
+};
+
+struct store_series {
+    struct store_snap *snap;
+    struct buf host; /* the host's prefix of index keys: host 0x00 */
+    struct ser_window *w;
+    size_t nw, at; /* windows, the one being read */
+    struct iter *it;
+    bool started;
+    struct buf seek;
+    const struct slice *events; /* sorted; NULL: every event */
+    size_t nevents;
+};
+
+/* Whether window [ws, we] of bucket, held by f alone, can be read from f's
+ * section for these fields. */
+static bool section_serves(struct store_snap *snap, uint32_t bucket, const struct file_meta *f,
+                           int64_t ws, int64_t we, const struct slice *fields, size_t nfields)
+{
+    if (!sst_has_section(f->table))
+        return false;
+    struct slice names = sst_section_names(f->table);
+    uint64_t max_seq;
+    if (!ser_names_max_seq(names, &max_seq) || max_seq > snap->seq)
+        return false;
+    for (size_t i = 0; i < nfields; i++)
+        if (ser_names_has(names, fields[i]))
+            return false;
+    return snap_window_tables_only(snap, bucket, ws, we);
+}
+
+int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice host, int64_t lo,
+                      int64_t hi, const struct slice *events, size_t nevents,
+                      const struct slice *fields, size_t nfields, struct store_series **out,
+                      struct store_ts_range **windows, size_t *n)
+{
+    *out = NULL;
+    *windows = NULL;
+    *n = 0;
+    if (bucket >= snap->db->buckets)
+        return ERR_INVAL;
+    /* no row below a cut-off: some may be hidden but not compacted away */
+    int64_t cut = event_cuts_max(&snap->cuts, snap->cutoff);
+    if (lo < cut)
+        lo = cut;
+    struct store_series *s = xcalloc(1, sizeof *s);
+    s->snap = snap;
+    s->events = events;
+    s->nevents = nevents;
+    key_encode_index_prefix(&s->host, host);
+    const struct version *v = snap->ps[bucket].ver;
+    size_t cap = 0;
+    for (size_t i = 0, j; v && i < v->n && lo <= hi; i = j) {
+        int64_t wn = v->files[i]->window;
+        for (j = i; j < v->n && v->files[j]->window == wn; j++)
+            ;
+        /* wn is part_window's number: ts / STORE_WINDOW_NS, floored */
+        if (j - i != 1 || wn < INT64_MIN / STORE_WINDOW_NS + 1 ||
+            wn > INT64_MAX / STORE_WINDOW_NS - 1)
+            continue;
+        int64_t ws = wn * STORE_WINDOW_NS, we = ws + (STORE_WINDOW_NS - 1);
+        int64_t a = ws > lo ? ws : lo, b = we < hi ? we : hi;
+        if (a > b || !section_serves(snap, bucket, v->files[i], ws, we, fields, nfields))
+            continue;
+        if (s->nw == cap) {
+            cap = cap ? 2 * cap : 16;
+            s->w = xrealloc(s->w, cap * sizeof *s->w);
+            *windows = xrealloc(*windows, cap * sizeof **windows);
+        }
+        s->w[s->nw++] = (struct ser_window){v->files[i], a, b};
+        (*windows)[(*n)++] = (struct store_ts_range){a, b};
+    }
+    *out = s;
+    return ERR_OK;
+}
+
+/* Opens the section of the next window at its first entry of the host in
+ * range; false when no window is left. */
+static bool next_window(struct store_series *s)
+{
+    it_destroy(s->it);
+    s->it = NULL;
+    if (s->at >= s->nw)
+        return false;
+    const struct ser_window *w = &s->w[s->at++];
+    bool desc = s->snap->db->desc;
+    s->it = sst_section_iter(w->f->table);
+    buf_reset(&s->seek);
+    key_encode_index_at(&s->seek, slice_make(s->host.data, s->host.len - 1), desc ? w->hi : w->lo,
+                        desc);
+    it_seek(s->it, slice_make(s->seek.data, s->seek.len));
+    return true;
+}
+
+static bool event_wanted(const struct store_series *s, struct slice event)
+{
+    if (!s->events)
+        return true;
+    size_t lo = 0, hi = s->nevents;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = slice_cmp(s->events[mid], event);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* The entry at the cursor: 1 (a row to give), 0 (an event not wanted:
+ * the next entry), -1 (past the host's rows in range: the next window),
+ * or ERR_CORRUPT. Reads the key in place: host 0x00 tskey event 0x00. */
+static int at_entry(struct store_series *s, const struct ser_window *w,
+                    struct store_series_row *row)
+{
+    struct slice ik = it_key(s->it), pfx = slice_make(s->host.data, s->host.len);
+    if (!ikey_ok(ik))
+        return ERR_CORRUPT;
+    struct slice uk = ikey_user(ik);
+    if (!slice_starts_with(uk, pfx))
+        return -1;
+    if (uk.len < pfx.len + 9 || uk.ptr[uk.len - 1] != '\0')
+        return ERR_CORRUPT;
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(uk.ptr + pfx.len), s->snap->db->desc);
+    if (ts < w->lo || ts > w->hi)
+        return -1;
+    struct slice event = slice_make(uk.ptr + pfx.len + 8, uk.len - pfx.len - 9);
+    if (!event_wanted(s, event))
+        return 0;
+    *row = (struct store_series_row){ts, slice_make(uk.ptr, pfx.len - 1), event, it_value(s->it)};
+    return 1;
+}
+
+int store_series_next(struct store_series *s, struct store_series_row *row)
+{
+    if (!s->started) {
+        s->started = true;
+        if (!next_window(s))
+            return 0;
+    } else if (s->it) {
+        it_next(s->it);
+    }
+    while (s->it) {
+        const struct ser_window *w = &s->w[s->at - 1];
+        int rc = it_valid(s->it) ? at_entry(s, w, row) : -1;
+        if (rc == 1)
+            return 1;
+        if (rc == 0) {
+            it_next(s->it);
+            continue;
+        }
+        if (rc != -1)
+            return rc;
+        if ((rc = it_status(s->it)) != ERR_OK)
+            return rc;
+        if (!next_window(s))
+            return 0;
+    }
+    return 0;
+}
+
+void store_series_close(struct store_series *s)
+{
+    if (!s)
+        return;
+    it_destroy(s->it);
+    buf_destroy(&s->host);
+    buf_destroy(&s->seek);
+    free(s->w);
+    free(s);
+}
