@@ -180,12 +180,15 @@ static int open_sections(struct exec *e, struct kids *k, size_t h, struct slice 
                                    &hs[b].nserved);
         if (rc)
             return rc;
-        all = xrealloc(all, (nall + hs[b].nserved + 1) * sizeof *all);
+        if (!hs[b].nserved)
+            continue;
+        all = xrealloc(all, (nall + hs[b].nserved) * sizeof *all);
         memcpy(all + nall, hs[b].served, hs[b].nserved * sizeof *all);
         nall += hs[b].nserved;
     }
     /* ranges served in every bucket: windows clip [lo, hi] alike */
-    qsort(all, nall, sizeof *all, cmp_range);
+    if (nall)
+        qsort(all, nall, sizeof *all, cmp_range);
     int64_t from = p->lo;
     for (size_t i = 0, j; i < nall; i = j) {
         for (j = i; j < nall && all[j].lo == all[i].lo && all[j].hi == all[i].hi; j++)
