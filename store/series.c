@@ -103,7 +103,7 @@ static void emit(struct ser_builder *b)
     buf_reset(&b->rec);
     rec_encode(&b->rec, NULL, 0, b->f, b->nf);
     size_t off = b->rows.len;
-    key_encode_index(&b->rows, kr.host, kr.event, kr.ts, b->desc);
+    ser_key(&b->rows, kr.host, &kr.event, kr.ts, b->desc, false);
     size_t klen = b->rows.len - off;
     buf_append(&b->rows, b->rec.data, b->rec.len);
     if (b->nrow == b->caprow)
@@ -248,6 +248,22 @@ void ser_builder_free(struct ser_builder *b)
 struct sst_section *ser_builder_section(struct ser_builder *b)
 {
     return &b->section;
+}
+
+void ser_key(struct buf *out, struct slice host, const struct slice *event, int64_t ts, bool desc,
+             bool no_ts)
+{
+    buf_append(out, host.ptr, host.len);
+    buf_putc(out, '\0');
+    if (!event)
+        return;
+    buf_append(out, event->ptr, event->len);
+    buf_putc(out, '\0');
+    if (no_ts)
+        return;
+    char b[8];
+    coding_put_u64be(b, key_tskey(ts, desc));
+    buf_append(out, b, 8);
 }
 
 /* --- the names block --- */

@@ -8,9 +8,10 @@
  *
  * Built from every entry the table is written with, like the counts: a
  * row once, by the newest version of its key (merges folded into it as a
- * reader folds them, none for a delete). Each entry's internal key is an
- * index key whose sequence tells apart the rows of one (host, ts, event)
- * (0, 1, ...), kind put; its value is the record (model/record.h) of the
+ * reader folds them, none for a delete). Each entry's internal key is
+ * host 0x00 event 0x00 tskey (ser_key), its sequence telling apart the
+ * rows of one (host, event, ts) (0, 1, ...), kind put; its value is the
+ * record (model/record.h) of the
  * row's FLOAT, INT, UINT and BOOL fields, in the row's order, no tags.
  * The names block lists the fields that hold a string in some row (a read
  * that needs one of them reads the rows instead) and the newest sequence
@@ -25,6 +26,13 @@
 
 #include "base/slice.h"
 #include "store/table/sst.h"
+
+/* An entry's user key: host 0x00 event 0x00 tskey (model/key.h's, for a
+ * database of order desc); with event NULL and ts ignored, the prefix of
+ * every key of host (host 0x00); with ts ignored (no_ts), of host and
+ * event. */
+void ser_key(struct buf *out, struct slice host, const struct slice *event, int64_t ts, bool desc,
+             bool no_ts);
 
 /* Past this many string field names, a table keeps no section. */
 #define SER_MAX_STRING_NAMES 256

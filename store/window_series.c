@@ -18,14 +18,15 @@ struct ser_window {
 
 struct store_series {
     struct store_snap *snap;
-    struct buf host; /* the host's prefix of index keys: host 0x00 */
+    struct buf host;       /* the prefix of the host's entries: host 0x00 */
+    struct slice hostname; /* in host */
     struct ser_window *w;
     size_t nw, at; /* windows, the one being read */
     struct iter *it;
     bool started;
     struct buf seek;
     const struct slice *events; /* sorted; NULL: every event */
-    size_t nevents;
+    size_t nevents, ev;         /* the event being read */
 };
 
 /* Whether window [ws, we] of bucket, held by f alone, can be read from f's
@@ -63,7 +64,8 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice hos
     s->snap = snap;
     s->events = events;
     s->nevents = nevents;
-    key_encode_index_prefix(&s->host, host);
+    ser_key(&s->host, host, NULL, 0, false, true);
+    s->hostname = slice_make(s->host.data, host.len);
     const struct version *v = snap->ps[bucket].ver;
     size_t cap = 0;
     for (size_t i = 0, j; v && i < v->n && lo <= hi; i = j) {
@@ -90,45 +92,37 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice hos
     return ERR_OK;
 }
 
-/* Opens the section of the next window at its first entry of the host in
- * range; false when no window is left. */
+/* Seeks the cursor to where the rows of the host (and of its ev-th event,
+ * when there is an event set) in the current window's range begin. */
+static void seek_rows(struct store_series *s)
+{
+    const struct ser_window *w = &s->w[s->at - 1];
+    bool desc = s->snap->db->desc;
+    buf_reset(&s->seek);
+    if (s->events)
+        ser_key(&s->seek, s->hostname, &s->events[s->ev], desc ? w->hi : w->lo, desc, false);
+    else
+        ser_key(&s->seek, s->hostname, NULL, 0, desc, true);
+    it_seek(s->it, slice_make(s->seek.data, s->seek.len));
+}
+
+/* Opens the section of the next window at its first row in range; false
+ * when no window is left. */
 static bool next_window(struct store_series *s)
 {
     it_destroy(s->it);
     s->it = NULL;
     if (s->at >= s->nw)
         return false;
-    const struct ser_window *w = &s->w[s->at++];
-    bool desc = s->snap->db->desc;
-    s->it = sst_section_iter(w->f->table);
-    buf_reset(&s->seek);
-    key_encode_index_at(&s->seek, slice_make(s->host.data, s->host.len - 1), desc ? w->hi : w->lo,
-                        desc);
-    it_seek(s->it, slice_make(s->seek.data, s->seek.len));
+    s->it = sst_section_iter(s->w[s->at++].f->table);
+    s->ev = 0;
+    seek_rows(s);
     return true;
 }
 
-static bool event_wanted(const struct store_series *s, struct slice event)
-{
-    if (!s->events)
-        return true;
-    size_t lo = 0, hi = s->nevents;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = slice_cmp(s->events[mid], event);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
-/* The entry at the cursor: 1 (a row to give), 0 (an event not wanted:
- * the next entry), -1 (past the host's rows in range: the next window),
- * or ERR_CORRUPT. Reads the key in place: host 0x00 tskey event 0x00. */
+/* The entry at the cursor: 1 (a row to give), 0 (not one: the next
+ * entry), -1 (past the rows wanted: the next event or window), or
+ * ERR_CORRUPT. Reads the key in place: host 0x00 event 0x00 tskey. */
 static int at_entry(struct store_series *s, const struct ser_window *w,
                     struct store_series_row *row)
 {
@@ -138,15 +132,19 @@ static int at_entry(struct store_series *s, const struct ser_window *w,
     struct slice uk = ikey_user(ik);
     if (!slice_starts_with(uk, pfx))
         return -1;
-    if (uk.len < pfx.len + 9 || uk.ptr[uk.len - 1] != '\0')
+    const char *ev = uk.ptr + pfx.len, *end = uk.ptr + uk.len;
+    const char *z = memchr(ev, 0, (size_t)(end - ev));
+    if (!z || end - z != 9)
         return ERR_CORRUPT;
-    int64_t ts = key_ts_from_tskey(coding_get_u64be(uk.ptr + pfx.len), s->snap->db->desc);
-    if (ts < w->lo || ts > w->hi)
+    struct slice event = slice_make(ev, (size_t)(z - ev));
+    if (s->events && !slice_eq(event, s->events[s->ev]))
         return -1;
-    struct slice event = slice_make(uk.ptr + pfx.len + 8, uk.len - pfx.len - 9);
-    if (!event_wanted(s, event))
-        return 0;
-    *row = (struct store_series_row){ts, slice_make(uk.ptr, pfx.len - 1), event, it_value(s->it)};
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(z + 1), s->snap->db->desc);
+    if (ts < w->lo || ts > w->hi)
+        /* an event's rows run in stored order from the seek on; without
+         * an event set, the host's events follow one another */
+        return s->events ? -1 : 0;
+    *row = (struct store_series_row){ts, s->hostname, event, it_value(s->it)};
     return 1;
 }
 
@@ -172,6 +170,10 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
             return rc;
         if ((rc = it_status(s->it)) != ERR_OK)
             return rc;
+        if (s->events && ++s->ev < s->nevents) {
+            seek_rows(s);
+            continue;
+        }
         if (!next_window(s))
             return 0;
     }

@@ -242,6 +242,32 @@ static bool parse_index_key(struct slice u, struct key_parts *k)
     return !memchr(k->event.ptr, 0, k->event.len);
 }
 
+/* host 0x00 event 0x00 tskey (a host section's, store/series.h) */
+static bool parse_section_key(struct slice u, struct key_parts *k)
+{
+    const char *p = u.ptr, *end = u.ptr + u.len;
+    const char *z = memchr(p, 0, u.len);
+    if (!z || end - z < 10)
+        return false;
+    const char *z2 = memchr(z + 1, 0, (size_t)(end - z - 1));
+    if (!z2 || end - z2 != 9)
+        return false;
+    k->host = slice_make(p, (size_t)(z - p));
+    k->event = slice_make(z + 1, (size_t)(z2 - z - 1));
+    k->tskey = coding_get_u64be(z2 + 1);
+    return true;
+}
+
+static bool parse_key(enum col_layout layout, struct slice u, struct key_parts *k)
+{
+    switch (layout) {
+    case COL_ROWS: return parse_row_key(u, k);
+    case COL_INDEX: return parse_index_key(u, k);
+    case COL_SECTION: return parse_section_key(u, k);
+    default: return false;
+    }
+}
+
 /* ---- records ---- */
 
 struct item {
@@ -477,7 +503,7 @@ static bool enc_entry(struct enc *e, enum col_layout layout, struct slice ik, st
         return false;
     struct key_parts k = {0};
     struct slice u = ikey_user(ik);
-    if (layout == COL_ROWS ? !parse_row_key(u, &k) : !parse_index_key(u, &k))
+    if (!parse_key(layout, u, &k))
         return false;
     bool added;
     if (layout == COL_ROWS) {
@@ -698,7 +724,7 @@ static void *thread_state(pthread_key_t *key, size_t size)
 
 bool col_encode(struct slice raw, enum col_layout layout, struct buf *out)
 {
-    if (layout != COL_ROWS && layout != COL_INDEX)
+    if (layout != COL_ROWS && layout != COL_INDEX && layout != COL_SECTION)
         return false;
     struct blk b;
     if (blk_parse(raw, &b))
@@ -714,7 +740,7 @@ bool col_encode(struct slice raw, enum col_layout layout, struct buf *out)
          * bucket; index: a guess that decodes right either way) */
         struct key_parts k0 = {0};
         struct slice u0 = ikey_user(it_key(it));
-        if (layout == COL_ROWS ? parse_row_key(u0, &k0) : parse_index_key(u0, &k0))
+        if (parse_key(layout, u0, &k0))
             prev_ts = k0.tskey;
     }
     char base[8];
@@ -1129,6 +1155,14 @@ static bool dec_key(struct dec *d, struct dec_rows *r, size_t nhosts, size_t nev
         buf_putc(k, 0);
         return true;
     }
+    if (r->layout == COL_SECTION) {
+        buf_append(k, d->hosts[h].ptr, d->hosts[h].len);
+        buf_putc(k, 0);
+        buf_append(k, d->events[ev].ptr, d->events[ev].len);
+        buf_putc(k, 0);
+        buf_append(k, b, 8);
+        return true;
+    }
     if (r->s[S_BUCKET].end - r->s[S_BUCKET].p < 2)
         return false;
     buf_append(k, r->s[S_BUCKET].p, 2);
@@ -1178,7 +1212,7 @@ static const char *decode_form(struct slice col, size_t max_raw, struct buf *out
     if (!cur_byte(&c, &layout_byte) || !cur_varint(&c, &n))
         return "bad header";
     r.layout = layout_byte & ~LAYOUT_GCD;
-    if (r.layout != COL_ROWS && r.layout != COL_INDEX)
+    if (r.layout != COL_ROWS && r.layout != COL_INDEX && r.layout != COL_SECTION)
         return "bad header";
     for (int i = 0; i < S_FIXED; i++)
         if (!cur_varint(&c, &len[i]))

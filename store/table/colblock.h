@@ -26,9 +26,10 @@
 #include "base/slice.h"
 
 enum col_layout {
-    COL_NONE = 0,  /* not a data block of rows or index entries: no columnar form */
-    COL_ROWS = 1,  /* internal keys of rows: bucket | tskey | host 0 event end */
-    COL_INDEX = 2, /* internal keys of the host index: host 0 tskey event 0 */
+    COL_NONE = 0,    /* not a data block of rows or index entries: no columnar form */
+    COL_ROWS = 1,    /* internal keys of rows: bucket | tskey | host 0 event end */
+    COL_INDEX = 2,   /* internal keys of the host index: host 0 tskey event 0 */
+    COL_SECTION = 3, /* internal keys of host sections: host 0 event 0 tskey */
 };
 
 /* Appends the columnar form of raw, a block blk_builder made whose keys

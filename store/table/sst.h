@@ -90,7 +90,7 @@ struct sst_build_opts {
      * (colblock.h; COL_NONE: none) */
     enum col_layout layout;
     struct sst_observer *observer; /* NULL: none, no catalog block */
-    struct sst_section *section;   /* NULL: none (blocks of layout COL_INDEX) */
+    struct sst_section *section;   /* NULL: none (blocks of layout COL_SECTION) */
 };
 
 /* Creates path (truncating). env must outlive the builder; opts NULL =

@@ -287,7 +287,7 @@ uint64_t sst_builder_entries(const struct sst_builder *b)
 }
 
 /* The section's blocks, as the data blocks are cut (SST_BLOCK_SIZE), with
- * the columnar layout of the host index. */
+ * a section's columnar layout. */
 struct sec_writer {
     struct sst_builder *b;
     struct blk_builder blk, index;
@@ -298,7 +298,7 @@ static int sec_flush(struct sec_writer *w)
     if (w->blk.count == 0)
         return ERR_OK;
     uint64_t off, size;
-    int rc = write_block_as(w->b, blk_finish(&w->blk), COL_INDEX, &off, &size);
+    int rc = write_block_as(w->b, blk_finish(&w->blk), COL_SECTION, &off, &size);
     if (rc)
         return rc;
     char h[20];

@@ -3,7 +3,8 @@
  * into: byte 0 picks a use of the rest,
  *   0     decoded as a columnar form (at most 1 MiB): ERR_OK with a block
  *         within the bound, or ERR_CORRUPT;
- *   1, 2  taken as a raw block of row (1) or index (2) keys: if it has a
+ *   1-3   taken as a raw block of row (1), index (2) or host section (3)
+ *         keys: if it has a
  *         columnar form, that form decodes to the same bytes;
  *   else  split into row keys and values (below), built into a block, and
  *         its columnar form decoded back: the same bytes.
@@ -103,8 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(rc == ERR_OK || rc == ERR_CORRUPT);
         FUZZ_CHECK(rc != ERR_OK || out.len <= (1u << 20));
         buf_destroy(&out);
-    } else if (data[0] <= 2) {
-        check_form(rest, data[0] == 1 ? COL_ROWS : COL_INDEX);
+    } else if (data[0] <= 3) {
+        check_form(rest, data[0] == 1 ? COL_ROWS : data[0] == 2 ? COL_INDEX : COL_SECTION);
     } else {
         rows_block(data + 1, size - 1);
     }

@@ -23,6 +23,7 @@
 #include "model/key.h"
 #include "model/record.h"
 #include "store/ikey.h"
+#include "store/series.h"
 #include "store/table/block.h"
 #include "store/table/codec.h"
 #include "store/table/colblock.h"
@@ -139,6 +140,8 @@ static size_t make_entries(struct entry *v, size_t n, enum col_layout layout, in
         struct slice host = slice_cstr(hosts[rnd() % 5]), event = slice_cstr(events[rnd() % 4]);
         if (layout == COL_INDEX) {
             key_encode_index(&ukey, host, event, t, rnd() % 2);
+        } else if (layout == COL_SECTION) {
+            ser_key(&ukey, host, &event, t, rnd() % 2, false);
         } else {
             int idk = (int)(rnd() % 6);
             if (idk == 1)
@@ -152,7 +155,7 @@ static size_t make_entries(struct entry *v, size_t n, enum col_layout layout, in
         uint64_t seq = rnd() % 4 == 0 ? 0 : rnd() % IKEY_MAX_SEQ;
         ikey_append(&v[i].key, slice_make(ukey.data, ukey.len), seq, kind);
         int vk = (int)(rnd() % 4);
-        if (layout == COL_ROWS && vk == 1)
+        if ((layout == COL_ROWS || layout == COL_SECTION) && vk == 1)
             a_record(&v[i].value, nnames, decimals_only);
         else if (vk == 2)
             buf_append(&v[i].value, "raw value \x01\x02", 12);
@@ -215,6 +218,7 @@ static void test_round_trip(void **state)
         ts_unit = round % 4 == 1 ? 1000000 : 1;
         check_round_trip(COL_ROWS, n, 1 + (int)(rnd() % 40), round % 3 == 0);
         check_round_trip(COL_INDEX, n, 1, false);
+        check_round_trip(COL_SECTION, n, 1 + (int)(rnd() % 8), round % 2 == 0);
     }
     ts_unit = 1;
 }
