@@ -200,10 +200,11 @@ static bool fixed_counts(struct store_snap *snap, const struct file_meta *base,
     if (!late_fixes(snap, base, late, nlate, fix))
         return false;
     cnt_file_each(c, collect, out); /* events ascending, then minutes: sorted */
-    qsort(fix->v, fix->n, sizeof *fix->v, cmp_wcount);
+    if (fix->n) /* (an empty list may be NULL, which qsort and bsearch may not get) */
+        qsort(fix->v, fix->n, sizeof *fix->v, cmp_wcount);
     size_t n = out->n;
     for (size_t i = 0; i < fix->n; i++) {
-        struct wcount *hit = bsearch(&fix->v[i], out->v, n, sizeof *out->v, cmp_wcount);
+        struct wcount *hit = n ? bsearch(&fix->v[i], out->v, n, sizeof *out->v, cmp_wcount) : NULL;
         if (hit) {
             hit->rows += fix->v[i].rows;
         } else if (out->n > n && cmp_wcount(&out->v[out->n - 1], &fix->v[i]) == 0) {
@@ -215,7 +216,8 @@ static bool fixed_counts(struct store_snap *snap, const struct file_meta *base,
     for (size_t i = 0; i < out->n; i++)
         if (out->v[i].rows < 0)
             return false;
-    qsort(out->v, out->n, sizeof *out->v, cmp_wcount);
+    if (out->n)
+        qsort(out->v, out->n, sizeof *out->v, cmp_wcount);
     return true;
 }
 
