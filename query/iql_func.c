@@ -680,18 +680,25 @@ int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts)
     return iql_tz_bucket(g->o.tz, ts, g->o.interval, g->o.offset);
 }
 
-int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
-                   struct buf *err)
+/* The index of the group of series key skey and bucket b in *idx, made
+ * if new: the group of the row before when it is the same (rows of one
+ * bucket and series mostly come one after another), else looked up. */
+static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_t b, size_t *idx,
+                    struct buf *err)
 {
-    int64_t b = g->o.has_time ? iql_groups_bucket_of(g, row->ts) : 0;
     unsigned char kb[8];
     agg_key_i64(b, kb);
+    if (g->has_last && g->kb.len == sklen + 8 && memcmp(g->kb.data + sklen, kb, 8) == 0 &&
+        (sklen == 0 || memcmp(g->kb.data, skey, sklen) == 0)) {
+        *idx = g->last;
+        return ERR_OK;
+    }
     buf_reset(&g->kb);
     buf_append(&g->kb, skey, sklen);
     buf_append(&g->kb, kb, 8);
-    size_t idx;
-    if (iql_keymap_get(&g->km, g->kb.data, g->kb.len, g->n, &idx)) {
+    if (iql_keymap_get(&g->km, g->kb.data, g->kb.len, g->n, idx)) {
         if (g->n >= g->o.max_groups) {
+            g->has_last = false;
             buf_printf(err,
                        "too many groups: more than max_groups = %zu (series times buckets); "
                        "use a larger GROUP BY time interval or a shorter time range",
@@ -709,6 +716,19 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
         if (b < g->min_bucket)
             g->min_bucket = b;
     }
+    g->has_last = true;
+    g->last = *idx;
+    return ERR_OK;
+}
+
+int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
+                   struct buf *err)
+{
+    int64_t b = g->o.has_time ? iql_groups_bucket_of(g, row->ts) : 0;
+    size_t idx;
+    int rc = group_of(g, skey, sklen, b, &idx, err);
+    if (rc)
+        return rc;
     struct iql_astate *st = g->st[idx];
     for (size_t k = 0; k < g->o.nslots; k++) {
         const struct iql_slot *sl = &g->o.slots[k];

@@ -167,6 +167,10 @@ struct iql_groups {
     size_t kept; /* values kept for median, mode, percentile, distinct, integral */
     struct buf kb;
     int64_t min_bucket;
+    /* the group of the row before (rows of one bucket and series mostly
+     * come one after another): its key is kb's last bytes, last its index */
+    bool has_last;
+    size_t last;
 };
 
 void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o);

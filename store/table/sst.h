@@ -159,6 +159,11 @@ bool sst_has_section(const struct sst_table *t);
 struct iter *sst_section_iter(struct sst_table *t);
 /* The section's names block (empty if none); valid while t is. */
 struct slice sst_section_names(const struct sst_table *t);
+/* Reads every block of the table's section into the block cache (for a
+ * table just written: the first aggregates of its hosts find them decoded
+ * instead of each decoding its own); nothing without a cache. Stops at
+ * the first error, which the reads will meet and report. */
+void sst_warm_section(struct sst_table *t);
 
 /* What a table iterator may pass over: a data block whose word filter
  * lacks one of the nwords words (both their hashes, model/words.h) is skipped as if it

@@ -722,6 +722,24 @@ struct slice sst_section_names(const struct sst_table *t)
     return slice_make(t->sec_names.data, t->sec_names.len);
 }
 
+void sst_warm_section(struct sst_table *t)
+{
+    if (!t->has_section || !t->cache)
+        return;
+    struct iter *idx = blk_iter(&t->sec_index);
+    for (it_seek_first(idx); it_valid(idx); it_next(idx)) {
+        struct sst_block *b;
+        struct cache_handle *ch;
+        if (fetch_block(t, it_value(idx), &b, &ch) != ERR_OK)
+            break;
+        if (ch)
+            cache_release(t->cache, ch);
+        else
+            block_free(b);
+    }
+    it_destroy(idx);
+}
+
 struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts)
 {
     struct sst_it *s = xcalloc(1, sizeof *s);
