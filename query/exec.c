@@ -178,8 +178,10 @@ static int open_sections(struct exec *e, struct kids *k, size_t h, struct slice 
         int rc = store_series_open(e->snap, b, host, p->lo, p->hi, e->events, e->nevents,
                                    p->series_fields, p->nseries_fields, &hs[b].cur, &hs[b].served,
                                    &hs[b].nserved);
-        if (rc)
+        if (rc) {
+            free(all);
             return rc;
+        }
         if (!hs[b].nserved)
             continue;
         all = xrealloc(all, (nall + hs[b].nserved) * sizeof *all);
@@ -735,6 +737,8 @@ static int next_section(struct exec *e)
         }
         if (hs->cur && rc)
             return rc;
+        store_series_close(hs->cur); /* drained */
+        hs->cur = NULL;
     }
     return 0;
 }

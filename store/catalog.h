@@ -57,6 +57,9 @@ int cat_file_parse(struct slice raw, const struct sst_props *props, const char *
 void cat_file_free(struct cat_file *c); /* NULL ok */
 /* Bytes of memory the loaded catalog holds. */
 size_t cat_file_bytes(const struct cat_file *c);
+/* Whether the table holds a put or merge version of a row of host (its
+ * deletes name no host: see sst_props.deletes). */
+bool cat_file_has_host(const struct cat_file *c, struct slice host);
 /* The table's rows by event and minute (counts.h); NULL if its catalog
  * has none (written before them, or left out over the size cap). */
 struct cnt_file;

@@ -55,6 +55,11 @@ static uint32_t find_host(const struct cat_file *c, struct slice host)
     return s == CAT_NONE ? CAT_NONE : find_in(c->host, sizeof *c->host, c->nhost, s);
 }
 
+bool cat_file_has_host(const struct cat_file *c, struct slice host)
+{
+    return find_host(c, host) != CAT_NONE;
+}
+
 static uint32_t find_event(const struct cat_file *c, struct slice event)
 {
     uint32_t s = find_str(c, event);

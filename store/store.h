@@ -388,8 +388,9 @@ int store_snap_window_counts(struct store_snap *snap, uint32_t bucket, int64_t l
                              size_t *n);
 
 /* The rows of one host read from the host sections (store/series.h) of
- * the windows of bucket that the snapshot reads from one table alone: a
- * window held by a single file that has a section, with no memtable
+ * the windows of bucket whose rows of that host the snapshot reads from
+ * one table: a window whose final file has a section and whose other
+ * files (late rows) hold no row of host and no delete, with no memtable
  * entry and no range tombstone in the window, no entry newer than the
  * snapshot, none of the nfields fields holding a string in any of its
  * rows, clipped to [lo, hi] and to the TTL cut-offs (database, per event

@@ -1,11 +1,12 @@
 /* store_series_open (store.h): one host's rows from the host sections of
- * the windows one table holds alone (store/series.h). */
+ * the windows whose final file holds all of that host's rows (store/series.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/coding.h"
 #include "base/err.h"
 #include "model/key.h"
+#include "store/catalog.h"
 #include "store/ikey.h"
 #include "store/series.h"
 #include "store/store_int.h"
@@ -29,8 +30,23 @@ struct store_series {
     size_t nevents, ev;         /* the event being read */
 };
 
-/* Whether window [ws, we] of bucket, held by f alone, can be read from f's
- * section for these fields. */
+/* Whether the late files beside a window's final one (files[0..n) but
+ * base) leave host's rows alone: no delete (a delete names no host) and
+ * no row of host, by their catalogs. */
+static bool late_files_spare(struct file_meta *const *files, size_t n, size_t base,
+                             struct slice host)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct file_meta *f = files[i];
+        if (i != base && (f->props.deletes || f->cat_rc != ERR_OK || sst_has_section(f->table) ||
+                          cat_file_has_host(f->cat, host)))
+            return false;
+    }
+    return true;
+}
+
+/* Whether window [ws, we] of bucket, its rows of host in f but for late
+ * files that hold none, can be read from f's section for these fields. */
 static bool section_serves(struct store_snap *snap, uint32_t bucket, const struct file_meta *f,
                            int64_t ws, int64_t we, const struct slice *fields, size_t nfields)
 {
@@ -70,22 +86,24 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice hos
     size_t cap = 0;
     for (size_t i = 0, j; v && i < v->n && lo <= hi; i = j) {
         int64_t wn = v->files[i]->window;
+        size_t base = i; /* the window's file with a section */
         for (j = i; j < v->n && v->files[j]->window == wn; j++)
-            ;
+            if (sst_has_section(v->files[j]->table))
+                base = j;
         /* wn is part_window's number: ts / STORE_WINDOW_NS, floored */
-        if (j - i != 1 || wn < INT64_MIN / STORE_WINDOW_NS + 1 ||
-            wn > INT64_MAX / STORE_WINDOW_NS - 1)
+        if (wn < INT64_MIN / STORE_WINDOW_NS + 1 || wn > INT64_MAX / STORE_WINDOW_NS - 1)
             continue;
         int64_t ws = wn * STORE_WINDOW_NS, we = ws + (STORE_WINDOW_NS - 1);
         int64_t a = ws > lo ? ws : lo, b = we < hi ? we : hi;
-        if (a > b || !section_serves(snap, bucket, v->files[i], ws, we, fields, nfields))
+        if (a > b || !late_files_spare(&v->files[i], j - i, base - i, host) ||
+            !section_serves(snap, bucket, v->files[base], ws, we, fields, nfields))
             continue;
         if (s->nw == cap) {
             cap = cap ? 2 * cap : 16;
             s->w = xrealloc(s->w, cap * sizeof *s->w);
             *windows = xrealloc(*windows, cap * sizeof **windows);
         }
-        s->w[s->nw++] = (struct ser_window){v->files[i], a, b};
+        s->w[s->nw++] = (struct ser_window){v->files[base], a, b};
         (*windows)[(*n)++] = (struct store_ts_range){a, b};
     }
     *out = s;

@@ -6,8 +6,9 @@
  * table with one is of version 5 and reads back; a damaged trailer is
  * corruption. Through the store: the rows a snapshot gives from the
  * sections of compacted windows are the rows a read of the host gives,
- * and windows with memtable rows, late files, range tombstones or a
- * string in a wanted field are left to the reads. */
+ * and windows with memtable rows, late files with rows of the host or
+ * deletes, range tombstones or a string in a wanted field are left to the
+ * reads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -523,6 +524,23 @@ static void write_random(struct fixture *f, size_t n, bool string_v)
     buf_destroy(&val);
 }
 
+/* One point of host at ts (event cpu), or its delete. */
+static void write_one(struct fixture *f, const char *host, int64_t ts, bool del)
+{
+    struct batch *b = batch_new();
+    struct buf val = BUF_INIT;
+    struct rec_field fl = {.key = slice_cstr("v"), .type = REC_FLOAT, .v.f = 12.5};
+    rec_encode(&val, NULL, 0, &fl, 1);
+    if (del)
+        batch_delete_id(b, ts, slice_cstr(host), slice_cstr("cpu"), slice_make("", 0));
+    else
+        batch_put_id(b, ts, slice_cstr(host), slice_cstr("cpu"), slice_make("", 0),
+                     slice_make(val.data, val.len), false);
+    assert_int_equal(store_write(f->db, b), ERR_OK);
+    batch_free(b);
+    buf_destroy(&val);
+}
+
 /* A row as (ts, event, numeric record), for sorting and comparing. */
 struct srow {
     int64_t ts;
@@ -641,15 +659,22 @@ static void test_store(void **state)
     assert_int_equal(store_db_compact(f->db), ERR_OK);
     /* every window of every bucket: one file with a section */
     assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 3 * 3);
-    /* a row in the memtable: its window is read */
-    write_random(f, 1, false);
-    size_t n = check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v");
-    assert_true(n < 9);
-    /* flushed beside the window's file: read still */
+    /* a row in the memtable: its window is read, for every host */
+    write_one(f, "h1", T0 + HOUR + 17, false);
+    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 8);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 8);
+    /* flushed beside the window's file: read still for its host, not for
+     * the others (the late file holds none of their rows) */
     assert_int_equal(store_db_flush(f->db), ERR_OK);
-    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), n);
+    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 8);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 9);
+    /* a late delete names no host: its window is read for every host */
+    write_one(f, "h3", T0 + 2 * HOUR + 5, true);
+    assert_int_equal(store_db_flush(f->db), ERR_OK);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 8);
     assert_int_equal(store_db_compact(f->db), ERR_OK);
     assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 9);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 9);
     /* a range delete of one host: every window it meets is read */
     struct slice ev = slice_cstr("cpu");
     assert_int_equal(store_db_delete_range(f->db, slice_cstr("h2"), &ev, T0, T0 + 10 * SEC),
