@@ -3825,7 +3825,9 @@ static void test_sections(void **state)
     uint64_t sections = query_metrics_rows_from_sections() - before;
     print_message("# %zu aggregate queries; %llu rows read from host sections\n", m->agg_queries,
                   (unsigned long long)sections);
-    assert_true(sections > 1000);
+    /* how many depends on how far background compactions got (slower
+     * under the sanitizers): some, whatever the timing */
+    assert_true(sections > (san() ? 100u : 1000u));
 }
 
 int main(void)
