@@ -10,15 +10,9 @@ NS=000000000
 T0=$T$NS
 T3=$((T + 3 * 3600))$NS
 
-sql() { # sql STATEMENT: prints the status; body in ./body
-    lb_req POST "/api/v1/sql" -H "Content-Type: text/plain" --data-binary "$1"
-}
+sql() { lb_sql "$1"; }
 
-# analyze KEY: the value of KEY in ./body's "analyze" object
-analyze() {
-    K="$1" perl -MJSON::PP -e 'local $/; my $r = JSON::PP->new->decode(<STDIN>);
-        print $r->{analyze}{$ENV{K}} // "none"' <body
-}
+analyze() { lb_analyze "$1"; }
 
 # same Q: Q answers what Q does when it must read every row (a condition
 # on ts that no range stands for), and EXPLAIN ANALYZE of Q counted rows

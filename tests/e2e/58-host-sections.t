@@ -12,9 +12,7 @@ T3=$((T + 3 * 3600))$NS
 MS0=${T}000
 MS3=$((T + 3 * 3600))000
 
-sql() { # sql STATEMENT: prints the status; body in ./body
-    lb_req POST "/api/v1/sql" -H "Content-Type: text/plain" --data-binary "$1"
-}
+sql() { lb_sql "$1"; }
 
 PY=/usr/bin/python3
 command -v "$PY" >/dev/null || PY=python3
@@ -24,10 +22,7 @@ iql() { # iql STATEMENT: GET /query as Grafana sends it; body in ./body
         --data-urlencode "q=$1"
 }
 
-analyze() { # analyze KEY: the value of KEY in ./body's "analyze" object
-    K="$1" perl -MJSON::PP -e 'local $/; my $r = JSON::PP->new->decode(<STDIN>);
-        print $r->{analyze}{$ENV{K}} // "none"' <body
-}
+analyze() { lb_analyze "$1"; }
 
 # same Q: Q answers what Q does when it must read the rows (a tag in the
 # condition that no row has: true for every row, but no section holds

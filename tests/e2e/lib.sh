@@ -120,5 +120,17 @@ lb_header() {
     tr -d '\r' <headers | sed -n "s/^$1: //Ip" | tail -n 1
 }
 
+# lb_sql STATEMENT: POST /api/v1/sql as text; prints the status, body in ./body.
+lb_sql() {
+    lb_req POST "/api/v1/sql" -H "Content-Type: text/plain" --data-binary "$1"
+}
+
+# lb_analyze KEY: the value of KEY in ./body's "analyze" object (EXPLAIN
+# ANALYZE), "none" without one.
+lb_analyze() {
+    K="$1" perl -MJSON::PP -e 'local $/; my $r = JSON::PP->new->decode(<STDIN>);
+        print $r->{analyze}{$ENV{K}} // "none"' <body
+}
+
 # The sanitizer build uses the sanitizers' allocator instead of jemalloc.
 [ "${LB_SAN:-0}" = 1 ] || test_set_prereq JEMALLOC
