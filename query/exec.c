@@ -165,6 +165,49 @@ static int cmp_range(const void *x, const void *y)
     return (a->lo > b->lo) - (a->lo < b->lo);
 }
 
+/* The event set the sections are read for (sorted bytewise, as
+ * cond_sorted_has reads them), if the condition implies one. */
+static void section_events(struct exec *e)
+{
+    const struct sql_strset *ev = &e->p->where->event;
+    if (!ev->is_set)
+        return;
+    e->events = xcalloc(ev->n + 1, sizeof *e->events);
+    for (size_t i = 0; i < ev->n; i++)
+        e->events[i] = slice_make(ev->v[i], ev->len[i]);
+    e->nevents = ev->n;
+}
+
+/* SCAN or FULL with plan.series, unordered: the sections of every host in
+ * the buckets of ranges part, part + nparts, ..., and the buckets' children
+ * over what they leave. */
+static int open_scan_sections(struct exec *e, struct kids *k, size_t part, size_t nparts)
+{
+    const struct plan *p = e->p;
+    for (size_t i = part; i < p->nranges; i += nparts)
+        e->nhsec++;
+    e->hsec = xcalloc(e->nhsec + 1, sizeof *e->hsec);
+    section_events(e);
+    struct hsec *hs = e->hsec;
+    for (size_t i = part; i < p->nranges; i += nparts, hs++) {
+        const struct plan_range *r = &p->ranges[i];
+        int rc = store_series_open(e->snap, r->bucket, NULL, r->lo, r->hi, e->events, e->nevents,
+                                   p->series_fields, p->nseries_fields, &hs->cur, &hs->served,
+                                   &hs->nserved);
+        if (rc)
+            return rc;
+        int64_t from = r->lo; /* served windows ascend, each ending before INT64_MAX */
+        for (size_t w = 0; w < hs->nserved; w++) {
+            if (hs->served[w].lo > from)
+                kids_push(k, bucket_child(e, r->bucket, from, hs->served[w].lo - 1));
+            from = hs->served[w].hi + 1;
+        }
+        if (from <= r->hi)
+            kids_push(k, bucket_child(e, r->bucket, from, r->hi));
+    }
+    return ERR_OK;
+}
+
 /* The host sections of host h in every bucket (plan.series), and the index
  * children of h over what they leave: a window every bucket serves has
  * no index entry to read. */
@@ -175,7 +218,7 @@ static int open_sections(struct exec *e, struct kids *k, size_t h, struct slice 
     struct store_ts_range *all = NULL;
     size_t nall = 0;
     for (uint32_t b = 0; b < p->buckets; b++) {
-        int rc = store_series_open(e->snap, b, host, p->lo, p->hi, e->events, e->nevents,
+        int rc = store_series_open(e->snap, b, &host, p->lo, p->hi, e->events, e->nevents,
                                    p->series_fields, p->nseries_fields, &hs[b].cur, &hs[b].served,
                                    &hs[b].nserved);
         if (rc) {
@@ -222,12 +265,7 @@ static int open_index(struct exec *e, struct kids *k, struct buf *err)
     bool sections = e->p->series && e->p->unordered;
     if (sections) {
         e->hsec = xcalloc(e->nhsec = w->host.n * e->p->buckets, sizeof *e->hsec);
-        if (w->event.is_set) { /* sorted bytewise, as cond_sorted_has reads them */
-            e->events = xcalloc(w->event.n + 1, sizeof *e->events);
-            for (size_t i = 0; i < w->event.n; i++)
-                e->events[i] = slice_make(w->event.v[i], w->event.len[i]);
-            e->nevents = w->event.n;
-        }
+        section_events(e);
     }
     for (size_t h = 0; h < w->host.n; h++) {
         struct slice host = slice_make(w->host.v[h], w->host.len[h]);
@@ -263,6 +301,8 @@ static int exec_open(struct store_snap *snap, const struct plan *p, size_t part,
     }
     if (p->kind == PLAN_INDEX) {
         rc = open_index(e, &k, err);
+    } else if (p->series && p->unordered) {
+        rc = open_scan_sections(e, &k, part, nparts);
     } else {
         for (size_t i = part; i < p->nranges; i += nparts)
             kids_push(&k, bucket_child(e, p->ranges[i].bucket, p->ranges[i].lo, p->ranges[i].hi));
@@ -461,7 +501,7 @@ static int next_entry(struct exec *e, struct slice *k, struct slice *v)
 {
     if (e->no_ranges)
         return 0;
-    if (e->kids) { /* unordered: each bucket's entries in turn */
+    if (e->p->unordered && e->p->kind != PLAN_INDEX) { /* each bucket's entries in turn */
         while (e->kid < e->nkids) {
             int rc = forward_entry(e->kids[e->kid], &e->kid_started, k, v);
             if (rc)
@@ -753,6 +793,9 @@ int query_exec_next(struct exec *e)
         int rc = e->hsec_at < e->nhsec ? next_section(e) : 0;
         return rc ? rc : next_index(e);
     }
-    default: return next_scan(e);
+    default: {
+        int rc = e->hsec_at < e->nhsec ? next_section(e) : 0;
+        return rc ? rc : next_scan(e);
+    }
     }
 }

@@ -36,7 +36,7 @@ void plan_series_begin(struct plan *p)
     free((void *)p->series_fields);
     p->series_fields = NULL;
     p->nseries_fields = 0;
-    p->series = p->kind == PLAN_INDEX;
+    p->series = p->kind == PLAN_INDEX || p->kind == PLAN_SCAN || p->kind == PLAN_FULL;
 }
 
 void plan_series_field(struct plan *p, const char *name, size_t len)

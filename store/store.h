@@ -387,10 +387,11 @@ int store_snap_window_counts(struct store_snap *snap, uint32_t bucket, int64_t l
                              store_count_fn fn, void *arg, struct store_ts_range **windows,
                              size_t *n);
 
-/* The rows of one host read from the host sections (store/series.h) of
- * the windows of bucket whose rows of that host the snapshot reads from
- * one table: a window whose final file has a section and whose other
- * files (late rows) hold no row of host and no delete, with no memtable
+/* The rows of one host (*host; NULL: of every host) read from the host
+ * sections (store/series.h) of the windows of bucket whose rows of that
+ * host the snapshot reads from one table: a window whose final file has a
+ * section and whose other files (late rows) hold no row of host and no
+ * delete (none at all for every host), with no memtable
  * entry and no range tombstone in the window, no entry newer than the
  * snapshot, none of the nfields fields holding a string in any of its
  * rows, clipped to [lo, hi] and to the TTL cut-offs (database, per event
@@ -409,8 +410,8 @@ struct store_series_row {
     int64_t ts;
     struct slice host, event, value; /* valid until the next call */
 };
-int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice host, int64_t lo,
-                      int64_t hi, const struct slice *events, size_t nevents,
+int store_series_open(struct store_snap *snap, uint32_t bucket, const struct slice *host,
+                      int64_t lo, int64_t hi, const struct slice *events, size_t nevents,
                       const struct slice *fields, size_t nfields, struct store_series **out,
                       struct store_ts_range **windows, size_t *n);
 /* 1 and *row set, 0 at the end, or an error (ERR_CORRUPT: a damaged block;

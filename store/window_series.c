@@ -28,18 +28,21 @@ struct store_series {
     struct buf seek;
     const struct slice *events; /* sorted; NULL: every event */
     size_t nevents, ev;         /* the event being read */
+    bool all_hosts;             /* every host's rows, the whole section */
 };
 
 /* Whether the late files beside a window's final one (files[0..n) but
  * base) leave host's rows alone: no delete (a delete names no host) and
  * no row of host, by their catalogs. */
 static bool late_files_spare(struct file_meta *const *files, size_t n, size_t base,
-                             struct slice host)
+                             const struct slice *host)
 {
+    if (!host)
+        return n == 1; /* every host: no late file at all */
     for (size_t i = 0; i < n; i++) {
         const struct file_meta *f = files[i];
         if (i != base && (f->props.deletes || f->cat_rc != ERR_OK || sst_has_section(f->table) ||
-                          cat_file_has_host(f->cat, host)))
+                          cat_file_has_host(f->cat, *host)))
             return false;
     }
     return true;
@@ -62,8 +65,8 @@ static bool section_serves(struct store_snap *snap, uint32_t bucket, const struc
     return snap_window_tables_only(snap, bucket, ws, we);
 }
 
-int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice host, int64_t lo,
-                      int64_t hi, const struct slice *events, size_t nevents,
+int store_series_open(struct store_snap *snap, uint32_t bucket, const struct slice *host,
+                      int64_t lo, int64_t hi, const struct slice *events, size_t nevents,
                       const struct slice *fields, size_t nfields, struct store_series **out,
                       struct store_ts_range **windows, size_t *n)
 {
@@ -80,8 +83,11 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, struct slice hos
     s->snap = snap;
     s->events = events;
     s->nevents = nevents;
-    ser_key(&s->host, host, NULL, 0, false, true);
-    s->hostname = slice_make(s->host.data, host.len);
+    s->all_hosts = !host;
+    if (host) {
+        ser_key(&s->host, *host, NULL, 0, false, true);
+        s->hostname = slice_make(s->host.data, host->len);
+    }
     const struct version *v = snap->ps[bucket].ver;
     size_t cap = 0;
     for (size_t i = 0, j; v && i < v->n && lo <= hi; i = j) {
@@ -116,6 +122,10 @@ static void seek_rows(struct store_series *s)
 {
     const struct ser_window *w = &s->w[s->at - 1];
     bool desc = s->snap->db->desc;
+    if (s->all_hosts) {
+        it_seek_first(s->it);
+        return;
+    }
     buf_reset(&s->seek);
     if (s->events)
         ser_key(&s->seek, s->hostname, &s->events[s->ev], desc ? w->hi : w->lo, desc, false);
@@ -138,12 +148,54 @@ static bool next_window(struct store_series *s)
     return true;
 }
 
+static bool event_wanted(const struct store_series *s, struct slice event)
+{
+    size_t lo = 0, hi = s->nevents;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = slice_cmp(s->events[mid], event);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* at_entry for every host: the whole section, rows of other events or
+ * outside the window's range passed over. */
+static int at_any_entry(struct store_series *s, const struct ser_window *w,
+                        struct store_series_row *row)
+{
+    struct slice ik = it_key(s->it);
+    if (!ikey_ok(ik))
+        return ERR_CORRUPT;
+    struct slice uk = ikey_user(ik);
+    const char *end = uk.ptr + uk.len, *z1 = memchr(uk.ptr, 0, uk.len);
+    const char *z2 = z1 ? memchr(z1 + 1, 0, (size_t)(end - z1 - 1)) : NULL;
+    if (!z2 || end - z2 != 9)
+        return ERR_CORRUPT;
+    struct slice event = slice_make(z1 + 1, (size_t)(z2 - z1 - 1));
+    if (s->events && !event_wanted(s, event))
+        return 0;
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(z2 + 1), s->snap->db->desc);
+    if (ts < w->lo || ts > w->hi)
+        return 0;
+    *row = (struct store_series_row){ts, slice_make(uk.ptr, (size_t)(z1 - uk.ptr)), event,
+                                     it_value(s->it)};
+    return 1;
+}
+
 /* The entry at the cursor: 1 (a row to give), 0 (not one: the next
  * entry), -1 (past the rows wanted: the next event or window), or
  * ERR_CORRUPT. Reads the key in place: host 0x00 event 0x00 tskey. */
 static int at_entry(struct store_series *s, const struct ser_window *w,
                     struct store_series_row *row)
 {
+    if (s->all_hosts)
+        return at_any_entry(s, w, row);
     struct slice ik = it_key(s->it), pfx = slice_make(s->host.data, s->host.len);
     if (!ikey_ok(ik))
         return ERR_CORRUPT;
@@ -188,7 +240,7 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
             return rc;
         if ((rc = it_status(s->it)) != ERR_OK)
             return rc;
-        if (s->events && ++s->ev < s->nevents) {
+        if (s->events && !s->all_hosts && ++s->ev < s->nevents) {
             seek_rows(s);
             continue;
         }

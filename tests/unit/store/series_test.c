@@ -544,6 +544,7 @@ static void write_one(struct fixture *f, const char *host, int64_t ts, bool del)
 /* A row as (ts, event, numeric record), for sorting and comparing. */
 struct srow {
     int64_t ts;
+    char host[16];
     char event[16];
     char rec[64];
     size_t rlen;
@@ -554,29 +555,35 @@ static int cmp_srow(const void *x, const void *y)
     const struct srow *a = x, *b = y;
     if (a->ts != b->ts)
         return a->ts < b->ts ? -1 : 1;
-    int c = strcmp(a->event, b->event);
+    int c = strcmp(a->host, b->host);
+    if (c)
+        return c;
+    c = strcmp(a->event, b->event);
     if (c)
         return c;
     return slice_cmp(slice_make(a->rec, a->rlen), slice_make(b->rec, b->rlen));
 }
 
-static void srow_push(struct srow **v, size_t *n, int64_t ts, struct slice ev, struct slice rec)
+static void srow_push(struct srow **v, size_t *n, int64_t ts, struct slice host, struct slice ev,
+                      struct slice rec)
 {
     *v = xrealloc(*v, (*n + 1) * sizeof **v);
     struct srow *r = &(*v)[(*n)++];
     memset(r, 0, sizeof *r);
     r->ts = ts;
-    assert_true(ev.len < sizeof r->event && rec.len <= sizeof r->rec);
+    assert_true(host.len < sizeof r->host && ev.len < sizeof r->event && rec.len <= sizeof r->rec);
+    memcpy(r->host, host.ptr, host.len);
     memcpy(r->event, ev.ptr, ev.len);
     memcpy(r->rec, rec.ptr, rec.len);
     r->rlen = rec.len;
 }
 
-/* Checks the sections of host over [lo, hi] in every bucket against a
- * read of the served ranges; returns the windows served. */
+/* Checks the sections of host (NULL: every host) over [lo, hi] in every
+ * bucket against a read of the served ranges; returns the windows served. */
 static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_t hi,
                          const char *field)
 {
+    struct slice hs = host ? slice_cstr(host) : slice_make("", 0);
     struct store_snap *snap = store_snapshot(f->db);
     struct slice fs = slice_cstr(field);
     size_t served = 0;
@@ -585,7 +592,7 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
         struct store_series *cur;
         struct store_ts_range *win;
         size_t nwin;
-        assert_int_equal(store_series_open(snap, bucket, slice_cstr(host), lo, hi, NULL, 0, &fs, 1,
+        assert_int_equal(store_series_open(snap, bucket, host ? &hs : NULL, lo, hi, NULL, 0, &fs, 1,
                                            &cur, &win, &nwin),
                          ERR_OK);
         struct srow *got = NULL, *want = NULL;
@@ -593,8 +600,8 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
         struct store_series_row r;
         int rc;
         while ((rc = store_series_next(cur, &r)) == 1) {
-            assert_true(slice_eq(r.host, slice_cstr(host)));
-            srow_push(&got, &ngot, r.ts, r.event, r.value);
+            assert_true(!host || slice_eq(r.host, hs));
+            srow_push(&got, &ngot, r.ts, r.host, r.event, r.value);
         }
         assert_int_equal(rc, 0);
         store_series_close(cur);
@@ -604,11 +611,11 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
             for (it_seek_first(it); it_valid(it); it_next(it)) {
                 struct key_row kr;
                 assert_int_equal(key_decode_row(it_key(it), true, &kr), ERR_OK);
-                if (!slice_eq(kr.host, slice_cstr(host)))
+                if (host && !slice_eq(kr.host, hs))
                     continue;
                 buf_reset(&num);
                 numeric_of(kr.id, it_value(it), &num);
-                srow_push(&want, &nwant, kr.ts, kr.event, slice_make(num.data, num.len));
+                srow_push(&want, &nwant, kr.ts, kr.host, kr.event, slice_make(num.data, num.len));
             }
             assert_int_equal(it_status(it), ERR_OK);
             it_destroy(it);
@@ -638,7 +645,7 @@ static size_t check_random(struct fixture *f, const char *field)
         snprintf(host, sizeof host, "h%d", (int)(rnd() % NHOST));
         int64_t a = T0 - HOUR + (int64_t)(rnd() % (5 * 3600)) * SEC;
         int64_t b = a + (int64_t)(rnd() % (4 * 3600)) * SEC;
-        served += check_host(f, host, a, b, field);
+        served += check_host(f, i % 4 == 3 ? NULL : host, a, b, field);
     }
     return served;
 }
@@ -668,6 +675,8 @@ static void test_store(void **state)
     assert_int_equal(store_db_flush(f->db), ERR_OK);
     assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 8);
     assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 9);
+    /* every host's rows: not from a window with any late file */
+    assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v"), 8);
     /* a late delete names no host: its window is read for every host */
     write_one(f, "h3", T0 + 2 * HOUR + 5, true);
     assert_int_equal(store_db_flush(f->db), ERR_OK);
@@ -675,6 +684,7 @@ static void test_store(void **state)
     assert_int_equal(store_db_compact(f->db), ERR_OK);
     assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 9);
     assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 9);
+    assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v"), 9);
     /* a range delete of one host: every window it meets is read */
     struct slice ev = slice_cstr("cpu");
     assert_int_equal(store_db_delete_range(f->db, slice_cstr("h2"), &ev, T0, T0 + 10 * SEC),
