@@ -391,7 +391,8 @@ int store_snap_window_counts(struct store_snap *snap, uint32_t bucket, int64_t l
  * sections (store/series.h) of the windows of bucket whose rows of that
  * host the snapshot reads from one table: a window whose final file has a
  * section and whose other files (late rows) hold no row of host and no
- * delete (none at all for every host), with no memtable
+ * delete (for every host: none at all, and only windows wholly in
+ * [lo, hi]), with no memtable
  * entry and no range tombstone in the window, no entry newer than the
  * snapshot, none of the nfields fields holding a string in any of its
  * rows, clipped to [lo, hi] and to the TTL cut-offs (database, per event

@@ -101,7 +101,10 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, const struct sli
             continue;
         int64_t ws = wn * STORE_WINDOW_NS, we = ws + (STORE_WINDOW_NS - 1);
         int64_t a = ws > lo ? ws : lo, b = we < hi ? we : hi;
-        if (a > b || !late_files_spare(&v->files[i], j - i, base - i, host) ||
+        /* every host: whole windows only (a section is host by host; a
+         * part of a window is a few of the rows' blocks, in time order) */
+        if (a > b || (!host && (a != ws || b != we)) ||
+            !late_files_spare(&v->files[i], j - i, base - i, host) ||
             !section_serves(snap, bucket, v->files[base], ws, we, fields, nfields))
             continue;
         if (s->nw == cap) {
