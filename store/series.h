@@ -1,18 +1,18 @@
 /* The host section of a row table (FORMAT.md, "Host section"): the
- * table's rows again, ordered by host as the host index is (host 0x00
- * tskey event 0x00), each with a record of its numeric fields only. A
- * query that needs of each row no more than its ts, host, event and
- * numeric fields (an aggregate of one host over hours) reads a window's
- * rows of one host from here, side by side, instead of one row at a time
- * from blocks of every host (store_series_open, store.h).
+ * table's rows again, ordered by host, event and time, each with a record
+ * of its numeric fields only. A query that needs of each row no more than
+ * its ts, host, event and numeric fields (an aggregate of one host over
+ * hours) reads a window's rows of one host from here, side by side,
+ * instead of one row at a time from blocks of every host
+ * (store_series_open, store.h).
  *
  * Built from every entry the table is written with, like the counts: a
  * row once, by the newest version of its key (merges folded into it as a
  * reader folds them, none for a delete). Each entry's internal key is
  * host 0x00 event 0x00 tskey (ser_key), its sequence telling apart the
  * rows of one (host, event, ts) (0, 1, ...), kind put; its value is the
- * record (model/record.h) of the
- * row's FLOAT, INT, UINT and BOOL fields, in the row's order, no tags.
+ * record (model/record.h) of the row's FLOAT, INT, UINT and BOOL fields,
+ * in the row's order, no tags.
  * The names block lists the fields that hold a string in some row (a read
  * that needs one of them reads the rows instead) and the newest sequence
  * among the table's entries.
