@@ -15,8 +15,9 @@
  *              modulo the size), 2 truncate at that offset
  * The open must succeed (a damaged database is offline, the store opens),
  * and everything of a database that did open is read: every row of every
- * bucket with its records decoded, the host index, point reads and the
- * catalog. Nothing may crash, hang, leak or trip a sanitizer. */
+ * bucket with its records decoded, the host index, the host sections,
+ * point reads and the catalog. Nothing may crash, hang, leak or trip a
+ * sanitizer. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -197,6 +198,34 @@ static void read_rows(struct store_snap *snap, struct buf *scratch)
     it_destroy(it);
 }
 
+/* The host sections (of host h2 with an event set, and of every host):
+ * every row decoded as a record. */
+static void read_sections(struct store_snap *snap)
+{
+    struct slice h2 = slice_cstr("h2"), cpu = slice_cstr("cpu"), v = slice_cstr("v");
+    for (uint32_t b = 0; b < BUCKETS; b++)
+        for (int every = 0; every < 2; every++) {
+            struct store_series *s;
+            struct store_ts_range *win;
+            size_t nwin;
+            if (store_series_open(snap, b, every ? NULL : &h2, INT64_MIN, INT64_MAX,
+                                  every ? NULL : &cpu, every ? 0 : 1, &v, 1, &s, &win,
+                                  &nwin) != ERR_OK)
+                continue;
+            struct store_series_row r;
+            size_t n = 0;
+            while (n++ < 100000 && store_series_next(s, &r) == 1) {
+                struct rec_reader rd;
+                struct rec_field f;
+                if (rec_reader_init(&rd, r.value) == ERR_OK)
+                    while (rec_next_field(&rd, &f) == 1)
+                        ;
+            }
+            store_series_close(s);
+            free(win);
+        }
+}
+
 static int count_name(void *arg, struct slice name, int type)
 {
     (void)name;
@@ -212,6 +241,7 @@ static void read_db(struct store_db *db)
         store_get(db, T0 + i * 1000000000LL, slice_cstr("h0"), slice_cstr("cpu"), &v);
     struct store_snap *snap = store_snapshot(db);
     read_rows(snap, &v);
+    read_sections(snap);
     size_t names = 0;
     for (int k = STORE_CAT_HOSTS; k <= STORE_CAT_FIELDS; k++) {
         struct store_cat_query q = {(enum store_cat_kind)k, INT64_MIN, INT64_MAX, NULL, NULL,
