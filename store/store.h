@@ -389,8 +389,9 @@ int store_snap_window_counts(struct store_snap *snap, uint32_t bucket, int64_t l
 
 /* The rows of one host (*host; NULL: of every host) read from the host
  * sections (store/series.h) of the windows of bucket whose rows of that
- * host the snapshot reads from one table: a window whose final file has a
- * section and whose other files (late rows) hold no row of host and no
+ * host the snapshot reads from their final files: a window whose final
+ * file has a section (or whose files one whole-window merge split by size
+ * all have one) and whose other files (late rows) hold no row of host and no
  * delete (for every host: none at all, and only windows wholly in
  * [lo, hi]), with no memtable
  * entry and no range tombstone in the window, no entry newer than the

@@ -31,36 +31,59 @@ struct store_series {
     bool all_hosts;             /* every host's rows, the whole section */
 };
 
-/* Whether the late files beside a window's final one (files[0..n) but
- * base) leave host's rows alone: no delete (a delete names no host) and
- * no row of host, by their catalogs. */
-static bool late_files_spare(struct file_meta *const *files, size_t n, size_t base,
-                             const struct slice *host)
+/* The newest sequence of a file's section (UINT64_MAX: none, or unread). */
+static uint64_t section_seq(const struct file_meta *f)
 {
-    if (!host)
-        return n == 1; /* every host: no late file at all */
+    uint64_t seq;
+    if (!sst_has_section(f->table) || !ser_names_max_seq(sst_section_names(f->table), &seq))
+        return UINT64_MAX;
+    return seq;
+}
+
+/* Whether a window's files (files[0..n)) hold host's rows (host NULL:
+ * every host's) in files with sections alone: one file with a section,
+ * or several that one whole-window merge split (every entry of such a
+ * merge's output has sequence 0, and they hold different keys), and
+ * beside them only late files with no delete (a delete names no host)
+ * and no row of host, by their catalogs (for every host: none at all). */
+static bool sections_hold(struct file_meta *const *files, size_t n, const struct slice *host)
+{
+    size_t nsec = 0;
+    bool split_merge = true;
     for (size_t i = 0; i < n; i++) {
         const struct file_meta *f = files[i];
-        if (i != base && (f->props.deletes || f->cat_rc != ERR_OK || sst_has_section(f->table) ||
-                          cat_file_has_host(f->cat, *host)))
+        if (sst_has_section(f->table)) {
+            nsec++;
+            split_merge &= section_seq(f) == 0;
+        } else if (!host || f->props.deletes || f->cat_rc != ERR_OK ||
+                   cat_file_has_host(f->cat, *host)) {
             return false;
+        }
     }
+    return nsec == 1 || (nsec > 1 && split_merge);
+}
+
+/* Whether f's section can give its rows for these fields in a snapshot. */
+static bool section_serves(struct store_snap *snap, const struct file_meta *f,
+                           const struct slice *fields, size_t nfields)
+{
+    uint64_t max_seq = section_seq(f);
+    if (max_seq == UINT64_MAX || max_seq > snap->seq)
+        return false;
+    for (size_t i = 0; i < nfields; i++)
+        if (ser_names_has(sst_section_names(f->table), fields[i]))
+            return false;
     return true;
 }
 
-/* Whether window [ws, we] of bucket, its rows of host in f but for late
- * files that hold none, can be read from f's section for these fields. */
-static bool section_serves(struct store_snap *snap, uint32_t bucket, const struct file_meta *f,
-                           int64_t ws, int64_t we, const struct slice *fields, size_t nfields)
+/* Whether every section of files[0..n) can give its rows, and the
+ * snapshot reads the window [ws, we] of bucket from tables alone. */
+static bool window_serves(struct store_snap *snap, uint32_t bucket, struct file_meta *const *files,
+                          size_t n, int64_t ws, int64_t we, const struct slice *fields,
+                          size_t nfields)
 {
-    if (!sst_has_section(f->table))
-        return false;
-    struct slice names = sst_section_names(f->table);
-    uint64_t max_seq;
-    if (!ser_names_max_seq(names, &max_seq) || max_seq > snap->seq)
-        return false;
-    for (size_t i = 0; i < nfields; i++)
-        if (ser_names_has(names, fields[i]))
+    for (size_t i = 0; i < n; i++)
+        if (sst_has_section(files[i]->table) && !section_serves(snap, files[i], fields, nfields))
             return false;
     return snap_window_tables_only(snap, bucket, ws, we);
 }
@@ -92,10 +115,8 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, const struct sli
     size_t cap = 0;
     for (size_t i = 0, j; v && i < v->n && lo <= hi; i = j) {
         int64_t wn = v->files[i]->window;
-        size_t base = i; /* the window's file with a section */
         for (j = i; j < v->n && v->files[j]->window == wn; j++)
-            if (sst_has_section(v->files[j]->table))
-                base = j;
+            ;
         /* wn is part_window's number: ts / STORE_WINDOW_NS, floored */
         if (wn < INT64_MIN / STORE_WINDOW_NS + 1 || wn > INT64_MAX / STORE_WINDOW_NS - 1)
             continue;
@@ -103,16 +124,17 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, const struct sli
         int64_t a = ws > lo ? ws : lo, b = we < hi ? we : hi;
         /* every host: whole windows only (a section is host by host; a
          * part of a window is a few of the rows' blocks, in time order) */
-        if (a > b || (!host && (a != ws || b != we)) ||
-            !late_files_spare(&v->files[i], j - i, base - i, host) ||
-            !section_serves(snap, bucket, v->files[base], ws, we, fields, nfields))
+        if (a > b || (!host && (a != ws || b != we)) || !sections_hold(&v->files[i], j - i, host) ||
+            !window_serves(snap, bucket, &v->files[i], j - i, ws, we, fields, nfields))
             continue;
-        if (s->nw == cap) {
-            cap = cap ? 2 * cap : 16;
-            s->w = xrealloc(s->w, cap * sizeof *s->w);
-            *windows = xrealloc(*windows, cap * sizeof **windows);
+        for (size_t f = i; f < j; f++) {
+            if (!sst_has_section(v->files[f]->table))
+                continue;
+            if (s->nw == cap)
+                s->w = xrealloc(s->w, (cap = cap ? 2 * cap : 16) * sizeof *s->w);
+            s->w[s->nw++] = (struct ser_window){v->files[f], a, b};
         }
-        s->w[s->nw++] = (struct ser_window){v->files[base], a, b};
+        *windows = xrealloc(*windows, (*n + 1) * sizeof **windows);
         (*windows)[(*n)++] = (struct store_ts_range){a, b};
     }
     *out = s;

@@ -3776,8 +3776,9 @@ static void test_model(void **state)
                   "%llu\n",
                   (unsigned long long)m->blocks_read, (unsigned long long)m->blocks_skipped);
     print_message("# aggregate queries took %llu rows from the tables' counts by event and "
-                  "minute\n",
-                  (unsigned long long)query_metrics_rows_counted());
+                  "minute, %llu from host sections (windows split over several files)\n",
+                  (unsigned long long)query_metrics_rows_counted(),
+                  (unsigned long long)query_metrics_rows_from_sections());
     /* the identity paths were all exercised */
     assert_true(m->merges > 100 && m->dups > 100 && m->max_rows_per_base >= 4);
     /* and word filters let searches pass over blocks */
