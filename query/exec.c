@@ -89,6 +89,7 @@ struct exec {
     /* INDEX with plan.series: per host, per bucket (host * buckets + b) */
     struct hsec *hsec;
     size_t nhsec, hsec_at;
+    bool any_served;      /* INDEX: a section gave some window (served() looks) */
     struct slice *events; /* the event set, for the sections (NULL: every event) */
     size_t nevents;
     uint64_t section_rows; /* rows read from host sections */
@@ -227,6 +228,7 @@ static int open_sections(struct exec *e, struct kids *k, size_t h, struct slice 
         }
         if (!hs[b].nserved)
             continue;
+        e->any_served = true;
         all = xrealloc(all, (nall + hs[b].nserved) * sizeof *all);
         memcpy(all + nall, hs[b].served, hs[b].nserved * sizeof *all);
         nall += hs[b].nserved;
@@ -676,15 +678,26 @@ static int next_of_cursor(struct exec *e)
  * in a range the section of its (host, bucket) served. */
 static bool served(const struct exec *e, const struct key_row *r)
 {
-    if (!e->hsec)
+    if (!e->any_served)
         return false;
-    const struct sql_where *w = e->p->where;
-    size_t h = 0;
-    while (h < w->host.n && !slice_eq(slice_make(w->host.v[h], w->host.len[h]), r->host))
-        h++;
-    if (h == w->host.n)
+    /* the host's place in the set, sorted bytewise (cond_sorted_has) */
+    const struct sql_strset *set = &e->p->where->host;
+    size_t lo = 0, hi = set->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = slice_cmp(slice_make(set->v[mid], set->len[mid]), r->host);
+        if (c == 0) {
+            lo = mid;
+            break;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= set->n || !slice_eq(slice_make(set->v[lo], set->len[lo]), r->host))
         return false;
-    const struct hsec *hs = &e->hsec[h * e->p->buckets + key_bucket(r->ts, e->p->buckets)];
+    const struct hsec *hs = &e->hsec[lo * e->p->buckets + key_bucket(r->ts, e->p->buckets)];
     for (size_t i = 0; i < hs->nserved; i++)
         if (r->ts >= hs->served[i].lo && r->ts <= hs->served[i].hi)
             return true;
