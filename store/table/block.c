@@ -198,6 +198,23 @@ static void set_corrupt(struct blk_it *it)
     buf_reset(&it->key);
 }
 
+/* Appends a key's n unshared bytes at p to it->key: 16 at a time (a
+ * register move each) where the block holds 16 bytes past them, as it does
+ * but for its last entries (its restart array follows them), instead of a
+ * memcpy call for a key's few dozen bytes. */
+static void append_key(struct blk_it *it, const char *p, uint32_t n)
+{
+    const char *block_end = it->b.data + it->b.restart_off + 4 * (size_t)it->b.nrestarts + 4;
+    buf_reserve(&it->key, (size_t)n + 16);
+    char *d = it->key.data + it->key.len;
+    if ((size_t)(block_end - p) >= (size_t)n + 16)
+        for (uint32_t i = 0; i < n; i += 16)
+            memcpy(d + i, p + i, 16);
+    else if (n)
+        memcpy(d, p, n);
+    it->key.len += n;
+}
+
 /* Decodes the entry at it->next into cur/key/value. false at the end or on
  * corruption. */
 static bool parse_next(struct blk_it *it)
@@ -219,7 +236,7 @@ static bool parse_next(struct blk_it *it)
         return false;
     }
     it->key.len = shared;
-    buf_append(&it->key, p, unshared);
+    append_key(it, p, unshared);
     it->value = slice_make(p + unshared, vlen);
     it->next = (size_t)(p + unshared + vlen - it->b.data);
     while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)

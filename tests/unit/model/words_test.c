@@ -219,13 +219,40 @@ static void test_contains_folded(void **state)
     assert_false(words_contains_folded(slice_cstr("xx Time_Out yy"), slice_cstr("timeout")));
 }
 
+/* A word planted at every start of texts up to 200 bytes (the search
+ * looks at 32 or 16 starts at a time, the last ones overlapping): found in
+ * any case, and not found when its last byte is changed. */
+static void test_contains_planted(void **state)
+{
+    (void)state;
+    static const char word[] = "timeout_0123456789abcdefghijklmnopqrstuvwxyz_x";
+    char text[256], low[64];
+    for (size_t wl = 1; wl <= 40; wl += 3) {
+        memcpy(low, word, wl);
+        for (size_t tl = wl; tl <= 200; tl += 7) {
+            for (size_t at = 0; at + wl <= tl; at++) {
+                memset(text, 'q', tl);
+                for (size_t j = 0; j < wl; j++)
+                    text[at + j] = (char)((j + at) % 2 ? toupper((unsigned char)word[j]) : word[j]);
+                assert_true(words_contains_folded(slice_make(text, tl), slice_make(low, wl)));
+                text[at + wl - 1] = '#';
+                assert_false(words_contains_folded(slice_make(text, tl), slice_make(low, wl)));
+            }
+        }
+    }
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split),        cmocka_unit_test(test_hash_folds_case),
-        cmocka_unit_test(test_hash2_stable), cmocka_unit_test(test_find),
-        cmocka_unit_test(test_find_random),  cmocka_unit_test(test_contains_folded),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_hash_folds_case),
+        cmocka_unit_test(test_hash2_stable),
+        cmocka_unit_test(test_find),
+        cmocka_unit_test(test_find_random),
+        cmocka_unit_test(test_contains_folded),
+        cmocka_unit_test(test_contains_planted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
