@@ -88,6 +88,8 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     f->fast = w->window >= o->fast_from;
     f->hot = window_hot(o, w->window);
     sst_warm_section(f->table); /* one host's aggregates read it next */
+    if (!f->fast && !o->p->is_index)
+        sst_warm_data(f->table); /* a window in its final form: its queries next */
     if (o->ndone == o->capdone) {
         o->capdone = o->capdone ? 2 * o->capdone : 8;
         o->done = xrealloc(o->done, o->capdone * sizeof *o->done);

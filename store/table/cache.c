@@ -269,6 +269,7 @@ void cache_stats(struct cache *c, struct cache_stats *out)
         out->misses += sh->misses;
         out->bytes += sh->usage;
         out->entries += sh->count;
+        out->capacity += sh->capacity;
         pthread_mutex_unlock(&sh->mu);
     }
 }

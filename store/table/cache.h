@@ -30,6 +30,7 @@ void cache_erase_id(struct cache *c, uint64_t id);
 
 struct cache_stats {
     uint64_t hits, misses, bytes, entries;
+    uint64_t capacity; /* the budget: bytes may reach it */
 };
 void cache_stats(struct cache *c, struct cache_stats *out);
 

@@ -164,6 +164,13 @@ struct slice sst_section_names(const struct sst_table *t);
  * instead of each decoding its own); nothing without a cache. Stops at
  * the first error, which the reads will meet and report. */
 void sst_warm_section(struct sst_table *t);
+/* Reads the table's data blocks into the block cache while the cache
+ * holds less than three quarters of its budget, so that nothing is
+ * evicted for them (RocksDB's prepopulate_block_cache, done by reading
+ * back): a window just compacted to its final form is the likeliest to be
+ * read next (a dashboard's recent hours), and its first queries then find
+ * its blocks decoded. Nothing without a cache. */
+void sst_warm_data(struct sst_table *t);
 
 /* What a table iterator may pass over: a data block whose word filter
  * lacks one of the nwords words (both their hashes, model/words.h) is skipped as if it

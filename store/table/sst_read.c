@@ -722,12 +722,18 @@ struct slice sst_section_names(const struct sst_table *t)
     return slice_make(t->sec_names.data, t->sec_names.len);
 }
 
-void sst_warm_section(struct sst_table *t)
+/* Reads the blocks an index names into the cache, in order, while the
+ * cache's bytes stay under limit (0: no limit); stops at the first error. */
+static void warm_blocks(struct sst_table *t, struct blk *index, uint64_t limit)
 {
-    if (!t->has_section || !t->cache)
-        return;
-    struct iter *idx = blk_iter(&t->sec_index);
+    struct iter *idx = blk_iter(index);
+    struct cache_stats cs = {0};
     for (it_seek_first(idx); it_valid(idx); it_next(idx)) {
+        if (limit) {
+            cache_stats(t->cache, &cs);
+            if (cs.bytes >= limit)
+                break;
+        }
         struct sst_block *b;
         struct cache_handle *ch;
         if (fetch_block(t, it_value(idx), &b, &ch) != ERR_OK)
@@ -738,6 +744,21 @@ void sst_warm_section(struct sst_table *t)
             block_free(b);
     }
     it_destroy(idx);
+}
+
+void sst_warm_section(struct sst_table *t)
+{
+    if (t->has_section && t->cache)
+        warm_blocks(t, &t->sec_index, 0);
+}
+
+void sst_warm_data(struct sst_table *t)
+{
+    if (!t->cache)
+        return;
+    struct cache_stats cs;
+    cache_stats(t->cache, &cs);
+    warm_blocks(t, &t->index, cs.capacity / 4 * 3);
 }
 
 struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts)

@@ -745,6 +745,49 @@ static void test_sst(void **state)
     free(dir);
 }
 
+/* sst_warm_data: every data block decoded into a cache with room (a scan
+ * then misses nothing), and into a small one up to three quarters of its
+ * budget, evicting nothing. */
+static void test_warm_data(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("warm");
+    struct sst_props props;
+    char *path = build_sst(dir, 20000, &props);
+    atomic_ullong corrupt = 0;
+    struct cache *c = cache_new(64u << 20);
+    struct sst_table *t;
+    assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_OK);
+    struct cache_stats before, after, scanned;
+    cache_stats(c, &before);
+    sst_warm_data(t);
+    cache_stats(c, &after);
+    assert_true(after.entries > before.entries + 10);
+    struct iter *it = sst_iter(t);
+    size_t n = 0;
+    for (it_seek_first(it); it_valid(it); it_next(it))
+        n++;
+    assert_int_equal(n, 42000);
+    it_destroy(it);
+    cache_stats(c, &scanned);
+    assert_int_equal(scanned.misses, after.misses); /* every block was there */
+    sst_unref(t);
+    cache_free(c);
+
+    c = cache_new(256u << 10);
+    assert_int_equal(sst_open(env_posix(), path, c, &corrupt, &t), ERR_OK);
+    sst_warm_data(t);
+    cache_stats(c, &after);
+    assert_true(after.entries > 0);
+    assert_true(after.bytes <= after.capacity);
+    assert_true(after.bytes < after.capacity / 4 * 3 + (16u << 10)); /* a block over at most */
+    sst_unref(t);
+    cache_free(c);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static int freed;
 static void count_free(void *p)
 {
@@ -793,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_codec),
         cmocka_unit_test(test_codec_zstd_lies),
         cmocka_unit_test(test_sst),
+        cmocka_unit_test(test_warm_data),
         cmocka_unit_test(test_sst_scan_copy),
         cmocka_unit_test(test_sst_bytes_bound),
         cmocka_unit_test(test_cache),
