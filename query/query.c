@@ -901,6 +901,7 @@ static bool count_splits(const struct query_cursor *c, struct run *r)
 static int read_split(struct run *r, struct half *mine, struct half *h, struct buf *err)
 {
     r->plan.unordered = true;
+    plan_series_select(&r->plan, &r->st->sel);
     if (!r->snap)
         r->snap = store_snapshot(r->db);
     int rc = query_exec_open_part(r->snap, &r->plan, 0, 2, &r->ex, err);
