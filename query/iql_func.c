@@ -1336,12 +1336,12 @@ static int fk_cb(void *arg, struct slice name, int type)
     return 0;
 }
 
-int iql_field_keys(struct store_snap *snap, const char *m, char ***names, int **types, size_t *n)
+int iql_field_keys(struct store_snap *snap, const char *m, int64_t lo, int64_t hi, char ***names,
+                   int **types, size_t *n)
 {
     struct fk f = {0};
     struct slice ev = slice_make(m, strlen(m));
-    struct store_cat_query q = {STORE_CAT_FIELDS,  INT64_MIN, INT64_MAX, NULL, &ev,
-                                slice_make("", 0), 0};
+    struct store_cat_query q = {STORE_CAT_FIELDS, lo, hi, NULL, &ev, slice_make("", 0), 0};
     int rc = store_catalog(snap, &q, fk_cb, &f);
     if (rc) {
         for (size_t i = 0; i < f.n; i++)

@@ -199,6 +199,7 @@ size_t iql_groups_distinct(struct iql_groups *g, size_t i, size_t k, struct iql_
 
 /* Catalog: the field keys of m with their REC_* types, sorted by name. */
 struct store_snap;
-int iql_field_keys(struct store_snap *snap, const char *m, char ***names, int **types, size_t *n);
+int iql_field_keys(struct store_snap *snap, const char *m, int64_t lo, int64_t hi, char ***names,
+                   int **types, size_t *n);
 
 #endif

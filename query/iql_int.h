@@ -198,9 +198,17 @@ void iql_names_unique(char **v, size_t *n);
 int iql_where(const struct iql_ctx *c, const struct iql_ex *where, const char *m, char **tagkeys,
               size_t ntagkeys, struct sql_where *w, struct buf *err);
 
-/* The tag keys of measurement m (the host tag included), sorted. */
-int iql_tag_keys(const struct iql_ctx *c, struct store_snap *snap, const char *m, char ***out,
-                 size_t *n);
+/* The time range that the top-level AND of a WHERE bounds, in [*lo, *hi]
+ * (INT64_MIN and INT64_MAX where open): a superset of the rows' ts (time
+ * conditions under an OR, or that cannot be read, leave it open). A
+ * statement's tag and field keys are those of its time range: InfluxDB
+ * maps a query to the shards of its range and takes them from those. */
+void iql_where_time(const struct iql_ctx *c, const struct iql_ex *where, int64_t *lo, int64_t *hi);
+
+/* The tag keys of measurement m (the host tag included) in rows of ts
+ * [lo, hi], sorted. */
+int iql_tag_keys(const struct iql_ctx *c, struct store_snap *snap, const char *m, int64_t lo,
+                 int64_t hi, char ***out, size_t *n);
 
 /* Evaluates a time expression (now() - 1h, '2024-01-01T00:00:00Z',
  * 1700000000000ms, an integer in ns). */

@@ -83,7 +83,7 @@ static bool catalog_range(const struct iql_ctx *c, struct store_snap *snap, cons
         return true;
     char **tk = NULL;
     size_t ntk = 0;
-    if (iql_tag_keys(c, snap, m, &tk, &ntk))
+    if (iql_tag_keys(c, snap, m, INT64_MIN, INT64_MAX, &tk, &ntk))
         return false;
     struct sql_where w;
     struct buf err = BUF_INIT;
@@ -116,7 +116,7 @@ static int scan_rows(const struct iql_ctx *c, struct store_db *db, struct store_
 {
     char **tk = NULL;
     size_t ntk = 0;
-    int rc = iql_tag_keys(c, snap, m, &tk, &ntk);
+    int rc = iql_tag_keys(c, snap, m, INT64_MIN, INT64_MAX, &tk, &ntk);
     if (rc)
         return rc;
     struct sql_select sel;
@@ -497,7 +497,7 @@ static int show_field_keys(struct store_snap *snap, const struct iql_stmt *st, c
         char **names;
         int *types;
         size_t n;
-        if (iql_field_keys(snap, ms[i], &names, &types, &n)) {
+        if (iql_field_keys(snap, ms[i], INT64_MIN, INT64_MAX, &names, &types, &n)) {
             buf_puts(&r->err, "cannot read the catalog");
             return ERR_IO;
         }

@@ -209,16 +209,18 @@ struct star {
     size_t ntags, nfields;
 };
 
-static int star_union(const struct iql_ctx *c, struct store_snap *snap, char **ms, size_t nm,
-                      struct star *u)
+static int star_union(const struct iql_ctx *c, struct store_snap *snap, const struct iql_stmt *st,
+                      char **ms, size_t nm, struct star *u)
 {
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    iql_where_time(c, st->where, &lo, &hi);
     for (size_t i = 0; i < nm; i++) {
         char **tk, **fk;
         int *ft;
         size_t ntk, nfk;
-        if (iql_tag_keys(c, snap, ms[i], &tk, &ntk))
+        if (iql_tag_keys(c, snap, ms[i], lo, hi, &tk, &ntk))
             return ERR_IO;
-        if (iql_field_keys(snap, ms[i], &fk, &ft, &nfk)) {
+        if (iql_field_keys(snap, ms[i], lo, hi, &fk, &ft, &nfk)) {
             iql_names_free(tk, ntk);
             return ERR_IO;
         }
@@ -1003,8 +1005,10 @@ static void extend_range(struct sel *s)
 static int select_measurement(struct sel *s, struct reader *rd)
 {
     struct store_snap *snap = rd->snap;
-    if (iql_tag_keys(s->c, snap, s->m, &s->tagkeys, &s->ntagkeys) ||
-        iql_field_keys(snap, s->m, &s->fieldkeys, &s->fieldtypes, &s->nfieldkeys)) {
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    iql_where_time(s->c, s->st->where, &lo, &hi);
+    if (iql_tag_keys(s->c, snap, s->m, lo, hi, &s->tagkeys, &s->ntagkeys) ||
+        iql_field_keys(snap, s->m, lo, hi, &s->fieldkeys, &s->fieldtypes, &s->nfieldkeys)) {
         buf_puts(s->err, "cannot read the catalog");
         return ERR_IO;
     }
@@ -1078,7 +1082,7 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
     size_t nm = 0;
     struct star u = {0};
     int rc = iql_measurements(rd.snap, st, &ms, &nm, &r->err);
-    if (rc == ERR_OK && has_star(st) && (rc = star_union(c, rd.snap, ms, nm, &u)) != ERR_OK)
+    if (rc == ERR_OK && has_star(st) && (rc = star_union(c, rd.snap, st, ms, nm, &u)) != ERR_OK)
         buf_puts(&r->err, "cannot read the catalog");
     for (size_t i = 0; i < nm && rc == ERR_OK; i++) {
         struct sel s = {0};

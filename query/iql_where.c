@@ -143,13 +143,14 @@ static int regex_leaf(enum sql_col_kind col, const char *name, const char *re,
 /* Lists kind's names of the snapshot (of event m if not NULL) matching
  * re (NULL: all) into *out. */
 static int catalog_names(struct store_snap *snap, enum store_cat_kind kind, const char *m,
-                         struct slice tag_key, const char *re, struct names *ns, struct buf *err)
+                         struct slice tag_key, const char *re, int64_t lo, int64_t hi,
+                         struct names *ns, struct buf *err)
 {
     struct sql_expr *rx = NULL;
     if (re && regex_leaf(SQL_COL_EVENT, NULL, re, &rx, err))
         return ERR_INVAL;
     struct slice ev = slice_make(m ? m : "", m ? strlen(m) : 0);
-    struct store_cat_query q = {kind, INT64_MIN, INT64_MAX, NULL, m ? &ev : NULL, tag_key, 0};
+    struct store_cat_query q = {kind, lo, hi, NULL, m ? &ev : NULL, tag_key, 0};
     ns->re = rx;
     cond_row_init(&ns->row);
     int rc = store_catalog(snap, &q, name_cb, ns);
@@ -168,7 +169,7 @@ int iql_measurements(struct store_snap *snap, const struct iql_stmt *st, char **
     for (size_t i = 0; i < st->nfrom && !rc; i++) {
         if (st->from[i].is_regex)
             rc = catalog_names(snap, STORE_CAT_EVENTS, NULL, slice_make("", 0), st->from[i].name,
-                               &ns, err);
+                               INT64_MIN, INT64_MAX, &ns, err);
         else
             names_push(&ns, st->from[i].name, strlen(st->from[i].name));
     }
@@ -182,12 +183,12 @@ int iql_measurements(struct store_snap *snap, const struct iql_stmt *st, char **
     return ERR_OK;
 }
 
-int iql_tag_keys(const struct iql_ctx *c, struct store_snap *snap, const char *m, char ***out,
-                 size_t *n)
+int iql_tag_keys(const struct iql_ctx *c, struct store_snap *snap, const char *m, int64_t lo,
+                 int64_t hi, char ***out, size_t *n)
 {
     struct names ns = {0};
     struct buf err = BUF_INIT;
-    int rc = catalog_names(snap, STORE_CAT_TAG_KEYS, m, slice_make("", 0), NULL, &ns, &err);
+    int rc = catalog_names(snap, STORE_CAT_TAG_KEYS, m, slice_make("", 0), NULL, lo, hi, &ns, &err);
     buf_destroy(&err);
     if (rc) {
         iql_names_free(ns.v, ns.n);
@@ -378,6 +379,40 @@ static int translate(struct tr *t, const struct iql_ex *x, struct sql_expr **out
     }
     buf_puts(t->err, "unsupported condition: expected comparisons joined by AND and OR");
     return ERR_INVAL;
+}
+
+void iql_where_time(const struct iql_ctx *c, const struct iql_ex *where, int64_t *lo, int64_t *hi)
+{
+    if (!where || where->kind != IQL_X_BIN)
+        return;
+    if (where->op == IQL_O_AND) {
+        iql_where_time(c, where->l, lo, hi);
+        iql_where_time(c, where->r, lo, hi);
+        return;
+    }
+    const struct iql_ex *var = where->l, *val = where->r;
+    bool flip = false;
+    if (var->kind != IQL_X_VAR && val->kind == IQL_X_VAR) {
+        var = where->r;
+        val = where->l;
+        flip = true;
+    }
+    int64_t v;
+    if (!iql_is_time(var) || iql_time_value(c, val, &v))
+        return;
+    switch (where->op) {
+    case IQL_O_EQ: break;
+    case IQL_O_LT:
+    case IQL_O_LE: flip = !flip; break;
+    case IQL_O_GT:
+    case IQL_O_GE: break;
+    default: return;
+    }
+    bool below = flip; /* time <= v (or v >= time): an upper bound */
+    if (where->op == IQL_O_EQ || !below)
+        *lo = v > *lo ? v : *lo;
+    if (where->op == IQL_O_EQ || below)
+        *hi = v < *hi ? v : *hi;
 }
 
 int iql_where(const struct iql_ctx *c, const struct iql_ex *where, const char *m, char **tagkeys,

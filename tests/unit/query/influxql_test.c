@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "model/record.h"
 #include "query/influxql.h"
+#include "query/iql_int.h"
 #include "store/store.h"
 
 #define S 1000000000LL
@@ -69,6 +70,42 @@ static void test_parse(void **state)
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         parse_ok(ok[i]);
+}
+
+/* The time range of a WHERE for its catalog lookups: the top-level AND's
+ * bounds either way round, none from under an OR. */
+static void test_where_time(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *where;
+        int64_t lo, hi;
+    } cases[] = {
+        {"time >= 1000ns AND time <= 2000ns", 1000, 2000},
+        {"\"host\" = 'a' AND time > 1000ns AND 3000ns > time", 1000, 3000},
+        {"1000ns <= time AND (time < 5000ns AND v > 1)", 1000, 5000},
+        {"time >= 1000ns OR time <= 2000ns", INT64_MIN, INT64_MAX},
+        {"time = 1500ns", 1500, 1500},
+        {"time > now() - 1h", NOW - 3600 * S, INT64_MAX},
+        {"v > 1", INT64_MIN, INT64_MAX},
+    };
+    struct iql_opts o = {0};
+    struct iql_ctx c = {NULL, &o, NOW, NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char q[256];
+        snprintf(q, sizeof q, "SELECT v FROM m WHERE %s", cases[i].where);
+        struct iql_script *s = NULL;
+        struct buf err = BUF_INIT;
+        assert_int_equal(iql_parse(q, strlen(q), NOW, &s, &err), ERR_OK);
+        int64_t lo = INT64_MIN, hi = INT64_MAX;
+        iql_where_time(&c, s->stmts[0].where, &lo, &hi);
+        if (lo != cases[i].lo || hi != cases[i].hi) {
+            print_error("%s: [%lld, %lld]\n", q, (long long)lo, (long long)hi);
+            fail();
+        }
+        iql_script_free(s);
+        buf_destroy(&err);
+    }
 }
 
 static void test_parse_errors(void **state)
@@ -674,6 +711,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_where_time),
         cmocka_unit_test(test_bounded),
         cmocka_unit_test(test_rights),
         cmocka_unit_test_setup_teardown(test_select_raw, setup, teardown),
