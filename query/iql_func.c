@@ -647,6 +647,8 @@ void iql_groups_destroy(struct iql_groups *g)
     free(g->aux);
     iql_keymap_destroy(&g->km);
     buf_destroy(&g->kb);
+    buf_destroy(&g->sk);
+    free(g->bm.s);
 }
 
 static unsigned pick_of(enum iql_fn fn)
@@ -680,19 +682,78 @@ int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts)
     return iql_tz_bucket(g->o.tz, ts, g->o.interval, g->o.offset);
 }
 
+static size_t bmap_home(const struct iql_bmap *m, int64_t b)
+{
+    return (size_t)(((uint64_t)b * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
+}
+
+/* The slot of bucket b in m: b's, or the empty one where it goes. */
+static struct iql_bmap_slot *bmap_slot(struct iql_bmap *m, int64_t b)
+{
+    size_t h = bmap_home(m, b);
+    while (m->s[h].gen == m->gen && m->s[h].bucket != b)
+        h = (h + 1) & (m->cap - 1);
+    return &m->s[h];
+}
+
+static void bmap_new_gen(struct iql_bmap *m)
+{
+    m->n = 0;
+    if (++m->gen == 0) { /* wrapped: old entries could look current */
+        if (m->s)
+            memset(m->s, 0, m->cap * sizeof *m->s);
+        m->gen = 1;
+    }
+}
+
+static void bmap_put(struct iql_bmap *m, int64_t b, size_t idx)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        struct iql_bmap old = *m;
+        m->cap = m->cap ? 2 * m->cap : 64;
+        m->s = xcalloc(m->cap, sizeof *m->s);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.s[i].gen == m->gen)
+                *bmap_slot(m, old.s[i].bucket) = old.s[i];
+        free(old.s);
+    }
+    struct iql_bmap_slot *sl = bmap_slot(m, b);
+    if (sl->gen != m->gen)
+        m->n++;
+    *sl = (struct iql_bmap_slot){b, m->gen, idx};
+}
+
 /* The index of the group of series key skey and bucket b in *idx, made
  * if new: the group of the row before when it is the same (rows of one
- * bucket and series mostly come one after another), else looked up. */
+ * bucket and series mostly come one after another), else the series'
+ * bucket map's when the series is the one before (rows of one series in
+ * no order of time: a host section bucket by bucket), else looked up. */
 static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_t b, size_t *idx,
                     struct buf *err)
 {
-    unsigned char kb[8];
-    agg_key_i64(b, kb);
-    if (g->has_last && g->kb.len == sklen + 8 && memcmp(g->kb.data + sklen, kb, 8) == 0 &&
-        (sklen == 0 || memcmp(g->kb.data, skey, sklen) == 0)) {
+    bool same =
+        g->has_sk && g->sk.len == sklen && (sklen == 0 || memcmp(g->sk.data, skey, sklen) == 0);
+    if (same && g->has_last && g->last_bucket == b) {
         *idx = g->last;
         return ERR_OK;
     }
+    if (!same) {
+        buf_reset(&g->sk);
+        buf_append(&g->sk, skey, sklen);
+        g->has_sk = true;
+        g->has_last = false;
+        bmap_new_gen(&g->bm);
+    } else if (g->bm.cap) {
+        struct iql_bmap_slot *sl = bmap_slot(&g->bm, b);
+        if (sl->gen == g->bm.gen) {
+            *idx = g->last = sl->idx;
+            g->last_bucket = b;
+            g->has_last = true;
+            return ERR_OK;
+        }
+    }
+    unsigned char kb[8];
+    agg_key_i64(b, kb);
     buf_reset(&g->kb);
     buf_append(&g->kb, skey, sklen);
     buf_append(&g->kb, kb, 8);
@@ -716,8 +777,10 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
         if (b < g->min_bucket)
             g->min_bucket = b;
     }
+    bmap_put(&g->bm, b, *idx);
     g->has_last = true;
     g->last = *idx;
+    g->last_bucket = b;
     return ERR_OK;
 }
 

@@ -158,19 +158,39 @@ struct iql_group_opts {
 int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts);
 
 struct iql_astate;
+/* The groups of one series by bucket: a bucket's number to its group's
+ * index, entries of older generations empty (a new series is a new
+ * generation, no clearing). */
+struct iql_bmap_slot {
+    int64_t bucket;
+    uint32_t gen;
+    size_t idx;
+};
+struct iql_bmap {
+    struct iql_bmap_slot *s;
+    size_t cap, n; /* n: entries of this generation */
+    uint32_t gen;
+};
+
 struct iql_groups {
     struct iql_group_opts o;
     struct iql_keymap km; /* series key + 8-byte bucket */
+    /* the groups of the series of the rows before (sk), by bucket: rows
+     * of that series find theirs without the key's bytes and hash */
+    struct buf sk;
+    bool has_sk;
+    struct iql_bmap bm;
     struct iql_astate **st;
     struct iql_val **aux; /* naux values per group, strings owned */
     size_t n;
-    size_t kept; /* values kept for median, mode, percentile, distinct, integral */
-    struct buf kb;
+    size_t kept;   /* values kept for median, mode, percentile, distinct, integral */
+    struct buf kb; /* scratch: a group's key in km */
     int64_t min_bucket;
     /* the group of the row before (rows of one bucket and series mostly
-     * come one after another): its key is kb's last bytes, last its index */
+     * come one after another): of series sk and bucket last_bucket */
     bool has_last;
     size_t last;
+    int64_t last_bucket;
 };
 
 void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o);
