@@ -189,8 +189,44 @@ static bool event_wanted(const struct store_series *s, struct slice event)
     return false;
 }
 
-/* at_entry for every host: the whole section, rows of other events or
- * outside the window's range passed over. */
+/* The first event of the set after event (bytewise, the order of a
+ * host's entries); NULL if none. */
+static const struct slice *event_after(const struct store_series *s, struct slice event)
+{
+    size_t lo = 0, hi = s->nevents;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (slice_cmp(s->events[mid], event) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nevents ? &s->events[lo] : NULL;
+}
+
+/* Moves the cursor, at an entry of host whose event the set does not
+ * hold, to where the host's next event of the set begins in the window's
+ * range, or to the next host's first entry (host 0x01 follows every key of
+ * host 0x00): a skip-scan, instead of passing over every other event's
+ * rows. */
+static void skip_to_wanted(struct store_series *s, const struct ser_window *w, struct slice host,
+                           struct slice event)
+{
+    const struct slice *next = event_after(s, event);
+    bool desc = s->snap->db->desc;
+    buf_reset(&s->seek);
+    if (next) {
+        ser_key(&s->seek, host, next, desc ? w->hi : w->lo, desc, false);
+    } else {
+        buf_append(&s->seek, host.ptr, host.len);
+        buf_putc(&s->seek, '\x01');
+    }
+    it_seek(s->it, slice_make(s->seek.data, s->seek.len));
+}
+
+/* at_entry for every host: the whole section, rows outside the window's
+ * range passed over, other events' rows skipped (2: the cursor moved, look
+ * at it again). */
 static int at_any_entry(struct store_series *s, const struct ser_window *w,
                         struct store_series_row *row)
 {
@@ -202,20 +238,23 @@ static int at_any_entry(struct store_series *s, const struct ser_window *w,
     const char *z2 = z1 ? memchr(z1 + 1, 0, (size_t)(end - z1 - 1)) : NULL;
     if (!z2 || end - z2 != 9)
         return ERR_CORRUPT;
+    struct slice host = slice_make(uk.ptr, (size_t)(z1 - uk.ptr));
     struct slice event = slice_make(z1 + 1, (size_t)(z2 - z1 - 1));
-    if (s->events && !event_wanted(s, event))
-        return 0;
+    if (s->events && !event_wanted(s, event)) {
+        skip_to_wanted(s, w, host, event);
+        return 2;
+    }
     int64_t ts = key_ts_from_tskey(coding_get_u64be(z2 + 1), s->snap->db->desc);
     if (ts < w->lo || ts > w->hi)
         return 0;
-    *row = (struct store_series_row){ts, slice_make(uk.ptr, (size_t)(z1 - uk.ptr)), event,
-                                     it_value(s->it)};
+    *row = (struct store_series_row){ts, host, event, it_value(s->it)};
     return 1;
 }
 
 /* The entry at the cursor: 1 (a row to give), 0 (not one: the next
- * entry), -1 (past the rows wanted: the next event or window), or
- * ERR_CORRUPT. Reads the key in place: host 0x00 event 0x00 tskey. */
+ * entry), 2 (the cursor was moved: the entry it is at), -1 (past the rows
+ * wanted: the next event or window), or ERR_CORRUPT. Reads the key in
+ * place: host 0x00 event 0x00 tskey. */
 static int at_entry(struct store_series *s, const struct ser_window *w,
                     struct store_series_row *row)
 {
@@ -257,8 +296,9 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
         int rc = it_valid(s->it) ? at_entry(s, w, row) : -1;
         if (rc == 1)
             return 1;
-        if (rc == 0) {
-            it_next(s->it);
+        if (rc == 0 || rc == 2) {
+            if (rc == 0)
+                it_next(s->it);
             continue;
         }
         if (rc != -1)
