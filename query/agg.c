@@ -140,30 +140,9 @@ static size_t state_size(enum agg_fn fn)
     return 0;
 }
 
-/* ---- hashing: a seeded 64-bit mix, 8 bytes at a time, one multiply each
- * and a finaliser at the end (not a keyed PRF: max_groups bounds what
- * colliding keys could cost) ---- */
-
 static uint64_t hash_key(uint64_t seed, struct slice k)
 {
-    const uint64_t mul = 0x9e3779b97f4a7c15ULL;
-    uint64_t h = seed ^ ((uint64_t)k.len * mul);
-    const unsigned char *p = (const unsigned char *)k.ptr;
-    size_t n = k.len;
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * mul;
-        h ^= h >> 29;
-    }
-    if (n) { /* the last 1-7 bytes (a byte loop: no call for a short copy) */
-        uint64_t w = 0;
-        for (size_t i = 0; i < n; i++)
-            w |= (uint64_t)p[i] << (8 * i);
-        h = (h ^ w) * mul;
-        h ^= h >> 29;
-    }
-    return hash_fmix64(h ^ seed);
+    return hash_mem(seed, k.ptr, k.len);
 }
 
 static bool key_eq(const struct agg_group *g, struct slice k)
