@@ -18,6 +18,12 @@
 #include "store/series.h"
 #include "store/store_int.h"
 
+/* The newest windows (hours) whose final files have their data blocks
+ * read into the block cache as they are written (sst_warm_data): the last
+ * 6 h, a dashboard's default range. Older windows reaching their final
+ * form (after a backfill) are read when queried. */
+#define WARM_WINDOWS 6
+
 /* Output files being written, one or more per window. */
 struct outputs {
     struct part *p;
@@ -88,8 +94,9 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     f->fast = w->window >= o->fast_from;
     f->hot = window_hot(o, w->window);
     sst_warm_section(f->table); /* one host's aggregates read it next */
-    if (!f->fast && !o->p->is_index)
-        sst_warm_data(f->table); /* a window in its final form: its queries next */
+    if (!f->fast && !o->p->is_index && o->hot_from != INT64_MAX &&
+        w->window > o->hot_from - WARM_WINDOWS)
+        sst_warm_data(f->table); /* a recent window in its final form: queried next */
     if (o->ndone == o->capdone) {
         o->capdone = o->capdone ? 2 * o->capdone : 8;
         o->done = xrealloc(o->done, o->capdone * sizeof *o->done);
