@@ -173,25 +173,10 @@ static bool next_window(struct store_series *s)
     return true;
 }
 
-static bool event_wanted(const struct store_series *s, struct slice event)
-{
-    size_t lo = 0, hi = s->nevents;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = slice_cmp(s->events[mid], event);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
-/* The first event of the set after event (bytewise, the order of a
- * host's entries); NULL if none. */
-static const struct slice *event_after(const struct store_series *s, struct slice event)
+/* The index in the event set of the first event after event (bytewise,
+ * the order of a host's entries): the set holds event if the one before
+ * is event. */
+static size_t events_after(const struct store_series *s, struct slice event)
 {
     size_t lo = 0, hi = s->nevents;
     while (lo < hi) {
@@ -201,22 +186,21 @@ static const struct slice *event_after(const struct store_series *s, struct slic
         else
             hi = mid;
     }
-    return lo < s->nevents ? &s->events[lo] : NULL;
+    return lo;
 }
 
 /* Moves the cursor, at an entry of host whose event the set does not
- * hold, to where the host's next event of the set begins in the window's
- * range, or to the next host's first entry (host 0x01 follows every key of
- * host 0x00): a skip-scan, instead of passing over every other event's
- * rows. */
+ * hold, to where the host's next event of the set (the set's next-th)
+ * begins in the window's range, or to the next host's first entry (host
+ * 0x01 follows every key of host 0x00): a skip-scan, instead of passing
+ * over every other event's rows. */
 static void skip_to_wanted(struct store_series *s, const struct ser_window *w, struct slice host,
-                           struct slice event)
+                           size_t next)
 {
-    const struct slice *next = event_after(s, event);
     bool desc = s->snap->db->desc;
     buf_reset(&s->seek);
-    if (next) {
-        ser_key(&s->seek, host, next, desc ? w->hi : w->lo, desc, false);
+    if (next < s->nevents) {
+        ser_key(&s->seek, host, &s->events[next], desc ? w->hi : w->lo, desc, false);
     } else {
         buf_append(&s->seek, host.ptr, host.len);
         buf_putc(&s->seek, '\x01');
@@ -240,9 +224,12 @@ static int at_any_entry(struct store_series *s, const struct ser_window *w,
         return ERR_CORRUPT;
     struct slice host = slice_make(uk.ptr, (size_t)(z1 - uk.ptr));
     struct slice event = slice_make(z1 + 1, (size_t)(z2 - z1 - 1));
-    if (s->events && !event_wanted(s, event)) {
-        skip_to_wanted(s, w, host, event);
-        return 2;
+    if (s->events) {
+        size_t next = events_after(s, event);
+        if (next == 0 || !slice_eq(s->events[next - 1], event)) {
+            skip_to_wanted(s, w, host, next);
+            return 2;
+        }
     }
     int64_t ts = key_ts_from_tskey(coding_get_u64be(z2 + 1), s->snap->db->desc);
     if (ts < w->lo || ts > w->hi)

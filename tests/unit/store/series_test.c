@@ -578,10 +578,19 @@ static void srow_push(struct srow **v, size_t *n, int64_t ts, struct slice host,
     r->rlen = rec.len;
 }
 
+static bool in_set(const struct slice *set, size_t n, struct slice ev)
+{
+    for (size_t i = 0; i < n; i++)
+        if (slice_eq(set[i], ev))
+            return true;
+    return false;
+}
+
 /* Checks the sections of host (NULL: every host) over [lo, hi] in every
- * bucket against a read of the served ranges; returns the windows served. */
+ * bucket against a read of the served ranges, for the event set evs
+ * (sorted; NULL: every event); returns the windows served. */
 static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_t hi,
-                         const char *field)
+                         const char *field, const struct slice *evs, size_t nevs)
 {
     struct slice hs = host ? slice_cstr(host) : slice_make("", 0);
     struct store_snap *snap = store_snapshot(f->db);
@@ -592,8 +601,8 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
         struct store_series *cur;
         struct store_ts_range *win;
         size_t nwin;
-        assert_int_equal(store_series_open(snap, bucket, host ? &hs : NULL, lo, hi, NULL, 0, &fs, 1,
-                                           &cur, &win, &nwin),
+        assert_int_equal(store_series_open(snap, bucket, host ? &hs : NULL, lo, hi, evs, nevs, &fs,
+                                           1, &cur, &win, &nwin),
                          ERR_OK);
         struct srow *got = NULL, *want = NULL;
         size_t ngot = 0, nwant = 0;
@@ -601,6 +610,7 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
         int rc;
         while ((rc = store_series_next(cur, &r)) == 1) {
             assert_true(!host || slice_eq(r.host, hs));
+            assert_true(!evs || in_set(evs, nevs, r.event));
             srow_push(&got, &ngot, r.ts, r.host, r.event, r.value);
         }
         assert_int_equal(rc, 0);
@@ -611,7 +621,7 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
             for (it_seek_first(it); it_valid(it); it_next(it)) {
                 struct key_row kr;
                 assert_int_equal(key_decode_row(it_key(it), true, &kr), ERR_OK);
-                if (host && !slice_eq(kr.host, hs))
+                if ((host && !slice_eq(kr.host, hs)) || (evs && !in_set(evs, nevs, kr.event)))
                     continue;
                 buf_reset(&num);
                 numeric_of(kr.id, it_value(it), &num);
@@ -645,7 +655,20 @@ static size_t check_random(struct fixture *f, const char *field)
         snprintf(host, sizeof host, "h%d", (int)(rnd() % NHOST));
         int64_t a = T0 - HOUR + (int64_t)(rnd() % (5 * 3600)) * SEC;
         int64_t b = a + (int64_t)(rnd() % (4 * 3600)) * SEC;
-        served += check_host(f, i % 4 == 3 ? NULL : host, a, b, field);
+        /* an event set of one to three of the data's events, bytewise sorted,
+         * or of one the data lacks ("c" and "dis" sort before and inside
+         * theirs): every host's sections skip the others by seeks */
+        static const struct slice sets[][3] = {{{"cpu", 3}},
+                                               {{"disk", 4}},
+                                               {{"log", 3}},
+                                               {{"cpu", 3}, {"log", 3}},
+                                               {{"disk", 4}, {"log", 3}},
+                                               {{"c", 1}, {"dis", 3}},
+                                               {{"cpu", 3}, {"disk", 4}, {"log", 3}}};
+        static const size_t nsets[] = {1, 1, 1, 2, 2, 2, 3};
+        size_t k = rnd() % 8;
+        served += check_host(f, i % 4 == 3 ? NULL : host, a, b, field, k < 7 ? sets[k] : NULL,
+                             k < 7 ? nsets[k] : 0);
     }
     return served;
 }
@@ -665,39 +688,39 @@ static void test_store(void **state)
     }
     assert_int_equal(store_db_compact(f->db), ERR_OK);
     /* every window of every bucket: one file with a section */
-    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 3 * 3);
+    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 3 * 3);
     /* a row in the memtable: its window is read, for every host */
     write_one(f, "h1", T0 + HOUR + 17, false);
-    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 8);
-    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 8);
+    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 8);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 8);
     /* flushed beside the window's file: read still for its host, not for
      * the others (the late file holds none of their rows) */
     assert_int_equal(store_db_flush(f->db), ERR_OK);
-    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 8);
-    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 9);
+    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 8);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 9);
     /* every host's rows: not from a window with any late file */
-    assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v"), 8);
+    assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 8);
     /* a late delete names no host: its window is read for every host */
     write_one(f, "h3", T0 + 2 * HOUR + 5, true);
     assert_int_equal(store_db_flush(f->db), ERR_OK);
-    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 8);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 8);
     assert_int_equal(store_db_compact(f->db), ERR_OK);
-    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v"), 9);
-    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v"), 9);
-    assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v"), 9);
+    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 9);
+    assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 9);
+    assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 9);
     /* a range delete of one host: every window it meets is read */
     struct slice ev = slice_cstr("cpu");
     assert_int_equal(store_db_delete_range(f->db, slice_cstr("h2"), &ev, T0, T0 + 10 * SEC),
                      ERR_OK);
-    assert_true(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v") < 9);
+    assert_true(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v", NULL, 0) < 9);
     assert_int_equal(store_db_compact(f->db), ERR_OK);
     check_random(f, "v");
     /* a string in v somewhere: such windows are read for v, not for c */
     write_random(f, 3000, true);
     assert_int_equal(store_db_flush(f->db), ERR_OK);
     assert_int_equal(store_db_compact(f->db), ERR_OK);
-    assert_true(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v") < 9);
-    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "c"), 9);
+    assert_true(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v", NULL, 0) < 9);
+    assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "c", NULL, 0), 9);
     check_random(f, "v");
     check_random(f, "c");
 }
