@@ -532,17 +532,12 @@ void iql_keymap_destroy(struct iql_keymap *m)
     buf_destroy(&m->keys);
 }
 
-static uint64_t key_hash(const char *p, size_t n)
-{
-    return hash_mem(0, p, n);
-}
-
 static void keymap_grow(struct iql_keymap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
     size_t *slots = xcalloc_written(cap, sizeof *slots);
     for (size_t i = 0; i < m->n; i++) {
-        size_t h = key_hash(m->keys.data + m->off[i], m->len[i]) & (cap - 1);
+        size_t h = hash_mem(0, m->keys.data + m->off[i], m->len[i]) & (cap - 1);
         while (slots[h])
             h = (h + 1) & (cap - 1);
         slots[h] = i + 1;
@@ -557,7 +552,7 @@ bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n,
     (void)n;
     if ((m->n + 1) * 2 > m->cap)
         keymap_grow(m);
-    size_t h = key_hash(key, len) & (m->cap - 1);
+    size_t h = hash_mem(0, key, len) & (m->cap - 1);
     for (; m->slots[h]; h = (h + 1) & (m->cap - 1)) {
         size_t i = m->slots[h] - 1;
         if (m->len[i] == len && (len == 0 || memcmp(m->keys.data + m->off[i], key, len) == 0)) {

@@ -332,15 +332,20 @@ static int field_cond(struct tr *t, const char *name, enum iql_op op, bool flip,
 
 static int translate(struct tr *t, const struct iql_ex *x, struct sql_expr **out);
 
+/* A comparison's name in *var and constant in *val, whichever side each
+ * was written on; true when they were swapped (5 < x is x > 5). */
+static bool operands(const struct iql_ex *x, const struct iql_ex **var, const struct iql_ex **val)
+{
+    bool flip = x->l->kind != IQL_X_VAR && x->r->kind == IQL_X_VAR;
+    *var = flip ? x->r : x->l;
+    *val = flip ? x->l : x->r;
+    return flip;
+}
+
 static int compare(struct tr *t, const struct iql_ex *x, struct sql_expr **out)
 {
-    const struct iql_ex *var = x->l, *val = x->r;
-    bool flip = false;
-    if (var->kind != IQL_X_VAR && val->kind == IQL_X_VAR) {
-        var = x->r;
-        val = x->l;
-        flip = true;
-    }
+    const struct iql_ex *var, *val;
+    bool flip = operands(x, &var, &val);
     if (iql_is_time(var))
         return time_cond(t, val, sql_op_of(x->op, flip), out);
     if (var->kind != IQL_X_VAR || val->kind == IQL_X_VAR || val->kind == IQL_X_CALL ||
@@ -390,28 +395,17 @@ void iql_where_time(const struct iql_ctx *c, const struct iql_ex *where, int64_t
         iql_where_time(c, where->r, lo, hi);
         return;
     }
-    const struct iql_ex *var = where->l, *val = where->r;
-    bool flip = false;
-    if (var->kind != IQL_X_VAR && val->kind == IQL_X_VAR) {
-        var = where->r;
-        val = where->l;
-        flip = true;
-    }
+    if (where->op < IQL_O_EQ || where->op > IQL_O_GE || where->op == IQL_O_NE)
+        return;
+    const struct iql_ex *var, *val;
+    bool flip = operands(where, &var, &val);
     int64_t v;
     if (!iql_is_time(var) || iql_time_value(c, val, &v))
         return;
-    switch (where->op) {
-    case IQL_O_EQ: break;
-    case IQL_O_LT:
-    case IQL_O_LE: flip = !flip; break;
-    case IQL_O_GT:
-    case IQL_O_GE: break;
-    default: return;
-    }
-    bool below = flip; /* time <= v (or v >= time): an upper bound */
-    if (where->op == IQL_O_EQ || !below)
+    enum sql_op op = sql_op_of(where->op, flip);
+    if (op == SQL_EQ || op == SQL_GT || op == SQL_GE)
         *lo = v > *lo ? v : *lo;
-    if (where->op == IQL_O_EQ || below)
+    if (op == SQL_EQ || op == SQL_LT || op == SQL_LE)
         *hi = v < *hi ? v : *hi;
 }
 
