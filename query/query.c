@@ -666,6 +666,10 @@ static int latest_of_host(struct run *r, char *host, size_t len, struct buf *err
     hp.where = &hw;
     hp.out_desc = true;
     hp.reverse = !hp.db_desc;
+    /* newest first: neither unordered nor from host sections, whose rows
+     * come by event (the first ts read must be the host's newest) */
+    hp.unordered = false;
+    hp.series = false;
     struct exec *ex;
     int rc = query_exec_open(r->snap, &hp, &ex, err);
     if (rc)

@@ -123,6 +123,23 @@ test_expect_success 'a late point and a delete: right at once, and once settled'
     sleep 3 && same "$Q" && test_cmp now fast
 '
 
+# LAST alone over a host set is answered from each host's newest rows
+# ("latest per host"), read newest first: not from the sections, whose
+# rows come by event
+test_expect_success 'the newest row of each host, ordered by it, with a later point of one host' '
+    echo "cpu,host=web-2 value=1,n=1i $((T + 3 * 3600 + 100))$NS" >newest.lp &&
+    test "$(lb_req POST "/write?db=pts&precision=ns" --data-binary @newest.lp)" = 204 &&
+    sleep 3 &&
+    W="FROM pts WHERE host IN ('"'web-1'"', '"'web-2'"', '"'web-6'"') AND ts >= $T0 GROUP BY host" &&
+    test "$(sql "SELECT host, MAX(ts) AS l, COUNT(*) AS c $W ORDER BY l DESC")" = 200 &&
+    cut -d, -f1,2 body >want &&
+    head -1 want | grep -q "\"host\":\"web-2\",\"l\":$((T + 3 * 3600 + 100))$NS" &&
+    test "$(sql "SELECT host, LAST(ts) AS l $W ORDER BY l DESC")" = 200 &&
+    sed "s/}\$//" body >got && test_cmp want got &&
+    test "$(sql "SELECT host $W ORDER BY LAST(ts) DESC")" = 200 &&
+    cut -d, -f1 want | sed "s/\$/}/" >want.hosts && test_cmp want.hosts body
+'
+
 test_expect_success '/metrics counts the rows read from sections' '
     test "$(lb_req GET /metrics)" = 200 &&
     grep -q "^logbucket_query_rows_from_sections_total [1-9]" body
