@@ -79,7 +79,8 @@ struct exec {
     struct buf need;
     size_t *need_at;
     size_t nneed;
-    uint64_t passed_over; /* rows row_may_match turned away */
+    struct slice *need_sl; /* the same texts as slices, for the store's iterators */
+    uint64_t passed_over;  /* rows row_may_match turned away */
     /* unordered SCAN/FULL: the buckets one after another, not merged */
     struct iter **kids;
     size_t nkids, kid;
@@ -128,9 +129,17 @@ static bool row_may_match(struct exec *e, struct slice key, struct slice v)
 
 /* --- ranges --- */
 
+/* The rows of a bucket's range: blocks the words rule out are skipped,
+ * and rows of log blocks that row_may_match would turn away are passed
+ * over in the store (counted in rst.rows_passed). */
 static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, int64_t hi)
 {
-    struct store_read_opts o = {e->words, e->nwords, &e->rst};
+    if (e->nneed && !e->need_sl) {
+        e->need_sl = xmalloc(e->nneed * sizeof *e->need_sl);
+        for (size_t i = 0, from = 0; i < e->nneed; from = e->need_at[i++])
+            e->need_sl[i] = slice_make(e->need.data + from, e->need_at[i] - from);
+    }
+    struct store_read_opts o = {e->words, e->nwords, &e->rst, e->need_sl, e->nneed};
     return store_iter_bucket_range(e->snap, bucket, lo, hi, &o);
 }
 
@@ -370,6 +379,7 @@ void query_exec_free(struct exec *e)
     free(e->words);
     buf_destroy(&e->need);
     free(e->need_at);
+    free(e->need_sl);
     for (size_t i = 0; i < e->nkids; i++)
         it_destroy(e->kids[i]);
     free(e->kids);
@@ -384,8 +394,8 @@ void query_exec_free(struct exec *e)
 
 struct exec_stats query_exec_stats(const struct exec *e)
 {
-    return (struct exec_stats){e->rst.blocks_read, e->rst.blocks_skipped, e->passed_over,
-                               e->section_rows};
+    return (struct exec_stats){e->rst.blocks_read, e->rst.blocks_skipped,
+                               e->passed_over + e->rst.rows_passed, e->section_rows};
 }
 
 struct cond_row *query_exec_cond_row(struct exec *e)
@@ -400,7 +410,7 @@ const struct exec_row *query_exec_row(const struct exec *e)
 
 uint64_t query_exec_scanned(const struct exec *e)
 {
-    return e->scanned;
+    return e->scanned + e->rst.rows_passed;
 }
 
 /* --- the entry stream, in output order --- */

@@ -1202,9 +1202,24 @@ static struct sst_read_opts *read_opts_new(const struct store_read_opts *o)
         rd->words = w;
         rd->nwords = o->nwords;
     }
+    if (o->need && o->nneed) { /* the slices, then their bytes, in one allocation */
+        size_t bytes = 0;
+        for (size_t i = 0; i < o->nneed; i++)
+            bytes += o->need[i].len;
+        struct slice *need = xmalloc(o->nneed * sizeof *need + bytes + 1);
+        char *at = (char *)(need + o->nneed);
+        for (size_t i = 0; i < o->nneed; i++) {
+            memcpy(at, o->need[i].ptr, o->need[i].len);
+            need[i] = slice_make(at, o->need[i].len);
+            at += o->need[i].len;
+        }
+        rd->need = need;
+        rd->nneed = o->nneed;
+    }
     if (o->stats) {
         rd->blocks_read = &o->stats->blocks_read;
         rd->blocks_skipped = &o->stats->blocks_skipped;
+        rd->rows_passed = &o->stats->rows_passed;
     }
     return rd;
 }
@@ -1214,6 +1229,7 @@ static void read_opts_free(void *p, void *unused)
     (void)unused;
     struct sst_read_opts *rd = p;
     free((void *)rd->words);
+    free((void *)rd->need);
     free(rd);
 }
 

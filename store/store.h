@@ -292,6 +292,7 @@ struct iter *store_iter_index_host(struct store_snap *snap, struct slice host);
 struct store_read_stats {
     uint64_t blocks_read;    /* decoded for the iterator, from the cache or disk */
     uint64_t blocks_skipped; /* passed over by their word filter, not read */
+    uint64_t rows_passed;    /* rows of blocks read that lacked a needed text */
 };
 
 /* What a row iterator may leave out (store/FORMAT.md, "Word filters").
@@ -302,13 +303,18 @@ struct store_read_stats {
  * the iterator yields every row that has all the words, and maybe other
  * rows: the caller still matches each row (words_find). With or without
  * words, the rows it would have yielded that have all the words are the
- * same. words is copied; stats (NULL ok) gets the counts added while the
- * iterator runs and must outlive it; iterators sharing one stats must be
- * used from one thread. */
+ * same. need: texts (ASCII-folded) a row must hold somewhere in its key or
+ * value bytes (words_contains_folded); in a block of log rows, a row that
+ * lacks one is not yielded (the caller would pass over it unread), and
+ * counted in stats. words and need are copied; stats (NULL ok) gets the
+ * counts added while the iterator runs and must outlive it; iterators
+ * sharing one stats must be used from one thread. */
 struct store_read_opts {
     const struct word_hashes *words;
     size_t nwords;
     struct store_read_stats *stats;
+    const struct slice *need;
+    size_t nneed;
 };
 
 /* The rows of bucket with ts_lo <= ts <= ts_hi, and the index entries of

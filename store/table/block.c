@@ -183,6 +183,7 @@ struct blk_it {
     struct buf key;
     struct slice value;
     int status;
+    const struct blk_keep *keep; /* NULL: every entry */
 };
 
 static uint32_t restart_at(const struct blk_it *it, uint32_t i)
@@ -269,6 +270,34 @@ static void publish(struct blk_it *it)
         it_set_pos(&it->base, slice_make(it->key.data, it->key.len), it->value);
     else
         it_set_end(&it->base);
+}
+
+/* Whether the iterator stops at the entry parsed last (an invalid
+ * position stops it too); an entry not kept is counted. */
+static bool stops(struct blk_it *it)
+{
+    const struct blk_keep *k = it->keep;
+    if (!k || !bi_valid(&it->base) ||
+        k->keep(k->arg, slice_make(it->key.data, it->key.len), it->value))
+        return true;
+    if (k->passed)
+        (*k->passed)++;
+    return false;
+}
+
+static void back(struct blk_it *it);
+
+/* From the entry parsed last, forward or backward to the first one kept. */
+static void keep_forward(struct blk_it *it)
+{
+    while (!stops(it))
+        parse_next(it);
+}
+
+static void keep_backward(struct blk_it *it)
+{
+    while (!stops(it))
+        back(it);
 }
 
 static void first(struct blk_it *it)
@@ -448,32 +477,42 @@ static void back(struct blk_it *it)
 
 static void bi_seek_first(struct iter *base)
 {
-    first((struct blk_it *)base);
-    publish((struct blk_it *)base);
+    struct blk_it *it = (struct blk_it *)base;
+    first(it);
+    keep_forward(it);
+    publish(it);
 }
 
 static void bi_seek_last(struct iter *base)
 {
-    last((struct blk_it *)base);
-    publish((struct blk_it *)base);
+    struct blk_it *it = (struct blk_it *)base;
+    last(it);
+    keep_backward(it);
+    publish(it);
 }
 
 static void bi_seek(struct iter *base, struct slice target)
 {
-    seek_to((struct blk_it *)base, target);
-    publish((struct blk_it *)base);
+    struct blk_it *it = (struct blk_it *)base;
+    seek_to(it, target);
+    keep_forward(it);
+    publish(it);
 }
 
 static void bi_next(struct iter *base)
 {
-    parse_next((struct blk_it *)base);
-    publish((struct blk_it *)base);
+    struct blk_it *it = (struct blk_it *)base;
+    parse_next(it);
+    keep_forward(it);
+    publish(it);
 }
 
 static void bi_prev(struct iter *base)
 {
-    back((struct blk_it *)base);
-    publish((struct blk_it *)base);
+    struct blk_it *it = (struct blk_it *)base;
+    back(it);
+    keep_backward(it);
+    publish(it);
 }
 
 static int bi_status(const struct iter *base)
@@ -517,5 +556,11 @@ void blk_iter_on(struct iter *base, const struct blk *b)
     it->status = ERR_OK;
     buf_reset(&it->key);
     it->value = slice_make("", 0);
+    it->keep = NULL;
     it_set_end(base);
+}
+
+void blk_iter_keep(struct iter *base, const struct blk_keep *k)
+{
+    ((struct blk_it *)base)->keep = k;
 }

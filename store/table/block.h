@@ -9,6 +9,7 @@
 #ifndef LB_BLOCK_H
 #define LB_BLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,8 +63,23 @@ void blk_index_restarts(struct blk *b, struct buf *space);
  * cleanup with it_on_destroy to release them). */
 struct iter *blk_iter(const struct blk *b);
 /* Points it, an iterator blk_iter made, at b instead, unpositioned (its
- * status cleared, its key's memory kept for the new block's keys).
- * REQUIRES: it has no cleanups (it_on_destroy). */
+ * status cleared, its key's memory kept for the new block's keys, and no
+ * blk_keep). REQUIRES: it has no cleanups (it_on_destroy). */
 void blk_iter_on(struct iter *it, const struct blk *b);
+
+/* Which entries an iterator stops at: those keep(arg, key, value) admits.
+ * The others are passed over inside the block, in either direction, as if
+ * the block did not hold them (a caller's per-entry test without the
+ * layers above the block seeing the entry), and counted in *passed (if
+ * not NULL). Borrowed: must outlive its use. */
+struct blk_keep {
+    bool (*keep)(const void *arg, struct slice key, struct slice value);
+    const void *arg;
+    uint64_t *passed;
+};
+
+/* From the next move of it on, stops only at the entries k admits (NULL:
+ * at every entry). */
+void blk_iter_keep(struct iter *it, const struct blk_keep *k);
 
 #endif

@@ -174,15 +174,22 @@ void sst_warm_data(struct sst_table *t);
 
 /* What a table iterator may pass over: a data block whose word filter
  * lacks one of the nwords words (both their hashes, model/words.h) is skipped as if it
- * were empty (blocks without a filter are always read). The counters, if
- * not NULL, get the data blocks the iterator decodes (from the cache or
- * the file) and those it skips added, each time it enters or passes one.
- * Everything is borrowed and must outlive the iterator, which updates the
- * counters from the thread that uses it. */
+ * were empty (blocks without a filter are always read). In a block with a
+ * filter, whose every entry is a log row (wfilter.h: every version of its
+ * keys anywhere has the same bytes, or is a delete), an entry whose key and
+ * value bytes lack one of the nneed texts (ASCII-folded, as
+ * words_contains_folded takes them) is passed over inside the block, so it
+ * never reaches the iterators above. The counters, if not NULL, get the
+ * data blocks the iterator decodes (from the cache or the file), those it
+ * skips and the entries it passes over added. Everything is borrowed and
+ * must outlive the iterator, which updates the counters from the thread
+ * that uses it. */
 struct sst_read_opts {
     const struct word_hashes *words;
     size_t nwords;
-    uint64_t *blocks_read, *blocks_skipped;
+    const struct slice *need;
+    size_t nneed;
+    uint64_t *blocks_read, *blocks_skipped, *rows_passed;
 };
 
 /* sst_iter with opts (NULL: sst_iter). */

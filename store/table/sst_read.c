@@ -467,6 +467,7 @@ struct sst_it {
     size_t handle_len;
     int status;
     struct sst_read_opts opts; /* words to skip blocks by, counters */
+    struct blk_keep keep;      /* the rows of log blocks that hold opts.need */
 };
 
 /* Leaves the block data is in: its status kept, its block let go, the
@@ -531,6 +532,24 @@ static bool skip_block(struct sst_it *s)
     return true;
 }
 
+/* Whether the block of index value v has a word filter: its every entry
+ * is a log row (wfilter.h). */
+static bool block_has_filter(const struct sst_table *t, struct slice v)
+{
+    uint64_t foff, fsize;
+    return t->version >= 3 && decode_filter_handle(t, v, &foff, &fsize) == ERR_OK && fsize > 0;
+}
+
+/* blk_keep's test: whether a row's bytes hold every needed text. */
+static bool holds_need(const void *arg, struct slice key, struct slice value)
+{
+    const struct sst_read_opts *o = arg;
+    for (size_t i = 0; i < o->nneed; i++)
+        if (!words_contains_folded(key, o->need[i]) && !words_contains_folded(value, o->need[i]))
+            return false;
+    return true;
+}
+
 /* Opens the block at the index position, or the next one in direction
  * step (+1 or -1) that the words do not rule out (a skipped block is
  * passed as if it were empty); false (data NULL) at the end or on error. */
@@ -548,6 +567,8 @@ static bool open_block(struct sst_it *s, int step)
     struct slice h = it_value(s->index);
     if (!enter_block(s, h))
         return false;
+    if (s->opts.nneed && block_has_filter(s->t, h))
+        blk_iter_keep(s->data, &s->keep);
     if (h.len <= sizeof(s->handle)) {
         memcpy(s->handle, h.ptr, h.len);
         s->handle_len = h.len;
@@ -772,6 +793,9 @@ struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts
         s->opts = *opts;
     if (!s->opts.words)
         s->opts.nwords = 0;
+    if (!s->opts.need)
+        s->opts.nneed = 0;
+    s->keep = (struct blk_keep){holds_need, &s->opts, s->opts.rows_passed};
     return &s->base;
 }
 

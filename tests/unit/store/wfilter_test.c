@@ -5,6 +5,7 @@
  * are never skipped, so that no deleted row or old version comes back;
  * copied blocks keep their filters; version 2 files read as before (every
  * block); a damaged filter gives ERR_CORRUPT, never a crash. */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -417,19 +418,59 @@ static void all_keys(struct sst_table *t, struct keys *all)
     it_destroy(it);
 }
 
+/* The data blocks of t, and in *with_filter those that have a word filter. */
+static size_t blocks_with_filter(struct sst_table *t, size_t *with_filter)
+{
+    size_t n = 0;
+    *with_filter = 0;
+    struct sst_scan *sc = sst_scan_new(t);
+    for (; sst_scan_valid(sc); sst_scan_next_block(sc), n++)
+        *with_filter += sst_scan_block_filter(sc).len > 0;
+    assert_int_equal(sst_scan_status(sc), ERR_OK);
+    sst_scan_free(sc);
+    return n;
+}
+
+/* Whether key holds every word's bytes, ASCII case folded (words given
+ * folded). */
+static bool holds_all(struct slice key, const struct slice *need, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!words_contains_folded(key, need[i]))
+            return false;
+    return true;
+}
+
 /* The matching keys an iterator with the words yields forward, backward,
- * and after seeks to keys of the table, against the reference. Returns
- * the blocks skipped by the forward pass. */
-static uint64_t check_words(struct sst_table *t, const struct keys *all, const char **words,
-                            size_t n)
+ * and after seeks to keys of the table, against the reference; with
+ * by_bytes, the words are also needed texts (sst_read_opts.need), and the
+ * rows lacking one are passed over inside the blocks (every block here is
+ * of log rows): none is yielded, each is counted. Returns the blocks
+ * skipped by the forward pass. */
+static uint64_t check_words_as(struct sst_table *t, const struct keys *all, const char **words,
+                               size_t n, bool by_bytes)
 {
     struct word_hashes h[8];
     hashes_of(words, n, h);
-    uint64_t read = 0, skipped = 0;
+    char folded[8][32];
+    struct slice need[8];
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(words[i]);
+        assert_true(len < sizeof folded[i]);
+        for (size_t j = 0; j <= len; j++)
+            folded[i][j] = (char)tolower((unsigned char)words[i][j]);
+        need[i] = slice_make(folded[i], len);
+    }
+    uint64_t read = 0, skipped = 0, passed = 0;
     struct sst_read_opts o = {.words = h,
                               .nwords = n,
+                              .need = by_bytes ? need : NULL,
+                              .nneed = by_bytes ? n : 0,
                               .blocks_read = &read,
-                              .blocks_skipped = &skipped};
+                              .blocks_skipped = &skipped,
+                              .rows_passed = &passed};
+    size_t with_filter, blocks = blocks_with_filter(t, &with_filter);
+    bool log_blocks = with_filter == blocks;
     struct iter *it = sst_iter_opts(t, &o);
     size_t *match = xcalloc(all->n + 1, sizeof *match), nm = 0;
     for (size_t i = 0; i < all->n; i++)
@@ -439,6 +480,7 @@ static uint64_t check_words(struct sst_table *t, const struct keys *all, const c
     size_t got = 0, yielded = 0;
     for (it_seek_first(it); it_valid(it); it_next(it)) {
         yielded++;
+        assert_true(!by_bytes || !log_blocks || holds_all(ikey_user(it_key(it)), need, n));
         if (!ikey_has(it_key(it), words, n))
             continue;
         assert_true(got < nm);
@@ -448,6 +490,18 @@ static uint64_t check_words(struct sst_table *t, const struct keys *all, const c
     assert_int_equal(it_status(it), ERR_OK);
     assert_int_equal(got, nm);
     assert_true(yielded <= all->n);
+    if (by_bytes && log_blocks) { /* log blocks: rows read yielded or passed over */
+        size_t holding = 0;
+        for (size_t i = 0; i < all->n; i++)
+            holding += holds_all(ikey_user(keys_at(all, i)), need, n);
+        assert_true(yielded + passed <= all->n);
+        assert_true(yielded <= holding);
+        if (skipped == 0)
+            assert_int_equal(yielded + passed, all->n);
+    } else if (with_filter == 0) { /* no log blocks: every row yielded */
+        assert_int_equal(passed, 0);
+        assert_int_equal(yielded, all->n);
+    }
     uint64_t fwd_skipped = skipped;
     /* backward */
     got = 0;
@@ -505,6 +559,15 @@ static uint64_t check_words(struct sst_table *t, const struct keys *all, const c
     it_destroy(it);
     free(match);
     return fwd_skipped;
+}
+
+/* check_words_as both ways: the same matches, the same blocks skipped. */
+static uint64_t check_words(struct sst_table *t, const struct keys *all, const char **words,
+                            size_t n)
+{
+    uint64_t skipped = check_words_as(t, all, words, n, false);
+    assert_int_equal(check_words_as(t, all, words, n, true), skipped);
+    return skipped;
 }
 
 static uint64_t count_blocks(struct sst_table *t)
