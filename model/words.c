@@ -247,6 +247,11 @@ static size_t find_folded(struct slice text, size_t from, const unsigned char *x
 #endif
 }
 
+size_t words_find_folded(struct slice text, size_t from, struct slice word)
+{
+    return find_folded(text, from, (const unsigned char *)word.ptr, word.len);
+}
+
 bool words_contains_folded(struct slice text, struct slice word)
 {
     return find_folded(text, 0, (const unsigned char *)word.ptr, word.len) != SIZE_MAX;

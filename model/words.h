@@ -62,4 +62,8 @@ bool words_find(struct slice text, struct slice phrase);
  * the query executor tests this before decoding a row. */
 bool words_contains_folded(struct slice text, struct slice word);
 
+/* The first position >= from where text holds word's bytes as
+ * words_contains_folded finds them; SIZE_MAX if none. */
+size_t words_find_folded(struct slice text, size_t from, struct slice word);
+
 #endif

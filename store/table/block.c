@@ -7,6 +7,7 @@
 
 #include "base/coding.h"
 #include "base/err.h"
+#include "model/words.h"
 
 void blk_builder_init(struct blk_builder *b)
 {
@@ -184,6 +185,11 @@ struct blk_it {
     struct slice value;
     int status;
     const struct blk_keep *keep; /* NULL: every entry */
+    /* where keep->need starts in the block's entries (uint32_t offsets,
+     * ascending; every start, overlapping ones too), once searched */
+    struct buf hits;
+    size_t nhits;
+    bool hits_ready;
 };
 
 static uint32_t restart_at(const struct blk_it *it, uint32_t i)
@@ -287,11 +293,155 @@ static bool stops(struct blk_it *it)
 
 static void back(struct blk_it *it);
 
+/* Every start of keep->need in the block's entries, into it->hits. */
+static void find_hits(struct blk_it *it)
+{
+    struct slice all = slice_make(it->b.data, it->b.restart_off), need = it->keep->need;
+    buf_reset(&it->hits);
+    it->nhits = 0;
+    for (size_t at = 0; (at = words_find_folded(all, at, need)) != SIZE_MAX; at++) {
+        uint32_t v = (uint32_t)at;
+        buf_append(&it->hits, (const char *)&v, sizeof v);
+        it->nhits++;
+    }
+    it->hits_ready = true;
+}
+
+/* The first hit at or after offset off. */
+static size_t hit_from(const struct blk_it *it, size_t off)
+{
+    const uint32_t *h = (const uint32_t *)(const void *)it->hits.data;
+    size_t lo = 0, hi = it->nhits;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (h[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool folded_eq(const char *s, const char *x, size_t n) /* x folded, as find_folded */
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i], f = (unsigned char)x[i];
+        if ((f >= 'a' && f <= 'z' ? (c | 0x20) : c) != f)
+            return false;
+    }
+    return true;
+}
+
+/* Whether need starts in the key's first s bytes k and ends in its own
+ * bytes u (n of them). */
+static bool straddles(const char *k, size_t s, const char *u, size_t n, struct slice need)
+{
+    size_t w = need.len;
+    unsigned char f = (unsigned char)need.ptr[0], m = f >= 'a' && f <= 'z' ? 0x20 : 0;
+    for (size_t j = s >= w ? s - w + 1 : 0; j < s; j++) {
+        if ((unsigned char)(k[j] | m) != f)
+            continue;
+        size_t in_k = s - j;
+        if (n >= w - in_k && folded_eq(k + j, need.ptr, in_k) &&
+            folded_eq(u, need.ptr + in_k, w - in_k))
+            return true;
+    }
+    return false;
+}
+
+/* Whether need lies in the key's first s bytes k, or starts there and
+ * ends in its own bytes u (n of them); a long k counts as holding it. */
+static bool prefix_holds(const char *k, size_t s, const char *u, size_t n, struct slice need)
+{
+    char tmp[128];
+    size_t more = n < need.len ? n : need.len - 1;
+    if (s + more > sizeof tmp)
+        return true;
+    memcpy(tmp, k, s);
+    memcpy(tmp + s, u, more);
+    return words_find_folded(slice_make(tmp, s + more), 0, need) != SIZE_MAX;
+}
+
+/* From it->next on, the first entry that may hold keep->need, made the
+ * current entry with its key built: its own key bytes or value hold a hit
+ * of the block's search, or need lies in the bytes it shares with the key
+ * before (or starts there). The entries passed over are counted; their
+ * keys are not built, only the shared bytes the next entries need: while
+ * one is pending, it->key holds its first ps bytes and the rest is at pu.
+ * An entry passed over holds need nowhere, so the next one can hold it in
+ * its shared bytes only across their end (straddles). */
+static void next_candidate(struct blk_it *it)
+{
+    struct slice need = it->keep->need;
+    if (!it->hits_ready)
+        find_hits(it);
+    const uint32_t *hits = (const uint32_t *)(void *)it->hits.data;
+    size_t hit = hit_from(it, it->next);
+    const char *base = it->b.data, *end = base + it->b.restart_off, *pu = NULL;
+    size_t klen = it->key.len; /* of the key before */
+    uint32_t ps = 0, pn = 0;
+    uint64_t passed = 0;
+    bool pending = false, clean = false;
+    for (;;) {
+        it->cur = it->next;
+        const char *p = base + it->cur;
+        if (p >= end) {
+            it->cur = it->next = it->b.restart_off;
+            buf_reset(&it->key);
+            break;
+        }
+        uint32_t shared, unshared, vlen;
+        p = coding_varint32_dec(p, end, &shared);
+        if (p)
+            p = coding_varint32_dec(p, end, &unshared);
+        if (p)
+            p = coding_varint32_dec(p, end, &vlen);
+        if (!p || shared > klen || (size_t)(end - p) < (size_t)unshared + vlen) {
+            set_corrupt(it);
+            return;
+        }
+        it->next = (size_t)(p + unshared + vlen - base);
+        if (pending && shared > ps) { /* the entry before's key, built */
+            it->key.len = ps;
+            append_key(it, pu, pn);
+            pending = false;
+        }
+        size_t own = (size_t)(p - base);
+        while (hit < it->nhits && hits[hit] < own)
+            hit++;
+        bool cand = hit < it->nhits && hits[hit] + need.len <= it->next;
+        if (!cand && shared)
+            cand = clean ? straddles(it->key.data, shared, p, unshared, need)
+                         : prefix_holds(it->key.data, shared, p, unshared, need);
+        if (cand) {
+            it->key.len = shared;
+            append_key(it, p, unshared);
+            it->value = slice_make(p + unshared, vlen);
+            break;
+        }
+        passed++;
+        pending = true;
+        ps = shared;
+        pu = p;
+        pn = unshared;
+        klen = (size_t)shared + unshared;
+        clean = true;
+    }
+    if (it->keep->passed)
+        *it->keep->passed += passed;
+    while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
+        it->restart++;
+}
+
 /* From the entry parsed last, forward or backward to the first one kept. */
 static void keep_forward(struct blk_it *it)
 {
-    while (!stops(it))
-        parse_next(it);
+    while (!stops(it)) {
+        if (it->keep->need.len)
+            next_candidate(it);
+        else
+            parse_next(it);
+    }
 }
 
 static void keep_backward(struct blk_it *it)
@@ -524,6 +674,7 @@ static void bi_destroy(struct iter *base)
 {
     struct blk_it *it = (struct blk_it *)base;
     buf_destroy(&it->key);
+    buf_destroy(&it->hits);
     free(it);
 }
 
@@ -544,6 +695,7 @@ struct iter *blk_iter(const struct blk *b)
     it->b = *b;
     it->cur = it->next = b->restart_off;
     buf_init(&it->key);
+    buf_init(&it->hits);
     return &it->base;
 }
 
@@ -557,10 +709,13 @@ void blk_iter_on(struct iter *base, const struct blk *b)
     buf_reset(&it->key);
     it->value = slice_make("", 0);
     it->keep = NULL;
+    it->hits_ready = false;
     it_set_end(base);
 }
 
 void blk_iter_keep(struct iter *base, const struct blk_keep *k)
 {
-    ((struct blk_it *)base)->keep = k;
+    struct blk_it *it = (struct blk_it *)base;
+    it->keep = k;
+    it->hits_ready = false;
 }

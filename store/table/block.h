@@ -71,11 +71,16 @@ void blk_iter_on(struct iter *it, const struct blk *b);
  * The others are passed over inside the block, in either direction, as if
  * the block did not hold them (a caller's per-entry test without the
  * layers above the block seeing the entry), and counted in *passed (if
- * not NULL). Borrowed: must outlive its use. */
+ * not NULL). need, if not empty, is bytes every entry keep admits holds in
+ * its key or its value (ASCII-folded, as words_contains_folded finds
+ * them): moving forward, the block's bytes are searched for it once, and
+ * an entry without it is passed over without its key being built or keep
+ * called. Borrowed: must outlive its use. */
 struct blk_keep {
     bool (*keep)(const void *arg, struct slice key, struct slice value);
     const void *arg;
     uint64_t *passed;
+    struct slice need;
 };
 
 /* From the next move of it on, stops only at the entries k admits (NULL:

@@ -795,7 +795,10 @@ struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts
         s->opts.nwords = 0;
     if (!s->opts.need)
         s->opts.nneed = 0;
-    s->keep = (struct blk_keep){holds_need, &s->opts, s->opts.rows_passed};
+    s->keep = (struct blk_keep){holds_need, &s->opts, s->opts.rows_passed, slice_make("", 0)};
+    for (size_t i = 0; i < s->opts.nneed; i++) /* the longest, likely the rarest, searched for */
+        if (s->opts.need[i].len > s->keep.need.len)
+            s->keep.need = s->opts.need[i];
     return &s->base;
 }
 

@@ -1,6 +1,7 @@
 /* Blocks, bloom filters, the codec, SSTables and the block cache: round
  * trips, seeks in both directions, and damaged bytes giving ERR_CORRUPT
  * (never a crash, never a wrong row). */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -157,6 +158,137 @@ static void random_key(struct buf *k, bool with_prefix)
  * key >= the target found by brute force, for targets with and without
  * the block's common prefix (keys with 0x00 and 0xff bytes, keys that are
  * prefixes of others). */
+/* --- blk_keep: entries passed over inside a block --- */
+
+static uint64_t keep_rng = 0x2545f4914f6cdd1dULL;
+
+static unsigned keep_rand(unsigned n)
+{
+    keep_rng ^= keep_rng << 13;
+    keep_rng ^= keep_rng >> 7;
+    keep_rng ^= keep_rng << 17;
+    return (unsigned)(keep_rng % n);
+}
+
+static bool holds_folded(struct slice s, const char *x)
+{
+    size_t n = strlen(x);
+    for (size_t i = 0; i + n <= s.len; i++) {
+        size_t j = 0;
+        while (j < n && tolower((unsigned char)s.ptr[i + j]) == x[j])
+            j++;
+        if (j == n)
+            return true;
+    }
+    return false;
+}
+
+static bool keep_holding(const void *arg, struct slice key, struct slice value)
+{
+    return holds_folded(key, arg) || holds_folded(value, arg);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Keys of a few letters, often sharing long prefixes, with the text
+ * "NeEd" (upper and lower case) cut across the bytes keys share, inside
+ * them, in their own bytes and in values: the entries an iterator with
+ * keep (and with need, searched in the whole block) stops at are exactly
+ * those holding the text, forward, backward and after seeks, and the
+ * others are counted. */
+static void test_block_keep(void **state)
+{
+    (void)state;
+    static const char *parts[] = {"n", "ne", "nee", "need", "NEED", "eed", "d",
+                                  "x", "Ne", "eD",  "ab",   "zz",   "ned"};
+    for (int round = 0; round < 40; round++) {
+        size_t nk = 1 + keep_rand(300), nparts = sizeof parts / sizeof *parts;
+        char **keys = calloc(nk, sizeof *keys);
+        for (size_t i = 0; i < nk; i++) {
+            char k[64] = "";
+            size_t np = 1 + keep_rand(6);
+            for (size_t j = 0; j < np; j++)
+                strcat(k, parts[keep_rand((unsigned)nparts)]);
+            char num[16];
+            snprintf(num, sizeof num, "%04zu", i); /* distinct keys */
+            strcat(k, num);
+            keys[i] = strdup(k);
+        }
+        qsort(keys, nk, sizeof *keys, cmp_str);
+        struct blk_builder b;
+        blk_builder_init(&b);
+        char **vals = calloc(nk, sizeof *vals);
+        bool *want = calloc(nk, sizeof *want);
+        size_t nwant = 0;
+        for (size_t i = 0; i < nk; i++) {
+            vals[i] = strdup(keep_rand(5) == 0 ? "a NEEDle" : keep_rand(2) ? "nee" : "");
+            blk_add(&b, slice_cstr(keys[i]), slice_cstr(vals[i]));
+            want[i] = holds_folded(slice_cstr(keys[i]), "need") ||
+                      holds_folded(slice_cstr(vals[i]), "need");
+            nwant += want[i];
+        }
+        struct blk blk;
+        assert_int_equal(blk_parse(blk_finish(&b), &blk), ERR_OK);
+        for (int with_need = 0; with_need < 2; with_need++) {
+            uint64_t passed = 0;
+            struct blk_keep kp = {keep_holding, "need", &passed,
+                                  with_need ? slice_cstr("need") : slice_make("", 0)};
+            struct iter *it = blk_iter(&blk);
+            blk_iter_keep(it, &kp);
+            size_t got = 0, i = 0;
+            for (it_seek_first(it); it_valid(it); it_next(it), got++, i++) {
+                while (i < nk && !want[i])
+                    i++;
+                assert_true(i < nk);
+                assert_true(slice_eq(it_key(it), slice_cstr(keys[i])));
+                assert_true(slice_eq(it_value(it), slice_cstr(vals[i])));
+            }
+            assert_int_equal(it_status(it), ERR_OK);
+            assert_int_equal(got, nwant);
+            assert_int_equal(passed, nk - nwant);
+            got = 0;
+            for (it_seek_last(it); it_valid(it); it_prev(it))
+                got++;
+            assert_int_equal(got, nwant);
+            for (size_t t = 0; t < nk; t += 1 + keep_rand(5)) { /* seek, then on and back */
+                it_seek(it, slice_cstr(keys[t]));
+                size_t j = t;
+                while (j < nk && !want[j])
+                    j++;
+                if (j == nk) {
+                    assert_false(it_valid(it));
+                    continue;
+                }
+                assert_true(it_valid(it) && slice_eq(it_key(it), slice_cstr(keys[j])));
+                it_next(it);
+                size_t j2 = j + 1;
+                while (j2 < nk && !want[j2])
+                    j2++;
+                if (j2 == nk) {
+                    assert_false(it_valid(it));
+                    continue;
+                }
+                assert_true(it_valid(it) && slice_eq(it_key(it), slice_cstr(keys[j2])));
+                it_prev(it);
+                assert_true(it_valid(it) && slice_eq(it_key(it), slice_cstr(keys[j])));
+            }
+            assert_int_equal(it_status(it), ERR_OK);
+            it_destroy(it);
+        }
+        blk_builder_destroy(&b);
+        for (size_t i = 0; i < nk; i++) {
+            free(keys[i]);
+            free(vals[i]);
+        }
+        free(keys);
+        free(vals);
+        free(want);
+    }
+}
+
 static void test_block_indexed(void **state)
 {
     (void)state;
@@ -829,6 +961,7 @@ int main(void)
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block),
+        cmocka_unit_test(test_block_keep),
         cmocka_unit_test(test_block_indexed),
         cmocka_unit_test(test_bloom),
         cmocka_unit_test(test_bloom_hash_stable),
