@@ -560,8 +560,11 @@ bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n,
             return false;
         }
     }
-    m->off = xrealloc(m->off, (m->n + 1) * sizeof *m->off);
-    m->len = xrealloc(m->len, (m->n + 1) * sizeof *m->len);
+    if (m->n == m->lcap) { /* doubled: a panel's groups come by the hundred */
+        m->lcap = m->lcap ? 2 * m->lcap : 64;
+        m->off = xrealloc(m->off, m->lcap * sizeof *m->off);
+        m->len = xrealloc(m->len, m->lcap * sizeof *m->len);
+    }
     m->off[m->n] = m->keys.len;
     m->len[m->n] = len;
     buf_append(&m->keys, key, len);
@@ -758,13 +761,16 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
                        g->o.max_groups);
             return ERR_TOOBIG;
         }
-        g->st = xrealloc(g->st, (g->n + 1) * sizeof *g->st);
+        if (g->n == g->cap) { /* doubled: a dashboard's panel makes hundreds */
+            g->cap = g->cap ? 2 * g->cap : 64;
+            g->st = xrealloc(g->st, g->cap * sizeof *g->st);
+            if (g->o.naux)
+                g->aux = xrealloc(g->aux, g->cap * sizeof *g->aux);
+        }
         size_t sz = sizeof(struct aslot) * (g->o.nslots ? g->o.nslots : 1);
         g->st[g->n] = xcalloc(1, sz);
-        if (g->o.naux) {
-            g->aux = xrealloc(g->aux, (g->n + 1) * sizeof *g->aux);
+        if (g->o.naux)
             g->aux[g->n] = xcalloc(g->o.naux, sizeof **g->aux);
-        }
         g->n++;
         if (b < g->min_bucket)
             g->min_bucket = b;

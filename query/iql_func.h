@@ -126,7 +126,7 @@ struct iql_keymap {
     size_t cap;
     struct buf keys;
     size_t *off, *len; /* of each key in keys */
-    size_t n;
+    size_t n, lcap;    /* keys; room in off and len */
 };
 void iql_keymap_init(struct iql_keymap *m);
 void iql_keymap_destroy(struct iql_keymap *m);
@@ -182,9 +182,9 @@ struct iql_groups {
     struct iql_bmap bm;
     struct iql_astate **st;
     struct iql_val **aux; /* naux values per group, strings owned */
-    size_t n;
-    size_t kept;   /* values kept for median, mode, percentile, distinct, integral */
-    struct buf kb; /* scratch: a group's key in km */
+    size_t n, cap;        /* groups; room in st (and aux) */
+    size_t kept;          /* values kept for median, mode, percentile, distinct, integral */
+    struct buf kb;        /* scratch: a group's key in km */
     int64_t min_bucket;
     /* the group of the row before (rows of one bucket and series mostly
      * come one after another): of series sk and bucket last_bucket */

@@ -113,9 +113,9 @@ static void slot_bounds(const struct cat_file *c, unsigned i, unsigned span, int
     *b = clamp128(s + (__int128)c->width * span - 1);
 }
 
-static void slots_of(const struct cat_file *c, int64_t lo, int64_t hi, struct slots *s)
+/* A fine slot's bits by its bounds, one slot at a time. */
+static void slots_each(const struct cat_file *c, int64_t lo, int64_t hi, struct slots *s)
 {
-    memset(s, 0, sizeof *s);
     for (unsigned i = 0; i < CAT_SLOTS; i++) {
         int64_t a, b;
         slot_bounds(c, i, 1, &a, &b);
@@ -125,6 +125,36 @@ static void slots_of(const struct cat_file *c, int64_t lo, int64_t hi, struct sl
             s->in |= 1ULL << i;
         else
             s->part |= 1ULL << i;
+    }
+}
+
+/* The slots [lo, hi] holds whole (in) and in part: those it overlaps are
+ * a run from the slot of lo to the slot of hi, of which only the two ends
+ * may be partial. Where a slot's bounds would pass INT64_MAX (and be
+ * clamped), slot by slot instead. */
+_Static_assert(CAT_SLOTS == 64, "a table's fine slots are the bits of a uint64_t");
+
+static void slots_of(const struct cat_file *c, int64_t lo, int64_t hi, struct slots *s)
+{
+    memset(s, 0, sizeof *s);
+    __int128 base = c->base, w = c->width, end = base + w * CAT_SLOTS - 1;
+    if (w <= 0 || end > INT64_MAX) {
+        slots_each(c, lo, hi, s);
+    } else if (hi >= base && lo <= end && lo <= hi) {
+        unsigned first = lo <= base ? 0 : (unsigned)((lo - base) / w);
+        unsigned last = hi >= end ? CAT_SLOTS - 1 : (unsigned)((hi - base) / w);
+        uint64_t run =
+            (last == CAT_SLOTS - 1 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
+        s->in = run;
+        unsigned ends[2] = {first, last};
+        for (unsigned k = 0; k < 2; k++) {
+            int64_t a, b;
+            slot_bounds(c, ends[k], 1, &a, &b);
+            if (a < lo || b > hi) {
+                s->in &= ~(1ULL << ends[k]);
+                s->part |= 1ULL << ends[k];
+            }
+        }
     }
     for (unsigned j = 0; j < CAT_PAIR_SLOTS; j++) {
         uint64_t m = ((1ULL << PAIR_SPAN) - 1) << (j * PAIR_SPAN);

@@ -112,7 +112,7 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, const struct sli
         s->hostname = slice_make(s->host.data, host->len);
     }
     const struct version *v = snap->ps[bucket].ver;
-    size_t cap = 0;
+    size_t cap = 0, wcap = 0;
     for (size_t i = 0, j; v && i < v->n && lo <= hi; i = j) {
         int64_t wn = v->files[i]->window;
         for (j = i; j < v->n && v->files[j]->window == wn; j++)
@@ -134,7 +134,8 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, const struct sli
                 s->w = xrealloc(s->w, (cap = cap ? 2 * cap : 16) * sizeof *s->w);
             s->w[s->nw++] = (struct ser_window){v->files[f], a, b};
         }
-        *windows = xrealloc(*windows, (*n + 1) * sizeof **windows);
+        if (*n == wcap)
+            *windows = xrealloc(*windows, (wcap = wcap ? 2 * wcap : 8) * sizeof **windows);
         (*windows)[(*n)++] = (struct store_ts_range){a, b};
     }
     *out = s;
