@@ -129,9 +129,12 @@ static bool row_may_match(struct exec *e, struct slice key, struct slice v)
 
 /* --- ranges --- */
 
+static void section_events(struct exec *e);
+
 /* The rows of a bucket's range: blocks the words rule out are skipped,
- * and rows of log blocks that row_may_match would turn away are passed
- * over in the store (counted in rst.rows_passed). */
+ * and rows that row_may_match or key_ok would turn away for their bytes
+ * or their event are passed over in the store (counted in
+ * rst.rows_passed). */
 static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, int64_t hi)
 {
     if (e->nneed && !e->need_sl) {
@@ -139,7 +142,9 @@ static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, in
         for (size_t i = 0, from = 0; i < e->nneed; from = e->need_at[i++])
             e->need_sl[i] = slice_make(e->need.data + from, e->need_at[i] - from);
     }
-    struct store_read_opts o = {e->words, e->nwords, &e->rst, e->need_sl, e->nneed};
+    section_events(e);
+    struct store_read_opts o = {e->words, e->nwords, &e->rst,   e->need_sl,
+                                e->nneed, e->events, e->nevents};
     return store_iter_bucket_range(e->snap, bucket, lo, hi, &o);
 }
 
@@ -180,7 +185,7 @@ static int cmp_range(const void *x, const void *y)
 static void section_events(struct exec *e)
 {
     const struct sql_strset *ev = &e->p->where->event;
-    if (!ev->is_set)
+    if (!ev->is_set || e->events)
         return;
     e->events = xcalloc(ev->n + 1, sizeof *e->events);
     for (size_t i = 0; i < ev->n; i++)

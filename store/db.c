@@ -1191,6 +1191,23 @@ struct iter *store_iter_index_host(struct store_snap *snap, struct slice host)
     return part_iter(snap, snap->db->buckets, &host, NULL);
 }
 
+/* n slices and their bytes in one allocation. */
+static struct slice *slices_copy(const struct slice *v, size_t n)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += v[i].len;
+    struct slice *out = xmalloc(n * sizeof *out + bytes + 1);
+    char *at = (char *)(out + n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].len)
+            memcpy(at, v[i].ptr, v[i].len);
+        out[i] = slice_make(at, v[i].len);
+        at += v[i].len;
+    }
+    return out;
+}
+
 /* A copy of store_read_opts for the SSTable iterators of one bucket
  * iterator, freed with it. */
 static struct sst_read_opts *read_opts_new(const struct store_read_opts *o)
@@ -1202,19 +1219,13 @@ static struct sst_read_opts *read_opts_new(const struct store_read_opts *o)
         rd->words = w;
         rd->nwords = o->nwords;
     }
-    if (o->need && o->nneed) { /* the slices, then their bytes, in one allocation */
-        size_t bytes = 0;
-        for (size_t i = 0; i < o->nneed; i++)
-            bytes += o->need[i].len;
-        struct slice *need = xmalloc(o->nneed * sizeof *need + bytes + 1);
-        char *at = (char *)(need + o->nneed);
-        for (size_t i = 0; i < o->nneed; i++) {
-            memcpy(at, o->need[i].ptr, o->need[i].len);
-            need[i] = slice_make(at, o->need[i].len);
-            at += o->need[i].len;
-        }
-        rd->need = need;
+    if (o->need && o->nneed) {
+        rd->need = slices_copy(o->need, o->nneed);
         rd->nneed = o->nneed;
+    }
+    if (o->events && o->nevents) {
+        rd->events = slices_copy(o->events, o->nevents);
+        rd->nevents = o->nevents;
     }
     if (o->stats) {
         rd->blocks_read = &o->stats->blocks_read;
@@ -1230,6 +1241,7 @@ static void read_opts_free(void *p, void *unused)
     struct sst_read_opts *rd = p;
     free((void *)rd->words);
     free((void *)rd->need);
+    free((void *)rd->events);
     free(rd);
 }
 

@@ -292,7 +292,7 @@ struct iter *store_iter_index_host(struct store_snap *snap, struct slice host);
 struct store_read_stats {
     uint64_t blocks_read;    /* decoded for the iterator, from the cache or disk */
     uint64_t blocks_skipped; /* passed over by their word filter, not read */
-    uint64_t rows_passed;    /* rows of blocks read that lacked a needed text */
+    uint64_t rows_passed;    /* rows of blocks read lacking a needed text or event */
 };
 
 /* What a row iterator may leave out (store/FORMAT.md, "Word filters").
@@ -315,6 +315,10 @@ struct store_read_opts {
     struct store_read_stats *stats;
     const struct slice *need;
     size_t nneed;
+    /* the events a row may have (sorted bytewise; nevents 0: any): the
+     * rows of others are not yielded (and counted in stats) */
+    const struct slice *events;
+    size_t nevents;
 };
 
 /* The rows of bucket with ts_lo <= ts <= ts_hi, and the index entries of

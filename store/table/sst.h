@@ -189,6 +189,12 @@ struct sst_read_opts {
     size_t nwords;
     const struct slice *need;
     size_t nneed;
+    /* events (sorted bytewise; nevents > 0): in a table of row keys
+     * (model/key.h), an entry of another event is passed over inside its
+     * block, whatever the block holds (every version of a key has its
+     * event); counted in *rows_passed too */
+    const struct slice *events;
+    size_t nevents;
     uint64_t *blocks_read, *blocks_skipped, *rows_passed;
 };
 

@@ -12,6 +12,7 @@
 #include "base/coding.h"
 #include "base/crc32c.h"
 #include "base/err.h"
+#include "model/key.h"
 #include "store/ikey.h"
 #include "store/table/block.h"
 #include "store/table/bloom.h"
@@ -467,7 +468,11 @@ struct sst_it {
     size_t handle_len;
     int status;
     struct sst_read_opts opts; /* words to skip blocks by, counters */
-    struct blk_keep keep;      /* the rows of log blocks that hold opts.need */
+    /* the entries a block iterator stops at: of opts.events, and in a
+     * block of log rows (need_here) holding opts.need (keep_log searches
+     * the block for the longest of them) */
+    struct blk_keep keep_log, keep_any;
+    bool need_here;
 };
 
 /* Leaves the block data is in: its status kept, its block let go, the
@@ -540,13 +545,42 @@ static bool block_has_filter(const struct sst_table *t, struct slice v)
     return t->version >= 3 && decode_filter_handle(t, v, &foff, &fsize) == ERR_OK && fsize > 0;
 }
 
-/* blk_keep's test: whether a row's bytes hold every needed text. */
-static bool holds_need(const void *arg, struct slice key, struct slice value)
+/* Whether a row key's event is one of the set; a key that is not a row
+ * key is kept (the reader above reports it). */
+static bool event_wanted(const struct sst_read_opts *o, struct slice ikey)
 {
-    const struct sst_read_opts *o = arg;
-    for (size_t i = 0; i < o->nneed; i++)
-        if (!words_contains_folded(key, o->need[i]) && !words_contains_folded(value, o->need[i]))
-            return false;
+    if (!ikey_ok(ikey))
+        return true;
+    struct slice ev = key_row_event(ikey_user(ikey));
+    if (!ev.len)
+        return true;
+    size_t lo = 0, hi = o->nevents;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = slice_cmp(o->events[mid], ev);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* blk_keep's test: the row's event is wanted and, in a block of log rows,
+ * its bytes hold every needed text. */
+static bool entry_kept(const void *arg, struct slice key, struct slice value)
+{
+    const struct sst_it *s = arg;
+    const struct sst_read_opts *o = &s->opts;
+    if (o->nevents && !event_wanted(o, key))
+        return false;
+    if (s->need_here)
+        for (size_t i = 0; i < o->nneed; i++)
+            if (!words_contains_folded(key, o->need[i]) &&
+                !words_contains_folded(value, o->need[i]))
+                return false;
     return true;
 }
 
@@ -567,8 +601,11 @@ static bool open_block(struct sst_it *s, int step)
     struct slice h = it_value(s->index);
     if (!enter_block(s, h))
         return false;
-    if (s->opts.nneed && block_has_filter(s->t, h))
-        blk_iter_keep(s->data, &s->keep);
+    s->need_here = s->opts.nneed && block_has_filter(s->t, h);
+    if (s->need_here)
+        blk_iter_keep(s->data, &s->keep_log);
+    else if (s->opts.nevents)
+        blk_iter_keep(s->data, &s->keep_any);
     if (h.len <= sizeof(s->handle)) {
         memcpy(s->handle, h.ptr, h.len);
         s->handle_len = h.len;
@@ -795,10 +832,13 @@ struct iter *sst_iter_opts(struct sst_table *t, const struct sst_read_opts *opts
         s->opts.nwords = 0;
     if (!s->opts.need)
         s->opts.nneed = 0;
-    s->keep = (struct blk_keep){holds_need, &s->opts, s->opts.rows_passed, slice_make("", 0)};
+    if (!s->opts.events)
+        s->opts.nevents = 0;
+    s->keep_any = (struct blk_keep){entry_kept, s, s->opts.rows_passed, slice_make("", 0)};
+    s->keep_log = s->keep_any;
     for (size_t i = 0; i < s->opts.nneed; i++) /* the longest, likely the rarest, searched for */
-        if (s->opts.need[i].len > s->keep.need.len)
-            s->keep.need = s->opts.need[i];
+        if (s->opts.need[i].len > s->keep_log.need.len)
+            s->keep_log.need = s->opts.need[i];
     return &s->base;
 }
 

@@ -656,6 +656,95 @@ static void test_skip_rare_word(void **state)
     free(dir);
 }
 
+/* sst_read_opts.events: in a table of points (no word filters) and in
+ * one of log rows, with versions and deletes of keys, an iterator stops
+ * only at the entries of the events asked for, forward, backward and
+ * after seeks, and counts the others. */
+static void test_event_set(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("wf");
+    static const char *evs[] = {"cpu", "disk", "mem", "net"};
+    for (int logs = 0; logs < 2; logs++) {
+        struct buf path = BUF_INIT, uk = BUF_INIT, ik = BUF_INIT, id = BUF_INIT;
+        buf_printf(&path, "%s/ev%d.sst", dir, logs);
+        struct sst_build_opts opts = {.bloom_key = key_row_base_len};
+        struct sst_builder *b;
+        assert_int_equal(sst_builder_new(env_posix(), path.data, &opts, &b), ERR_OK);
+        size_t n = 0, wanted = 0;
+        for (int i = 0; i < 8000; i++) { /* keys in order: a ts's events ascending */
+            const char *ev = evs[i % 4];
+            if ((i / 4 * 7 + i % 4) % 3 == 0)
+                continue;
+            buf_reset(&id);
+            if (logs)
+                log_id(&id, i, NULL);
+            buf_reset(&uk);
+            key_encode_row_id(&uk, 0, T0 + i / 4, false, slice_cstr("web-1"), slice_cstr(ev),
+                              slice_make(id.data, id.len));
+            /* two versions of some keys: a newer put or delete, then the older put */
+            int versions = !logs && i % 5 == 0 ? 2 : 1;
+            for (int v = 0; v < versions; v++) {
+                buf_reset(&ik);
+                int kind = versions == 2 && v == 0 && i % 10 == 0 ? IKEY_DEL : IKEY_PUT;
+                ikey_append(&ik, slice_make(uk.data, uk.len), (uint64_t)(9 - v), kind);
+                struct slice val = logs ? slice_make("", 0) : slice_cstr("\x01");
+                assert_int_equal(sst_add(b, slice_make(ik.data, ik.len), val, T0 + i / 4), ERR_OK);
+                n++;
+                wanted += strcmp(ev, "disk") == 0 || strcmp(ev, "net") == 0;
+            }
+        }
+        struct sst_props props;
+        assert_int_equal(sst_builder_finish(b, &props), ERR_OK);
+        struct sst_table *t;
+        atomic_ullong corrupt = 0;
+        assert_int_equal(sst_open(env_posix(), path.data, NULL, &corrupt, &t), ERR_OK);
+        struct keys all = {0};
+        all_keys(t, &all);
+        assert_int_equal(all.n, n);
+        struct slice set[2] = {slice_cstr("disk"), slice_cstr("net")};
+        uint64_t passed = 0;
+        struct sst_read_opts o = {.events = set, .nevents = 2, .rows_passed = &passed};
+        struct iter *it = sst_iter_opts(t, &o);
+        size_t got = 0, k = 0;
+        for (it_seek_first(it); it_valid(it); it_next(it), got++, k++) {
+            struct slice ev;
+            while (k < all.n && (ev = key_row_event(ikey_user(keys_at(&all, k))),
+                                 !slice_eq(ev, set[0]) && !slice_eq(ev, set[1])))
+                k++;
+            assert_true(k < all.n && slice_eq(it_key(it), keys_at(&all, k)));
+        }
+        assert_int_equal(it_status(it), ERR_OK);
+        assert_int_equal(got, wanted);
+        assert_int_equal(passed, n - wanted);
+        got = 0;
+        for (it_seek_last(it); it_valid(it); it_prev(it))
+            got++;
+        assert_int_equal(got, wanted);
+        for (size_t i = 0; i < all.n; i += 37) {
+            it_seek(it, keys_at(&all, i));
+            size_t j = i;
+            struct slice ev;
+            while (j < all.n && (ev = key_row_event(ikey_user(keys_at(&all, j))),
+                                 !slice_eq(ev, set[0]) && !slice_eq(ev, set[1])))
+                j++;
+            if (j == all.n)
+                assert_false(it_valid(it));
+            else
+                assert_true(it_valid(it) && slice_eq(it_key(it), keys_at(&all, j)));
+        }
+        it_destroy(it);
+        keys_free(&all);
+        sst_unref(t);
+        buf_destroy(&path);
+        buf_destroy(&uk);
+        buf_destroy(&ik);
+        buf_destroy(&id);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* Filters written before 2026-11-28 hold words_hash values and no
  * WFILTER_HASH2 byte: a table of them reads as before (the same rows, most
  * blocks skipped) through the word's words_hash. */
@@ -1206,6 +1295,7 @@ int main(void)
         cmocka_unit_test(test_v1_filters_read),
         cmocka_unit_test(test_filter_bytes_same),
         cmocka_unit_test(test_skip_rare_word),
+        cmocka_unit_test(test_event_set),
         cmocka_unit_test(test_copy_and_versions),
         cmocka_unit_test(test_damaged_filter),
         cmocka_unit_test_setup_teardown(test_store_never_resurrects, setup, teardown),
