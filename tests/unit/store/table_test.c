@@ -212,7 +212,7 @@ static void test_block_keep(void **state)
             size_t np = 1 + keep_rand(6);
             for (size_t j = 0; j < np; j++)
                 strcat(k, parts[keep_rand((unsigned)nparts)]);
-            char num[16];
+            char num[24];
             snprintf(num, sizeof num, "%04zu", i); /* distinct keys */
             strcat(k, num);
             keys[i] = strdup(k);
