@@ -58,4 +58,21 @@ static inline bool slice_starts_with(struct slice s, struct slice prefix)
     return s.len >= prefix.len && (prefix.len == 0 || memcmp(s.ptr, prefix.ptr, prefix.len) == 0);
 }
 
+/* Whether s is one of the n slices of v, sorted by slice_cmp (a bisection). */
+static inline bool slices_has(const struct slice *v, size_t n, struct slice s)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = slice_cmp(v[mid], s);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
 #endif

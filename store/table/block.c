@@ -222,6 +222,22 @@ static void append_key(struct blk_it *it, const char *p, uint32_t n)
     it->key.len += n;
 }
 
+/* The header of the entry at p (before end): its shared, unshared and value
+ * lengths; returns where its key bytes start, or NULL if it is bad (it
+ * shares more than the klen bytes of the key before, or runs past end). */
+static inline const char *entry_header(const char *p, const char *end, size_t klen,
+                                       uint32_t *shared, uint32_t *unshared, uint32_t *vlen)
+{
+    p = coding_varint32_dec(p, end, shared);
+    if (p)
+        p = coding_varint32_dec(p, end, unshared);
+    if (p)
+        p = coding_varint32_dec(p, end, vlen);
+    if (!p || *shared > klen || (size_t)(end - p) < (size_t)*unshared + *vlen)
+        return NULL;
+    return p;
+}
+
 /* Decodes the entry at it->next into cur/key/value. false at the end or on
  * corruption. */
 static bool parse_next(struct blk_it *it)
@@ -233,12 +249,7 @@ static bool parse_next(struct blk_it *it)
         return false;
     }
     uint32_t shared, unshared, vlen;
-    p = coding_varint32_dec(p, end, &shared);
-    if (p)
-        p = coding_varint32_dec(p, end, &unshared);
-    if (p)
-        p = coding_varint32_dec(p, end, &vlen);
-    if (!p || shared > it->key.len || (size_t)(end - p) < (size_t)unshared + vlen) {
+    if (!(p = entry_header(p, end, it->key.len, &shared, &unshared, &vlen))) {
         set_corrupt(it);
         return false;
     }
@@ -391,12 +402,7 @@ static void next_candidate(struct blk_it *it)
             break;
         }
         uint32_t shared, unshared, vlen;
-        p = coding_varint32_dec(p, end, &shared);
-        if (p)
-            p = coding_varint32_dec(p, end, &unshared);
-        if (p)
-            p = coding_varint32_dec(p, end, &vlen);
-        if (!p || shared > klen || (size_t)(end - p) < (size_t)unshared + vlen) {
+        if (!(p = entry_header(p, end, klen, &shared, &unshared, &vlen))) {
             set_corrupt(it);
             return;
         }
@@ -537,12 +543,7 @@ static void scan_to(struct blk_it *it, struct slice target, size_t klen, size_t 
             buf_reset(&it->key);
             return;
         }
-        p = coding_varint32_dec(p, end, &shared);
-        if (p)
-            p = coding_varint32_dec(p, end, &unshared);
-        if (p)
-            p = coding_varint32_dec(p, end, &vlen);
-        if (!p || shared > klen || (size_t)(end - p) < (size_t)unshared + vlen) {
+        if (!(p = entry_header(p, end, klen, &shared, &unshared, &vlen))) {
             set_corrupt(it);
             return;
         }

@@ -552,20 +552,7 @@ static bool event_wanted(const struct sst_read_opts *o, struct slice ikey)
     if (!ikey_ok(ikey))
         return true;
     struct slice ev = key_row_event(ikey_user(ikey));
-    if (!ev.len)
-        return true;
-    size_t lo = 0, hi = o->nevents;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = slice_cmp(o->events[mid], ev);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
+    return !ev.len || slices_has(o->events, o->nevents, ev);
 }
 
 /* blk_keep's test: the row's event is wanted and, in a block of log rows,
