@@ -777,6 +777,16 @@ static int next_index(struct exec *e)
     }
 }
 
+/* key_ok for a section's row: a cursor yields only the rows of its host
+ * (an INDEX's, one host each) and of the event set it was opened with
+ * (store_series_open), so the ts and, for every host's sections, the
+ * host set are what is left to check. */
+static bool section_row_ok(const struct exec *e, const struct store_series_row *sr)
+{
+    return ts_ok(e->p, sr->ts) &&
+           (e->p->kind == PLAN_INDEX || set_has(&e->p->where->host, sr->host));
+}
+
 /* The next row of the host sections (plan.series) that passes the
  * predicates: 1, or 0 once they are drained, or an error. */
 static int next_section(struct exec *e)
@@ -789,9 +799,7 @@ static int next_section(struct exec *e)
         while (hs->cur && (rc = store_series_next(hs->cur, &sr)) == 1) {
             e->scanned++;
             e->section_rows++;
-            struct key_row r = {0};
-            r.ts = sr.ts, r.host = sr.host, r.event = sr.event;
-            if (!key_ok(e, &r))
+            if (!section_row_ok(e, &sr))
                 continue;
             struct slice id = slice_make(empty, 0);
             cond_row_set(&e->crow, sr.ts, sr.host, sr.event, id, sr.value);
