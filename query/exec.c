@@ -129,7 +129,18 @@ static bool row_may_match(struct exec *e, struct slice key, struct slice v)
 
 /* --- ranges --- */
 
-static void section_events(struct exec *e);
+/* The event set the sections are read for (sorted bytewise, as
+ * cond_sorted_has reads them), if the condition implies one. */
+static void section_events(struct exec *e)
+{
+    const struct sql_strset *ev = &e->p->where->event;
+    if (!ev->is_set || e->events)
+        return;
+    e->events = xcalloc(ev->n + 1, sizeof *e->events);
+    for (size_t i = 0; i < ev->n; i++)
+        e->events[i] = slice_make(ev->v[i], ev->len[i]);
+    e->nevents = ev->n;
+}
 
 /* The rows of a bucket's range: blocks the words rule out are skipped,
  * and rows that row_may_match or key_ok would turn away for their bytes
@@ -137,11 +148,6 @@ static void section_events(struct exec *e);
  * rst.rows_passed). */
 static struct iter *bucket_child(struct exec *e, uint32_t bucket, int64_t lo, int64_t hi)
 {
-    if (e->nneed && !e->need_sl) {
-        e->need_sl = xmalloc(e->nneed * sizeof *e->need_sl);
-        for (size_t i = 0, from = 0; i < e->nneed; from = e->need_at[i++])
-            e->need_sl[i] = slice_make(e->need.data + from, e->need_at[i] - from);
-    }
     section_events(e);
     struct store_read_opts o = {e->words, e->nwords, &e->rst,   e->need_sl,
                                 e->nneed, e->events, e->nevents};
@@ -178,19 +184,6 @@ static int cmp_range(const void *x, const void *y)
 {
     const struct store_ts_range *a = x, *b = y;
     return (a->lo > b->lo) - (a->lo < b->lo);
-}
-
-/* The event set the sections are read for (sorted bytewise, as
- * cond_sorted_has reads them), if the condition implies one. */
-static void section_events(struct exec *e)
-{
-    const struct sql_strset *ev = &e->p->where->event;
-    if (!ev->is_set || e->events)
-        return;
-    e->events = xcalloc(ev->n + 1, sizeof *e->events);
-    for (size_t i = 0; i < ev->n; i++)
-        e->events[i] = slice_make(ev->v[i], ev->len[i]);
-    e->nevents = ev->n;
 }
 
 /* SCAN or FULL with plan.series, unordered: the sections of every host in
@@ -308,6 +301,11 @@ static int exec_open(struct store_snap *snap, const struct plan *p, size_t part,
     e->p = p;
     cond_required_words(p->where->cond, &e->words, &e->nwords, &e->wcap);
     cond_required_text(p->where->cond, need_text, e);
+    if (e->nneed) { /* need's texts as slices, for the store's iterators */
+        e->need_sl = xmalloc(e->nneed * sizeof *e->need_sl);
+        for (size_t i = 0, from = 0; i < e->nneed; from = e->need_at[i++])
+            e->need_sl[i] = slice_make(e->need.data + from, e->need_at[i] - from);
+    }
     /* the ts, host and event checks on the keys are then the whole test */
     e->check_cond = !cond_is_implied(p->where->cond);
     e->no_ranges = p->kind != PLAN_INDEX && p->nranges == 0;
