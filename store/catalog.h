@@ -60,6 +60,8 @@ size_t cat_file_bytes(const struct cat_file *c);
 /* Whether the table holds a put or merge version of a row of host (its
  * deletes name no host: see sst_props.deletes). */
 bool cat_file_has_host(const struct cat_file *c, struct slice host);
+/* How many hosts the table's rows have. */
+size_t cat_file_nhosts(const struct cat_file *c);
 /* The table's rows by event and minute (counts.h); NULL if its catalog
  * has none (written before them, or left out over the size cap). */
 struct cnt_file;

@@ -60,6 +60,11 @@ bool cat_file_has_host(const struct cat_file *c, struct slice host)
     return find_host(c, host) != CAT_NONE;
 }
 
+size_t cat_file_nhosts(const struct cat_file *c)
+{
+    return c->nhost;
+}
+
 static uint32_t find_event(const struct cat_file *c, struct slice event)
 {
     uint32_t s = find_str(c, event);

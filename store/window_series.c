@@ -88,6 +88,32 @@ static bool window_serves(struct store_snap *snap, uint32_t bucket, struct file_
     return snap_window_tables_only(snap, bucket, ws, we);
 }
 
+/* A seek in a section costs about as much as passing over this many rows
+ * of the time-ordered blocks (parsed, of another event). */
+#define SEEK_ROWS 16
+
+/* Whether every host's rows of the event set in [a, b], part of a window,
+ * cost less from the window's sections (a seek per host and event of
+ * each, then the rows in range) than from its time-ordered rows (every
+ * row in range, the other events' passed over): by the hosts the
+ * catalogs list and the rows in range the entries suggest. */
+static bool part_pays(struct file_meta *const *files, size_t n, int64_t a, int64_t b,
+                      size_t nevents)
+{
+    if (!nevents)
+        return false;
+    double frac = ((double)b - (double)a + 1) / (double)STORE_WINDOW_NS;
+    for (size_t i = 0; i < n; i++) {
+        const struct file_meta *f = files[i];
+        if (!sst_has_section(f->table))
+            continue;
+        if (f->cat_rc != ERR_OK || (double)cat_file_nhosts(f->cat) * (double)nevents * SEEK_ROWS >
+                                       (double)f->props.entries * frac)
+            return false;
+    }
+    return true;
+}
+
 int store_series_open(struct store_snap *snap, uint32_t bucket, const struct slice *host,
                       int64_t lo, int64_t hi, const struct slice *events, size_t nevents,
                       const struct slice *fields, size_t nfields, struct store_series **out,
@@ -122,9 +148,12 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, const struct sli
             continue;
         int64_t ws = wn * STORE_WINDOW_NS, we = ws + (STORE_WINDOW_NS - 1);
         int64_t a = ws > lo ? ws : lo, b = we < hi ? we : hi;
-        /* every host: whole windows only (a section is host by host; a
-         * part of a window is a few of the rows' blocks, in time order) */
-        if (a > b || (!host && (a != ws || b != we)) || !sections_hold(&v->files[i], j - i, host) ||
+        /* every host: whole windows, or a part when the sections' seeks
+         * to each host's events cost less than the part's rows (a part
+         * of a window is a few of the rows' blocks, in time order) */
+        if (a > b ||
+            (!host && (a != ws || b != we) && !part_pays(&v->files[i], j - i, a, b, nevents)) ||
+            !sections_hold(&v->files[i], j - i, host) ||
             !window_serves(snap, bucket, &v->files[i], j - i, ws, we, fields, nfields))
             continue;
         for (size_t f = i; f < j; f++) {
@@ -210,8 +239,9 @@ static void skip_to_wanted(struct store_series *s, const struct ser_window *w, s
 }
 
 /* at_entry for every host: the whole section, rows outside the window's
- * range passed over, other events' rows skipped (2: the cursor moved, look
- * at it again). */
+ * range passed over (with an event set, sought past: to the range's start
+ * or the next event), other events' rows skipped (2: the cursor moved,
+ * look at it again). */
 static int at_any_entry(struct store_series *s, const struct ser_window *w,
                         struct store_series_row *row)
 {
@@ -225,16 +255,24 @@ static int at_any_entry(struct store_series *s, const struct ser_window *w,
         return ERR_CORRUPT;
     struct slice host = slice_make(uk.ptr, (size_t)(z1 - uk.ptr));
     struct slice event = slice_make(z1 + 1, (size_t)(z2 - z1 - 1));
+    size_t next = 0;
     if (s->events) {
-        size_t next = events_after(s, event);
+        next = events_after(s, event);
         if (next == 0 || !slice_eq(s->events[next - 1], event)) {
             skip_to_wanted(s, w, host, next);
             return 2;
         }
     }
-    int64_t ts = key_ts_from_tskey(coding_get_u64be(z2 + 1), s->snap->db->desc);
-    if (ts < w->lo || ts > w->hi)
-        return 0;
+    bool desc = s->snap->db->desc;
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(z2 + 1), desc);
+    if (ts < w->lo || ts > w->hi) {
+        if (!s->events)
+            return 0;
+        /* before the range: to its start; past it: to the next event */
+        bool past = desc ? ts < w->lo : ts > w->hi;
+        skip_to_wanted(s, w, host, past ? next : next - 1);
+        return 2;
+    }
     *row = (struct store_series_row){ts, host, event, it_value(s->it)};
     return 1;
 }

@@ -708,6 +708,14 @@ static void test_store(void **state)
     assert_int_equal(check_host(f, "h1", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 9);
     assert_int_equal(check_host(f, "h2", T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 9);
     assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v", NULL, 0), 9);
+    /* part of a window, every host: whole windows only, unless an event
+     * set lets its sections seek to each host's rows in range */
+    struct slice cpu = slice_cstr("cpu");
+    assert_int_equal(check_host(f, NULL, T0 + HOUR / 2, T0 + 3 * HOUR - 1, "v", NULL, 0), 6);
+    assert_int_equal(check_host(f, NULL, T0 + HOUR / 2, T0 + 3 * HOUR - 1, "v", &cpu, 1), 9);
+    assert_int_equal(check_host(f, NULL, T0 + HOUR / 2, T0 + 2 * HOUR + HOUR / 3, "v", &cpu, 1), 9);
+    /* a part too small for a seek per host: the rows are read */
+    assert_int_equal(check_host(f, NULL, T0 + HOUR - 2 * SEC, T0 + HOUR - 1, "v", &cpu, 1), 0);
     /* a range delete of one host: every window it meets is read */
     struct slice ev = slice_cstr("cpu");
     assert_int_equal(store_db_delete_range(f->db, slice_cstr("h2"), &ev, T0, T0 + 10 * SEC),
