@@ -618,6 +618,7 @@ void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o)
             g->o.offset += g->o.interval;
     }
     iql_keymap_init(&g->km);
+    iql_keymap_init(&g->skm);
     g->min_bucket = INT64_MAX;
 }
 
@@ -641,6 +642,7 @@ void iql_groups_destroy(struct iql_groups *g)
     free(g->st);
     free(g->aux);
     iql_keymap_destroy(&g->km);
+    iql_keymap_destroy(&g->skm);
     buf_destroy(&g->kb);
     buf_destroy(&g->sk);
     free(g->bm.s);
@@ -677,52 +679,43 @@ int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts)
     return iql_tz_bucket(g->o.tz, ts, g->o.interval, g->o.offset);
 }
 
-static size_t bmap_home(const struct iql_bmap *m, int64_t b)
+static size_t bmap_home(const struct iql_bmap *m, size_t sid, int64_t b)
 {
-    return (size_t)(((uint64_t)b * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
+    uint64_t h = ((uint64_t)b ^ (uint64_t)sid * 0xff51afd7ed558ccdULL) * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(h >> 32) & (m->cap - 1);
 }
 
-/* The slot of bucket b in m: b's, or the empty one where it goes. */
-static struct iql_bmap_slot *bmap_slot(struct iql_bmap *m, int64_t b)
+/* The slot of (sid, b) in m: its own, or the empty one where it goes. */
+static struct iql_bmap_slot *bmap_slot(struct iql_bmap *m, size_t sid, int64_t b)
 {
-    size_t h = bmap_home(m, b);
-    while (m->s[h].gen == m->gen && m->s[h].bucket != b)
+    size_t h = bmap_home(m, sid, b);
+    while (m->s[h].idx1 && (m->s[h].bucket != b || m->s[h].sid != sid))
         h = (h + 1) & (m->cap - 1);
     return &m->s[h];
 }
 
-static void bmap_new_gen(struct iql_bmap *m)
-{
-    m->n = 0;
-    if (++m->gen == 0) { /* wrapped: old entries could look current */
-        if (m->s)
-            memset(m->s, 0, m->cap * sizeof *m->s);
-        m->gen = 1;
-    }
-}
-
-static void bmap_put(struct iql_bmap *m, int64_t b, size_t idx)
+static void bmap_put(struct iql_bmap *m, size_t sid, int64_t b, size_t idx)
 {
     if ((m->n + 1) * 2 > m->cap) {
         struct iql_bmap old = *m;
         m->cap = m->cap ? 2 * m->cap : 64;
         m->s = xcalloc(m->cap, sizeof *m->s);
         for (size_t i = 0; i < old.cap; i++)
-            if (old.s[i].gen == m->gen)
-                *bmap_slot(m, old.s[i].bucket) = old.s[i];
+            if (old.s[i].idx1)
+                *bmap_slot(m, old.s[i].sid, old.s[i].bucket) = old.s[i];
         free(old.s);
     }
-    struct iql_bmap_slot *sl = bmap_slot(m, b);
-    if (sl->gen != m->gen)
+    struct iql_bmap_slot *sl = bmap_slot(m, sid, b);
+    if (!sl->idx1)
         m->n++;
-    *sl = (struct iql_bmap_slot){b, m->gen, idx};
+    *sl = (struct iql_bmap_slot){b, sid, idx + 1};
 }
 
 /* The index of the group of series key skey and bucket b in *idx, made
  * if new: the group of the row before when it is the same (rows of one
- * bucket and series mostly come one after another), else the series'
- * bucket map's when the series is the one before (rows of one series in
- * no order of time: a host section bucket by bucket), else looked up. */
+ * bucket and series mostly come one after another), else by the series'
+ * number (looked up when the series changes) and the bucket, else by
+ * the whole key, for a new group. */
 static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_t b, size_t *idx,
                     struct buf *err)
 {
@@ -737,11 +730,12 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
         buf_append(&g->sk, skey, sklen);
         g->has_sk = true;
         g->has_last = false;
-        bmap_new_gen(&g->bm);
-    } else if (g->bm.cap) {
-        struct iql_bmap_slot *sl = bmap_slot(&g->bm, b);
-        if (sl->gen == g->bm.gen) {
-            *idx = g->last = sl->idx;
+        iql_keymap_get(&g->skm, skey, sklen, 0, &g->sid);
+    }
+    if (g->bm.cap) {
+        struct iql_bmap_slot *sl = bmap_slot(&g->bm, g->sid, b);
+        if (sl->idx1) {
+            *idx = g->last = sl->idx1 - 1;
             g->last_bucket = b;
             g->has_last = true;
             return ERR_OK;
@@ -775,7 +769,7 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
         if (b < g->min_bucket)
             g->min_bucket = b;
     }
-    bmap_put(&g->bm, b, *idx);
+    bmap_put(&g->bm, g->sid, b, *idx);
     g->has_last = true;
     g->last = *idx;
     g->last_bucket = b;

@@ -158,27 +158,27 @@ struct iql_group_opts {
 int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts);
 
 struct iql_astate;
-/* The groups of one series by bucket: a bucket's number to its group's
- * index, entries of older generations empty (a new series is a new
- * generation, no clearing). */
+/* Every group by its series' number and bucket: a row finds its group
+ * without the key's bytes and hash once its series is known. */
 struct iql_bmap_slot {
     int64_t bucket;
-    uint32_t gen;
-    size_t idx;
+    size_t sid;
+    size_t idx1; /* the group's index + 1; 0: an empty slot */
 };
 struct iql_bmap {
     struct iql_bmap_slot *s;
-    size_t cap, n; /* n: entries of this generation */
-    uint32_t gen;
+    size_t cap, n;
 };
 
 struct iql_groups {
     struct iql_group_opts o;
-    struct iql_keymap km; /* series key + 8-byte bucket */
-    /* the groups of the series of the rows before (sk), by bucket: rows
-     * of that series find theirs without the key's bytes and hash */
+    struct iql_keymap km;  /* series key + 8-byte bucket */
+    struct iql_keymap skm; /* series key: its number, sid */
+    /* the series of the rows before (sk) and its number; the groups by
+     * series number and bucket */
     struct buf sk;
     bool has_sk;
+    size_t sid;
     struct iql_bmap bm;
     struct iql_astate **st;
     struct iql_val **aux; /* naux values per group, strings owned */
