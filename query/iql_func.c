@@ -301,6 +301,26 @@ static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int
     if (!numeric && fn != IQL_F_COUNT && fn != IQL_F_FIRST && fn != IQL_F_LAST)
         return 0;
     a->n++;
+    /* what a dashboard's panels ask, kept alone (result() reads no more) */
+    switch (fn) {
+    case IQL_F_COUNT: return 0;
+    case IQL_F_MEAN: a->sum += num(v); return 0;
+    case IQL_F_MAX:
+        if (a->n == 1 || num(v) > num(&a->mx) || (num(v) == num(&a->mx) && ts < a->mx_ts)) {
+            a->mx = *v;
+            a->mx_ts = ts;
+            a->picked |= PICK_MAX;
+        }
+        return 0;
+    case IQL_F_MIN:
+        if (a->n == 1 || num(v) < num(&a->mn) || (num(v) == num(&a->mn) && ts < a->mn_ts)) {
+            a->mn = *v;
+            a->mn_ts = ts;
+            a->picked |= PICK_MIN;
+        }
+        return 0;
+    default: break;
+    }
     /* ties in time (points of several series at one ts): the larger value
      * wins, for first as for last, as InfluxDB's selectors choose */
     if (a->n == 1 || ts < a->first_ts || (ts == a->first_ts && val_greater(v, &a->first))) {
@@ -608,6 +628,39 @@ size_t *iql_keymap_sorted(const struct iql_keymap *m, size_t n)
 
 /* --- groups --- */
 
+struct gord {
+    size_t rank; /* of the group's series key, bytewise */
+    int64_t bucket;
+    size_t idx;
+};
+
+static int cmp_gord(const void *a, const void *b)
+{
+    const struct gord *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return (x->bucket > y->bucket) - (x->bucket < y->bucket);
+}
+
+size_t *iql_groups_sorted(const struct iql_groups *g)
+{
+    size_t nser = g->skm.n, *sorder = iql_keymap_sorted(&g->skm, nser);
+    size_t *rank = xmalloc((nser ? nser : 1) * sizeof *rank);
+    for (size_t i = 0; i < nser; i++)
+        rank[sorder[i]] = i;
+    struct gord *o = xmalloc((g->n ? g->n : 1) * sizeof *o);
+    for (size_t i = 0; i < g->n; i++)
+        o[i] = (struct gord){rank[g->gsid[i]], g->gbucket[i], i};
+    qsort(o, g->n, sizeof *o, cmp_gord);
+    size_t *v = xmalloc((g->n ? g->n : 1) * sizeof *v);
+    for (size_t i = 0; i < g->n; i++)
+        v[i] = o[i].idx;
+    free(o);
+    free(rank);
+    free(sorder);
+    return v;
+}
+
 void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o)
 {
     memset(g, 0, sizeof *g);
@@ -635,11 +688,15 @@ void iql_groups_destroy(struct iql_groups *g)
     for (size_t i = 0; i < g->n; i++) {
         for (size_t k = 0; k < g->o.nslots; k++)
             aslot_free(&g->st[i]->s[k]);
-        free(g->st[i]);
         if (g->aux)
             aux_free(g->aux[i], g->o.naux);
     }
+    for (size_t i = 0; i < g->nslabs; i++)
+        free(g->slabs[i]);
+    free(g->slabs);
     free(g->st);
+    free(g->gsid);
+    free(g->gbucket);
     free(g->aux);
     iql_keymap_destroy(&g->km);
     iql_keymap_destroy(&g->skm);
@@ -711,6 +768,23 @@ static void bmap_put(struct iql_bmap *m, size_t sid, int64_t b, size_t idx)
     *sl = (struct iql_bmap_slot){b, sid, idx + 1};
 }
 
+/* A new group's zeroed slots, from a slab of them (one allocation for
+ * many groups: a panel makes hundreds). */
+static struct iql_astate *new_state(struct iql_groups *g)
+{
+    size_t sz = sizeof(struct aslot) * (g->o.nslots ? g->o.nslots : 1);
+    if (!g->slab_left) {
+        size_t n = g->nslabs ? (size_t)64 << (g->nslabs < 8 ? g->nslabs : 8) : 64;
+        g->slabs = xrealloc(g->slabs, (g->nslabs + 1) * sizeof *g->slabs);
+        g->slabs[g->nslabs++] = g->slab_next = xcalloc(n, sz);
+        g->slab_left = n;
+    }
+    struct iql_astate *st = (struct iql_astate *)(void *)g->slab_next;
+    g->slab_next += sz;
+    g->slab_left--;
+    return st;
+}
+
 /* The index of the group of series key skey and bucket b in *idx, made
  * if new: the group of the row before when it is the same (rows of one
  * bucket and series mostly come one after another), else by the series'
@@ -758,11 +832,14 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
         if (g->n == g->cap) { /* doubled: a dashboard's panel makes hundreds */
             g->cap = g->cap ? 2 * g->cap : 64;
             g->st = xrealloc(g->st, g->cap * sizeof *g->st);
+            g->gsid = xrealloc(g->gsid, g->cap * sizeof *g->gsid);
+            g->gbucket = xrealloc(g->gbucket, g->cap * sizeof *g->gbucket);
             if (g->o.naux)
                 g->aux = xrealloc(g->aux, g->cap * sizeof *g->aux);
         }
-        size_t sz = sizeof(struct aslot) * (g->o.nslots ? g->o.nslots : 1);
-        g->st[g->n] = xcalloc(1, sz);
+        g->st[g->n] = new_state(g);
+        g->gsid[g->n] = g->sid;
+        g->gbucket[g->n] = b;
         if (g->o.naux)
             g->aux[g->n] = xcalloc(g->o.naux, sizeof **g->aux);
         g->n++;

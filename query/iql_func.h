@@ -180,7 +180,11 @@ struct iql_groups {
     bool has_sk;
     size_t sid;
     struct iql_bmap bm;
-    struct iql_astate **st;
+    struct iql_astate **st; /* each group's slots, in slabs */
+    size_t *gsid;           /* each group's series number */
+    int64_t *gbucket;       /* each group's bucket */
+    char **slabs, *slab_next;
+    size_t nslabs, slab_left;
     struct iql_val **aux; /* naux values per group, strings owned */
     size_t n, cap;        /* groups; room in st (and aux) */
     size_t kept;          /* values kept for median, mode, percentile, distinct, integral */
@@ -200,6 +204,9 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
 /* Group i's bucket start, and the result of slot k (its point's ts in
  * *ts for min, max, first, last). */
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);
+/* The groups' indexes in the order of their keys in km (series key, then
+ * bucket; series keys end each tag value with a 0 byte): the caller frees it. */
+size_t *iql_groups_sorted(const struct iql_groups *g);
 void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts);
 /* integral(), slot k, with GROUP BY time, as InfluxDB's reducer computes
  * it over one series (the groups order[from..to), ascending buckets): a

@@ -862,7 +862,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
         s->plain_blo = s->plain_lo == INT64_MIN ? INT64_MIN : iql_groups_bucket_of(g, s->plain_lo);
         s->plain_bhi = s->plain_hi == INT64_MAX ? INT64_MAX : iql_groups_bucket_of(g, s->plain_hi);
     }
-    size_t *order = iql_keymap_sorted(&g->km, g->n);
+    size_t *order = iql_groups_sorted(g);
     struct iql_fill_spec fill = {st->fill, st->fill_value, st->desc};
     bool *is_count = xcalloc(s->ncols + 1, sizeof *is_count);
     for (size_t j = 0; j < s->ncols; j++)
