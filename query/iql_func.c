@@ -1176,19 +1176,23 @@ void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const st
         arith(e->op, &a, &b, out);
         return;
     }
-    if (e->kind == IQL_X_CALL && iql_fn_is_math(e->s) && e->nargs >= 1 && e->nargs <= 2) {
-        struct iql_val a, b;
-        iql_eval_agg(e->args[0], slots, res, nslots, &a);
-        if (e->nargs == 2)
-            iql_eval_agg(e->args[1], slots, res, nslots, &b);
-        math(e->s, &a, e->nargs == 2 ? &b : NULL, out);
-        return;
-    }
     if (e->kind == IQL_X_CALL) {
-        *out = (struct iql_val){.kind = IQL_V_NULL};
-        for (size_t k = 0; k < nslots; k++)
-            if (slots[k].call == e)
+        /* an aggregate's slot (never a math function's: those are not
+         * aggregates), looked for first: math names are compared as text */
+        for (size_t k = nslots; k-- > 0;)
+            if (slots[k].call == e) {
                 *out = res[k];
+                return;
+            }
+        if (iql_fn_is_math(e->s) && e->nargs >= 1 && e->nargs <= 2) {
+            struct iql_val a, b;
+            iql_eval_agg(e->args[0], slots, res, nslots, &a);
+            if (e->nargs == 2)
+                iql_eval_agg(e->args[1], slots, res, nslots, &b);
+            math(e->s, &a, e->nargs == 2 ? &b : NULL, out);
+            return;
+        }
+        *out = (struct iql_val){.kind = IQL_V_NULL};
         return;
     }
     literal(e, out);

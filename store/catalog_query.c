@@ -725,15 +725,33 @@ static void cq_destroy(struct cq *cq)
     free(cq->chunks);
 }
 
+/* The first of v's files (sorted by window) whose window is w or later:
+ * the files before hold no row from w's window on (a file's rows lie in
+ * its window: flushes write a file per window, merges stay within one). */
+static size_t first_window(const struct version *v, int64_t w)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->files[mid]->window < w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int cq_run(struct cq *cq)
 {
     struct store_db *db = cq->db;
     struct buf lo = BUF_INIT, hi = BUF_INIT;
     int rc = ERR_OK;
+    int64_t wlo = part_window(cq->lo), whi = part_window(cq->hi);
     for (uint32_t b = 0; b < db->buckets && !rc; b++) {
         struct part_snap *ps = &cq->snap->ps[b];
-        for (size_t i = 0; i < ps->ver->n && !rc; i++)
-            rc = cq_file(cq, b, ps->ver->files[i]);
+        const struct version *v = ps->ver;
+        for (size_t i = first_window(v, wlo); i < v->n && v->files[i]->window <= whi && !rc; i++)
+            rc = cq_file(cq, b, v->files[i]);
         buf_reset(&lo);
         buf_reset(&hi);
         key_row_range(&lo, &hi, b, cq->lo, cq->hi, db->desc);
