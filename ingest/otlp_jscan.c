@@ -18,6 +18,7 @@
  * its first value). Strings are slices of the body, or of the scanner's
  * scratch when they hold escapes; both live until the body is done. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -724,23 +725,117 @@ static size_t room(size_t n)
     return n < 65536 ? n + 16 : 65536;
 }
 
+/* The lists and buffers of the body decoded last on this thread, kept
+ * for the next one: a body of megabytes would otherwise have their pages
+ * faulted in and handed back each time (a 5,000-record body, about 1 MB
+ * of lists touched; a fault is costly in a virtual machine). Over
+ * FAST_KEEP_BYTES they are freed after use. Freed when the thread ends. */
+struct fast_mem {
+    struct kv_list attrs, res_kv;
+    struct rec_vals *recs;
+    size_t recs_cap;
+    struct res_vals *res;
+    size_t res_cap;
+    struct buf scratch, text;
+};
+
+#define FAST_KEEP_BYTES (32u << 20)
+
+static pthread_key_t mem_key;
+static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
+
+static void mem_free(void *p)
+{
+    struct fast_mem *m = p;
+    free(m->attrs.v);
+    free(m->res_kv.v);
+    free(m->recs);
+    free(m->res);
+    buf_destroy(&m->scratch);
+    buf_destroy(&m->text);
+    free(m);
+}
+
+static void mem_key_make(void)
+{
+    if (pthread_key_create(&mem_key, mem_free) != 0)
+        abort();
+}
+
+static struct fast_mem *thread_mem(void)
+{
+    pthread_once(&mem_once, mem_key_make);
+    struct fast_mem *m = pthread_getspecific(mem_key);
+    if (!m) {
+        m = xcalloc(1, sizeof *m);
+        buf_init(&m->scratch);
+        buf_init(&m->text);
+        if (pthread_setspecific(mem_key, m) != 0)
+            abort();
+    }
+    return m;
+}
+
+/* Grows an array of cap items of size sz to at least want, not keeping
+ * what it held. */
+static void *at_least(void *v, size_t *cap, size_t want, size_t sz)
+{
+    if (*cap >= want)
+        return v;
+    free(v);
+    *cap = want;
+    return xmalloc(want * sz);
+}
+
+/* f's lists and buffers, empty: the thread's kept ones, sized from the
+ * body's length so that they rarely grow by copies (a record takes 150
+ * bytes or more as exporters write it, an attribute 50). */
+static void fast_take(struct fast *f, size_t len)
+{
+    struct fast_mem *m = thread_mem();
+    memset(f, 0, sizeof *f);
+    f->attrs = m->attrs;
+    f->res_kv = m->res_kv;
+    f->recs = m->recs, f->recs_cap = m->recs_cap;
+    f->res = m->res, f->res_cap = m->res_cap;
+    f->scratch = m->scratch;
+    f->text = m->text;
+    memset(m, 0, sizeof *m);
+    buf_init(&m->scratch);
+    buf_init(&m->text);
+    f->attrs.n = f->res_kv.n = 0;
+    buf_reset(&f->scratch);
+    buf_reset(&f->text);
+    f->recs = at_least(f->recs, &f->recs_cap, room(len / 128), sizeof *f->recs);
+    f->attrs.v = at_least(f->attrs.v, &f->attrs.cap, room(len / 48), sizeof *f->attrs.v);
+    f->res = at_least(f->res, &f->res_cap, room(len / 256), sizeof *f->res);
+}
+
+/* Hands f's lists and buffers back to the thread (fast_take). */
+static void fast_give(struct fast *f)
+{
+    size_t bytes = (f->attrs.cap + f->res_kv.cap) * sizeof(struct kv) +
+                   f->recs_cap * sizeof *f->recs + f->res_cap * sizeof *f->res + f->scratch.cap +
+                   f->text.cap;
+    if (bytes > FAST_KEEP_BYTES) {
+        free(f->attrs.v);
+        free(f->res_kv.v);
+        free(f->recs);
+        free(f->res);
+        buf_destroy(&f->scratch);
+        buf_destroy(&f->text);
+        return;
+    }
+    *thread_mem() = (struct fast_mem){f->attrs, f->res_kv,  f->recs,    f->recs_cap,
+                                      f->res,   f->res_cap, f->scratch, f->text};
+}
+
 bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
 {
     if (len >= UINT32_MAX / 2) /* the tape decoder refuses it */
         return false;
     struct fast f;
-    memset(&f, 0, sizeof f);
-    /* sized from the body, so that the lists rarely grow by copies: a
-     * record takes 150 bytes or more as exporters write it, an attribute
-     * 50 */
-    f.recs_cap = room(len / 128);
-    f.recs = xmalloc(f.recs_cap * sizeof *f.recs);
-    f.attrs.cap = room(len / 48);
-    f.attrs.v = xmalloc(f.attrs.cap * sizeof *f.attrs.v);
-    f.res_cap = room(len / 256);
-    f.res = xmalloc(f.res_cap * sizeof *f.res);
-    buf_init(&f.scratch);
-    buf_init(&f.text);
+    fast_take(&f, len);
     jscan_init(&f.s, body, len, &f.scratch);
     bool ok = take(&f, '{'), first = true, seen = false;
     struct slice key;
@@ -758,11 +853,6 @@ bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
         }
         apply(&f, d, &f.recs[i]);
     }
-    free(f.attrs.v);
-    free(f.res_kv.v);
-    free(f.recs);
-    free(f.res);
-    buf_destroy(&f.scratch);
-    buf_destroy(&f.text);
+    fast_give(&f);
     return ok;
 }
