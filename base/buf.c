@@ -1,11 +1,12 @@
 /* Growable byte buffer and aborting allocators. */
 #include "base/buf.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/thread_keep.h"
 
 static void oom(size_t n)
 {
@@ -145,33 +146,16 @@ char *buf_steal(struct buf *b, size_t *len)
 
 /* --- a thread's spare buffer --- */
 
-static pthread_key_t spare_key;
-static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
-
-static void spare_free(void *p)
+static void spare_destroy(void *p)
 {
-    struct buf *b = p;
-    buf_destroy(b);
-    free(b);
+    buf_destroy(p);
 }
 
-static void spare_key_make(void)
-{
-    if (pthread_key_create(&spare_key, spare_free) != 0)
-        abort();
-}
+static struct thread_keep spare_keep = THREAD_KEEP(sizeof(struct buf), spare_destroy);
 
 static struct buf *spare_of_thread(void)
 {
-    pthread_once(&spare_once, spare_key_make);
-    struct buf *s = pthread_getspecific(spare_key);
-    if (!s) {
-        s = xcalloc(1, sizeof *s);
-        buf_init(s);
-        if (pthread_setspecific(spare_key, s) != 0)
-            abort();
-    }
-    return s;
+    return thread_keep_get(&spare_keep); /* zeroed: an empty buffer */
 }
 
 void buf_thread_take(struct buf *b)

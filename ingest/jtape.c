@@ -3,12 +3,12 @@
  * stands for). */
 #include "ingest/jtape.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/decimal.h"
 #include "base/err.h"
+#include "base/thread_keep.h"
 #include "base/utf8.h"
 #include "ingest/jscan.h"
 
@@ -31,31 +31,16 @@ void jt_destroy(struct jtape *t)
     jt_init(t);
 }
 
-static pthread_key_t tape_key;
-static pthread_once_t tape_once = PTHREAD_ONCE_INIT;
-
-static void tape_free(void *p)
+static void tape_destroy(void *p)
 {
     jt_destroy(p);
-    free(p);
 }
 
-static void tape_key_make(void)
-{
-    if (pthread_key_create(&tape_key, tape_free) != 0)
-        abort();
-}
+static struct thread_keep tape_keep = THREAD_KEEP(sizeof(struct jtape), tape_destroy);
 
 struct jtape *jt_thread_tape(void)
 {
-    pthread_once(&tape_once, tape_key_make);
-    struct jtape *t = pthread_getspecific(tape_key);
-    if (!t) {
-        t = xcalloc(1, sizeof *t);
-        if (pthread_setspecific(tape_key, t) != 0)
-            abort();
-    }
-    return t;
+    return thread_keep_get(&tape_keep); /* zeroed: jt_init's empty tape */
 }
 
 void jt_release(struct jtape *t)

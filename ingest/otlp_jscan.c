@@ -18,12 +18,12 @@
  * its first value). Strings are slices of the body, or of the scanner's
  * scratch when they hold escapes; both live until the body is done. */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/decimal.h"
 #include "base/json.h"
+#include "base/thread_keep.h"
 #include "ingest/jscan.h"
 #include "ingest/otlp_int.h"
 #include "ingest/pb.h"
@@ -741,10 +741,7 @@ struct fast_mem {
 
 #define FAST_KEEP_BYTES (32u << 20)
 
-static pthread_key_t mem_key;
-static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
-
-static void mem_free(void *p)
+static void mem_destroy(void *p)
 {
     struct fast_mem *m = p;
     free(m->attrs.v);
@@ -753,27 +750,14 @@ static void mem_free(void *p)
     free(m->res);
     buf_destroy(&m->scratch);
     buf_destroy(&m->text);
-    free(m);
 }
 
-static void mem_key_make(void)
-{
-    if (pthread_key_create(&mem_key, mem_free) != 0)
-        abort();
-}
+static struct thread_keep mem_keep = THREAD_KEEP(sizeof(struct fast_mem), mem_destroy);
 
+/* zeroed: empty lists and buffers */
 static struct fast_mem *thread_mem(void)
 {
-    pthread_once(&mem_once, mem_key_make);
-    struct fast_mem *m = pthread_getspecific(mem_key);
-    if (!m) {
-        m = xcalloc(1, sizeof *m);
-        buf_init(&m->scratch);
-        buf_init(&m->text);
-        if (pthread_setspecific(mem_key, m) != 0)
-            abort();
-    }
-    return m;
+    return thread_keep_get(&mem_keep);
 }
 
 /* Grows an array of cap items of size sz to at least want, not keeping
@@ -801,8 +785,6 @@ static void fast_take(struct fast *f, size_t len)
     f->scratch = m->scratch;
     f->text = m->text;
     memset(m, 0, sizeof *m);
-    buf_init(&m->scratch);
-    buf_init(&m->text);
     f->attrs.n = f->res_kv.n = 0;
     buf_reset(&f->scratch);
     buf_reset(&f->text);
@@ -817,17 +799,12 @@ static void fast_give(struct fast *f)
     size_t bytes = (f->attrs.cap + f->res_kv.cap) * sizeof(struct kv) +
                    f->recs_cap * sizeof *f->recs + f->res_cap * sizeof *f->res + f->scratch.cap +
                    f->text.cap;
-    if (bytes > FAST_KEEP_BYTES) {
-        free(f->attrs.v);
-        free(f->res_kv.v);
-        free(f->recs);
-        free(f->res);
-        buf_destroy(&f->scratch);
-        buf_destroy(&f->text);
-        return;
-    }
-    *thread_mem() = (struct fast_mem){f->attrs, f->res_kv,  f->recs,    f->recs_cap,
-                                      f->res,   f->res_cap, f->scratch, f->text};
+    struct fast_mem keep = {f->attrs, f->res_kv,  f->recs,    f->recs_cap,
+                            f->res,   f->res_cap, f->scratch, f->text};
+    if (bytes > FAST_KEEP_BYTES)
+        mem_destroy(&keep);
+    else
+        *thread_mem() = keep;
 }
 
 bool otlp_json_fast(struct otlp_dec *d, const char *body, size_t len)
