@@ -980,50 +980,59 @@ static void push_field(struct cond_row *r, struct rec_field f)
     r->fields[r->nfields++] = f;
 }
 
+/* One field at p (key, type, value) into *f, by record.h's inline walk:
+ * the position after it, or NULL for anything the walk does not take. */
+static const char *read_field(const char *p, const char *end, struct rec_field *f)
+{
+    uint64_t x;
+    int type;
+    if (!(p = rec_walk_bytes(p, end, &f->key)) || p == end)
+        return NULL;
+    type = (uint8_t)*p++;
+    switch (type) {
+    case REC_FLOAT: {
+        if (end - p < 8)
+            return NULL;
+        uint64_t v = coding_get_u64le(p);
+        memcpy(&f->v.f, &v, 8);
+        p += 8;
+        break;
+    }
+    case REC_INT:
+        if (!(p = rec_walk_varint(p, end, &x)))
+            return NULL;
+        f->v.i = coding_unzigzag(x);
+        break;
+    case REC_UINT:
+        if (!(p = rec_walk_varint(p, end, &f->v.u)))
+            return NULL;
+        break;
+    case REC_BOOL:
+        if (p == end || (uint8_t)*p > 1)
+            return NULL;
+        f->v.b = *p++ == 1;
+        break;
+    case REC_STRING:
+        if (!(p = rec_walk_bytes(p, end, &f->v.s)))
+            return NULL;
+        break;
+    default: return NULL;
+    }
+    f->type = (enum rec_type)type;
+    return p;
+}
+
 /* One record's fields, from p (after its tags) to its end, appended with
- * their values, by record.h's inline walk; false for anything the walk
- * does not take. */
+ * their values; false for anything the walk does not take. */
 static bool walk_fields(struct cond_row *r, const char *p, const char *end)
 {
-    uint64_t n, x;
+    uint64_t n;
     if (!(p = rec_walk_varint(p, end, &n)))
         return false;
     for (; n; n--) {
         struct rec_field f;
-        int type;
-        if (!(p = rec_walk_bytes(p, end, &f.key)) || p == end)
+        if (!(p = read_field(p, end, &f)))
             return false;
-        type = (uint8_t)*p++;
-        switch (type) {
-        case REC_FLOAT: {
-            if (end - p < 8)
-                return false;
-            uint64_t v = coding_get_u64le(p);
-            memcpy(&f.v.f, &v, 8);
-            p += 8;
-            break;
-        }
-        case REC_INT:
-            if (!(p = rec_walk_varint(p, end, &x)))
-                return false;
-            f.v.i = coding_unzigzag(x);
-            break;
-        case REC_UINT:
-            if (!(p = rec_walk_varint(p, end, &f.v.u)))
-                return false;
-            break;
-        case REC_BOOL:
-            if (p == end || (uint8_t)*p > 1)
-                return false;
-            f.v.b = *p++ == 1;
-            break;
-        case REC_STRING:
-            if (!(p = rec_walk_bytes(p, end, &f.v.s)))
-                return false;
-            break;
-        default: return false;
-        }
-        f.type = (enum rec_type)type;
         push_field(r, f);
     }
     return p == end;
@@ -1092,6 +1101,45 @@ int cond_row_decode(struct cond_row *r)
         return ERR_CORRUPT;
     r->decoded = true;
     return ERR_OK;
+}
+
+/* Walks one record whole as decode_fast does, noting the first field
+ * named name in *out unless *found already; false if the walk does not
+ * take it. */
+static bool find_field(struct slice rec, struct slice name, struct rec_field *out, bool *found)
+{
+    const char *p = rec.ptr, *end = p + rec.len;
+    uint64_t n;
+    struct slice k, v;
+    if (!(p = rec_walk_varint(p, end, &n)))
+        return false;
+    for (; n; n--)
+        if (!(p = rec_walk_bytes(p, end, &k)) || !(p = rec_walk_bytes(p, end, &v)))
+            return false;
+    if (!(p = rec_walk_varint(p, end, &n)))
+        return false;
+    for (; n; n--) {
+        struct rec_field f;
+        if (!(p = read_field(p, end, &f)))
+            return false;
+        if (!*found && slice_eq(f.key, name)) {
+            *out = f;
+            *found = true;
+        }
+    }
+    return p == end;
+}
+
+bool cond_row_field_get(struct cond_row *r, struct slice name, struct rec_field *out)
+{
+    bool found = false;
+    if (!r->decoded && (!r->id.len || find_field(r->id, name, out, &found)) &&
+        (!r->value.len || find_field(r->value, name, out, &found)))
+        return found;
+    const struct rec_field *f = cond_row_field(r, name); /* decoded, or damaged */
+    if (f)
+        *out = *f;
+    return f != NULL;
 }
 
 const struct rec_field *cond_row_field(struct cond_row *r, struct slice name)

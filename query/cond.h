@@ -115,6 +115,9 @@ int cond_row_decode(struct cond_row *r);
 /* Looks a field or a tag up by name (NULL if the row has none). */
 const struct rec_field *cond_row_field(struct cond_row *r, struct slice name);
 const struct rec_tag *cond_row_tag(struct cond_row *r, struct slice name);
+/* cond_row_field's answer copied into *out (false: none), without decoding
+ * the whole row when it is not yet: for a reader of one or two fields. */
+bool cond_row_field_get(struct cond_row *r, struct slice name, struct rec_field *out);
 
 /* True if e holds for the row (NULL e: always). A damaged record sets *rc
  * (ERR_CORRUPT), a regular expression past its match limit ERR_TOOBIG;

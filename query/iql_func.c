@@ -673,6 +673,9 @@ void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o)
     iql_keymap_init(&g->km);
     iql_keymap_init(&g->skm);
     g->min_bucket = INT64_MAX;
+    g->flen = xcalloc(g->o.nslots + 1, sizeof *g->flen);
+    for (size_t k = 0; k < g->o.nslots; k++)
+        g->flen[k] = strlen(g->o.slots[k].field);
 }
 
 static void aux_free(struct iql_val *v, size_t n)
@@ -697,6 +700,7 @@ void iql_groups_destroy(struct iql_groups *g)
     free(g->st);
     free(g->gsid);
     free(g->gbucket);
+    free(g->flen);
     free(g->aux);
     iql_keymap_destroy(&g->km);
     iql_keymap_destroy(&g->skm);
@@ -866,11 +870,11 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
         const struct iql_slot *sl = &g->o.slots[k];
         if (row->ts < sl->lo || row->ts > sl->hi)
             continue;
-        const struct rec_field *f = cond_row_field(row, slice_make(sl->field, strlen(sl->field)));
-        if (!f)
+        struct rec_field f;
+        if (!cond_row_field_get(row, slice_make(sl->field, g->flen[k]), &f))
             continue;
         struct iql_val v;
-        iql_val_of_field(f, &v);
+        iql_val_of_field(&f, &v);
         st->s[k].picked = 0;
         g->kept += feed(&st->s[k], sl->fn, &v, row->ts);
         if (k == 0 && g->o.naux && (st->s[0].picked & pick_of(sl->fn)))

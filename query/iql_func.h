@@ -174,6 +174,7 @@ struct iql_groups {
     struct iql_group_opts o;
     struct iql_keymap km;  /* series key + 8-byte bucket */
     struct iql_keymap skm; /* series key: its number, sid */
+    size_t *flen;          /* each slot's field name's length */
     /* the series of the rows before (sk) and its number; the groups by
      * series number and bucket */
     struct buf sk;
