@@ -29,6 +29,10 @@ struct store_series {
     const struct slice *events; /* sorted; NULL: every event */
     size_t nevents, ev;         /* the event being read */
     bool all_hosts;             /* every host's rows, the whole section */
+    /* host 0x00 event 0x00 of the last row given (with an event set): a
+     * key that starts so is a row of the same host and wanted event */
+    struct buf same;
+    size_t same_host; /* the host's length in it */
 };
 
 /* The newest sequence of a file's section (UINT64_MAX: none, or unread). */
@@ -177,6 +181,9 @@ static void seek_rows(struct store_series *s)
 {
     const struct ser_window *w = &s->w[s->at - 1];
     bool desc = s->snap->db->desc;
+    /* a row of the host and event read before may now be another event's
+     * turn (the event set's next), to be sought again */
+    buf_reset(&s->same);
     if (s->all_hosts) {
         it_seek_first(s->it);
         return;
@@ -242,6 +249,32 @@ static void skip_to_wanted(struct store_series *s, const struct ser_window *w, s
  * range passed over (with an event set, sought past: to the range's start
  * or the next event), other events' rows skipped (2: the cursor moved,
  * look at it again). */
+/* A row in the window's range of the host and event of the last row
+ * given (s->same): 1 and *row set; else 0 (look at it whole). */
+static int same_run(struct store_series *s, const struct ser_window *w, struct slice uk,
+                    struct store_series_row *row)
+{
+    size_t n = s->same.len;
+    if (!n || uk.len != n + 8 || memcmp(uk.ptr, s->same.data, n) != 0)
+        return 0;
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(uk.ptr + n), s->snap->db->desc);
+    if (ts < w->lo || ts > w->hi)
+        return 0;
+    size_t h = s->same_host;
+    *row = (struct store_series_row){ts, slice_make(s->same.data, h),
+                                     slice_make(s->same.data + h + 1, n - h - 2), it_value(s->it)};
+    return 1;
+}
+
+/* Notes the host and event of a row given (with an event set); uk is
+ * host 0x00 event 0x00 tskey. */
+static void note_same(struct store_series *s, struct slice uk, size_t host_len)
+{
+    buf_reset(&s->same);
+    buf_append(&s->same, uk.ptr, uk.len - 8);
+    s->same_host = host_len;
+}
+
 static int at_any_entry(struct store_series *s, const struct ser_window *w,
                         struct store_series_row *row)
 {
@@ -249,6 +282,8 @@ static int at_any_entry(struct store_series *s, const struct ser_window *w,
     if (!ikey_ok(ik))
         return ERR_CORRUPT;
     struct slice uk = ikey_user(ik);
+    if (s->events && same_run(s, w, uk, row))
+        return 1;
     const char *end = uk.ptr + uk.len, *z1 = memchr(uk.ptr, 0, uk.len);
     const char *z2 = z1 ? memchr(z1 + 1, 0, (size_t)(end - z1 - 1)) : NULL;
     if (!z2 || end - z2 != 9)
@@ -274,6 +309,8 @@ static int at_any_entry(struct store_series *s, const struct ser_window *w,
         return 2;
     }
     *row = (struct store_series_row){ts, host, event, it_value(s->it)};
+    if (s->events)
+        note_same(s, uk, host.len);
     return 1;
 }
 
@@ -290,6 +327,8 @@ static int at_entry(struct store_series *s, const struct ser_window *w,
     if (!ikey_ok(ik))
         return ERR_CORRUPT;
     struct slice uk = ikey_user(ik);
+    if (s->events && same_run(s, w, uk, row))
+        return 1;
     if (!slice_starts_with(uk, pfx))
         return -1;
     const char *ev = uk.ptr + pfx.len, *end = uk.ptr + uk.len;
@@ -305,6 +344,8 @@ static int at_entry(struct store_series *s, const struct ser_window *w,
          * an event set, the host's events follow one another */
         return s->events ? -1 : 0;
     *row = (struct store_series_row){ts, s->hostname, event, it_value(s->it)};
+    if (s->events)
+        note_same(s, uk, pfx.len - 1);
     return 1;
 }
 
@@ -348,6 +389,7 @@ void store_series_close(struct store_series *s)
     it_destroy(s->it);
     buf_destroy(&s->host);
     buf_destroy(&s->seek);
+    buf_destroy(&s->same);
     free(s->w);
     free(s);
 }

@@ -541,6 +541,19 @@ static void write_one(struct fixture *f, const char *host, int64_t ts, bool del)
     buf_destroy(&val);
 }
 
+static void write_ev(struct fixture *f, const char *host, const char *event, int64_t ts)
+{
+    struct batch *b = batch_new();
+    struct buf val = BUF_INIT;
+    struct rec_field fl = {.key = slice_cstr("v"), .type = REC_FLOAT, .v.f = (double)ts};
+    rec_encode(&val, NULL, 0, &fl, 1);
+    batch_put_id(b, ts, slice_cstr(host), slice_cstr(event), slice_make("", 0),
+                 slice_make(val.data, val.len), false);
+    assert_int_equal(store_write(f->db, b), ERR_OK);
+    batch_free(b);
+    buf_destroy(&val);
+}
+
 /* A row as (ts, event, numeric record), for sorting and comparing. */
 struct srow {
     int64_t ts;
@@ -733,6 +746,26 @@ static void test_store(void **state)
     check_random(f, "c");
 }
 
+/* A window where the host lacks the event set's first event: its cursor,
+ * sought to that event, lands on the next one's rows, which the window
+ * before ended with; they are the next event's turn, read once. */
+static void test_event_gaps(void **state)
+{
+    struct fixture *f = *state;
+    for (int i = 0; i < 30; i++) {
+        write_ev(f, "hx", "cpu", T0 + i * 100 * SEC);
+        write_ev(f, "hx", "log", T0 + i * 100 * SEC + SEC);
+        write_ev(f, "hx", "log", T0 + HOUR + i * 100 * SEC);
+        write_ev(f, "hx", "cpu", T0 + 2 * HOUR + i * 100 * SEC);
+    }
+    assert_int_equal(store_db_flush(f->db), ERR_OK);
+    assert_int_equal(store_db_compact(f->db), ERR_OK);
+    const struct slice both[] = {{"cpu", 3}, {"log", 3}};
+    assert_int_equal(check_host(f, "hx", T0, T0 + 3 * HOUR - 1, "v", both, 2), 9);
+    assert_int_equal(check_host(f, NULL, T0, T0 + 3 * HOUR - 1, "v", both, 2), 9);
+    assert_int_equal(check_host(f, "hx", T0 + HOUR / 2, T0 + 3 * HOUR - 1, "v", both, 2), 9);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -741,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_log_rows),
         cmocka_unit_test(test_table),
         cmocka_unit_test_setup_teardown(test_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_gaps, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
