@@ -3,8 +3,6 @@
 #include <stdalign.h>
 #include <stdlib.h>
 
-#include "base/buf.h"
-
 /* A kept object behind the header that says how to free it (a key's
  * destructor is given the value alone). */
 struct kept {
@@ -39,7 +37,9 @@ void *thread_keep_get(struct thread_keep *k)
         key_make(k);
     struct kept *h = pthread_getspecific(k->key);
     if (!h) {
-        h = xcalloc(1, sizeof *h + k->size);
+        /* calloc, not buf.h's xcalloc: buf.c keeps its spare buffer here */
+        if (!(h = calloc(1, sizeof *h + k->size)))
+            abort();
         h->destroy = k->destroy;
         if (pthread_setspecific(k->key, h) != 0)
             abort();

@@ -245,10 +245,6 @@ static void skip_to_wanted(struct store_series *s, const struct ser_window *w, s
     it_seek(s->it, slice_make(s->seek.data, s->seek.len));
 }
 
-/* at_entry for every host: the whole section, rows outside the window's
- * range passed over (with an event set, sought past: to the range's start
- * or the next event), other events' rows skipped (2: the cursor moved,
- * look at it again). */
 /* A row in the window's range of the host and event of the last row
  * given (s->same): 1 and *row set; else 0 (look at it whole). */
 static int same_run(struct store_series *s, const struct ser_window *w, struct slice uk,
@@ -275,6 +271,10 @@ static void note_same(struct store_series *s, struct slice uk, size_t host_len)
     s->same_host = host_len;
 }
 
+/* at_entry for every host: the whole section, rows outside the window's
+ * range passed over (with an event set, sought past: to the range's start
+ * or the next event), other events' rows skipped (2: the cursor moved,
+ * look at it again). */
 static int at_any_entry(struct store_series *s, const struct ser_window *w,
                         struct store_series_row *row)
 {
