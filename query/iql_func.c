@@ -642,17 +642,56 @@ static int cmp_gord(const void *a, const void *b)
     return (x->bucket > y->bucket) - (x->bucket < y->bucket);
 }
 
+/* The buckets' count from the first to the last when they are regular
+ * (GROUP BY time without tz(), or no time: one bucket), few enough that a
+ * table of every series' buckets holds about as many slots as there are
+ * groups; 0 otherwise. */
+static uint64_t dense_buckets(const struct iql_groups *g, size_t nser)
+{
+    if (!g->o.has_time)
+        return 1;
+    if (g->o.tz || g->o.interval <= 0 || !g->n)
+        return 0;
+    int64_t hi = g->min_bucket, span;
+    for (size_t i = 0; i < g->n; i++)
+        hi = g->gbucket[i] > hi ? g->gbucket[i] : hi;
+    if (__builtin_sub_overflow(hi, g->min_bucket, &span))
+        return 0;
+    uint64_t nb = (uint64_t)span / (uint64_t)g->o.interval + 1;
+    return nb <= (2 * g->n + 64) / nser ? nb : 0;
+}
+
 size_t *iql_groups_sorted(const struct iql_groups *g)
 {
     size_t nser = g->skm.n, *sorder = iql_keymap_sorted(&g->skm, nser);
     size_t *rank = xmalloc((nser ? nser : 1) * sizeof *rank);
     for (size_t i = 0; i < nser; i++)
         rank[sorder[i]] = i;
+    size_t *v = xmalloc((g->n ? g->n : 1) * sizeof *v);
+    uint64_t nb = nser ? dense_buckets(g, nser) : 0;
+    if (nb) { /* each group's place in a table by series rank, then bucket */
+        size_t *at = xmalloc(nser * nb * sizeof *at);
+        for (size_t i = 0; i < nser * nb; i++)
+            at[i] = SIZE_MAX;
+        for (size_t i = 0; i < g->n; i++) {
+            uint64_t k = g->o.has_time
+                             ? (uint64_t)(g->gbucket[i] - g->min_bucket) / (uint64_t)g->o.interval
+                             : 0;
+            at[rank[g->gsid[i]] * nb + k] = i;
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < nser * nb; i++)
+            if (at[i] != SIZE_MAX)
+                v[n++] = at[i];
+        free(at);
+        free(rank);
+        free(sorder);
+        return v;
+    }
     struct gord *o = xmalloc((g->n ? g->n : 1) * sizeof *o);
     for (size_t i = 0; i < g->n; i++)
         o[i] = (struct gord){rank[g->gsid[i]], g->gbucket[i], i};
     qsort(o, g->n, sizeof *o, cmp_gord);
-    size_t *v = xmalloc((g->n ? g->n : 1) * sizeof *v);
     for (size_t i = 0; i < g->n; i++)
         v[i] = o[i].idx;
     free(o);
