@@ -44,6 +44,7 @@ struct sel {
     size_t nstar_tags, nstar_fields;
     char **dims; /* GROUP BY tags, sorted */
     size_t ndims;
+    size_t host_dim; /* which of dims is the host tag; ndims: none */
     struct col *cols;
     size_t ncols;
     struct iql_ex **owned; /* expressions made for wildcards */
@@ -474,6 +475,15 @@ static void build_dims(struct sel *s)
     qsort(s->dims, s->ndims, sizeof(char *), cmp_cstr);
 }
 
+/* The host tag's place among the dims (ndims: not one of them). */
+static size_t host_dim_of(const struct sel *s)
+{
+    size_t i = 0;
+    while (i < s->ndims && strcmp(s->dims[i], s->c->o->host_tag) != 0)
+        i++;
+    return i;
+}
+
 /* --- rows --- */
 
 /* The series key of a row: each GROUP BY tag's value and a NUL. */
@@ -481,7 +491,7 @@ static void series_key(const struct sel *s, struct cond_row *row, struct buf *ke
 {
     buf_reset(key);
     for (size_t i = 0; i < s->ndims; i++) {
-        if (strcmp(s->dims[i], s->c->o->host_tag) == 0) {
+        if (i == s->host_dim) {
             buf_append(key, row->host.ptr, row->host.len);
         } else {
             const struct rec_tag *t = cond_row_tag(row, slice_make(s->dims[i], strlen(s->dims[i])));
@@ -1013,6 +1023,7 @@ static int select_measurement(struct sel *s, struct reader *rd)
         return ERR_IO;
     }
     build_dims(s);
+    s->host_dim = host_dim_of(s);
     for (size_t i = 0; i < s->st->nfields; i++)
         if (build_col(s, &s->st->fields[i]))
             return ERR_INVAL;
