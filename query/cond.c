@@ -1022,9 +1022,17 @@ static const char *read_field(const char *p, const char *end, struct rec_field *
     return p;
 }
 
-/* One record's fields, from p (after its tags) to its end, appended with
- * their values; false for anything the walk does not take. */
-static bool walk_fields(struct cond_row *r, const char *p, const char *end)
+/* The first field of a name, looked for in records' fields. */
+struct field_pick {
+    struct slice name;
+    struct rec_field *out;
+    bool found;
+};
+
+/* One record's fields, from p (after its tags) to its end: appended to r
+ * with their values, or with pick only the first of pick->name noted;
+ * false for anything the walk does not take. */
+static bool walk_fields(struct cond_row *r, const char *p, const char *end, struct field_pick *pick)
 {
     uint64_t n;
     if (!(p = rec_walk_varint(p, end, &n)))
@@ -1033,7 +1041,12 @@ static bool walk_fields(struct cond_row *r, const char *p, const char *end)
         struct rec_field f;
         if (!(p = read_field(p, end, &f)))
             return false;
-        push_field(r, f);
+        if (!pick) {
+            push_field(r, f);
+        } else if (!pick->found && slice_eq(f.key, pick->name)) {
+            *pick->out = f;
+            pick->found = true;
+        }
     }
     return p == end;
 }
@@ -1066,7 +1079,7 @@ static bool decode_fast(struct cond_row *r)
         if (parts[i].len && !walk_tags(r, parts[i], &fields[i]))
             return false;
     for (int i = 0; i < 2; i++)
-        if (parts[i].len && !walk_fields(r, fields[i], parts[i].ptr + parts[i].len))
+        if (parts[i].len && !walk_fields(r, fields[i], parts[i].ptr + parts[i].len, NULL))
             return false;
     return true;
 }
@@ -1103,10 +1116,9 @@ int cond_row_decode(struct cond_row *r)
     return ERR_OK;
 }
 
-/* Walks one record whole as decode_fast does, noting the first field
- * named name in *out unless *found already; false if the walk does not
- * take it. */
-static bool find_field(struct slice rec, struct slice name, struct rec_field *out, bool *found)
+/* Walks one record whole as decode_fast does, its tags passed over, the
+ * first field of pick->name noted; false if the walk does not take it. */
+static bool find_field(struct slice rec, struct field_pick *pick)
 {
     const char *p = rec.ptr, *end = p + rec.len;
     uint64_t n;
@@ -1116,26 +1128,15 @@ static bool find_field(struct slice rec, struct slice name, struct rec_field *ou
     for (; n; n--)
         if (!(p = rec_walk_bytes(p, end, &k)) || !(p = rec_walk_bytes(p, end, &v)))
             return false;
-    if (!(p = rec_walk_varint(p, end, &n)))
-        return false;
-    for (; n; n--) {
-        struct rec_field f;
-        if (!(p = read_field(p, end, &f)))
-            return false;
-        if (!*found && slice_eq(f.key, name)) {
-            *out = f;
-            *found = true;
-        }
-    }
-    return p == end;
+    return walk_fields(NULL, p, end, pick);
 }
 
 bool cond_row_field_get(struct cond_row *r, struct slice name, struct rec_field *out)
 {
-    bool found = false;
-    if (!r->decoded && (!r->id.len || find_field(r->id, name, out, &found)) &&
-        (!r->value.len || find_field(r->value, name, out, &found)))
-        return found;
+    struct field_pick pick = {name, out, false};
+    if (!r->decoded && (!r->id.len || find_field(r->id, &pick)) &&
+        (!r->value.len || find_field(r->value, &pick)))
+        return pick.found;
     const struct rec_field *f = cond_row_field(r, name); /* decoded, or damaged */
     if (f)
         *out = *f;
