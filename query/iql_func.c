@@ -745,7 +745,9 @@ void iql_groups_destroy(struct iql_groups *g)
     iql_keymap_destroy(&g->skm);
     buf_destroy(&g->kb);
     buf_destroy(&g->sk);
-    free(g->bm.s);
+    for (size_t i = 0; i < g->nsmaps; i++)
+        free(g->smaps[i].s);
+    free(g->smaps);
 }
 
 static unsigned pick_of(enum iql_fn fn)
@@ -779,37 +781,57 @@ int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts)
     return iql_tz_bucket(g->o.tz, ts, g->o.interval, g->o.offset);
 }
 
-static size_t bmap_home(const struct iql_bmap *m, size_t sid, int64_t b)
+static size_t bmap_home(const struct iql_bmap *m, int64_t b)
 {
-    uint64_t h = ((uint64_t)b ^ (uint64_t)sid * 0xff51afd7ed558ccdULL) * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h >> 32) & (m->cap - 1);
+    return (size_t)(((uint64_t)b * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
 }
 
-/* The slot of (sid, b) in m: its own, or the empty one where it goes. */
-static struct iql_bmap_slot *bmap_slot(struct iql_bmap *m, size_t sid, int64_t b)
+/* The slot of bucket b in m: b's, or the empty one where it goes. */
+static struct iql_bmap_slot *bmap_slot(struct iql_bmap *m, int64_t b)
 {
-    size_t h = bmap_home(m, sid, b);
-    while (m->s[h].idx1 && (m->s[h].bucket != b || m->s[h].sid != sid))
+    size_t h = bmap_home(m, b);
+    while (m->s[h].idx1 && m->s[h].bucket != b)
         h = (h + 1) & (m->cap - 1);
     return &m->s[h];
 }
 
-static void bmap_put(struct iql_bmap *m, size_t sid, int64_t b, size_t idx)
+/* Notes group idx as bucket b's in m, growing it at three quarters full. */
+static void bmap_put(struct iql_bmap *m, int64_t b, size_t idx)
 {
-    if ((m->n + 1) * 2 > m->cap) {
+    if ((m->n + 1) * 4 > m->cap * 3) {
         struct iql_bmap old = *m;
         m->cap = m->cap ? 2 * m->cap : 64;
         m->s = xcalloc(m->cap, sizeof *m->s);
         for (size_t i = 0; i < old.cap; i++)
             if (old.s[i].idx1)
-                *bmap_slot(m, old.s[i].sid, old.s[i].bucket) = old.s[i];
+                *bmap_slot(m, old.s[i].bucket) = old.s[i];
         free(old.s);
     }
-    struct iql_bmap_slot *sl = bmap_slot(m, sid, b);
+    struct iql_bmap_slot *sl = bmap_slot(m, b);
     if (!sl->idx1)
         m->n++;
-    *sl = (struct iql_bmap_slot){b, sid, idx + 1};
+    *sl = (struct iql_bmap_slot){b, idx + 1};
 }
+
+/* The bucket map of series number sid, made if new. */
+static struct iql_bmap *series_map(struct iql_groups *g, size_t sid)
+{
+    if (sid >= g->nsmaps) {
+        size_t n = g->nsmaps ? 2 * g->nsmaps : 16;
+        while (n <= sid)
+            n *= 2;
+        g->smaps = xrealloc(g->smaps, n * sizeof *g->smaps);
+        memset(g->smaps + g->nsmaps, 0, (n - g->nsmaps) * sizeof *g->smaps);
+        g->nsmaps = n;
+    }
+    return &g->smaps[sid];
+}
+
+/* Bytes of a slab of group slots: under the allocator's large sizes, so
+ * that a slab comes from memory the process already uses (a large one
+ * was fresh pages, each faulted in at its first write: 26 faults a
+ * one-host panel request, more time than the allocations they saved). */
+#define SLAB_BYTES (12u << 10)
 
 /* A new group's zeroed slots, from a slab of them (one allocation for
  * many groups: a panel makes hundreds). */
@@ -817,8 +839,9 @@ static struct iql_astate *new_state(struct iql_groups *g)
 {
     size_t sz = sizeof(struct aslot) * (g->o.nslots ? g->o.nslots : 1);
     if (!g->slab_left) {
-        size_t n = g->nslabs ? (size_t)64 << (g->nslabs < 8 ? g->nslabs : 8) : 64;
-        g->slabs = xrealloc(g->slabs, (g->nslabs + 1) * sizeof *g->slabs);
+        size_t n = SLAB_BYTES / sz ? SLAB_BYTES / sz : 1;
+        if (g->nslabs % 16 == 0)
+            g->slabs = xrealloc(g->slabs, (g->nslabs + 16) * sizeof *g->slabs);
         g->slabs[g->nslabs++] = g->slab_next = xcalloc(n, sz);
         g->slab_left = n;
     }
@@ -849,8 +872,9 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
         g->has_last = false;
         iql_keymap_get(&g->skm, skey, sklen, 0, &g->sid);
     }
-    if (g->bm.cap) {
-        struct iql_bmap_slot *sl = bmap_slot(&g->bm, g->sid, b);
+    struct iql_bmap *bm = series_map(g, g->sid);
+    if (bm->cap) {
+        struct iql_bmap_slot *sl = bmap_slot(bm, b);
         if (sl->idx1) {
             *idx = g->last = sl->idx1 - 1;
             g->last_bucket = b;
@@ -889,7 +913,7 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
         if (b < g->min_bucket)
             g->min_bucket = b;
     }
-    bmap_put(&g->bm, g->sid, b, *idx);
+    bmap_put(series_map(g, g->sid), b, *idx);
     g->has_last = true;
     g->last = *idx;
     g->last_bucket = b;

@@ -158,11 +158,12 @@ struct iql_group_opts {
 int64_t iql_groups_bucket_of(const struct iql_groups *g, int64_t ts);
 
 struct iql_astate;
-/* Every group by its series' number and bucket: a row finds its group
- * without the key's bytes and hash once its series is known. */
+/* The groups of one series by bucket: a row finds its group without the
+ * key's bytes and hash once its series is known. One map a series, each
+ * small (a panel's 360 buckets: 8 KiB), not one for every group: a large
+ * table is fresh pages to fault in at each request. */
 struct iql_bmap_slot {
     int64_t bucket;
-    size_t sid;
     size_t idx1; /* the group's index + 1; 0: an empty slot */
 };
 struct iql_bmap {
@@ -175,12 +176,13 @@ struct iql_groups {
     struct iql_keymap km;  /* series key + 8-byte bucket */
     struct iql_keymap skm; /* series key: its number, sid */
     size_t *flen;          /* each slot's field name's length */
-    /* the series of the rows before (sk) and its number; the groups by
-     * series number and bucket */
+    /* the series of the rows before (sk) and its number; each series'
+     * groups by bucket (smaps[sid]) */
     struct buf sk;
     bool has_sk;
     size_t sid;
-    struct iql_bmap bm;
+    struct iql_bmap *smaps;
+    size_t nsmaps;
     struct iql_astate **st; /* each group's slots, in slabs */
     size_t *gsid;           /* each group's series number */
     int64_t *gbucket;       /* each group's bucket */
