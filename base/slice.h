@@ -53,6 +53,28 @@ static inline bool slice_eq(struct slice a, struct slice b)
     return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
 }
 
+/* Whether the n bytes at a and b are equal, for the few bytes of a name or
+ * a key's prefix compared at every row: word by word, without a call. */
+static inline bool mem_eq_short(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    if (n >= 8) { /* whole words, the last one overlapping the one before */
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y)
+                return false;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    for (; n; n--)
+        if (*a++ != *b++)
+            return false;
+    return true;
+}
+
 static inline bool slice_starts_with(struct slice s, struct slice prefix)
 {
     return s.len >= prefix.len && (prefix.len == 0 || memcmp(s.ptr, prefix.ptr, prefix.len) == 0);

@@ -1029,10 +1029,9 @@ struct field_pick {
     bool found;
 };
 
-/* One record's fields, from p (after its tags) to its end: appended to r
- * with their values, or with pick only the first of pick->name noted;
- * false for anything the walk does not take. */
-static bool walk_fields(struct cond_row *r, const char *p, const char *end, struct field_pick *pick)
+/* One record's fields, from p (after its tags) to its end, appended to r
+ * with their values; false for anything the walk does not take. */
+static bool walk_fields(struct cond_row *r, const char *p, const char *end)
 {
     uint64_t n;
     if (!(p = rec_walk_varint(p, end, &n)))
@@ -1041,10 +1040,29 @@ static bool walk_fields(struct cond_row *r, const char *p, const char *end, stru
         struct rec_field f;
         if (!(p = read_field(p, end, &f)))
             return false;
-        if (!pick) {
-            push_field(r, f);
-        } else if (!pick->found && slice_eq(f.key, pick->name)) {
-            *pick->out = f;
+        push_field(r, f);
+    }
+    return p == end;
+}
+
+/* walk_fields with a pick, as the aggregates read one field of every row:
+ * each key compared where it lies, and the values of the other fields
+ * stepped over (rec_walk_field), not decoded. */
+static bool pick_fields(const char *p, const char *end, struct field_pick *pick)
+{
+    uint64_t n;
+    if (!(p = rec_walk_varint(p, end, &n)))
+        return false;
+    const struct slice name = pick->name;
+    for (; n; n--) {
+        const char *at = p;
+        struct slice key, s;
+        int type;
+        if (!(p = rec_walk_field(p, end, &key, &type, &s)))
+            return false;
+        if (!pick->found && key.len == name.len && mem_eq_short(key.ptr, name.ptr, name.len)) {
+            if (!read_field(at, end, pick->out))
+                return false;
             pick->found = true;
         }
     }
@@ -1079,7 +1097,7 @@ static bool decode_fast(struct cond_row *r)
         if (parts[i].len && !walk_tags(r, parts[i], &fields[i]))
             return false;
     for (int i = 0; i < 2; i++)
-        if (parts[i].len && !walk_fields(r, fields[i], parts[i].ptr + parts[i].len, NULL))
+        if (parts[i].len && !walk_fields(r, fields[i], parts[i].ptr + parts[i].len))
             return false;
     return true;
 }
@@ -1128,7 +1146,15 @@ static bool find_field(struct slice rec, struct field_pick *pick)
     for (; n; n--)
         if (!(p = rec_walk_bytes(p, end, &k)) || !(p = rec_walk_bytes(p, end, &v)))
             return false;
-    return walk_fields(NULL, p, end, pick);
+    return pick_fields(p, end, pick);
+}
+
+int cond_record_field(struct slice rec, struct slice name, struct rec_field *out)
+{
+    struct field_pick pick = {name, out, false};
+    if (!find_field(rec, &pick))
+        return ERR_CORRUPT;
+    return pick.found;
 }
 
 bool cond_row_field_get(struct cond_row *r, struct slice name, struct rec_field *out)

@@ -118,6 +118,11 @@ const struct rec_tag *cond_row_tag(struct cond_row *r, struct slice name);
 /* cond_row_field's answer copied into *out (false: none), without decoding
  * the whole row when it is not yet: for a reader of one or two fields. */
 bool cond_row_field_get(struct cond_row *r, struct slice name, struct rec_field *out);
+/* The first field of name among one record's fields (a row's value
+ * record: model/record.h), as cond_row_field_get finds it in a row whose id
+ * is empty: 1 and *out set, 0 when it has none, ERR_CORRUPT for bytes the
+ * record reader refuses. */
+int cond_record_field(struct slice rec, struct slice name, struct rec_field *out);
 
 /* True if e holds for the row (NULL e: always). A damaged record sets *rc
  * (ERR_CORRUPT), a regular expression past its match limit ERR_TOOBIG;

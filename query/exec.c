@@ -785,29 +785,18 @@ static bool section_row_ok(const struct exec *e, const struct store_series_row *
            (e->p->kind == PLAN_INDEX || set_has(&e->p->where->host, sr->host));
 }
 
-/* The next row of the host sections (plan.series) that passes the
- * predicates: 1, or 0 once they are drained, or an error. */
-static int next_section(struct exec *e)
+/* The next row of the host sections (plan.series) in the plan's ts range
+ * and host set: 1 and *sr set, 0 once they are drained, or an error. */
+static int next_section_row(struct exec *e, struct store_series_row *sr)
 {
-    static const char empty[1] = "";
     for (; e->hsec_at < e->nhsec; e->hsec_at++) {
         struct hsec *hs = &e->hsec[e->hsec_at];
-        struct store_series_row sr;
         int rc;
-        while (hs->cur && (rc = store_series_next(hs->cur, &sr)) == 1) {
+        while (hs->cur && (rc = store_series_next(hs->cur, sr)) == 1) {
             e->scanned++;
             e->section_rows++;
-            if (!section_row_ok(e, &sr))
-                continue;
-            struct slice id = slice_make(empty, 0);
-            cond_row_set(&e->crow, sr.ts, sr.host, sr.event, id, sr.value);
-            if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
-                if (rc)
-                    return rc;
-                continue;
-            }
-            e->row = (struct exec_row){sr.ts, sr.host, sr.event, id, sr.value};
-            return 1;
+            if (section_row_ok(e, sr))
+                return 1;
         }
         if (hs->cur && rc)
             return rc;
@@ -815,6 +804,39 @@ static int next_section(struct exec *e)
         hs->cur = NULL;
     }
     return 0;
+}
+
+/* The next row of the host sections that passes the predicates: 1, or 0
+ * once they are drained, or an error. */
+static int next_section(struct exec *e)
+{
+    static const char empty[1] = "";
+    struct store_series_row sr;
+    int rc;
+    while ((rc = next_section_row(e, &sr)) == 1) {
+        struct slice id = slice_make(empty, 0);
+        cond_row_set(&e->crow, sr.ts, sr.host, sr.event, id, sr.value);
+        if (e->check_cond && !cond_match(e->p->where->cond, &e->crow, &rc)) {
+            if (rc)
+                return rc;
+            continue;
+        }
+        e->row = (struct exec_row){sr.ts, sr.host, sr.event, id, sr.value};
+        return 1;
+    }
+    return rc;
+}
+
+int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg)
+{
+    if (e->p->is_empty || e->check_cond)
+        return ERR_OK;
+    struct store_series_row sr;
+    int rc;
+    while ((rc = next_section_row(e, &sr)) == 1)
+        if ((rc = fn(arg, &sr)) != ERR_OK)
+            return rc;
+    return rc;
 }
 
 int query_exec_next(struct exec *e)

@@ -580,6 +580,13 @@ bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n,
             return false;
         }
     }
+    m->slots[h] = m->n + 1;
+    *idx = iql_keymap_push(m, key, len);
+    return true;
+}
+
+size_t iql_keymap_push(struct iql_keymap *m, const char *key, size_t len)
+{
     if (m->n == m->lcap) { /* doubled: a panel's groups come by the hundred */
         m->lcap = m->lcap ? 2 * m->lcap : 64;
         m->off = xrealloc(m->off, m->lcap * sizeof *m->off);
@@ -589,9 +596,7 @@ bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n,
     m->len[m->n] = len;
     buf_append(&m->keys, key, len);
     buf_putc(&m->keys, '\0');
-    m->slots[h] = m->n + 1;
-    *idx = m->n++;
-    return true;
+    return m->n++;
 }
 
 const char *iql_keymap_key(const struct iql_keymap *m, size_t idx)
@@ -851,11 +856,41 @@ static struct iql_astate *new_state(struct iql_groups *g)
     return st;
 }
 
+/* A new group of the current series (g->sid), key skey, and bucket b:
+ * its index (its key's in km). */
+static size_t new_group(struct iql_groups *g, const char *skey, size_t sklen, int64_t b)
+{
+    unsigned char kb[8];
+    agg_key_i64(b, kb);
+    buf_reset(&g->kb);
+    buf_append(&g->kb, skey, sklen);
+    buf_append(&g->kb, kb, 8);
+    size_t idx = iql_keymap_push(&g->km, g->kb.data, g->kb.len);
+    if (g->n == g->cap) { /* doubled: a dashboard's panel makes hundreds */
+        g->cap = g->cap ? 2 * g->cap : 64;
+        g->st = xrealloc(g->st, g->cap * sizeof *g->st);
+        g->gsid = xrealloc(g->gsid, g->cap * sizeof *g->gsid);
+        g->gbucket = xrealloc(g->gbucket, g->cap * sizeof *g->gbucket);
+        if (g->o.naux)
+            g->aux = xrealloc(g->aux, g->cap * sizeof *g->aux);
+    }
+    g->st[g->n] = new_state(g);
+    g->gsid[g->n] = g->sid;
+    g->gbucket[g->n] = b;
+    if (g->o.naux)
+        g->aux[g->n] = xcalloc(g->o.naux, sizeof **g->aux);
+    g->n++;
+    if (b < g->min_bucket)
+        g->min_bucket = b;
+    return idx;
+}
+
 /* The index of the group of series key skey and bucket b in *idx, made
  * if new: the group of the row before when it is the same (rows of one
  * bucket and series mostly come one after another), else by the series'
- * number (looked up when the series changes) and the bucket, else by
- * the whole key, for a new group. */
+ * number (looked up when the series changes) in the series' bucket map,
+ * which holds every group of the series: a bucket it lacks is a new
+ * group. */
 static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_t b, size_t *idx,
                     struct buf *err)
 {
@@ -882,42 +917,46 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
             return ERR_OK;
         }
     }
-    unsigned char kb[8];
-    agg_key_i64(b, kb);
-    buf_reset(&g->kb);
-    buf_append(&g->kb, skey, sklen);
-    buf_append(&g->kb, kb, 8);
-    if (iql_keymap_get(&g->km, g->kb.data, g->kb.len, g->n, idx)) {
-        if (g->n >= g->o.max_groups) {
-            g->has_last = false;
-            buf_printf(err,
-                       "too many groups: more than max_groups = %zu (series times buckets); "
-                       "use a larger GROUP BY time interval or a shorter time range",
-                       g->o.max_groups);
-            return ERR_TOOBIG;
-        }
-        if (g->n == g->cap) { /* doubled: a dashboard's panel makes hundreds */
-            g->cap = g->cap ? 2 * g->cap : 64;
-            g->st = xrealloc(g->st, g->cap * sizeof *g->st);
-            g->gsid = xrealloc(g->gsid, g->cap * sizeof *g->gsid);
-            g->gbucket = xrealloc(g->gbucket, g->cap * sizeof *g->gbucket);
-            if (g->o.naux)
-                g->aux = xrealloc(g->aux, g->cap * sizeof *g->aux);
-        }
-        g->st[g->n] = new_state(g);
-        g->gsid[g->n] = g->sid;
-        g->gbucket[g->n] = b;
-        if (g->o.naux)
-            g->aux[g->n] = xcalloc(g->o.naux, sizeof **g->aux);
-        g->n++;
-        if (b < g->min_bucket)
-            g->min_bucket = b;
+    /* a new group: the series' bucket map holds every group of it */
+    if (g->n >= g->o.max_groups) {
+        g->has_last = false;
+        buf_printf(err,
+                   "too many groups: more than max_groups = %zu (series times buckets); "
+                   "use a larger GROUP BY time interval or a shorter time range",
+                   g->o.max_groups);
+        return ERR_TOOBIG;
     }
+    *idx = new_group(g, skey, sklen, b);
     bmap_put(series_map(g, g->sid), b, *idx);
     g->has_last = true;
     g->last = *idx;
     g->last_bucket = b;
     return ERR_OK;
+}
+
+/* Slot k of group idx fed field f's value at ts. */
+static void feed_slot(struct iql_groups *g, size_t idx, size_t k, const struct rec_field *f,
+                      int64_t ts)
+{
+    struct iql_val v;
+    iql_val_of_field(f, &v);
+    struct aslot *a = &g->st[idx]->s[k];
+    a->picked = 0;
+    g->kept += feed(a, g->o.slots[k].fn, &v, ts);
+}
+
+static int kept_ok(const struct iql_groups *g, struct buf *err)
+{
+    if (g->kept <= IQL_MAX_POINTS)
+        return ERR_OK;
+    buf_printf(err, "too many values kept for median, mode, percentile, distinct or "
+                    "integral (more than 4000000): narrow the time range");
+    return ERR_TOOBIG;
+}
+
+static bool in_slot(const struct iql_slot *sl, int64_t ts)
+{
+    return ts >= sl->lo && ts <= sl->hi;
 }
 
 int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
@@ -928,27 +967,43 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
     int rc = group_of(g, skey, sklen, b, &idx, err);
     if (rc)
         return rc;
-    struct iql_astate *st = g->st[idx];
     for (size_t k = 0; k < g->o.nslots; k++) {
         const struct iql_slot *sl = &g->o.slots[k];
-        if (row->ts < sl->lo || row->ts > sl->hi)
-            continue;
         struct rec_field f;
-        if (!cond_row_field_get(row, slice_make(sl->field, g->flen[k]), &f))
+        if (!in_slot(sl, row->ts) ||
+            !cond_row_field_get(row, slice_make(sl->field, g->flen[k]), &f))
             continue;
-        struct iql_val v;
-        iql_val_of_field(&f, &v);
-        st->s[k].picked = 0;
-        g->kept += feed(&st->s[k], sl->fn, &v, row->ts);
-        if (k == 0 && g->o.naux && (st->s[0].picked & pick_of(sl->fn)))
+        feed_slot(g, idx, k, &f, row->ts);
+        if (k == 0 && g->o.naux && (g->st[idx]->s[0].picked & pick_of(sl->fn)))
             aux_capture(g, idx, row);
     }
-    if (g->kept > IQL_MAX_POINTS) {
-        buf_printf(err, "too many values kept for median, mode, percentile, distinct or "
-                        "integral (more than 4000000): narrow the time range");
-        return ERR_TOOBIG;
+    return kept_ok(g, err);
+}
+
+int iql_groups_add_rec(struct iql_groups *g, const char *skey, size_t sklen, int64_t ts,
+                       struct slice value, struct buf *err)
+{
+    int64_t b = g->o.has_time ? iql_groups_bucket_of(g, ts) : 0;
+    size_t idx;
+    int rc = group_of(g, skey, sklen, b, &idx, err);
+    if (rc)
+        return rc;
+    struct rec_field f;
+    struct slice name = {NULL, 0};
+    int got = 0;
+    for (size_t k = 0; k < g->o.nslots; k++) {
+        const struct iql_slot *sl = &g->o.slots[k];
+        if (!in_slot(sl, ts))
+            continue;
+        struct slice want = slice_make(sl->field, g->flen[k]);
+        if (!name.ptr || !slice_eq(name, want)) { /* slots mostly read one field */
+            name = want;
+            got = cond_record_field(value, want, &f); /* damaged: none, as the row's reader */
+        }
+        if (got == 1)
+            feed_slot(g, idx, k, &f, ts);
     }
-    return ERR_OK;
+    return kept_ok(g, err);
 }
 
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i)

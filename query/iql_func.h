@@ -132,6 +132,10 @@ void iql_keymap_init(struct iql_keymap *m);
 void iql_keymap_destroy(struct iql_keymap *m);
 /* Sets *idx to key's index: true if it is new (then it is n). */
 bool iql_keymap_get(struct iql_keymap *m, const char *key, size_t len, size_t n, size_t *idx);
+/* Appends key as the next index (returned) without looking for it: for a
+ * caller that knows it is new and finds its keys by other means (no
+ * iql_keymap_get on such a map). */
+size_t iql_keymap_push(struct iql_keymap *m, const char *key, size_t len);
 const char *iql_keymap_key(const struct iql_keymap *m, size_t idx);
 size_t iql_keymap_len(const struct iql_keymap *m, size_t idx);
 /* The indexes 0..n-1 in bytewise order of their keys (caller frees). */
@@ -204,6 +208,11 @@ void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o);
 void iql_groups_destroy(struct iql_groups *g);
 int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
                    struct buf *err);
+/* iql_groups_add of a row of ts whose fields are value's (a record whose
+ * id is empty: a host section's row), for groups without aux columns
+ * (naux 0: nothing else of the row is read). */
+int iql_groups_add_rec(struct iql_groups *g, const char *skey, size_t sklen, int64_t ts,
+                       struct slice value, struct buf *err);
 /* Group i's bucket start, and the result of slot k (its point's ts in
  * *ts for min, max, first, last). */
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);

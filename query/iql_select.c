@@ -911,6 +911,27 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
     return rc;
 }
 
+/* A host section's row added to the groups (query_exec_each_section):
+ * its series key is its host's, once for each dimension (series_cols
+ * takes sections only when the host is the one GROUP BY tag, if any). */
+struct section_add {
+    struct sel *s;
+    struct iql_groups *g;
+    struct buf key;
+};
+
+static int add_section_row(void *arg, const struct store_series_row *row)
+{
+    struct section_add *a = arg;
+    buf_reset(&a->key);
+    for (size_t i = 0; i < a->s->ndims; i++) {
+        buf_append(&a->key, row->host.ptr, row->host.len);
+        buf_putc(&a->key, '\0');
+    }
+    return iql_groups_add_rec(a->g, a->key.data ? a->key.data : "", a->key.len, row->ts, row->value,
+                              a->s->err);
+}
+
 static int select_agg(struct sel *s, struct reader *rd)
 {
     struct iql_groups g;
@@ -925,9 +946,11 @@ static int select_agg(struct sel *s, struct reader *rd)
                                 s->c->tz,         aux,        naux,
                                 s->c->o->host_tag};
     iql_groups_init(&g, &go);
+    struct section_add sa = {s, &g, BUF_INIT};
+    int rc = naux ? ERR_OK : query_exec_each_section(rd->ex, add_section_row, &sa);
+    buf_destroy(&sa.key);
     struct buf key = BUF_INIT;
-    int rc;
-    while ((rc = query_exec_next(rd->ex)) == 1) {
+    while (rc == ERR_OK && (rc = query_exec_next(rd->ex)) == 1) {
         struct cond_row *row = query_exec_cond_row(rd->ex);
         series_key(s, row, &key);
         if ((rc = iql_groups_add(&g, key.data ? key.data : "", key.len, row, s->err)) != ERR_OK)

@@ -251,7 +251,7 @@ static int same_run(struct store_series *s, const struct ser_window *w, struct s
                     struct store_series_row *row)
 {
     size_t n = s->same.len;
-    if (!n || uk.len != n + 8 || memcmp(uk.ptr, s->same.data, n) != 0)
+    if (!n || uk.len != n + 8 || !mem_eq_short(uk.ptr, s->same.data, n))
         return 0;
     int64_t ts = key_ts_from_tskey(coding_get_u64be(uk.ptr + n), s->snap->db->desc);
     if (ts < w->lo || ts > w->hi)
