@@ -107,13 +107,12 @@ static inline const char *rec_walk_bytes(const char *p, const char *end, struct 
     return p + n;
 }
 
-/* A field: its key and type; a STRING's bytes in *s (left alone for the
- * other types, whose payload is only stepped over). */
-static inline const char *rec_walk_field(const char *p, const char *end, struct slice *key,
-                                         int *type, struct slice *s)
+/* A field's type and value (after its key): a STRING's bytes in *s (left
+ * alone for the other types, whose payload is only stepped over). */
+static inline const char *rec_walk_value(const char *p, const char *end, int *type, struct slice *s)
 {
     uint64_t x;
-    if (!(p = rec_walk_bytes(p, end, key)) || p == end)
+    if (p == end)
         return NULL;
     *type = (uint8_t)*p++;
     switch (*type) {
@@ -124,6 +123,15 @@ static inline const char *rec_walk_field(const char *p, const char *end, struct 
     case REC_STRING: return rec_walk_bytes(p, end, s);
     default: return NULL;
     }
+}
+
+/* A field: its key, then as rec_walk_value. */
+static inline const char *rec_walk_field(const char *p, const char *end, struct slice *key,
+                                         int *type, struct slice *s)
+{
+    if (!(p = rec_walk_bytes(p, end, key)))
+        return NULL;
+    return rec_walk_value(p, end, type, s);
 }
 
 #endif

@@ -980,13 +980,14 @@ static void push_field(struct cond_row *r, struct rec_field f)
     r->fields[r->nfields++] = f;
 }
 
-/* One field at p (key, type, value) into *f, by record.h's inline walk:
- * the position after it, or NULL for anything the walk does not take. */
-static const char *read_field(const char *p, const char *end, struct rec_field *f)
+/* A field's type and value at p (after its key) into *f, by record.h's
+ * inline walk: the position after it, or NULL for anything the walk does
+ * not take. */
+static const char *read_value(const char *p, const char *end, struct rec_field *f)
 {
     uint64_t x;
     int type;
-    if (!(p = rec_walk_bytes(p, end, &f->key)) || p == end)
+    if (p == end)
         return NULL;
     type = (uint8_t)*p++;
     switch (type) {
@@ -1022,6 +1023,14 @@ static const char *read_field(const char *p, const char *end, struct rec_field *
     return p;
 }
 
+/* One field at p (key, type, value) into *f, as read_value. */
+static const char *read_field(const char *p, const char *end, struct rec_field *f)
+{
+    if (!(p = rec_walk_bytes(p, end, &f->key)))
+        return NULL;
+    return read_value(p, end, f);
+}
+
 /* The first field of a name, looked for in records' fields. */
 struct field_pick {
     struct slice name;
@@ -1046,8 +1055,8 @@ static bool walk_fields(struct cond_row *r, const char *p, const char *end)
 }
 
 /* walk_fields with a pick, as the aggregates read one field of every row:
- * each key compared where it lies, and the values of the other fields
- * stepped over (rec_walk_field), not decoded. */
+ * each key compared where it lies, the values of the other fields stepped
+ * over (rec_walk_value), not decoded. */
 static bool pick_fields(const char *p, const char *end, struct field_pick *pick)
 {
     uint64_t n;
@@ -1055,15 +1064,17 @@ static bool pick_fields(const char *p, const char *end, struct field_pick *pick)
         return false;
     const struct slice name = pick->name;
     for (; n; n--) {
-        const char *at = p;
         struct slice key, s;
         int type;
-        if (!(p = rec_walk_field(p, end, &key, &type, &s)))
+        if (!(p = rec_walk_bytes(p, end, &key)))
             return false;
         if (!pick->found && key.len == name.len && mem_eq_short(key.ptr, name.ptr, name.len)) {
-            if (!read_field(at, end, pick->out))
+            if (!(p = read_value(p, end, pick->out)))
                 return false;
+            pick->out->key = key;
             pick->found = true;
+        } else if (!(p = rec_walk_value(p, end, &type, &s))) {
+            return false;
         }
     }
     return p == end;

@@ -827,16 +827,35 @@ static int next_section(struct exec *e)
     return rc;
 }
 
+/* A caller's fn over the rows of query_exec_each_section. */
+struct section_each {
+    struct exec *e;
+    query_section_fn fn;
+    void *arg;
+};
+
+static int each_row(void *arg, const struct store_series_row *sr)
+{
+    struct section_each *x = arg;
+    x->e->scanned++;
+    x->e->section_rows++;
+    return section_row_ok(x->e, sr) ? x->fn(x->arg, sr) : ERR_OK;
+}
+
 int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg)
 {
     if (e->p->is_empty || e->check_cond)
         return ERR_OK;
-    struct store_series_row sr;
-    int rc;
-    while ((rc = next_section_row(e, &sr)) == 1)
-        if ((rc = fn(arg, &sr)) != ERR_OK)
+    struct section_each x = {e, fn, arg};
+    for (; e->hsec_at < e->nhsec; e->hsec_at++) {
+        struct hsec *hs = &e->hsec[e->hsec_at];
+        int rc = hs->cur ? store_series_each(hs->cur, each_row, &x) : ERR_OK;
+        if (rc)
             return rc;
-    return rc;
+        store_series_close(hs->cur); /* drained */
+        hs->cur = NULL;
+    }
+    return ERR_OK;
 }
 
 int query_exec_next(struct exec *e)

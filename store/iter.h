@@ -24,6 +24,9 @@
 
 struct iter;
 
+/* A run's consumer (it_run): true to take the next entry too. */
+typedef bool (*it_run_fn)(void *arg, struct slice key, struct slice value);
+
 /* The moves; each sets the position (it_set_pos, it_set_end) before it
  * returns. */
 struct it_ops {
@@ -34,6 +37,8 @@ struct it_ops {
     void (*prev)(struct iter *);                      /* REQUIRES: valid */
     int (*status)(const struct iter *);               /* first error, sticky */
     void (*destroy)(struct iter *);                   /* frees the iterator itself */
+    /* Optional (it_run): NULL where not offered. */
+    bool (*run)(struct iter *, size_t keep, it_run_fn fn, void *arg);
 };
 
 struct it_cleanup;
@@ -104,6 +109,20 @@ static inline int it_status(const struct iter *it)
     return it->ops->status(it);
 }
 
+/* The entries after the current one (REQUIRES: valid) that keep its key's
+ * first keep bytes and its length, given to fn in order, for a reader of
+ * many rows of one key prefix (a host section's rows of one host and
+ * event) without a move through the stack per entry: as far as the
+ * iterator can without a move of its own (a table's: to its block's end),
+ * while fn takes them. True when fn refused an entry: the iterator stands
+ * there; false when the run ended: the iterator stands at the last entry
+ * given (or where it stood), and it_next goes on from there. fn's key is
+ * valid during the call, its value as it_value's. Iterators without the
+ * move give nothing (false). */
+static inline bool it_run(struct iter *it, size_t keep, it_run_fn fn, void *arg)
+{
+    return it->ops->run && it->ops->run(it, keep, fn, arg);
+}
 /* Runs the cleanups, then ops->destroy. NULL is a no-op. */
 void it_destroy(struct iter *it);
 

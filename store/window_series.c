@@ -33,6 +33,7 @@ struct store_series {
      * key that starts so is a row of the same host and wanted event */
     struct buf same;
     size_t same_host; /* the host's length in it */
+    bool unread;      /* the cursor's entry is still to look at (it_run stopped there) */
 };
 
 /* The newest sequence of a file's section (UINT64_MAX: none, or unread). */
@@ -355,9 +356,10 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
         s->started = true;
         if (!next_window(s))
             return 0;
-    } else if (s->it) {
+    } else if (s->it && !s->unread) {
         it_next(s->it);
     }
+    s->unread = false;
     while (s->it) {
         const struct ser_window *w = &s->w[s->at - 1];
         int rc = it_valid(s->it) ? at_entry(s, w, row) : -1;
@@ -380,6 +382,53 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
             return 0;
     }
     return 0;
+}
+
+/* A run of store_series_each: the rows after a row given, of its host
+ * and event (s->same), while they lie in the window's range. */
+struct series_run {
+    struct store_series *s;
+    const struct ser_window *w;
+    store_series_fn fn;
+    void *arg;
+    int rc; /* fn's error */
+};
+
+static bool run_row(void *arg, struct slice ik, struct slice value)
+{
+    struct series_run *r = arg;
+    struct store_series *s = r->s;
+    size_t n = s->same.len;
+    if (!ikey_ok(ik))
+        return false; /* store_series_next reports it */
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(ik.ptr + n), s->snap->db->desc);
+    if (ts < r->w->lo || ts > r->w->hi)
+        return false;
+    size_t h = s->same_host;
+    struct store_series_row row = {ts, slice_make(s->same.data, h),
+                                   slice_make(s->same.data + h + 1, n - h - 2), value};
+    r->rc = r->fn(r->arg, &row);
+    return r->rc == ERR_OK;
+}
+
+int store_series_each(struct store_series *s, store_series_fn fn, void *arg)
+{
+    struct store_series_row row;
+    int rc;
+    while ((rc = store_series_next(s, &row)) == 1) {
+        if ((rc = fn(arg, &row)) != ERR_OK)
+            return rc;
+        if (!s->same.len || !s->it)
+            continue;
+        /* the host and event's next rows, in its block, without a move
+         * through the iterators each: the one refused (past the range, a
+         * bad key) is store_series_next's to look at */
+        struct series_run r = {s, &s->w[s->at - 1], fn, arg, ERR_OK};
+        s->unread = it_run(s->it, s->same.len, run_row, &r);
+        if (r.rc != ERR_OK)
+            return r.rc;
+    }
+    return rc;
 }
 
 void store_series_close(struct store_series *s)

@@ -658,6 +658,35 @@ static void bi_next(struct iter *base)
     publish(it);
 }
 
+/* it_run: the entries after cur whose headers say they keep the key's
+ * first keep bytes and its length, their last bytes copied over the key in
+ * place; not in a block whose entries a keep filter picks. A bad header
+ * ends the run: it_next then reports it. */
+static bool bi_run(struct iter *base, size_t keep, it_run_fn fn, void *arg)
+{
+    struct blk_it *it = (struct blk_it *)base;
+    size_t klen = it->key.len;
+    if (it->keep || !bi_valid(base) || keep > klen)
+        return false;
+    const char *end = it->b.data + it->b.restart_off;
+    bool refused = false;
+    while (!refused && it->next < it->b.restart_off) {
+        uint32_t shared, unshared, vlen;
+        const char *p = entry_header(it->b.data + it->next, end, klen, &shared, &unshared, &vlen);
+        if (!p || shared < keep || (size_t)shared + unshared != klen)
+            break;
+        memcpy(it->key.data + shared, p, unshared);
+        it->cur = it->next;
+        it->value = slice_make(p + unshared, vlen);
+        it->next = (size_t)(p + unshared + vlen - it->b.data);
+        refused = !fn(arg, slice_make(it->key.data, klen), it->value);
+    }
+    while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
+        it->restart++;
+    publish(it);
+    return refused;
+}
+
 static void bi_prev(struct iter *base)
 {
     struct blk_it *it = (struct blk_it *)base;
@@ -687,6 +716,7 @@ static const struct it_ops blk_ops = {
     .prev = bi_prev,
     .status = bi_status,
     .destroy = bi_destroy,
+    .run = bi_run,
 };
 
 struct iter *blk_iter(const struct blk *b)

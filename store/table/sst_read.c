@@ -710,6 +710,17 @@ static void si_prev(struct iter *it)
     publish(s);
 }
 
+/* it_run within the current block. */
+static bool si_run(struct iter *it, size_t keep, it_run_fn fn, void *arg)
+{
+    struct sst_it *s = (struct sst_it *)it;
+    if (s->status || !s->data || !it_valid(s->data))
+        return false;
+    bool refused = it_run(s->data, keep, fn, arg);
+    it_set_as(it, s->data);
+    return refused;
+}
+
 static int si_status(const struct iter *it)
 {
     const struct sst_it *s = (const struct sst_it *)it;
@@ -738,6 +749,7 @@ static const struct it_ops sst_it_ops = {
     .prev = si_prev,
     .status = si_status,
     .destroy = si_destroy,
+    .run = si_run,
 };
 
 struct iter *sst_iter(struct sst_table *t)

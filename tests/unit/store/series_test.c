@@ -599,6 +599,53 @@ static bool in_set(const struct slice *set, size_t n, struct slice ev)
     return false;
 }
 
+/* The rows store_series_each gives, collected; stop_at > 0: the call that
+ * makes that many rows returns ERR_TOOBIG. */
+struct each_rows {
+    struct srow *v;
+    size_t n, stop_at;
+};
+
+static int each_push(void *arg, const struct store_series_row *r)
+{
+    struct each_rows *e = arg;
+    srow_push(&e->v, &e->n, r->ts, r->host, r->event, r->value);
+    return e->stop_at && e->n == e->stop_at ? ERR_TOOBIG : ERR_OK;
+}
+
+/* The rows of store_series_each on a cursor opened as check_host's: the
+ * same as store_series_next's (got, sorted), and an error of the caller's
+ * stops it at once. */
+static void check_each(struct store_snap *snap, uint32_t bucket, const struct slice *host,
+                       int64_t lo, int64_t hi, const struct slice *evs, size_t nevs,
+                       struct slice *fs, const struct srow *got, size_t ngot)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        struct store_series *cur;
+        struct store_ts_range *win;
+        size_t nwin;
+        assert_int_equal(store_series_open(snap, bucket, host, lo, hi, evs, nevs, fs, 1, &cur, &win,
+                                           &nwin),
+                         ERR_OK);
+        struct each_rows e = {NULL, 0, pass ? ngot / 2 + 1 : 0};
+        int rc = store_series_each(cur, each_push, &e);
+        if (pass) {
+            assert_int_equal(rc, ngot / 2 + 1 <= ngot ? ERR_TOOBIG : ERR_OK);
+            assert_int_equal(e.n, ngot / 2 + 1 <= ngot ? ngot / 2 + 1 : ngot);
+        } else {
+            assert_int_equal(rc, ERR_OK);
+            if (e.n)
+                qsort(e.v, e.n, sizeof *e.v, cmp_srow);
+            assert_int_equal(e.n, ngot);
+            for (size_t i = 0; i < ngot; i++)
+                assert_int_equal(cmp_srow(&e.v[i], &got[i]), 0);
+        }
+        free(e.v);
+        free(win);
+        store_series_close(cur);
+    }
+}
+
 /* Checks the sections of host (NULL: every host) over [lo, hi] in every
  * bucket against a read of the served ranges, for the event set evs
  * (sorted; NULL: every event); returns the windows served. */
@@ -650,6 +697,7 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
         assert_int_equal(ngot, nwant);
         for (size_t i = 0; i < ngot; i++)
             assert_int_equal(cmp_srow(&got[i], &want[i]), 0);
+        check_each(snap, bucket, host ? &hs : NULL, lo, hi, evs, nevs, &fs, got, ngot);
         served += nwin;
         free(got);
         free(want);

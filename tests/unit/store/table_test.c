@@ -199,6 +199,93 @@ static int cmp_str(const void *a, const void *b)
  * keep (and with need, searched in the whole block) stops at are exactly
  * those holding the text, forward, backward and after seeks, and the
  * others are counted. */
+/* it_run's consumer in test_block_run: notes each key, refuses the one
+ * named refuse. */
+struct run_seen {
+    char keys[64][32];
+    size_t n;
+    const char *refuse;
+};
+
+static bool run_take(void *arg, struct slice key, struct slice value)
+{
+    struct run_seen *r = arg;
+    assert_true(r->n < 64 && key.len < 32);
+    memcpy(r->keys[r->n], key.ptr, key.len);
+    r->keys[r->n][key.len] = '\0';
+    r->n++;
+    char v[40];
+    snprintf(v, sizeof v, "v-%s", r->keys[r->n - 1]);
+    assert_true(slice_eq(value, slice_cstr(v)));
+    return !r->refuse || strcmp(r->refuse, r->keys[r->n - 1]) != 0;
+}
+
+/* it_run over a block: the entries after the current one that keep its
+ * first keep bytes and its length, to the first that does not, the block's
+ * end or the one refused; the iterator goes on from where it stops, both
+ * ways. */
+static void test_block_run(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"aa/01", "aa/02", "aa/03", "aa/04", "aa/050",
+                                       "aa/06", "ab/01", "ab/02", "ab/03"};
+    const size_t n = sizeof keys / sizeof keys[0];
+    struct blk_builder b;
+    blk_builder_init(&b);
+    char v[40];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(v, sizeof v, "v-%s", keys[i]);
+        blk_add(&b, slice_cstr(keys[i]), slice_cstr(v));
+    }
+    struct blk blk;
+    assert_int_equal(blk_parse(blk_finish(&b), &blk), ERR_OK);
+    struct iter *it = blk_iter(&blk);
+    struct run_seen r = {.n = 0};
+    /* to the key of another length */
+    it_seek(it, slice_cstr("aa/01"));
+    assert_false(it_run(it, 3, run_take, &r));
+    assert_int_equal(r.n, 3);
+    assert_string_equal(r.keys[2], "aa/04");
+    assert_true(slice_eq(it_key(it), slice_cstr("aa/04")));
+    it_next(it);
+    assert_true(slice_eq(it_key(it), slice_cstr("aa/050")));
+    /* to another prefix, and back from there */
+    r.n = 0;
+    it_seek(it, slice_cstr("aa/06"));
+    assert_false(it_run(it, 3, run_take, &r));
+    assert_int_equal(r.n, 0);
+    it_next(it);
+    assert_false(it_run(it, 3, run_take, &r));
+    assert_int_equal(r.n, 2);
+    assert_true(slice_eq(it_key(it), slice_cstr("ab/03")));
+    it_prev(it);
+    assert_true(slice_eq(it_key(it), slice_cstr("ab/02")));
+    it_prev(it);
+    it_prev(it);
+    assert_true(slice_eq(it_key(it), slice_cstr("aa/06")));
+    /* at the block's end */
+    it_seek(it, slice_cstr("ab/03"));
+    assert_false(it_run(it, 3, run_take, &r));
+    it_next(it);
+    assert_false(it_valid(it));
+    assert_int_equal(it_status(it), ERR_OK);
+    /* refused: the iterator stands at the entry refused */
+    r.n = 0;
+    r.refuse = "aa/03";
+    it_seek(it, slice_cstr("aa/01"));
+    assert_true(it_run(it, 3, run_take, &r));
+    assert_int_equal(r.n, 2);
+    assert_true(slice_eq(it_key(it), slice_cstr("aa/03")));
+    it_next(it);
+    assert_true(slice_eq(it_key(it), slice_cstr("aa/04")));
+    /* a keep longer than the key: nothing */
+    r.n = 0;
+    assert_false(it_run(it, 6, run_take, &r));
+    assert_int_equal(r.n, 0);
+    it_destroy(it);
+    blk_builder_destroy(&b);
+}
+
 static void test_block_keep(void **state)
 {
     (void)state;
@@ -961,6 +1048,7 @@ int main(void)
     log_set_level(LOG_ERROR + 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block),
+        cmocka_unit_test(test_block_run),
         cmocka_unit_test(test_block_keep),
         cmocka_unit_test(test_block_indexed),
         cmocka_unit_test(test_bloom),
