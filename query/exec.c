@@ -791,7 +791,7 @@ static int next_section_row(struct exec *e, struct store_series_row *sr)
 {
     for (; e->hsec_at < e->nhsec; e->hsec_at++) {
         struct hsec *hs = &e->hsec[e->hsec_at];
-        int rc;
+        int rc = 0;
         while (hs->cur && (rc = store_series_next(hs->cur, sr)) == 1) {
             e->scanned++;
             e->section_rows++;
