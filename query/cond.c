@@ -1036,6 +1036,7 @@ struct field_pick {
     struct slice name;
     struct rec_field *out;
     bool found;
+    bool stop; /* at the field found: the bytes after it are not read */
 };
 
 /* One record's fields, from p (after its tags) to its end, appended to r
@@ -1073,6 +1074,8 @@ static bool pick_fields(const char *p, const char *end, struct field_pick *pick)
                 return false;
             pick->out->key = key;
             pick->found = true;
+            if (pick->stop)
+                return true;
         } else if (!(p = rec_walk_value(p, end, &type, &s))) {
             return false;
         }
@@ -1162,15 +1165,27 @@ static bool find_field(struct slice rec, struct field_pick *pick)
 
 int cond_record_field(struct slice rec, struct slice name, struct rec_field *out)
 {
-    struct field_pick pick = {name, out, false};
-    if (!find_field(rec, &pick))
-        return ERR_CORRUPT;
-    return pick.found;
+    struct field_pick pick = {name, out, false, true};
+    if (!rec.len || find_field(rec, &pick)) /* empty: no field, as a row's value */
+        return pick.found;
+    /* what the inline walk does not take, the record reader may (as
+     * cond_row_field_get falls back to the decode) */
+    struct rec_reader rr;
+    struct rec_field f;
+    int rc = rec_reader_init(&rr, rec);
+    while (rc == ERR_OK && (rc = rec_next_field(&rr, &f)) == 1) {
+        if (slice_eq(f.key, name)) {
+            *out = f;
+            return 1;
+        }
+        rc = ERR_OK;
+    }
+    return rc;
 }
 
 bool cond_row_field_get(struct cond_row *r, struct slice name, struct rec_field *out)
 {
-    struct field_pick pick = {name, out, false};
+    struct field_pick pick = {name, out, false, false};
     if (!r->decoded && (!r->id.len || find_field(r->id, &pick)) &&
         (!r->value.len || find_field(r->value, &pick)))
         return pick.found;

@@ -121,7 +121,10 @@ bool cond_row_field_get(struct cond_row *r, struct slice name, struct rec_field 
 /* The first field of name among one record's fields (a row's value
  * record: model/record.h), as cond_row_field_get finds it in a row whose id
  * is empty: 1 and *out set, 0 when it has none, ERR_CORRUPT for bytes the
- * record reader refuses. */
+ * record reader refuses up to it. The bytes after the field are not read
+ * (a host section's record, read once for each row of an aggregate: its
+ * block's checksum covers them), where cond_row_field_get reads the whole
+ * record and finds no field in a damaged one. */
 int cond_record_field(struct slice rec, struct slice name, struct rec_field *out);
 
 /* True if e holds for the row (NULL e: always). A damaged record sets *rc
