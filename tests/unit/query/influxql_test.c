@@ -118,6 +118,8 @@ static void test_parse_errors(void **state)
         {"", "missing required parameter \"q\""},
         {" ; ;", "missing required parameter \"q\""},
         {"SELEC x", "error parsing query: found SELEC, expected SELECT, DELETE, SHOW"},
+        {"EXPLAIN SELECT * FROM cpu", "error parsing query: EXPLAIN statements are not supported"},
+        {"kill query 12", "error parsing query: KILL statements are not supported"},
         {"SELECT FROM cpu", "found FROM, expected identifier"},
         {"SELECT v cpu", "found cpu, expected FROM at line 1, char 10"},
         {"SELECT v FROM", "found EOF, expected identifier"},
