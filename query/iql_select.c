@@ -1035,12 +1035,58 @@ static void extend_range(struct sel *s)
     cond_derive(&s->w);
 }
 
+/* Whether e names a tag the statement must tell from a field: a bare
+ * identifier in the select list (outside a call), a wildcard or a regular
+ * expression, top() or bottom() (tags among their arguments), or in the
+ * condition an identifier but time and the host tag. */
+static bool ex_needs_tags(const struct iql_ex *e, bool in_call, bool in_where, const char *host)
+{
+    if (!e)
+        return false;
+    switch (e->kind) {
+    case IQL_X_VAR:
+        return in_where ? strcmp(e->s, "time") != 0 && strcmp(e->s, host) != 0 : !in_call;
+    case IQL_X_STAR:
+    case IQL_X_REGEX: return true;
+    case IQL_X_CALL:
+        if (!strcasecmp(e->s, "top") || !strcasecmp(e->s, "bottom"))
+            return true;
+        for (size_t i = 0; i < e->nargs; i++)
+            if (ex_needs_tags(e->args[i], true, in_where, host))
+                return true;
+        return false;
+    case IQL_X_BIN:
+        return ex_needs_tags(e->l, in_call, in_where, host) ||
+               ex_needs_tags(e->r, in_call, in_where, host);
+    default: return false;
+    }
+}
+
+/* The measurement's tag keys, or the host tag alone when the statement
+ * names no other tag where a tag and a field read differently (a
+ * dashboard panel's: aggregates of fields by host and time): the
+ * catalog's pass over the range's files spared. */
+static int tag_keys(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi)
+{
+    const struct iql_stmt *st = s->st;
+    const char *host = s->c->o->host_tag;
+    bool needed = st->group_all || ex_needs_tags(st->where, false, true, host);
+    for (size_t i = 0; i < st->nfields && !needed; i++)
+        needed = ex_needs_tags(st->fields[i].ex, false, false, host);
+    if (needed)
+        return iql_tag_keys(s->c, snap, s->m, lo, hi, &s->tagkeys, &s->ntagkeys);
+    s->tagkeys = xcalloc(1, sizeof *s->tagkeys);
+    s->tagkeys[0] = xstrdup(host);
+    s->ntagkeys = 1;
+    return ERR_OK;
+}
+
 static int select_measurement(struct sel *s, struct reader *rd)
 {
     struct store_snap *snap = rd->snap;
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     iql_where_time(s->c, s->st->where, &lo, &hi);
-    if (iql_tag_keys(s->c, snap, s->m, lo, hi, &s->tagkeys, &s->ntagkeys) ||
+    if (tag_keys(s, snap, lo, hi) ||
         iql_field_keys(snap, s->m, lo, hi, &s->fieldkeys, &s->fieldtypes, &s->nfieldkeys)) {
         buf_puts(s->err, "cannot read the catalog");
         return ERR_IO;
