@@ -1035,11 +1035,12 @@ static void extend_range(struct sel *s)
     cond_derive(&s->w);
 }
 
-/* Whether e names a tag the statement must tell from a field: a bare
+/* Whether e names a tag or field the statement must tell apart or expand
+ * by the measurement's keys (field_type, star_call): a bare
  * identifier in the select list (outside a call), a wildcard or a regular
  * expression, top() or bottom() (tags among their arguments), or in the
  * condition an identifier but time and the host tag. */
-static bool ex_needs_tags(const struct iql_ex *e, bool in_call, bool in_where, const char *host)
+static bool ex_needs_keys(const struct iql_ex *e, bool in_call, bool in_where, const char *host)
 {
     if (!e)
         return false;
@@ -1052,29 +1053,31 @@ static bool ex_needs_tags(const struct iql_ex *e, bool in_call, bool in_where, c
         if (!strcasecmp(e->s, "top") || !strcasecmp(e->s, "bottom"))
             return true;
         for (size_t i = 0; i < e->nargs; i++)
-            if (ex_needs_tags(e->args[i], true, in_where, host))
+            if (ex_needs_keys(e->args[i], true, in_where, host))
                 return true;
         return false;
     case IQL_X_BIN:
-        return ex_needs_tags(e->l, in_call, in_where, host) ||
-               ex_needs_tags(e->r, in_call, in_where, host);
+        return ex_needs_keys(e->l, in_call, in_where, host) ||
+               ex_needs_keys(e->r, in_call, in_where, host);
     default: return false;
     }
 }
 
-/* The measurement's tag keys, or the host tag alone when the statement
- * names no other tag where a tag and a field read differently (a
- * dashboard panel's: aggregates of fields by host and time): the
- * catalog's pass over the range's files spared. */
-static int tag_keys(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi)
+/* The measurement's tag and field keys, read from the catalog when the
+ * statement names a tag or a field that the keys tell apart or expand
+ * (ex_needs_keys); else the host tag alone and no field (a dashboard
+ * panel's aggregates of named fields by host and time, which read nothing
+ * else of them): the catalog's two passes over the range's files spared. */
+static int schema(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi)
 {
     const struct iql_stmt *st = s->st;
     const char *host = s->c->o->host_tag;
-    bool needed = st->group_all || ex_needs_tags(st->where, false, true, host);
+    bool needed = st->group_all || ex_needs_keys(st->where, false, true, host);
     for (size_t i = 0; i < st->nfields && !needed; i++)
-        needed = ex_needs_tags(st->fields[i].ex, false, false, host);
+        needed = ex_needs_keys(st->fields[i].ex, false, false, host);
     if (needed)
-        return iql_tag_keys(s->c, snap, s->m, lo, hi, &s->tagkeys, &s->ntagkeys);
+        return iql_tag_keys(s->c, snap, s->m, lo, hi, &s->tagkeys, &s->ntagkeys) ||
+               iql_field_keys(snap, s->m, lo, hi, &s->fieldkeys, &s->fieldtypes, &s->nfieldkeys);
     s->tagkeys = xcalloc(1, sizeof *s->tagkeys);
     s->tagkeys[0] = xstrdup(host);
     s->ntagkeys = 1;
@@ -1086,8 +1089,7 @@ static int select_measurement(struct sel *s, struct reader *rd)
     struct store_snap *snap = rd->snap;
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     iql_where_time(s->c, s->st->where, &lo, &hi);
-    if (tag_keys(s, snap, lo, hi) ||
-        iql_field_keys(snap, s->m, lo, hi, &s->fieldkeys, &s->fieldtypes, &s->nfieldkeys)) {
+    if (schema(s, snap, lo, hi)) {
         buf_puts(s->err, "cannot read the catalog");
         return ERR_IO;
     }
