@@ -256,16 +256,34 @@ static bool reads_back(uint64_t q, int k, double d)
     return (double)q / pow10[k] == d;
 }
 
+/* %.<prec>g's digits (prec 15 or 16) from the 17 of q17 / 10^k17: the
+ * exact value lies within half a unit of q17, so the digits dropped decide
+ * the rounding unless they are exactly half (then, or when the rounding
+ * carries into another digit, fast_digits computes them). */
+static bool fewer_digits(double a, uint64_t q17, int k17, int prec, uint64_t *q, int *k)
+{
+    uint64_t div = prec == 15 ? 100 : 10, r = q17 % div;
+    *q = q17 / div + (r > div / 2);
+    *k = k17 - (17 - prec);
+    if (r != div / 2 && *q != (prec == 15 ? 1000000000000000ULL : 10000000000000000ULL) && *k >= 0)
+        return true;
+    return fast_digits(a, prec, q, k);
+}
+
 /* The shortest of %.15g, %.16g and %.17g that reads back as d, for the
  * values fast_digits handles; 0 otherwise. */
 static size_t shortest_fast(double d, char *tmp)
 {
     double a = d < 0 ? -d : d;
     size_t sign = d < 0;
+    uint64_t q17;
+    int k17;
+    if (!fast_digits(a, 17, &q17, &k17))
+        return 0;
     for (int prec = 15; prec <= 17; prec++) {
-        uint64_t q;
-        int k;
-        if (!fast_digits(a, prec, &q, &k))
+        uint64_t q = q17;
+        int k = k17;
+        if (prec < 17 && !fewer_digits(a, q17, k17, prec, &q, &k))
             return 0;
         if (prec < 17 && q > (1ULL << 53))
             return 0; /* not decidable by one division */
