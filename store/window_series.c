@@ -201,11 +201,12 @@ static void seek_rows(struct store_series *s)
  * when no window is left. */
 static bool next_window(struct store_series *s)
 {
-    it_destroy(s->it);
-    s->it = NULL;
-    if (s->at >= s->nw)
+    if (s->at >= s->nw) {
+        it_destroy(s->it);
+        s->it = NULL;
         return false;
-    s->it = sst_section_iter(s->w[s->at++].f->table);
+    }
+    s->it = sst_section_iter_again(s->it, s->w[s->at++].f->table);
     s->ev = 0;
     seek_rows(s);
     return true;

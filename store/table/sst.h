@@ -157,6 +157,11 @@ struct iter *sst_iter(struct sst_table *t);
  * entries (as sst_iter; an empty one if it has none). */
 bool sst_has_section(const struct sst_table *t);
 struct iter *sst_section_iter(struct sst_table *t);
+/* sst_section_iter(t) made of it (NULL ok), an iterator of a section of
+ * any table, which it then no longer reads: its block iterators and their
+ * buffers kept (a host's rows of a dashboard's range open one section
+ * after another, a hundred a request). Another iterator is destroyed. */
+struct iter *sst_section_iter_again(struct iter *it, struct sst_table *t);
 /* The section's names block (empty if none); valid while t is. */
 struct slice sst_section_names(const struct sst_table *t);
 /* Reads every block of the table's section into the block cache (for a

@@ -473,6 +473,7 @@ struct sst_it {
      * the block for the longest of them) */
     struct blk_keep keep_log, keep_any;
     bool need_here;
+    bool section; /* sst_section_iter's (no options) */
 };
 
 /* Leaves the block data is in: its status kept, its block let go, the
@@ -771,7 +772,26 @@ struct iter *sst_section_iter(struct sst_table *t)
     sst_ref(t);
     s->t = t;
     s->index = blk_iter(&t->sec_index);
+    s->section = true;
     return &s->base;
+}
+
+struct iter *sst_section_iter_again(struct iter *it, struct sst_table *t)
+{
+    if (!it || it->ops != &sst_it_ops || !((struct sst_it *)it)->section || it->cleanups ||
+        !t->has_section) {
+        it_destroy(it);
+        return sst_section_iter(t);
+    }
+    struct sst_it *s = (struct sst_it *)it;
+    drop_data(s); /* its block back to the old table's cache */
+    sst_ref(t);
+    sst_unref(s->t);
+    s->t = t;
+    blk_iter_on(s->index, &t->sec_index);
+    s->status = ERR_OK;
+    it_set_end(it);
+    return it;
 }
 
 struct slice sst_section_names(const struct sst_table *t)
