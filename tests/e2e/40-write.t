@@ -147,7 +147,7 @@ test_expect_success 'POST /query WITH DURATION sets the TTL; a bad name is a sta
 
 test_expect_success 'POST /query: a statement InfluxQL lacks is a 400 parse error, a missing q too' '
     test "$(lb_req POST "/query?db=tg" --data-urlencode "q=GRANT ALL TO u")" = 400 &&
-    grep -q "^{\"error\":\"error parsing query: found GRANT" body &&
+    grep -q "^{\"error\":\"error parsing query: GRANT statements are not supported" body &&
     lb_header X-Influxdb-Error | grep -q "error parsing query" &&
     test "$(lb_req POST "/query")" = 400 &&
     grep -q "missing required parameter" body &&
