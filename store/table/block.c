@@ -123,6 +123,7 @@ int blk_parse(struct slice data, struct blk *out)
     out->nrestarts = n;
     out->restart_off = data.len - 4 - 4 * (size_t)n;
     out->rpfx = NULL;
+    out->rpfx2 = NULL;
     out->pfx = NULL;
     out->pfx_len = 0;
     return ERR_OK;
@@ -159,15 +160,26 @@ void blk_index_restarts(struct blk *b, struct buf *space)
     size_t n = first.len < last.len ? first.len : last.len, common = 0;
     while (common < n && first.ptr[common] == last.ptr[common])
         common++;
+    size_t nr = b->nrestarts, ties = 0;
     buf_reset(space);
-    buf_reserve(space, (size_t)b->nrestarts * sizeof(uint64_t));
+    buf_reserve(space, nr * sizeof(uint64_t));
     uint64_t *v = (uint64_t *)(void *)space->data;
-    for (uint32_t i = 0; i < b->nrestarts; i++) {
+    for (uint32_t i = 0; i < nr; i++) {
         if (!blk_restart_key(b, i, &k) || k.len < common)
             return;
         v[i] = word_at(k, common);
+        ties += i && v[i] == v[i - 1];
     }
-    space->len = (size_t)b->nrestarts * sizeof(uint64_t);
+    if (ties * 4 >= nr) { /* a quarter of the probes would read keys: a second word */
+        buf_reserve(space, 2 * nr * sizeof(uint64_t));
+        v = (uint64_t *)(void *)space->data;
+        for (uint32_t i = 0; i < nr; i++) {
+            blk_restart_key(b, i, &k); /* read well above */
+            v[nr + i] = word_at(k, common + 8);
+        }
+        b->rpfx2 = v + nr;
+    }
+    space->len = (b->rpfx2 ? 2 : 1) * nr * sizeof(uint64_t);
     b->rpfx = v;
     b->pfx = first.ptr;
     b->pfx_len = common;
@@ -488,15 +500,16 @@ static bool restart_key(struct blk_it *it, uint32_t i, struct slice *key)
 struct seek_key {
     struct slice k;
     bool has_word;
-    uint64_t word;
+    uint64_t word, word2;
 };
 
 static struct seek_key seek_key_of(const struct blk *b, struct slice target)
 {
-    struct seek_key sk = {target, false, 0};
+    struct seek_key sk = {target, false, 0, 0};
     if (b->rpfx && target.len >= b->pfx_len && memcmp(target.ptr, b->pfx, b->pfx_len) == 0) {
         sk.has_word = true;
         sk.word = word_at(target, b->pfx_len);
+        sk.word2 = word_at(target, b->pfx_len + 8);
     }
     return sk;
 }
@@ -508,6 +521,12 @@ static bool restart_below(struct blk_it *it, uint32_t i, const struct seek_key *
 {
     if (sk->has_word && it->b.rpfx[i] != sk->word) {
         *below = it->b.rpfx[i] < sk->word;
+        return true;
+    }
+    /* the first words equal: the bytes under them are (zero padding sorts
+     * as a shorter key does), so the next words decide when they differ */
+    if (sk->has_word && it->b.rpfx2 && it->b.rpfx2[i] != sk->word2) {
+        *below = it->b.rpfx2[i] < sk->word2;
         return true;
     }
     struct slice rk;

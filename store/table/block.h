@@ -50,6 +50,10 @@ struct blk {
     const uint64_t *rpfx;
     const char *pfx;
     size_t pfx_len;
+    /* the next 8 key bytes likewise, when many restart points share their
+     * first word (a host section's block: one host and event's rows
+     * differ only in their stamps, past it); else NULL */
+    const uint64_t *rpfx2;
 };
 
 /* ERR_OK or ERR_CORRUPT if the trailer is impossible. */

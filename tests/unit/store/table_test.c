@@ -376,15 +376,31 @@ static void test_block_keep(void **state)
     }
 }
 
+/* random_key, with one of two 12-byte middles after the prefix when mid:
+ * most restart points then share their first word (blk.rpfx2). */
+static void test_key(struct buf *k, bool with_prefix, bool mid)
+{
+    random_key(k, with_prefix);
+    if (!mid || !with_prefix)
+        return;
+    char tail[16];
+    size_t n = k->len - 7;
+    memcpy(tail, k->data + 7, n);
+    k->len = 7;
+    buf_append(k, rnd() % 2 ? "mid-aaaaaaaa" : "mid-bbbbbbbb", 12);
+    buf_append(k, tail, n);
+}
+
 static void test_block_indexed(void **state)
 {
     (void)state;
     for (int round = 0; round < 20; round++) {
         enum { N = 600 };
         static struct buf keys[N];
+        bool mid = round % 2;
         for (int i = 0; i < N; i++) {
             buf_init(&keys[i]);
-            random_key(&keys[i], true);
+            test_key(&keys[i], true, mid);
         }
         qsort(keys, N, sizeof keys[0], cmp_keys);
         struct blk_builder b;
@@ -407,7 +423,9 @@ static void test_block_indexed(void **state)
         struct buf space = BUF_INIT;
         blk_index_restarts(&indexed, &space);
         assert_non_null(indexed.rpfx);
-        assert_int_equal(indexed.pfx_len, 7);
+        assert_int_equal(indexed.pfx_len, mid ? 11 : 7); /* "mid-" is common too */
+        if (mid)
+            assert_non_null(indexed.rpfx2);
         struct iter *a = blk_iter(&plain), *c = blk_iter(&indexed);
         struct buf t = BUF_INIT;
         for (int q = 0; q < 3000; q++) {
@@ -416,7 +434,7 @@ static void test_block_indexed(void **state)
                 buf_reset(&t);
                 buf_append(&t, k.ptr, k.len);
             } else {
-                random_key(&t, q % 7 != 1);
+                test_key(&t, q % 7 != 1, mid);
             }
             if (q % 5 == 0) { /* a cold seek; else forward from where they stand */
                 it_seek_first(a);
