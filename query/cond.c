@@ -1173,13 +1173,13 @@ int cond_record_field(struct slice rec, struct slice name, struct rec_field *out
     struct rec_reader rr;
     struct rec_field f;
     int rc = rec_reader_init(&rr, rec);
-    while (rc == ERR_OK && (rc = rec_next_field(&rr, &f)) == 1) {
+    if (rc)
+        return rc;
+    while ((rc = rec_next_field(&rr, &f)) == 1)
         if (slice_eq(f.key, name)) {
             *out = f;
             return 1;
         }
-        rc = ERR_OK;
-    }
     return rc;
 }
 

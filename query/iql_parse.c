@@ -6,6 +6,7 @@
  * char N". */
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1010,12 +1011,13 @@ static int parse_statement(struct ps *x, struct iql_stmt *st)
      * "expected" among the others (README, "InfluxQL") */
     static const char *const unsupported[] = {"EXPLAIN", "GRANT", "REVOKE", "ALTER", "SET", "KILL"};
     for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++)
-        if (is_kw(x, unsupported[i]) && !x->rc) {
-            buf_printf(x->err,
-                       "error parsing query: %s statements are not supported by logbucket (its "
-                       "InfluxQL runs SELECT, DELETE, SHOW, CREATE DATABASE and DROP)",
-                       unsupported[i]);
-            return x->rc = ERR_INVAL;
+        if (is_kw(x, unsupported[i])) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "%s statements are not supported by logbucket (its InfluxQL runs SELECT, "
+                     "DELETE, SHOW, CREATE DATABASE and DROP)",
+                     unsupported[i]);
+            return fail_msg(x, msg);
         }
     return fail(x, "SELECT, DELETE, SHOW, CREATE, DROP");
 }

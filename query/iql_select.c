@@ -1075,9 +1075,12 @@ static int schema(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi
     bool needed = st->group_all || ex_needs_keys(st->where, false, true, host);
     for (size_t i = 0; i < st->nfields && !needed; i++)
         needed = ex_needs_keys(st->fields[i].ex, false, false, host);
-    if (needed)
-        return iql_tag_keys(s->c, snap, s->m, lo, hi, &s->tagkeys, &s->ntagkeys) ||
-               iql_field_keys(snap, s->m, lo, hi, &s->fieldkeys, &s->fieldtypes, &s->nfieldkeys);
+    if (needed) {
+        int rc = iql_tag_keys(s->c, snap, s->m, lo, hi, &s->tagkeys, &s->ntagkeys);
+        return rc ? rc
+                  : iql_field_keys(snap, s->m, lo, hi, &s->fieldkeys, &s->fieldtypes,
+                                   &s->nfieldkeys);
+    }
     s->tagkeys = xcalloc(1, sizeof *s->tagkeys);
     s->tagkeys[0] = xstrdup(host);
     s->ntagkeys = 1;

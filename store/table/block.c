@@ -250,6 +250,13 @@ static inline const char *entry_header(const char *p, const char *end, size_t kl
     return p;
 }
 
+/* The restart index at or before cur, after cur moved forward. */
+static void catch_up_restart(struct blk_it *it)
+{
+    while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
+        it->restart++;
+}
+
 /* Decodes the entry at it->next into cur/key/value. false at the end or on
  * corruption. */
 static bool parse_next(struct blk_it *it)
@@ -269,8 +276,7 @@ static bool parse_next(struct blk_it *it)
     append_key(it, p, unshared);
     it->value = slice_make(p + unshared, vlen);
     it->next = (size_t)(p + unshared + vlen - it->b.data);
-    while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
-        it->restart++;
+    catch_up_restart(it);
     return true;
 }
 
@@ -447,8 +453,7 @@ static void next_candidate(struct blk_it *it)
     }
     if (it->keep->passed)
         *it->keep->passed += passed;
-    while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
-        it->restart++;
+    catch_up_restart(it);
 }
 
 /* From the entry parsed last, forward or backward to the first one kept. */
@@ -567,8 +572,7 @@ static void scan_to(struct blk_it *it, struct slice target, size_t klen, size_t 
             return;
         }
         it->next = (size_t)(p + unshared + vlen - it->b.data);
-        while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
-            it->restart++;
+        catch_up_restart(it);
         klen = (size_t)shared + unshared;
         if (shared > lcp)
             continue;
@@ -700,8 +704,7 @@ static bool bi_run(struct iter *base, size_t keep, it_run_fn fn, void *arg)
         it->next = (size_t)(p + unshared + vlen - it->b.data);
         refused = !fn(arg, slice_make(it->key.data, klen), it->value);
     }
-    while (it->restart + 1 < it->b.nrestarts && restart_at(it, it->restart + 1) <= it->cur)
-        it->restart++;
+    catch_up_restart(it);
     publish(it);
     return refused;
 }
