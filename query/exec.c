@@ -832,30 +832,59 @@ struct section_each {
     struct exec *e;
     query_section_fn fn;
     void *arg;
+    /* a run's rows the plan takes, when it does not take them all */
+    int64_t *ts;
+    struct slice *value;
+    size_t cap;
 };
 
-static int each_row(void *arg, const struct store_series_row *sr)
+/* A run's rows that pass section_row_ok (one host: its check is the
+ * run's) to the caller's fn: the run as it is when all do (a run lies in
+ * one window, mostly inside the plan's range), else those that do. */
+static int each_run(void *arg, const struct store_series_rows *rows)
 {
     struct section_each *x = arg;
-    x->e->scanned++;
-    x->e->section_rows++;
-    return section_row_ok(x->e, sr) ? x->fn(x->arg, sr) : ERR_OK;
+    struct exec *e = x->e;
+    e->scanned += rows->n;
+    e->section_rows += rows->n;
+    if (e->p->kind != PLAN_INDEX && !set_has(&e->p->where->host, rows->host))
+        return ERR_OK;
+    size_t ok = 0;
+    while (ok < rows->n && ts_ok(e->p, rows->ts[ok]))
+        ok++;
+    if (ok == rows->n)
+        return x->fn(x->arg, rows);
+    if (rows->n > x->cap) {
+        x->cap = rows->n;
+        x->ts = xrealloc(x->ts, x->cap * sizeof *x->ts);
+        x->value = xrealloc(x->value, x->cap * sizeof *x->value);
+    }
+    struct store_series_rows some = {rows->host, rows->event, 0, x->ts, x->value};
+    for (size_t i = ok; i < rows->n; i++)
+        if (i == ok || ts_ok(e->p, rows->ts[i])) {
+            x->ts[some.n] = rows->ts[i];
+            x->value[some.n++] = rows->value[i];
+        }
+    return some.n ? x->fn(x->arg, &some) : ERR_OK;
 }
 
 int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg)
 {
     if (e->p->is_empty || e->check_cond)
         return ERR_OK;
-    struct section_each x = {e, fn, arg};
-    for (; e->hsec_at < e->nhsec; e->hsec_at++) {
+    struct section_each x = {e, fn, arg, NULL, NULL, 0};
+    int rc = ERR_OK;
+    for (; !rc && e->hsec_at < e->nhsec; e->hsec_at++) {
         struct hsec *hs = &e->hsec[e->hsec_at];
-        int rc = hs->cur ? store_series_each(hs->cur, each_row, &x) : ERR_OK;
+        rc = hs->cur ? store_series_each(hs->cur, each_run, &x) : ERR_OK;
         if (rc)
-            return rc;
+            break;
         store_series_close(hs->cur); /* drained */
         hs->cur = NULL;
     }
-    return ERR_OK;
+    free(x.ts);
+    free(x.value);
+    return rc;
 }
 
 int query_exec_next(struct exec *e)

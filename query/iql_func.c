@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/coding.h"
 #include "base/err.h"
 #include "query/agg.h"
 #include "query/encode.h"
@@ -891,27 +892,28 @@ static size_t new_group(struct iql_groups *g, const char *skey, size_t sklen, in
     return idx;
 }
 
-/* The index of the group of series key skey and bucket b in *idx, made
- * if new: the group of the row before when it is the same (rows of one
- * bucket and series mostly come one after another), else by the series'
- * number (looked up when the series changes) in the series' bucket map,
- * which holds every group of the series: a bucket it lacks is a new
- * group. */
-static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_t b, size_t *idx,
-                    struct buf *err)
+/* Makes skey the series of the rows that follow: its number in g->sid,
+ * looked up when it is not the series of the rows before. */
+static void set_series(struct iql_groups *g, const char *skey, size_t sklen)
 {
-    bool same =
-        g->has_sk && g->sk.len == sklen && (sklen == 0 || memcmp(g->sk.data, skey, sklen) == 0);
-    if (same && g->has_last && g->last_bucket == b) {
+    if (g->has_sk && g->sk.len == sklen && (sklen == 0 || memcmp(g->sk.data, skey, sklen) == 0))
+        return;
+    buf_reset(&g->sk);
+    buf_append(&g->sk, skey, sklen);
+    g->has_sk = true;
+    g->has_last = false;
+    iql_keymap_get(&g->skm, skey, sklen, 0, &g->sid);
+}
+
+/* The index of the group of the current series (set_series) and bucket b
+ * in *idx, made if new: the group of the row before when it is the same,
+ * else from the series' bucket map, which holds every group of the
+ * series: a bucket it lacks is a new group. */
+static int series_group(struct iql_groups *g, int64_t b, size_t *idx, struct buf *err)
+{
+    if (g->has_last && g->last_bucket == b) {
         *idx = g->last;
         return ERR_OK;
-    }
-    if (!same) {
-        buf_reset(&g->sk);
-        buf_append(&g->sk, skey, sklen);
-        g->has_sk = true;
-        g->has_last = false;
-        iql_keymap_get(&g->skm, skey, sklen, 0, &g->sid);
     }
     struct iql_bmap *bm = series_map(g, g->sid);
     if (bm->cap) {
@@ -923,7 +925,6 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
             return ERR_OK;
         }
     }
-    /* a new group: the series' bucket map holds every group of it */
     if (g->n >= g->o.max_groups) {
         g->has_last = false;
         buf_printf(err,
@@ -932,12 +933,21 @@ static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_
                    g->o.max_groups);
         return ERR_TOOBIG;
     }
-    *idx = new_group(g, skey, sklen, b);
+    *idx = new_group(g, g->sk.data ? g->sk.data : "", g->sk.len, b);
     bmap_put(series_map(g, g->sid), b, *idx);
     g->has_last = true;
     g->last = *idx;
     g->last_bucket = b;
     return ERR_OK;
+}
+
+/* The index of the group of series key skey and bucket b in *idx, made
+ * if new (rows of one bucket and series mostly come one after another). */
+static int group_of(struct iql_groups *g, const char *skey, size_t sklen, int64_t b, size_t *idx,
+                    struct buf *err)
+{
+    set_series(g, skey, sklen);
+    return series_group(g, b, idx, err);
 }
 
 /* Slot k of group idx fed field f's value at ts. */
@@ -986,28 +996,94 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
     return kept_ok(g, err);
 }
 
-int iql_groups_add_rec(struct iql_groups *g, const char *skey, size_t sklen, int64_t ts,
-                       struct slice value, struct buf *err)
+/* The value of field name in rec when it is the first field of a record
+ * without tags (a host section's record holds a row's numeric fields in
+ * their order, and a dashboard's field mostly comes first) and a FLOAT or
+ * an INT: true with *v as read_value and iql_val_of_field make it; false
+ * when this look does not apply (the record reader's walk then decides). */
+static bool first_field_value(struct slice rec, struct slice name, struct iql_val *v)
 {
-    int64_t b = g->o.has_time ? iql_groups_bucket_of(g, ts) : 0;
-    size_t idx;
-    int rc = group_of(g, skey, sklen, b, &idx, err);
-    if (rc)
-        return rc;
+    const unsigned char *p = (const unsigned char *)rec.ptr;
+    const unsigned char *end = p + rec.len;
+    /* ntags 0, nfields 1..127, the key's one-byte length, key, type */
+    if (name.len > 127 || rec.len < name.len + 4 || p[0] != 0 || p[1] == 0 || p[1] > 127 ||
+        p[2] != name.len || !mem_eq_short((const char *)p + 3, name.ptr, name.len))
+        return false;
+    p += 3 + name.len;
+    switch (*p++) {
+    case REC_FLOAT: {
+        if (end - p < 8)
+            return false;
+        uint64_t u = coding_get_u64le((const char *)p);
+        *v = (struct iql_val){.kind = IQL_V_FLOAT};
+        memcpy(&v->f, &u, 8);
+        return true;
+    }
+    case REC_INT: {
+        uint64_t x;
+        if (!rec_walk_varint((const char *)p, (const char *)end, &x))
+            return false;
+        int64_t i = coding_unzigzag(x);
+        *v = (struct iql_val){.kind = IQL_V_INT, .i = i, .f = (double)i};
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* Field name's value in a section row's record: 1 and *v, 0 when the
+ * record has no such field, or ERR_CORRUPT when it is damaged (no value,
+ * as the row's reader). */
+static int rec_value(struct slice rec, struct slice name, struct iql_val *v)
+{
+    if (first_field_value(rec, name, v))
+        return 1;
     struct rec_field f;
-    struct slice name = {NULL, 0};
-    int got = 0;
-    for (size_t k = 0; k < g->o.nslots; k++) {
-        const struct iql_slot *sl = &g->o.slots[k];
-        if (!in_slot(sl, ts))
-            continue;
-        struct slice want = slice_make(sl->field, g->flen[k]);
-        if (!name.ptr || !slice_eq(name, want)) { /* slots mostly read one field */
-            name = want;
-            got = cond_record_field(value, want, &f); /* damaged: none, as the row's reader */
+    int got = cond_record_field(rec, name, &f);
+    if (got == 1)
+        iql_val_of_field(&f, v);
+    return got;
+}
+
+/* The bucket of ts: the one of the group before when ts lies in it (rows
+ * come in time order), without a division. */
+static int64_t bucket_of_row(const struct iql_groups *g, int64_t ts)
+{
+    if (!g->o.has_time)
+        return 0;
+    if (g->has_last && !g->o.tz && ts >= g->last_bucket &&
+        (uint64_t)ts - (uint64_t)g->last_bucket < (uint64_t)g->o.interval)
+        return g->last_bucket;
+    return iql_groups_bucket_of(g, ts);
+}
+
+int iql_groups_add_recs(struct iql_groups *g, const char *skey, size_t sklen, const int64_t *ts,
+                        const struct slice *value, size_t n, struct buf *err)
+{
+    set_series(g, skey, sklen);
+    for (size_t i = 0; i < n; i++) {
+        size_t idx;
+        int rc = series_group(g, bucket_of_row(g, ts[i]), &idx, err);
+        if (rc)
+            return rc;
+        struct iql_val v;
+        struct slice name = {NULL, 0};
+        int got = 0;
+        for (size_t k = 0; k < g->o.nslots; k++) {
+            const struct iql_slot *sl = &g->o.slots[k];
+            if (!in_slot(sl, ts[i]))
+                continue;
+            struct slice want = slice_make(sl->field, g->flen[k]);
+            if (!name.ptr || !slice_eq(name, want)) { /* slots mostly read one field */
+                name = want;
+                got = rec_value(value[i], want, &v);
+            }
+            if (got == 1) {
+                struct aslot *a = &g->st[idx]->s[k];
+                a->picked = 0;
+                g->kept += feed(a, sl->fn, &v, ts[i]);
+            }
         }
-        if (got == 1)
-            feed_slot(g, idx, k, &f, ts);
     }
     return kept_ok(g, err);
 }

@@ -208,11 +208,11 @@ void iql_groups_init(struct iql_groups *g, const struct iql_group_opts *o);
 void iql_groups_destroy(struct iql_groups *g);
 int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct cond_row *row,
                    struct buf *err);
-/* iql_groups_add of a row of ts whose fields are value's (a record whose
- * id is empty: a host section's row), for groups without aux columns
- * (naux 0: nothing else of the row is read). */
-int iql_groups_add_rec(struct iql_groups *g, const char *skey, size_t sklen, int64_t ts,
-                       struct slice value, struct buf *err);
+/* iql_groups_add of n rows of one series, the i-th at ts[i] with the
+ * fields of value[i] (a record whose id is empty: a host section's row),
+ * for groups without aux columns (naux 0: nothing else of a row is read). */
+int iql_groups_add_recs(struct iql_groups *g, const char *skey, size_t sklen, const int64_t *ts,
+                        const struct slice *value, size_t n, struct buf *err);
 /* Group i's bucket start, and the result of slot k (its point's ts in
  * *ts for min, max, first, last). */
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);

@@ -911,7 +911,7 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
     return rc;
 }
 
-/* A host section's row added to the groups (query_exec_each_section):
+/* A host section's run of rows added to the groups (query_exec_each_section):
  * its series key is its host's, once for each dimension (series_cols
  * takes sections only when the host is the one GROUP BY tag, if any). */
 struct section_add {
@@ -920,16 +920,16 @@ struct section_add {
     struct buf key;
 };
 
-static int add_section_row(void *arg, const struct store_series_row *row)
+static int add_section_run(void *arg, const struct store_series_rows *rows)
 {
     struct section_add *a = arg;
     buf_reset(&a->key);
     for (size_t i = 0; i < a->s->ndims; i++) {
-        buf_append(&a->key, row->host.ptr, row->host.len);
+        buf_append(&a->key, rows->host.ptr, rows->host.len);
         buf_putc(&a->key, '\0');
     }
-    return iql_groups_add_rec(a->g, a->key.data ? a->key.data : "", a->key.len, row->ts, row->value,
-                              a->s->err);
+    return iql_groups_add_recs(a->g, a->key.data ? a->key.data : "", a->key.len, rows->ts,
+                               rows->value, rows->n, a->s->err);
 }
 
 static int select_agg(struct sel *s, struct reader *rd)
@@ -947,7 +947,7 @@ static int select_agg(struct sel *s, struct reader *rd)
                                 s->c->o->host_tag};
     iql_groups_init(&g, &go);
     struct section_add sa = {s, &g, BUF_INIT};
-    int rc = naux ? ERR_OK : query_exec_each_section(rd->ex, add_section_row, &sa);
+    int rc = naux ? ERR_OK : query_exec_each_section(rd->ex, add_section_run, &sa);
     buf_destroy(&sa.key);
     struct buf key = BUF_INIT;
     while (rc == ERR_OK && (rc = query_exec_next(rd->ex)) == 1) {

@@ -34,14 +34,13 @@ int query_exec_open_part(struct store_snap *snap, const struct plan *p, size_t p
  * 0: the end; negative ERR_*: a store or decoding error. */
 int query_exec_next(struct exec *e);
 /* Gives fn the rows of the host sections (plan.series) still to read,
- * one call each, when the plan's keys decide which rows match (no
- * condition left to check on them): a caller that needs of a row only its
- * ts, host, event and numeric fields (no order, no id: store_series_open)
- * spares each row the way through query_exec_next. Before any
- * query_exec_next; the rows it does not give (the condition's to check,
+ * a run of one host and event a call (store_series_each's), when the plan's keys decide which rows
+ * match (no condition left to check on them): a caller that needs of a row only its ts, host, event
+ * and numeric fields (no order, no id: store_series_open) spares each row the way through
+ * query_exec_next. Before any query_exec_next; the rows it does not give (the condition's to check,
  * or read through the host index) are query_exec_next's. ERR_OK, or the
  * first error of the store or of fn (nonzero stops). */
-typedef int (*query_section_fn)(void *arg, const struct store_series_row *row);
+typedef int (*query_section_fn)(void *arg, const struct store_series_rows *rows);
 int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg);
 /* The caller only counts the rows (COUNT(*)): when the plan's ranges alone
  * decide which rows match, query_exec_next no longer decodes them, and

@@ -429,12 +429,19 @@ int store_series_open(struct store_snap *snap, uint32_t bucket, const struct sli
 /* 1 and *row set, 0 at the end, or an error (ERR_CORRUPT: a damaged block;
  * the caller fails its query, as a read of the rows would). */
 int store_series_next(struct store_series *s, struct store_series_row *row);
+/* Rows of one host and event in stored order (store_series_each): n of
+ * them, the i-th at ts[i] with value[i]; all valid during the call. */
+struct store_series_rows {
+    struct slice host, event;
+    size_t n; /* at least 1 */
+    const int64_t *ts;
+    const struct slice *value;
+};
 /* Every row store_series_next would give, from where it stands, given to
- * fn (its row valid during the call), the rows of one host and event
- * that follow one another in a block without a move through the iterators
- * each. ERR_OK at the end, or the first error of the store or of fn
- * (nonzero stops). */
-typedef int (*store_series_fn)(void *arg, const struct store_series_row *row);
+ * fn in runs: the rows of one host and event that follow one another in a
+ * block, taken without a move through the iterators each. ERR_OK at the
+ * end, or the first error of the store or of fn (nonzero stops). */
+typedef int (*store_series_fn)(void *arg, const struct store_series_rows *rows);
 int store_series_each(struct store_series *s, store_series_fn fn, void *arg);
 void store_series_close(struct store_series *s); /* NULL ok */
 

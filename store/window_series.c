@@ -34,6 +34,10 @@ struct store_series {
     struct buf same;
     size_t same_host; /* the host's length in it */
     bool unread;      /* the cursor's entry is still to look at (it_run stopped there) */
+    /* store_series_each's run: the stamps and values of its rows */
+    int64_t *run_ts;
+    struct slice *run_value;
+    size_t run_n, run_cap;
 };
 
 /* The newest sequence of a file's section (UINT64_MAX: none, or unread). */
@@ -386,30 +390,36 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
 }
 
 /* A run of store_series_each: the rows after a row given, of its host
- * and event (s->same), while they lie in the window's range. */
+ * and event (s->same), while they lie in the window's range, added to
+ * the run's arrays (their values stay in the cursor's block until it
+ * moves). */
 struct series_run {
     struct store_series *s;
     const struct ser_window *w;
-    store_series_fn fn;
-    void *arg;
-    int rc; /* fn's error */
 };
+
+static void run_push(struct store_series *s, int64_t ts, struct slice value)
+{
+    if (s->run_n == s->run_cap) {
+        s->run_cap = s->run_cap ? 2 * s->run_cap : 64;
+        s->run_ts = xrealloc(s->run_ts, s->run_cap * sizeof *s->run_ts);
+        s->run_value = xrealloc(s->run_value, s->run_cap * sizeof *s->run_value);
+    }
+    s->run_ts[s->run_n] = ts;
+    s->run_value[s->run_n++] = value;
+}
 
 static bool run_row(void *arg, struct slice ik, struct slice value)
 {
     struct series_run *r = arg;
     struct store_series *s = r->s;
-    size_t n = s->same.len;
     if (!ikey_ok(ik))
         return false; /* store_series_next reports it */
-    int64_t ts = key_ts_from_tskey(coding_get_u64be(ik.ptr + n), s->snap->db->desc);
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(ik.ptr + s->same.len), s->snap->db->desc);
     if (ts < r->w->lo || ts > r->w->hi)
         return false;
-    size_t h = s->same_host;
-    struct store_series_row row = {ts, slice_make(s->same.data, h),
-                                   slice_make(s->same.data + h + 1, n - h - 2), value};
-    r->rc = r->fn(r->arg, &row);
-    return r->rc == ERR_OK;
+    run_push(s, ts, value);
+    return true;
 }
 
 int store_series_each(struct store_series *s, store_series_fn fn, void *arg)
@@ -417,17 +427,19 @@ int store_series_each(struct store_series *s, store_series_fn fn, void *arg)
     struct store_series_row row;
     int rc;
     while ((rc = store_series_next(s, &row)) == 1) {
-        if ((rc = fn(arg, &row)) != ERR_OK)
-            return rc;
-        if (!s->same.len || !s->it)
-            continue;
+        s->run_n = 0;
+        run_push(s, row.ts, row.value);
         /* the host and event's next rows, in its block, without a move
          * through the iterators each: the one refused (past the range, a
-         * bad key) is store_series_next's to look at */
-        struct series_run r = {s, &s->w[s->at - 1], fn, arg, ERR_OK};
-        s->unread = it_run(s->it, s->same.len, run_row, &r);
-        if (r.rc != ERR_OK)
-            return r.rc;
+         * bad key) is store_series_next's to look at. The row's host and
+         * event stay: the run rewrites only the key's bytes after them. */
+        if (s->same.len && s->it) {
+            struct series_run r = {s, &s->w[s->at - 1]};
+            s->unread = it_run(s->it, s->same.len, run_row, &r);
+        }
+        struct store_series_rows rows = {row.host, row.event, s->run_n, s->run_ts, s->run_value};
+        if ((rc = fn(arg, &rows)) != ERR_OK)
+            return rc;
     }
     return rc;
 }
@@ -440,6 +452,8 @@ void store_series_close(struct store_series *s)
     buf_destroy(&s->host);
     buf_destroy(&s->seek);
     buf_destroy(&s->same);
+    free(s->run_ts);
+    free(s->run_value);
     free(s->w);
     free(s);
 }

@@ -600,17 +600,20 @@ static bool in_set(const struct slice *set, size_t n, struct slice ev)
 }
 
 /* The rows store_series_each gives, collected; stop_at > 0: the call that
- * makes that many rows returns ERR_TOOBIG. */
+ * makes that many rows or more returns ERR_TOOBIG. */
 struct each_rows {
     struct srow *v;
-    size_t n, stop_at;
+    size_t n, stop_at, calls;
 };
 
-static int each_push(void *arg, const struct store_series_row *r)
+static int each_push(void *arg, const struct store_series_rows *r)
 {
     struct each_rows *e = arg;
-    srow_push(&e->v, &e->n, r->ts, r->host, r->event, r->value);
-    return e->stop_at && e->n == e->stop_at ? ERR_TOOBIG : ERR_OK;
+    assert_true(r->n >= 1);
+    e->calls++;
+    for (size_t i = 0; i < r->n; i++)
+        srow_push(&e->v, &e->n, r->ts[i], r->host, r->event, r->value[i]);
+    return e->stop_at && e->n >= e->stop_at ? ERR_TOOBIG : ERR_OK;
 }
 
 /* The rows of store_series_each on a cursor opened as check_host's: the
@@ -627,11 +630,15 @@ static void check_each(struct store_snap *snap, uint32_t bucket, const struct sl
         assert_int_equal(store_series_open(snap, bucket, host, lo, hi, evs, nevs, fs, 1, &cur, &win,
                                            &nwin),
                          ERR_OK);
-        struct each_rows e = {NULL, 0, pass ? ngot / 2 + 1 : 0};
+        struct each_rows e = {NULL, 0, pass ? ngot / 2 + 1 : 0, 0};
         int rc = store_series_each(cur, each_push, &e);
-        if (pass) {
+        if (pass) { /* stopped by the run that reached stop_at, none after */
             assert_int_equal(rc, ngot / 2 + 1 <= ngot ? ERR_TOOBIG : ERR_OK);
-            assert_int_equal(e.n, ngot / 2 + 1 <= ngot ? ngot / 2 + 1 : ngot);
+            assert_true(e.n >= (ngot / 2 + 1 <= ngot ? ngot / 2 + 1 : ngot) && e.n <= ngot);
+            struct each_rows again = {NULL, 0, 0, 0};
+            assert_int_equal(store_series_each(cur, each_push, &again), ERR_OK);
+            assert_int_equal(e.n + again.n, ngot);
+            free(again.v);
         } else {
             assert_int_equal(rc, ERR_OK);
             if (e.n)
