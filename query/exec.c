@@ -832,6 +832,7 @@ struct section_each {
     struct exec *e;
     query_section_fn fn;
     void *arg;
+    uint64_t rows; /* rows read */
     /* a run's rows the plan takes, when it does not take them all */
     int64_t *ts;
     struct slice *value;
@@ -844,9 +845,8 @@ struct section_each {
 static int each_run(void *arg, const struct store_series_rows *rows)
 {
     struct section_each *x = arg;
-    struct exec *e = x->e;
-    e->scanned += rows->n;
-    e->section_rows += rows->n;
+    const struct exec *e = x->e;
+    x->rows += rows->n;
     if (e->p->kind != PLAN_INDEX && !set_has(&e->p->where->host, rows->host))
         return ERR_OK;
     size_t ok = 0;
@@ -868,22 +868,39 @@ static int each_run(void *arg, const struct store_series_rows *rows)
     return some.n ? x->fn(x->arg, &some) : ERR_OK;
 }
 
-int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg)
+int query_exec_each_section_shared(struct exec *e, size_t *next, query_section_fn fn, void *arg)
 {
     if (e->p->is_empty || e->check_cond)
         return ERR_OK;
-    struct section_each x = {e, fn, arg, NULL, NULL, 0};
+    struct section_each x = {e, fn, arg, 0, NULL, NULL, 0};
     int rc = ERR_OK;
-    for (; !rc && e->hsec_at < e->nhsec; e->hsec_at++) {
-        struct hsec *hs = &e->hsec[e->hsec_at];
-        rc = hs->cur ? store_series_each(hs->cur, each_run, &x) : ERR_OK;
-        if (rc)
+    for (;;) {
+        size_t i = e->hsec_at + __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+        if (i >= e->nhsec)
+            break;
+        struct hsec *hs = &e->hsec[i];
+        if (!hs->cur)
+            continue;
+        if ((rc = store_series_each(hs->cur, each_run, &x)) != ERR_OK)
             break;
         store_series_close(hs->cur); /* drained */
         hs->cur = NULL;
     }
+    /* the threads' counts, added as each ends (query_exec_next, which
+     * counts unlocked, follows the last) */
+    __atomic_add_fetch(&e->scanned, x.rows, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&e->section_rows, x.rows, __ATOMIC_RELAXED);
     free(x.ts);
     free(x.value);
+    return rc;
+}
+
+int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg)
+{
+    size_t next = 0;
+    int rc = query_exec_each_section_shared(e, &next, fn, arg);
+    if (!rc)
+        e->hsec_at = e->nhsec;
     return rc;
 }
 
@@ -902,4 +919,14 @@ int query_exec_next(struct exec *e)
         return rc ? rc : next_scan(e);
     }
     }
+}
+
+size_t query_exec_sections_left(const struct exec *e)
+{
+    if (e->p->is_empty || e->check_cond)
+        return 0;
+    size_t n = 0;
+    for (size_t i = e->hsec_at; i < e->nhsec; i++)
+        n += e->hsec[i].cur != NULL;
+    return n;
 }

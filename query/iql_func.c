@@ -1088,6 +1088,85 @@ int iql_groups_add_recs(struct iql_groups *g, const char *skey, size_t sklen, co
     return kept_ok(g, err);
 }
 
+bool iql_groups_mergeable(const struct iql_groups *g)
+{
+    if (g->o.naux)
+        return false;
+    for (size_t k = 0; k < g->o.nslots; k++)
+        switch (g->o.slots[k].fn) {
+        case IQL_F_COUNT:
+        case IQL_F_SUM:
+        case IQL_F_MEAN:
+        case IQL_F_MIN:
+        case IQL_F_MAX:
+        case IQL_F_FIRST:
+        case IQL_F_LAST: break;
+        default: return false;
+        }
+    return true;
+}
+
+/* Slot a's rows added into slot d of function fn, as feed would have
+ * added them after d's (what result() reads of fn). */
+static void aslot_merge(struct aslot *d, const struct aslot *a, enum iql_fn fn)
+{
+    if (a->n == 0)
+        return;
+    bool first = d->n == 0;
+    switch (fn) {
+    case IQL_F_SUM:
+        d->all_int = first ? a->all_int : d->all_int && a->all_int;
+        d->sum += a->sum;
+        d->ovf |= a->ovf || __builtin_add_overflow(d->isum, a->isum, &d->isum);
+        break;
+    case IQL_F_MEAN: d->sum += a->sum; break;
+    case IQL_F_MIN:
+        if (first || num(&a->mn) < num(&d->mn) ||
+            (num(&a->mn) == num(&d->mn) && a->mn_ts < d->mn_ts)) {
+            d->mn = a->mn;
+            d->mn_ts = a->mn_ts;
+        }
+        break;
+    case IQL_F_MAX:
+        if (first || num(&a->mx) > num(&d->mx) ||
+            (num(&a->mx) == num(&d->mx) && a->mx_ts < d->mx_ts)) {
+            d->mx = a->mx;
+            d->mx_ts = a->mx_ts;
+        }
+        break;
+    case IQL_F_FIRST:
+        if (first || a->first_ts < d->first_ts ||
+            (a->first_ts == d->first_ts && val_greater(&a->first, &d->first))) {
+            set_owned(&d->first, &a->first);
+            d->first_ts = a->first_ts;
+        }
+        break;
+    case IQL_F_LAST:
+        if (first || a->last_ts > d->last_ts ||
+            (a->last_ts == d->last_ts && val_greater(&a->last, &d->last))) {
+            set_owned(&d->last, &a->last);
+            d->last_ts = a->last_ts;
+        }
+        break;
+    default: break;
+    }
+    d->n += a->n;
+}
+
+int iql_groups_merge(struct iql_groups *g, const struct iql_groups *from, struct buf *err)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        size_t sid = from->gsid[i], idx;
+        set_series(g, iql_keymap_key(&from->skm, sid), iql_keymap_len(&from->skm, sid));
+        int rc = series_group(g, from->gbucket[i], &idx, err);
+        if (rc)
+            return rc;
+        for (size_t k = 0; k < g->o.nslots; k++)
+            aslot_merge(&g->st[idx]->s[k], &from->st[i]->s[k], g->o.slots[k].fn);
+    }
+    return ERR_OK;
+}
+
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i)
 {
     const char *k = iql_keymap_key(&g->km, i) + iql_keymap_len(&g->km, i) - 8;

@@ -213,6 +213,14 @@ int iql_groups_add(struct iql_groups *g, const char *skey, size_t sklen, struct 
  * for groups without aux columns (naux 0: nothing else of a row is read). */
 int iql_groups_add_recs(struct iql_groups *g, const char *skey, size_t sklen, const int64_t *ts,
                         const struct slice *value, size_t n, struct buf *err);
+/* Whether iql_groups_merge takes g's groups: no aux columns, every slot a
+ * count, sum, mean, min, max, first or last (what a split reader's two
+ * halves can add together exactly, as one reader would have fed them). */
+bool iql_groups_mergeable(const struct iql_groups *g);
+/* from's groups added into g's (the same options; iql_groups_mergeable):
+ * the groups g lacks made, every slot's state combined. ERR_TOOBIG with
+ * err when the groups would pass max_groups. */
+int iql_groups_merge(struct iql_groups *g, const struct iql_groups *from, struct buf *err);
 /* Group i's bucket start, and the result of slot k (its point's ts in
  * *ts for min, max, first, last). */
 int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);

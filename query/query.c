@@ -5,7 +5,6 @@
  * advanced a few rows per read, so memory never grows with the result. */
 #include "query/query.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/assist.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "config/config.h"
@@ -836,20 +836,19 @@ struct half {
     struct buf err;
 };
 
-/* Runs fn(theirs) in a thread of its own (here, if none can start) and
- * fn(mine) here, and waits for both. */
-static void run_halves(void *(*fn)(void *), void *theirs, void *mine)
+/* Runs fn(theirs) on a helper thread (base/assist.h; here, after mine,
+ * when none is free or none has begun it by then) and fn(mine) here, and
+ * waits for both. */
+static void run_halves(void (*fn)(void *), void *theirs, void *mine)
 {
-    pthread_t t;
-    bool threaded = pthread_create(&t, NULL, fn, theirs) == 0;
-    if (!threaded)
-        fn(theirs);
+    struct assist a;
+    bool helped = assist_offer(&a, fn, theirs);
     fn(mine);
-    if (threaded)
-        pthread_join(t, NULL);
+    if (!helped || !assist_wait(&a))
+        fn(theirs);
 }
 
-static void *read_half(void *arg)
+static void read_half(void *arg)
 {
     struct half *h = arg;
     while ((h->rc = query_exec_next(h->ex)) == 1) {
@@ -857,7 +856,6 @@ static void *read_half(void *arg)
         if (h->g && (h->rc = group_add(h->g, query_exec_cond_row(h->ex), &h->err)) != ERR_OK)
             break;
     }
-    return NULL;
 }
 
 static int online_cpus(void)

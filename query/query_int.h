@@ -42,6 +42,14 @@ int query_exec_next(struct exec *e);
  * first error of the store or of fn (nonzero stops). */
 typedef int (*query_section_fn)(void *arg, const struct store_series_rows *rows);
 int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg);
+/* query_exec_each_section for threads that read one exec's sections
+ * together: each call takes the next cursor no call has taken (*next,
+ * from 0, shared, changed atomically) until none is left, its rows given
+ * to its own fn; the threads call nothing else of the exec until every
+ * call has returned. */
+int query_exec_each_section_shared(struct exec *e, size_t *next, query_section_fn fn, void *arg);
+/* Cursors of host sections left to read (query_exec_each_section). */
+size_t query_exec_sections_left(const struct exec *e);
 /* The caller only counts the rows (COUNT(*)): when the plan's ranges alone
  * decide which rows match, query_exec_next no longer decodes them, and
  * query_exec_row is not set. */

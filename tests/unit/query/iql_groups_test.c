@@ -257,12 +257,100 @@ static void test_bucket_edges(void **state)
     buf_destroy(&rec);
 }
 
+/* Rows split in two by their stamp (one stamp's rows in one half, as the
+ * buckets of a store split them), each half in groups of its own, the
+ * second merged into the first: the groups and results of all the rows in
+ * one, for the slots that merge (sums of whole numbers, so that the order
+ * of the additions does not show); others do not merge. */
+static void test_merge(void **state)
+{
+    (void)state;
+    static const enum iql_fn mergeable[] = {IQL_F_COUNT, IQL_F_SUM,   IQL_F_MEAN, IQL_F_MIN,
+                                            IQL_F_MAX,   IQL_F_FIRST, IQL_F_LAST};
+    for (int round = 0; round < 200; round++) {
+        struct iql_slot slots[3];
+        size_t nslots = 1 + pick(3);
+        for (size_t k = 0; k < nslots; k++)
+            slots[k] = (struct iql_slot){mergeable[pick(7)],
+                                         pick(3) ? "value" : "code",
+                                         0,
+                                         NULL,
+                                         INT64_MIN,
+                                         INT64_MAX};
+        struct iql_group_opts o = {.slots = slots,
+                                   .nslots = nslots,
+                                   .has_time = pick(4) != 0,
+                                   .interval = 1 + (int64_t)pick(40),
+                                   .max_groups = 100000};
+        struct iql_groups one, half[2];
+        iql_groups_init(&one, &o);
+        iql_groups_init(&half[0], &o);
+        iql_groups_init(&half[1], &o);
+        assert_true(iql_groups_mergeable(&one));
+        struct buf err = BUF_INIT, rec = BUF_INIT;
+        int64_t t = (int64_t)pick(1000);
+        for (size_t i = 0, n = pick(300); i < n; i++) {
+            t += (int64_t)pick(5);
+            struct rec_field f[2] = {{slice_cstr("value"), REC_FLOAT, {.f = (double)pick(50)}},
+                                     {slice_cstr("code"), REC_INT, {.i = (int64_t)pick(9) - 4}}};
+            if (pick(5) == 0)
+                f[0].v.f = -f[0].v.f;
+            buf_reset(&rec);
+            size_t from = pick(6) == 0; /* code alone, value alone, or both */
+            rec_encode(&rec, NULL, 0, f + from, from ? 1 : 1 + (pick(6) != 0));
+            struct slice v = slice_make(rec.data, rec.len);
+            const char *sk = pick(2) ? "a" : "b";
+            assert_int_equal(iql_groups_add_recs(&one, sk, 2, &t, &v, 1, &err), ERR_OK);
+            uint64_t h = (uint64_t)t * 0x9e3779b97f4a7c15ULL;
+            assert_int_equal(iql_groups_add_recs(&half[h >> 63], sk, 2, &t, &v, 1, &err), ERR_OK);
+        }
+        assert_int_equal(iql_groups_merge(&half[0], &half[1], &err), ERR_OK);
+        check_same(&one, &half[0], nslots);
+        iql_groups_destroy(&one);
+        iql_groups_destroy(&half[0]);
+        iql_groups_destroy(&half[1]);
+        buf_destroy(&err);
+        buf_destroy(&rec);
+    }
+    struct iql_slot med = {IQL_F_MEDIAN, "value", 0, NULL, INT64_MIN, INT64_MAX};
+    struct iql_group_opts o = {.slots = &med, .nslots = 1, .max_groups = 10};
+    struct iql_groups g;
+    iql_groups_init(&g, &o);
+    assert_false(iql_groups_mergeable(&g));
+    iql_groups_destroy(&g);
+}
+
+/* A merge that would make more groups than max_groups fails so. */
+static void test_merge_too_many(void **state)
+{
+    (void)state;
+    struct iql_slot slot = {IQL_F_COUNT, "value", 0, NULL, INT64_MIN, INT64_MAX};
+    struct iql_group_opts o = {.slots = &slot,
+                               .nslots = 1,
+                               .has_time = true,
+                               .interval = 10,
+                               .max_groups = 3};
+    struct iql_groups a, b;
+    iql_groups_init(&a, &o);
+    iql_groups_init(&b, &o);
+    struct buf err = BUF_INIT;
+    int64_t ta[] = {1, 11, 21}, tb[] = {5, 31};
+    struct slice v[3] = {{"", 0}, {"", 0}, {"", 0}};
+    assert_int_equal(iql_groups_add_recs(&a, "", 0, ta, v, 3, &err), ERR_OK);
+    assert_int_equal(iql_groups_add_recs(&b, "", 0, tb, v, 2, &err), ERR_OK);
+    assert_int_equal(iql_groups_merge(&a, &b, &err), ERR_TOOBIG);
+    assert_non_null(strstr(err.data, "max_groups"));
+    iql_groups_destroy(&a);
+    iql_groups_destroy(&b);
+    buf_destroy(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_runs_as_rows),
-        cmocka_unit_test(test_damaged),
-        cmocka_unit_test(test_bucket_edges),
+        cmocka_unit_test(test_runs_as_rows),   cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_bucket_edges),   cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_merge_too_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
