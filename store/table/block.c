@@ -240,11 +240,18 @@ static void append_key(struct blk_it *it, const char *p, uint32_t n)
 static inline const char *entry_header(const char *p, const char *end, size_t klen,
                                        uint32_t *shared, uint32_t *unshared, uint32_t *vlen)
 {
-    p = coding_varint32_dec(p, end, shared);
-    if (p)
-        p = coding_varint32_dec(p, end, unshared);
-    if (p)
-        p = coding_varint32_dec(p, end, vlen);
+    if (end - p >= 3 && !((p[0] | p[1] | p[2]) & 0x80)) { /* most entries: three 1-byte varints */
+        *shared = (uint8_t)p[0];
+        *unshared = (uint8_t)p[1];
+        *vlen = (uint8_t)p[2];
+        p += 3;
+    } else {
+        p = coding_varint32_dec(p, end, shared);
+        if (p)
+            p = coding_varint32_dec(p, end, unshared);
+        if (p)
+            p = coding_varint32_dec(p, end, vlen);
+    }
     if (!p || *shared > klen || (size_t)(end - p) < (size_t)*unshared + *vlen)
         return NULL;
     return p;
