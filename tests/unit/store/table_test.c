@@ -501,25 +501,30 @@ static void test_bloom(void **state)
     buf_destroy(&f);
 }
 
-/* The filter of the first release: bit h % bits for each probe. */
-static void bloom_build_reference(const uint64_t *hashes, size_t n, struct buf *out)
+/* The filter of the first release: bit h % bits for each probe, with
+ * bits_per_key bits a key and probes probes (10 and 7: bloom_build). */
+static void bloom_build_reference(const uint64_t *hashes, size_t n, size_t bits_per_key, int probes,
+                                  struct buf *out)
 {
-    size_t bits = n * 10 < 64 ? 64 : n * 10;
+    size_t bits = n * bits_per_key < 64 ? 64 : n * bits_per_key;
     size_t bytes = (bits + 7) / 8;
     bits = bytes * 8;
     buf_reserve(out, bytes + 1);
     memset(out->data, 0, bytes);
     for (size_t i = 0; i < n; i++) {
         uint32_t h = (uint32_t)hashes[i], delta = (uint32_t)(hashes[i] >> 32) | 1;
-        for (int k = 0; k < 7; k++, h += delta)
+        for (int k = 0; k < probes; k++, h += delta)
             out->data[(h % bits) / 8] |= (char)(1 << ((h % bits) % 8));
     }
-    out->data[bytes] = 7;
+    out->data[bytes] = (char)probes;
     out->len = bytes + 1;
 }
 
 /* Filters on disk hold the bits the first release picked: the builder sets
- * exactly those, and a filter built that way answers yes for its keys. */
+ * exactly those, for the key filters (bloom_build) and for every probe
+ * count and filter size of bloom_build_k (the word filters': 7 probes, 10
+ * bits a word, set by an unrolled loop of their own), and a filter built
+ * that way answers yes for its keys. */
 static void test_bloom_bits_stable(void **state)
 {
     (void)state;
@@ -533,7 +538,7 @@ static void test_bloom_bits_stable(void **state)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         struct buf got = BUF_INIT, want = BUF_INIT;
         bloom_build(h, sizes[s], &got);
-        bloom_build_reference(h, sizes[s], &want);
+        bloom_build_reference(h, sizes[s], 10, 7, &want);
         assert_int_equal(got.len, want.len);
         assert_memory_equal(got.data, want.data, got.len);
         for (size_t i = 0; i < sizes[s]; i++)
@@ -541,6 +546,22 @@ static void test_bloom_bits_stable(void **state)
         buf_destroy(&got);
         buf_destroy(&want);
     }
+    static const int probes[] = {1, 2, 6, 7, 8, 13, 30};
+    static const size_t per_key[] = {1, 3, 10, 16};
+    for (size_t p = 0; p < sizeof probes / sizeof probes[0]; p++)
+        for (size_t b = 0; b < sizeof per_key / sizeof per_key[0]; b++)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0] && sizes[s] <= 4093; s++) {
+                struct buf got = BUF_INIT, want = BUF_INIT;
+                buf_puts(&got, "x"); /* appended after what out holds */
+                bloom_build_k(h, sizes[s], per_key[b], probes[p], &got);
+                bloom_build_reference(h, sizes[s], per_key[b], probes[p], &want);
+                assert_int_equal(got.len, want.len + 1);
+                assert_memory_equal(got.data + 1, want.data, want.len);
+                for (size_t i = 0; i < sizes[s]; i++)
+                    assert_true(bloom_may_match(slice_make(got.data + 1, want.len), h[i]));
+                buf_destroy(&got);
+                buf_destroy(&want);
+            }
     free(h);
 }
 
