@@ -153,11 +153,6 @@ static void add_text_v1(struct wfilter_builder *b, struct slice text)
     }
 }
 
-static inline uint64_t low_bytes(size_t n) /* the mask of a chunk's first n bytes */
-{
-    return n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
-}
-
 static inline uint64_t load64(const unsigned char *p)
 {
     uint64_t v;
@@ -165,19 +160,20 @@ static inline uint64_t load64(const unsigned char *p)
     return v;
 }
 
-/* words_hash2 of the word of len bytes at w, folded already, before its
- * finaliser; the bytes up to the end of its last 8-byte chunk are read
- * (and masked off). */
+/* words_hash2 of the word of len (>= 1) bytes at w, folded already,
+ * before its finaliser; the bytes up to the end of its last 8-byte chunk
+ * are read, and the last chunk's bytes past the word shifted out. */
 static inline uint64_t hash2_at(const unsigned char *w, size_t len)
 {
     uint64_t h = (uint64_t)len * WORDS_HASH2_K;
-    h = (h ^ (load64(w) & low_bytes(len))) * WORDS_HASH2_K;
-    h ^= h >> 29;
-    for (size_t i = 8; i < len; i += 8) {
-        h = (h ^ (load64(w + i) & low_bytes(len - i))) * WORDS_HASH2_K;
+    size_t i = 0;
+    for (; i + 8 < len; i += 8) {
+        h = (h ^ load64(w + i)) * WORDS_HASH2_K;
         h ^= h >> 29;
     }
-    return h;
+    unsigned sh = (unsigned)(8 * (i + 8 - len)); /* 0..56 */
+    h = (h ^ (load64(w + i) << sh >> sh)) * WORDS_HASH2_K;
+    return h ^ (h >> 29);
 }
 
 /* Copies text into b->text folded (ASCII upper case to lower) and padded
@@ -233,18 +229,27 @@ static void add_text_v2(struct wfilter_builder *b, struct slice text)
     size_t nwords = classify(b, text);
     const uint64_t *m = (const uint64_t *)(const void *)b->bits.data;
     const unsigned char *t = (const unsigned char *)b->text.data;
+    /* the set in locals: stores through b->set may alias b's fields, which
+     * the compiler would otherwise load again after each */
+    uint64_t *set = b->set, *list = b->list;
+    size_t mask = b->cap - 1, n = b->n;
     uint64_t carry = 0; /* the last bit of the word before */
     for (size_t k = 0; k < nwords; k++) {
         uint64_t bits = m[k], starts = bits & ~((bits << 1) | carry);
         carry = bits >> 63;
-        reserve_words(b, 32); /* at most one word starts at every other bit */
+        if (__builtin_expect(2 * (n + 32) > mask + 1, 0)) {
+            b->n = n; /* at most one word starts at every other bit */
+            reserve_words(b, 32);
+            set = b->set, list = b->list, mask = b->cap - 1;
+        }
+        const unsigned char *base = t + 64 * k;
         while (starts) {
-            unsigned at = (unsigned)__builtin_ctzll(starts);
+            size_t at = (unsigned)__builtin_ctzll(starts);
             starts &= starts - 1;
             uint64_t rest = ~bits >> at;
             size_t len;
             if (rest) {
-                len = (size_t)__builtin_ctzll(rest);
+                len = (unsigned)__builtin_ctzll(rest);
             } else { /* the word goes on in the next bit words */
                 len = 64 - at;
                 size_t j = k + 1;
@@ -253,9 +258,29 @@ static void add_text_v2(struct wfilter_builder *b, struct slice text)
                 if (j < nwords)
                     len += (size_t)__builtin_ctzll(~m[j]);
             }
-            add_hash(b, hash2_at(t + 64 * k + at, len));
+            uint64_t h, v;
+            if (len <= 8) { /* most words: one chunk */
+                unsigned sh = (unsigned)(64 - 8 * len);
+                h = ((uint64_t)len * WORDS_HASH2_K ^ (load64(base + at) << sh >> sh)) *
+                    WORDS_HASH2_K;
+                h ^= h >> 29;
+            } else {
+                h = hash2_at(base + at, len);
+            }
+            size_t i = (size_t)h & mask;
+            while ((v = set[i]) != 0 && v != h)
+                i = (i + 1) & mask;
+            if (v)
+                continue;
+            if (__builtin_expect(!h, 0)) {
+                b->has_zero = true;
+                continue;
+            }
+            set[i] = h;
+            list[n++] = h;
         }
     }
+    b->n = n;
 }
 
 /* add_text_v2 for a short text (a host, an event, most tag values): a byte
