@@ -176,6 +176,29 @@ static inline uint64_t hash2_at(const unsigned char *w, size_t len)
     return h ^ (h >> 29);
 }
 
+#ifdef __SSE2__
+/* Which of the 16 bytes of x are word bytes (bit i for byte i), and x
+ * folded (ASCII upper case to lower) in *folded. A byte is in lo..hi when
+ * (int8)(c - lo - 128) < (int8)(hi - lo + 1 - 128): one add and one
+ * signed compare a range. */
+static inline unsigned classify16(__m128i x, __m128i *folded)
+{
+    const __m128i bit5 = _mm_set1_epi8(0x20);
+    const __m128i alpha_bias = _mm_set1_epi8((char)(0x80 - 'a'));
+    const __m128i alpha_end = _mm_set1_epi8((char)(-128 + 26));
+    const __m128i digit_bias = _mm_set1_epi8((char)(0x80 - '0'));
+    const __m128i digit_end = _mm_set1_epi8((char)(-128 + 10));
+    const __m128i us = _mm_set1_epi8('_');
+    /* x | 0x20 is a lower-case letter exactly when x is a letter */
+    __m128i alpha = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(x, bit5), alpha_bias), alpha_end);
+    __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(x, digit_bias), digit_end);
+    __m128i hi = _mm_cmplt_epi8(x, _mm_setzero_si128()); /* 0x80 and up */
+    __m128i w = _mm_or_si128(_mm_or_si128(alpha, digit), _mm_or_si128(hi, _mm_cmpeq_epi8(x, us)));
+    *folded = _mm_or_si128(x, _mm_and_si128(alpha, bit5));
+    return (unsigned)_mm_movemask_epi8(w);
+}
+#endif
+
 /* Copies text into b->text folded (ASCII upper case to lower) and padded
  * with 16 zero bytes, and sets one bit per byte in b->bits (64 a word,
  * low bit first): whether it is a word byte. Returns the bit words. */
@@ -192,20 +215,11 @@ static size_t classify(struct wfilter_builder *b, struct slice text)
     uint64_t *m = (uint64_t *)(void *)b->bits.data;
     memset(m, 0, (nwords + 1) * sizeof *m);
 #ifdef __SSE2__
-    const __m128i d0 = _mm_set1_epi8('0' - 1), d9 = _mm_set1_epi8('9' + 1);
-    const __m128i ua = _mm_set1_epi8('A' - 1), uz = _mm_set1_epi8('Z' + 1);
-    const __m128i la = _mm_set1_epi8('a' - 1), lz = _mm_set1_epi8('z' + 1);
-    const __m128i us = _mm_set1_epi8('_'), bit5 = _mm_set1_epi8(0x20);
     for (size_t i = 0; i < chunks; i++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(t + 16 * i));
-        __m128i up = _mm_and_si128(_mm_cmpgt_epi8(x, ua), _mm_cmplt_epi8(x, uz));
-        __m128i lo = _mm_and_si128(_mm_cmpgt_epi8(x, la), _mm_cmplt_epi8(x, lz));
-        __m128i dg = _mm_and_si128(_mm_cmpgt_epi8(x, d0), _mm_cmplt_epi8(x, d9));
-        __m128i hi = _mm_cmplt_epi8(x, _mm_setzero_si128()); /* 0x80 and up */
-        __m128i w = _mm_or_si128(_mm_or_si128(up, lo),
-                                 _mm_or_si128(_mm_or_si128(dg, hi), _mm_cmpeq_epi8(x, us)));
-        _mm_storeu_si128((__m128i *)(void *)(t + 16 * i), _mm_or_si128(x, _mm_and_si128(up, bit5)));
-        m[i / 4] |= (uint64_t)(unsigned)_mm_movemask_epi8(w) << (16 * (i % 4));
+        __m128i f;
+        unsigned w = classify16(_mm_loadu_si128((const __m128i *)(const void *)(t + 16 * i)), &f);
+        _mm_storeu_si128((__m128i *)(void *)(t + 16 * i), f);
+        m[i / 4] |= (uint64_t)w << (16 * (i % 4));
     }
 #else
     for (size_t i = 0; i < text.len; i++) {
