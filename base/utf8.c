@@ -43,15 +43,30 @@ size_t utf8_seq_len(const unsigned char *s, size_t n)
     return len;
 }
 
-/* Bytes from i on that are ASCII, skipped 8 at a time. */
+#define HIGH_BITS 0x8080808080808080ULL
+
+/* Bytes from i on that are ASCII, skipped 16 at a time, then 8; the last
+ * 1-7 bytes of a text of 8 or more by the 8 that end it. */
 static size_t skip_ascii(const unsigned char *s, size_t i, size_t n)
 {
-    while (i + 8 <= n) {
-        uint64_t w;
+    uint64_t w, v;
+    while (i + 16 <= n) {
         memcpy(&w, s + i, 8);
-        if (w & 0x8080808080808080ULL)
+        memcpy(&v, s + i + 8, 8);
+        if ((w | v) & HIGH_BITS)
+            break;
+        i += 16;
+    }
+    while (i + 8 <= n) {
+        memcpy(&w, s + i, 8);
+        if (w & HIGH_BITS)
             break;
         i += 8;
+    }
+    if (i < n && i + 8 > n && n >= 8) { /* s[i..n) is within the last 8 */
+        memcpy(&w, s + n - 8, 8);
+        if (!(w & HIGH_BITS))
+            return n;
     }
     while (i < n && s[i] < 0x80)
         i++;
