@@ -4,6 +4,8 @@
  * parts as there are idle helpers, and no part waits behind another; a
  * part no helper has begun is taken back out by its waiter. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/assist.h"
@@ -13,19 +15,52 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* a part was queued */
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER; /* a part was done */
 static struct assist *head, *tail;
-static int idle; /* helpers waiting for a part, less the parts queued for them */
+static int idle;                   /* helpers waiting for a part, less the parts queued for them */
+static atomic_bool queued;         /* head != NULL, for a spinning helper */
+static atomic_llong warm_until_ns; /* assist_warm's: spin for a part until then */
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Until a part is queued or the warm time is over (unlocked). */
+static void spin(void)
+{
+    long long until = atomic_load_explicit(&warm_until_ns, memory_order_relaxed);
+    while (!atomic_load_explicit(&queued, memory_order_acquire) && now_ns() < until)
+        cpu_relax();
+}
 
 static void *helper_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&mu);
     for (;;) {
-        while (!head)
+        while (!head) {
+            if (now_ns() < atomic_load_explicit(&warm_until_ns, memory_order_relaxed)) {
+                pthread_mutex_unlock(&mu);
+                spin();
+                pthread_mutex_lock(&mu);
+                continue;
+            }
             pthread_cond_wait(&work, &mu);
+        }
         struct assist *a = head;
         head = a->next;
-        if (!head)
+        if (!head) {
             tail = NULL;
+            atomic_store_explicit(&queued, false, memory_order_relaxed);
+        }
         a->begun = true;
         pthread_mutex_unlock(&mu);
         a->fn(a->arg);
@@ -71,6 +106,7 @@ bool assist_offer(struct assist *a, void (*fn)(void *), void *arg)
         else
             head = a;
         tail = a;
+        atomic_store_explicit(&queued, true, memory_order_release);
         pthread_cond_signal(&work);
     }
     pthread_mutex_unlock(&mu);
@@ -88,7 +124,21 @@ static void unqueue(struct assist *a)
     *pp = a->next;
     if (tail == a)
         tail = prev;
+    if (!head)
+        atomic_store_explicit(&queued, false, memory_order_relaxed);
     idle++; /* the helper it was queued for is free again */
+}
+
+void assist_warm(void)
+{
+    pthread_once(&once, start_helpers);
+    pthread_mutex_lock(&mu);
+    if (idle > 0) {
+        atomic_store_explicit(&warm_until_ns, now_ns() + ASSIST_WARM_US * 1000LL,
+                              memory_order_relaxed);
+        pthread_cond_signal(&work);
+    }
+    pthread_mutex_unlock(&mu);
 }
 
 bool assist_wait(struct assist *a)

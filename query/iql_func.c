@@ -1090,10 +1090,13 @@ int iql_groups_add_recs(struct iql_groups *g, const char *skey, size_t sklen, co
 
 bool iql_groups_mergeable(const struct iql_groups *g)
 {
-    if (g->o.naux)
-        return false;
-    for (size_t k = 0; k < g->o.nslots; k++)
-        switch (g->o.slots[k].fn) {
+    return !g->o.naux && iql_slots_mergeable(g->o.slots, g->o.nslots);
+}
+
+bool iql_slots_mergeable(const struct iql_slot *slots, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        switch (slots[k].fn) {
         case IQL_F_COUNT:
         case IQL_F_SUM:
         case IQL_F_MEAN:

@@ -217,6 +217,8 @@ int iql_groups_add_recs(struct iql_groups *g, const char *skey, size_t sklen, co
  * count, sum, mean, min, max, first or last (what a split reader's two
  * halves can add together exactly, as one reader would have fed them). */
 bool iql_groups_mergeable(const struct iql_groups *g);
+/* Whether every slot's function merges (iql_groups_mergeable's rule). */
+bool iql_slots_mergeable(const struct iql_slot *slots, size_t n);
 /* from's groups added into g's (the same options; iql_groups_mergeable):
  * the groups g lacks made, every slot's state combined. ERR_TOOBIG with
  * err when the groups would pass max_groups. */

@@ -934,6 +934,18 @@ static int add_section_run(void *arg, const struct store_series_rows *rows)
                                rows->value, rows->n, a->err);
 }
 
+/* Whether the aggregate may read its sections on two threads
+ * (read_sections): every slot merges, no aux column. */
+static bool may_split(const struct sel *s)
+{
+    if (!s->agg || !iql_slots_mergeable(s->slots, s->nslots))
+        return false;
+    for (size_t j = 0; j < s->ncols; j++)
+        if (s->cols[j].is_aux)
+            return false;
+    return true;
+}
+
 /* A helper thread's share of the sections, read into groups of its own. */
 struct section_part {
     struct exec *ex;
@@ -1163,6 +1175,8 @@ static int select_measurement(struct sel *s, struct reader *rd)
         return ERR_INVAL;
     if (s->ncols == 0)
         return ERR_OK; /* a wildcard over a measurement without fields */
+    if (may_split(s))
+        assist_warm(); /* awake by the time the sections are opened */
     if (iql_where(s->c, s->st->where, s->m, s->tagkeys, s->ntagkeys, &s->w, s->err))
         return ERR_INVAL;
     if (s->agg && s->st->has_time_group && !s->w.has_hi) {

@@ -1,7 +1,8 @@
 /* base/assist.h: a part a helper takes runs once, and a part offered while
  * every helper is busy is refused; a part waited for runs exactly when
  * assist_wait says it ran (begun by a helper) and never after a wait that
- * took it back; offers from several threads at once. */
+ * took it back; offers from several threads at once; offers to a warmed
+ * helper. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -105,11 +106,38 @@ static void test_wait_or_take_back(void **state)
     }
 }
 
+/* A warmed helper takes the next offer while it spins, and goes back to
+ * sleep after ASSIST_WARM_US without one: later offers are taken still. */
+static void test_warm(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 200; i++) {
+        atomic_int runs = 0;
+        struct assist a;
+        assist_warm();
+        if (i % 2)
+            usleep(50);
+        if (assist_offer(&a, count, &runs)) {
+            bool ran = assist_wait(&a);
+            assert_int_equal(ran, atomic_load(&runs) == 1);
+        }
+    }
+    assist_warm();
+    usleep(3 * ASSIST_WARM_US); /* no offer: the spin ends */
+    atomic_int runs = 0;
+    struct assist a;
+    if (assist_offer(&a, count, &runs)) {
+        bool ran = assist_wait(&a);
+        assert_int_equal(ran, atomic_load(&runs) == 1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_busy_refuses),
         cmocka_unit_test(test_wait_or_take_back),
+        cmocka_unit_test(test_warm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
