@@ -282,10 +282,47 @@ static void feed_num(struct aslot *a, const struct iql_val *v, int64_t ts)
     a->m2 += d * (x - a->wm);
 }
 
+/* feed of what a dashboard's panels ask (a count, or the mean, max or min
+ * of a number), kept alone (result() reads no more): true when it is one
+ * of those and was added. Inline, for the loops of many rows. */
+static inline bool feed_simple(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int64_t ts)
+{
+    switch (fn) {
+    case IQL_F_COUNT: a->n++; return true;
+    case IQL_F_MEAN:
+        if (!is_num(v))
+            return false;
+        a->n++;
+        a->sum += num(v);
+        return true;
+    case IQL_F_MAX:
+        if (!is_num(v))
+            return false;
+        if (++a->n == 1 || num(v) > num(&a->mx) || (num(v) == num(&a->mx) && ts < a->mx_ts)) {
+            a->mx = *v;
+            a->mx_ts = ts;
+            a->picked |= PICK_MAX;
+        }
+        return true;
+    case IQL_F_MIN:
+        if (!is_num(v))
+            return false;
+        if (++a->n == 1 || num(v) < num(&a->mn) || (num(v) == num(&a->mn) && ts < a->mn_ts)) {
+            a->mn = *v;
+            a->mn_ts = ts;
+            a->picked |= PICK_MIN;
+        }
+        return true;
+    default: return false;
+    }
+}
+
 /* Adds v (non-null) at ts to slot a of function fn; returns the values
  * it kept (0 or 1). */
 static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int64_t ts)
 {
+    if (feed_simple(a, fn, v, ts))
+        return 0;
     bool numeric = is_num(v);
     bool distinct = fn == IQL_F_DISTINCT || fn == IQL_F_COUNT_DISTINCT;
     if (!numeric && distinct && v->kind == IQL_V_STR) { /* strings are distinct values too */
@@ -302,26 +339,6 @@ static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int
     if (!numeric && fn != IQL_F_COUNT && fn != IQL_F_FIRST && fn != IQL_F_LAST)
         return 0;
     a->n++;
-    /* what a dashboard's panels ask, kept alone (result() reads no more) */
-    switch (fn) {
-    case IQL_F_COUNT: return 0;
-    case IQL_F_MEAN: a->sum += num(v); return 0;
-    case IQL_F_MAX:
-        if (a->n == 1 || num(v) > num(&a->mx) || (num(v) == num(&a->mx) && ts < a->mx_ts)) {
-            a->mx = *v;
-            a->mx_ts = ts;
-            a->picked |= PICK_MAX;
-        }
-        return 0;
-    case IQL_F_MIN:
-        if (a->n == 1 || num(v) < num(&a->mn) || (num(v) == num(&a->mn) && ts < a->mn_ts)) {
-            a->mn = *v;
-            a->mn_ts = ts;
-            a->picked |= PICK_MIN;
-        }
-        return 0;
-    default: break;
-    }
     /* ties in time (points of several series at one ts): the larger value
      * wins, for first as for last, as InfluxDB's selectors choose */
     if (a->n == 1 || ts < a->first_ts || (ts == a->first_ts && val_greater(v, &a->first))) {
@@ -807,12 +824,15 @@ static struct iql_bmap_slot *bmap_slot(struct iql_bmap *m, int64_t b)
     return &m->s[h];
 }
 
-/* Notes group idx as bucket b's in m, growing it at three quarters full. */
-static void bmap_put(struct iql_bmap *m, int64_t b, size_t idx)
+/* Notes group idx as bucket b's in m, growing it at three quarters full
+ * (a new map to room for `expect` buckets at once). */
+static void bmap_put(struct iql_bmap *m, int64_t b, size_t idx, size_t expect)
 {
     if ((m->n + 1) * 4 > m->cap * 3) {
         struct iql_bmap old = *m;
         m->cap = m->cap ? 2 * m->cap : 64;
+        while (!old.cap && m->cap * 3 < expect * 4 && m->cap < 8192)
+            m->cap *= 2;
         m->s = xcalloc(m->cap, sizeof *m->s);
         for (size_t i = 0; i < old.cap; i++)
             if (old.s[i].idx1)
@@ -934,7 +954,7 @@ static int series_group(struct iql_groups *g, int64_t b, size_t *idx, struct buf
         return ERR_TOOBIG;
     }
     *idx = new_group(g, g->sk.data ? g->sk.data : "", g->sk.len, b);
-    bmap_put(series_map(g, g->sid), b, *idx);
+    bmap_put(series_map(g, g->sid), b, *idx, g->o.buckets_hint);
     g->has_last = true;
     g->last = *idx;
     g->last_bucket = b;
@@ -1057,10 +1077,34 @@ static int64_t bucket_of_row(const struct iql_groups *g, int64_t ts)
     return iql_groups_bucket_of(g, ts);
 }
 
+/* iql_groups_add_recs with one slot (a dashboard panel's one aggregate of
+ * one field), without the loop over the slots and their fields. */
+static int add_recs_one(struct iql_groups *g, const int64_t *ts, const struct slice *value,
+                        size_t n, struct buf *err)
+{
+    const struct iql_slot *sl = &g->o.slots[0];
+    struct slice want = slice_make(sl->field, g->flen[0]);
+    for (size_t i = 0; i < n; i++) {
+        size_t idx;
+        int rc = series_group(g, bucket_of_row(g, ts[i]), &idx, err);
+        if (rc)
+            return rc;
+        struct iql_val v;
+        if (!in_slot(sl, ts[i]) || rec_value(value[i], want, &v) != 1)
+            continue;
+        struct aslot *a = &g->st[idx]->s[0];
+        if (!feed_simple(a, sl->fn, &v, ts[i])) /* no aux: picked is not read */
+            g->kept += feed(a, sl->fn, &v, ts[i]);
+    }
+    return kept_ok(g, err);
+}
+
 int iql_groups_add_recs(struct iql_groups *g, const char *skey, size_t sklen, const int64_t *ts,
                         const struct slice *value, size_t n, struct buf *err)
 {
     set_series(g, skey, sklen);
+    if (g->o.nslots == 1)
+        return add_recs_one(g, ts, value, n, err);
     for (size_t i = 0; i < n; i++) {
         size_t idx;
         int rc = series_group(g, bucket_of_row(g, ts[i]), &idx, err);

@@ -155,6 +155,9 @@ struct iql_group_opts {
     const struct iql_ex *const *aux;
     size_t naux;
     const char *host_tag;
+    /* time buckets a series is expected to have (the statement's range over
+     * the interval; 0: unknown), to size its map at once */
+    size_t buckets_hint;
 };
 
 /* The bucket start of ts under o (has_time; offset normalized by

@@ -1004,6 +1004,18 @@ static int read_sections(struct sel *s, struct reader *rd, struct iql_groups *g,
     return rc;
 }
 
+/* The time buckets of the statement's range, when it has GROUP BY time
+ * and both bounds (0: unknown). */
+static size_t buckets_hint(const struct sel *s)
+{
+    const struct iql_stmt *st = s->st;
+    if (!st->has_time_group || st->interval <= 0 || s->lo == INT64_MIN || s->hi == INT64_MAX ||
+        s->hi < s->lo)
+        return 0;
+    uint64_t n = ((uint64_t)s->hi - (uint64_t)s->lo) / (uint64_t)st->interval + 2;
+    return n > 4096 ? 4096 : (size_t)n;
+}
+
 static int select_agg(struct sel *s, struct reader *rd)
 {
     struct iql_groups g;
@@ -1013,10 +1025,17 @@ static int select_agg(struct sel *s, struct reader *rd)
     for (size_t j = 0; j < s->ncols; j++)
         if (s->cols[j].is_aux)
             aux[naux++] = s->cols[j].ex;
-    struct iql_group_opts go = {s->slots,         s->nslots,  st->has_time_group,
-                                st->interval,     st->offset, (size_t)s->c->o->q->max_groups,
-                                s->c->tz,         aux,        naux,
-                                s->c->o->host_tag};
+    struct iql_group_opts go = {s->slots,
+                                s->nslots,
+                                st->has_time_group,
+                                st->interval,
+                                st->offset,
+                                (size_t)s->c->o->q->max_groups,
+                                s->c->tz,
+                                aux,
+                                naux,
+                                s->c->o->host_tag,
+                                buckets_hint(s)};
     iql_groups_init(&g, &go);
     int rc = naux ? ERR_OK : read_sections(s, rd, &g, &go);
     struct buf key = BUF_INIT;
