@@ -139,5 +139,6 @@ int main(void)
         cmocka_unit_test(test_wait_or_take_back),
         cmocka_unit_test(test_warm),
     };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -353,5 +353,6 @@ int main(void)
         cmocka_unit_test(test_bucket_edges),   cmocka_unit_test(test_merge),
         cmocka_unit_test(test_merge_too_many),
     };
+    cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
