@@ -859,9 +859,12 @@ static int each_run(void *arg, const struct store_series_rows *rows)
         x->ts = xrealloc(x->ts, x->cap * sizeof *x->ts);
         x->value = xrealloc(x->value, x->cap * sizeof *x->value);
     }
-    struct store_series_rows some = {rows->host, rows->event, 0, x->ts, x->value};
-    for (size_t i = ok; i < rows->n; i++)
-        if (i == ok || ts_ok(e->p, rows->ts[i])) {
+    /* rows [0, ok) pass, row ok does not, the rest are checked */
+    struct store_series_rows some = {rows->host, rows->event, ok, x->ts, x->value};
+    memcpy(x->ts, rows->ts, ok * sizeof *x->ts);
+    memcpy(x->value, rows->value, ok * sizeof *x->value);
+    for (size_t i = ok + 1; i < rows->n; i++)
+        if (ts_ok(e->p, rows->ts[i])) {
             x->ts[some.n] = rows->ts[i];
             x->value[some.n++] = rows->value[i];
         }

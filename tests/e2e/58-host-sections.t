@@ -89,6 +89,22 @@ test_expect_success 'InfluxQL panels: the answers read before settling' '
     grep -q "\"values\":\[\[[0-9]*,[0-9.]*,[0-9]*,[0-9]*\]" body
 '
 
+# A set of stamps (time = a OR time = c): the rows at them only, not the
+# row between them (b), and none when no row has the stamps; the range
+# from a to c has all three
+test_expect_success 'InfluxQL over a set of stamps: the rows at them, from the sections' '
+    A=$((T + 14))000079190 && B=$((T + 34))000190056 && C=$((T + 54))000300922 &&
+    Q="SELECT count(\"value\"), sum(\"n\") FROM \"cpu\" WHERE \"host\" = '"'web-3'"' AND (time = $A OR time = $C)" &&
+    test "$(iql "$Q")" = 200 &&
+    grep -q "\"values\":\[\[$((T + 14))000,2,22\]\]" body &&
+    test "$(sql "SELECT COUNT(value), SUM(n) FROM pts WHERE host = '"'web-3'"' AND event = '"'cpu'"' AND ts IN ($A, $C)")" = 200 &&
+    grep -q "\"count(value)\":2,\"sum(n)\":22" body &&
+    test "$(iql "SELECT count(\"value\") FROM \"cpu\" WHERE \"host\" = '"'web-3'"' AND time >= $A AND time <= $C")" = 200 &&
+    grep -q "\"values\":\[\[$((T + 14))000,3\]\]" body &&
+    test "$(iql "SELECT count(\"value\") FROM \"cpu\" WHERE \"host\" = '"'web-3'"' AND (time = $((A + 1)) OR time = $((B + 1)))")" = 200 &&
+    ! grep -q "\"values\"" body
+'
+
 # A window whose rows hold a string note is read for a query of note (a
 # window without one is not: no row there has a note)
 test_expect_success 'a string field in the query reads the rows of its windows' '
