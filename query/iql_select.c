@@ -935,10 +935,12 @@ static int add_section_run(void *arg, const struct store_series_rows *rows)
 }
 
 /* Whether the aggregate may read its sections on two threads
- * (read_sections): every slot merges, no aux column. */
+ * (read_sections): every slot merges, no aux column, no tag dimension but
+ * the host (sections hold no other tag). */
 static bool may_split(const struct sel *s)
 {
-    if (!s->agg || !iql_slots_mergeable(s->slots, s->nslots))
+    if (!s->agg || !iql_slots_mergeable(s->slots, s->nslots) ||
+        (s->ndims && (s->ndims > 1 || s->host_dim != 0)))
         return false;
     for (size_t j = 0; j < s->ncols; j++)
         if (s->cols[j].is_aux)
