@@ -4,6 +4,7 @@
  * parts as there are idle helpers, and no part waits behind another; a
  * part no helper has begun is taken back out by its waiter. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,12 +34,22 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Until a part is queued or the warm time is over (unlocked). */
+/* Until a part is queued or the warm time is over (unlocked), yielding
+ * the CPU often: a helper that shares its CPU with the statement it waits
+ * for (the other CPUs busy) must not take that statement's time (pinned to
+ * one CPU, a one-host panel took twice as long with a spin that did not
+ * yield). */
 static void spin(void)
 {
     long long until = atomic_load_explicit(&warm_until_ns, memory_order_relaxed);
-    while (!atomic_load_explicit(&queued, memory_order_acquire) && now_ns() < until)
+    for (unsigned i = 1; !atomic_load_explicit(&queued, memory_order_acquire); i++) {
+        if (i % 16 == 0) {
+            if (now_ns() >= until)
+                break;
+            sched_yield();
+        }
         cpu_relax();
+    }
 }
 
 static void *helper_main(void *arg)
