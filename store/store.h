@@ -439,8 +439,14 @@ struct store_series_rows {
 };
 /* Every row store_series_next would give, from where it stands, given to
  * fn in runs: the rows of one host and event that follow one another in a
- * block, taken without a move through the iterators each. ERR_OK at the
- * end, or the first error of the store or of fn (nonzero stops). */
+ * block, taken without a move through the iterators each. For one host
+ * and an event set, from the start: a window's rows of one event at a
+ * time, from a run of them kept in the block cache (the next read of the
+ * same host and event in that table, a dashboard's next refresh, looks it
+ * up instead of seeking; a part of a window under half of it is read by
+ * itself); store_series_next is not called after. ERR_OK at the end, or
+ * the first error of the store or of fn (nonzero stops; a call after goes
+ * on with the next run). */
 typedef int (*store_series_fn)(void *arg, const struct store_series_rows *rows);
 int store_series_each(struct store_series *s, store_series_fn fn, void *arg);
 void store_series_close(struct store_series *s); /* NULL ok */

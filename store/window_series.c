@@ -5,6 +5,7 @@
 
 #include "base/coding.h"
 #include "base/err.h"
+#include "base/hash.h"
 #include "model/key.h"
 #include "store/catalog.h"
 #include "store/ikey.h"
@@ -34,6 +35,11 @@ struct store_series {
     struct buf same;
     size_t same_host; /* the host's length in it */
     bool unread;      /* the cursor's entry is still to look at (it_run stopped there) */
+    /* store_series_each gives kept runs (each_kept_run: one host, an event
+     * set): at and ev are the next window and event; store_series_next is
+     * not called then */
+    bool kept;
+    struct buf run_from; /* the seek of a run's part */
     /* store_series_each's run: the stamps and values of its rows */
     int64_t *run_ts;
     struct slice *run_value;
@@ -389,6 +395,245 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
     return 0;
 }
 
+/* --- a host and event's rows of a section, kept --- */
+
+/* All the rows of one host and event in one table's section, decoded
+ * once and kept in the block cache beside the table's blocks (a
+ * dashboard reads the same hosts' rows request after request: a run taken
+ * from here is one lookup, where reading it from the blocks is a seek
+ * through a table, a block and its restart points, each a few misses).
+ * The table's rows lie in one window; a read of part of it takes the rows
+ * of its range. */
+struct ser_run {
+    size_t n;
+    int64_t *ts;         /* in stored order */
+    struct slice *value; /* into bytes */
+    char *bytes;
+    size_t nbytes, key_len;
+    char key[]; /* host 0x00 event 0x00 */
+};
+
+static void run_free(void *p)
+{
+    struct ser_run *r = p;
+    if (!r)
+        return;
+    free(r->ts);
+    free(r->value);
+    free(r->bytes);
+    free(r);
+}
+
+/* The entries of prefix (host 0x00 event 0x00) from the cursor on, into a
+ * new run: their stamps, and their values copied; with ranged, only while
+ * their stamps lie in [lo, hi] (the cursor sought to its first). */
+struct run_load {
+    struct slice prefix;
+    bool desc, ranged;
+    int64_t lo, hi;
+    int64_t *ts;
+    size_t *off, *len, n, cap;
+    struct buf bytes;
+    bool bad;
+};
+
+static bool load_row(void *arg, struct slice ik, struct slice value)
+{
+    struct run_load *l = arg;
+    if (!ikey_ok(ik)) {
+        l->bad = true;
+        return false;
+    }
+    struct slice uk = ikey_user(ik);
+    if (!slice_starts_with(uk, l->prefix))
+        return false; /* past the run */
+    if (uk.len != l->prefix.len + 8) {
+        l->bad = true; /* host 0x00 event 0x00 and no stamp */
+        return false;
+    }
+    int64_t ts = key_ts_from_tskey(coding_get_u64be(uk.ptr + l->prefix.len), l->desc);
+    if (l->ranged && (ts < l->lo || ts > l->hi))
+        return false; /* past the range, in stored order */
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->ts = xrealloc(l->ts, l->cap * sizeof *l->ts);
+        l->off = xrealloc(l->off, l->cap * sizeof *l->off);
+        l->len = xrealloc(l->len, l->cap * sizeof *l->len);
+    }
+    l->ts[l->n] = ts;
+    l->off[l->n] = l->bytes.len;
+    l->len[l->n++] = value.len;
+    buf_append(&l->bytes, value.ptr, value.len);
+    return true;
+}
+
+/* Reads the run of event in table t (the section's entries keyed
+ * host 0x00 event 0x00 ...) into *out: all of it, or (w not NULL) its
+ * rows in w's range. */
+static int load_run(struct store_series *s, struct sst_table *t, struct slice event,
+                    const struct ser_window *w, struct ser_run **out)
+{
+    bool desc = s->snap->db->desc;
+    buf_reset(&s->seek);
+    ser_key(&s->seek, s->hostname, &event, 0, false, true);
+    struct run_load l = {.prefix = slice_make(s->seek.data, s->seek.len),
+                         .desc = desc,
+                         .ranged = w != NULL,
+                         .lo = w ? w->lo : 0,
+                         .hi = w ? w->hi : 0};
+    s->it = sst_section_iter_again(s->it, t);
+    if (w) {
+        buf_reset(&s->run_from);
+        ser_key(&s->run_from, s->hostname, &event, desc ? w->hi : w->lo, desc, false);
+        it_seek(s->it, slice_make(s->run_from.data, s->run_from.len));
+    } else {
+        it_seek(s->it, l.prefix);
+    }
+    /* it_run takes the entries after the current one in its block; the
+     * current one, and the first of each next block, go by load_row too */
+    while (it_valid(s->it) && load_row(&l, it_key(s->it), it_value(s->it))) {
+        if (!it_run(s->it, l.prefix.len, load_row, &l))
+            it_next(s->it);
+        else if (!l.bad)
+            break; /* refused: past the run */
+    }
+    int rc = l.bad ? ERR_CORRUPT : it_status(s->it);
+    struct ser_run *r = NULL;
+    if (rc == ERR_OK) {
+        r = xcalloc(1, sizeof *r + l.prefix.len);
+        r->n = l.n;
+        r->ts = l.ts;
+        r->value = xmalloc((l.n ? l.n : 1) * sizeof *r->value);
+        r->nbytes = l.bytes.len;
+        r->bytes = l.bytes.len ? buf_steal(&l.bytes, NULL) : xmalloc(1);
+        for (size_t i = 0; i < l.n; i++)
+            r->value[i] = slice_make(r->bytes + l.off[i], l.len[i]);
+        r->key_len = l.prefix.len;
+        memcpy(r->key, l.prefix.ptr, l.prefix.len);
+        l.ts = NULL;
+    }
+    free(l.ts);
+    free(l.off);
+    free(l.len);
+    buf_destroy(&l.bytes);
+    *out = r;
+    return rc;
+}
+
+/* A window's part this small is read by itself, not from its whole run:
+ * a high-rate series' hour would be a large run to read for a few minutes. */
+static bool small_part(const struct ser_window *w)
+{
+    return (uint64_t)w->hi - (uint64_t)w->lo < (uint64_t)STORE_WINDOW_NS / 2;
+}
+
+/* The run of event in w's table: kept (*h holds it; release it after), or
+ * read now and kept, or read for this call alone (*own: the rows of a
+ * small part of the window, or when there is no cache or another run has
+ * its key). */
+static int get_run(struct store_series *s, const struct ser_window *w, struct slice event,
+                   const struct ser_run **run, struct cache_handle **h, struct ser_run **own)
+{
+    struct sst_table *t = w->f->table;
+    *h = NULL;
+    *own = NULL;
+    if (small_part(w)) {
+        int rc = load_run(s, t, event, w, own);
+        *run = *own;
+        return rc;
+    }
+    buf_reset(&s->seek);
+    ser_key(&s->seek, s->hostname, &event, 0, false, true);
+    struct slice key = slice_make(s->seek.data, s->seek.len);
+    uint64_t hk = hash_mem(0x5eed5eedULL, key.ptr, key.len);
+    void *v;
+    *h = sst_section_kept_get(t, hk, &v);
+    const struct ser_run *kept = v;
+    if (kept && kept->key_len == key.len && memcmp(kept->key, key.ptr, key.len) == 0) {
+        *run = kept;
+        return ERR_OK;
+    }
+    bool other = *h != NULL; /* another host and event with the same hash */
+    sst_section_kept_release(t, *h);
+    *h = NULL;
+    struct ser_run *r;
+    int rc = load_run(s, t, event, NULL, &r);
+    if (rc)
+        return rc;
+    size_t charge = sizeof *r + r->key_len + r->n * (sizeof *r->ts + sizeof *r->value) + r->nbytes;
+    if (!other)
+        *h = sst_section_kept_put(t, hk, r, charge, run_free);
+    if (!*h)
+        *own = r;
+    *run = r;
+    return ERR_OK;
+}
+
+/* The rows of run with ts in [lo, hi]: [*a, *b) (stored order: ts
+ * descending in a database of order desc, else ascending). */
+static void run_range(const struct ser_run *run, int64_t lo, int64_t hi, bool desc, size_t *a,
+                      size_t *b)
+{
+    size_t l = 0, r = run->n;
+    while (l < r) { /* the first row on the range's side of its start */
+        size_t m = l + (r - l) / 2;
+        if (desc ? run->ts[m] > hi : run->ts[m] < lo)
+            l = m + 1;
+        else
+            r = m;
+    }
+    *a = l;
+    r = run->n;
+    while (l < r) { /* the first row past its end */
+        size_t m = l + (r - l) / 2;
+        if (desc ? run->ts[m] >= lo : run->ts[m] <= hi)
+            l = m + 1;
+        else
+            r = m;
+    }
+    *b = l;
+}
+
+/* store_series_each for one host and a set of events, from the start:
+ * each window's run of each event, kept or read whole, its rows in the
+ * window's range given. */
+static int each_kept_run(struct store_series *s, store_series_fn fn, void *arg)
+{
+    bool desc = s->snap->db->desc;
+    s->started = s->kept = true;
+    while (s->at < s->nw) {
+        const struct ser_window *w = &s->w[s->at];
+        if (s->ev == s->nevents) {
+            s->at++;
+            s->ev = 0;
+            continue;
+        }
+        /* past this run before fn sees it: a call after fn stopped goes on
+         * with the next one */
+        struct slice event = s->events[s->ev++];
+        const struct ser_run *run;
+        struct cache_handle *h;
+        struct ser_run *own;
+        int rc = get_run(s, w, event, &run, &h, &own);
+        if (rc)
+            return rc;
+        size_t a, b;
+        run_range(run, w->lo, w->hi, desc, &a, &b);
+        if (a < b) {
+            struct store_series_rows rows = {s->hostname, event, b - a, run->ts + a,
+                                             run->value + a};
+            rc = fn(arg, &rows);
+        }
+        sst_section_kept_release(w->f->table, h);
+        run_free(own);
+        if (rc)
+            return rc;
+    }
+    it_destroy(s->it);
+    s->it = NULL;
+    return ERR_OK;
+}
+
 /* A run of store_series_each: the rows after a row given, of its host
  * and event (s->same), while they lie in the window's range, added to
  * the run's arrays (their values stay in the cursor's block until it
@@ -424,6 +669,8 @@ static bool run_row(void *arg, struct slice ik, struct slice value)
 
 int store_series_each(struct store_series *s, store_series_fn fn, void *arg)
 {
+    if (s->kept || (!s->started && !s->all_hosts && s->events))
+        return each_kept_run(s, fn, arg);
     struct store_series_row row;
     int rc;
     while ((rc = store_series_next(s, &row)) == 1) {
@@ -452,6 +699,7 @@ void store_series_close(struct store_series *s)
     buf_destroy(&s->host);
     buf_destroy(&s->seek);
     buf_destroy(&s->same);
+    buf_destroy(&s->run_from);
     free(s->run_ts);
     free(s->run_value);
     free(s->w);

@@ -162,6 +162,15 @@ struct iter *sst_section_iter(struct sst_table *t);
  * buffers kept (a host's rows of a dashboard's range open one section
  * after another, a hundred a request). Another iterator is destroyed. */
 struct iter *sst_section_iter_again(struct iter *it, struct sst_table *t);
+/* What a reader derives from the table's section and keeps, in the block
+ * cache beside the table's blocks, under a 64-bit key of its own (a
+ * decoded run of rows: store/window_series.c): NULL without a cache or on
+ * a miss; a value put takes the place of one of the same key. Released
+ * with sst_section_kept_release; gone with the table. */
+struct cache_handle *sst_section_kept_get(struct sst_table *t, uint64_t key, void **value);
+struct cache_handle *sst_section_kept_put(struct sst_table *t, uint64_t key, void *value,
+                                          size_t charge, void (*deleter)(void *value));
+void sst_section_kept_release(struct sst_table *t, struct cache_handle *h); /* NULL ok */
 /* The section's names block (empty if none); valid while t is. */
 struct slice sst_section_names(const struct sst_table *t);
 /* Reads every block of the table's section into the block cache (for a

@@ -28,6 +28,7 @@ struct sst_table {
     struct cache *cache;
     uint64_t cache_id;
     uint64_t filter_cache_id; /* word filters: never mistaken for blocks */
+    uint64_t kept_cache_id;   /* sst_section_kept_put's */
     atomic_ullong *corrupt;
     struct buf index_raw;
     struct blk index;
@@ -197,6 +198,7 @@ int sst_open(struct env *env, const char *path, struct cache *cache, atomic_ullo
     }
     t->cache_id = cache ? cache_new_id(cache) : 0;
     t->filter_cache_id = cache ? cache_new_id(cache) : 0;
+    t->kept_cache_id = cache && t->has_section ? cache_new_id(cache) : 0;
     *out = t;
     return ERR_OK;
 }
@@ -214,6 +216,8 @@ void sst_unref(struct sst_table *t)
         cache_erase_id(t->cache, t->cache_id);
     if (t->cache && t->filter_cache_id)
         cache_erase_id(t->cache, t->filter_cache_id);
+    if (t->cache && t->kept_cache_id)
+        cache_erase_id(t->cache, t->kept_cache_id);
     env_close(t->f);
     buf_destroy(&t->index_raw);
     buf_destroy(&t->index_rpfx);
@@ -792,6 +796,28 @@ struct iter *sst_section_iter_again(struct iter *it, struct sst_table *t)
     s->status = ERR_OK;
     it_set_end(it);
     return it;
+}
+
+struct cache_handle *sst_section_kept_get(struct sst_table *t, uint64_t key, void **value)
+{
+    struct cache_handle *h =
+        t->kept_cache_id ? cache_lookup(t->cache, t->kept_cache_id, key) : NULL;
+    *value = h ? cache_value(h) : NULL;
+    return h;
+}
+
+struct cache_handle *sst_section_kept_put(struct sst_table *t, uint64_t key, void *value,
+                                          size_t charge, void (*deleter)(void *value))
+{
+    if (!t->kept_cache_id)
+        return NULL;
+    return cache_insert(t->cache, t->kept_cache_id, key, value, charge, deleter);
+}
+
+void sst_section_kept_release(struct sst_table *t, struct cache_handle *h)
+{
+    if (h)
+        cache_release(t->cache, h);
 }
 
 struct slice sst_section_names(const struct sst_table *t)
