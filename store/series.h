@@ -52,4 +52,9 @@ bool ser_names_max_seq(struct slice names, uint64_t *max_seq);
  * the block is malformed: the rows must then be read). */
 bool ser_names_has(struct slice names, struct slice field);
 
+/* Test hook: the most rows of one host and event in one table that a read
+ * keeps in the block cache (store_series_each; 65,536 otherwise), 0 to
+ * set it back. */
+void ser_test_kept_max_rows(size_t rows);
+
 #endif

@@ -431,6 +431,8 @@ struct run_load {
     struct slice prefix;
     bool desc, ranged;
     int64_t lo, hi;
+    size_t max; /* rows; past them, too_many and no run */
+    bool too_many;
     int64_t *ts;
     size_t *off, *len, n, cap;
     struct buf bytes;
@@ -454,6 +456,10 @@ static bool load_row(void *arg, struct slice ik, struct slice value)
     int64_t ts = key_ts_from_tskey(coding_get_u64be(uk.ptr + l->prefix.len), l->desc);
     if (l->ranged && (ts < l->lo || ts > l->hi))
         return false; /* past the range, in stored order */
+    if (l->n == l->max) {
+        l->too_many = true;
+        return false;
+    }
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 64;
         l->ts = xrealloc(l->ts, l->cap * sizeof *l->ts);
@@ -467,9 +473,21 @@ static bool load_row(void *arg, struct slice ik, struct slice value)
     return true;
 }
 
+/* A run is kept when it has at most this many rows: a high-rate series'
+ * hour could be more than its reads of a few minutes would ever take. */
+#define KEPT_MAX_ROWS 65536
+
+static _Atomic size_t kept_max_rows = KEPT_MAX_ROWS; /* ser_test_kept_max_rows */
+
+void ser_test_kept_max_rows(size_t rows)
+{
+    kept_max_rows = rows ? rows : KEPT_MAX_ROWS;
+}
+
 /* Reads the run of event in table t (the section's entries keyed
  * host 0x00 event 0x00 ...) into *out: all of it, or (w not NULL) its
- * rows in w's range. */
+ * rows in w's range; all of it but more rows than a run kept may have:
+ * *out NULL. */
 static int load_run(struct store_series *s, struct sst_table *t, struct slice event,
                     const struct ser_window *w, struct ser_run **out)
 {
@@ -480,7 +498,8 @@ static int load_run(struct store_series *s, struct sst_table *t, struct slice ev
                          .desc = desc,
                          .ranged = w != NULL,
                          .lo = w ? w->lo : 0,
-                         .hi = w ? w->hi : 0};
+                         .hi = w ? w->hi : 0,
+                         .max = w ? SIZE_MAX : kept_max_rows};
     s->it = sst_section_iter_again(s->it, t);
     if (w) {
         buf_reset(&s->run_from);
@@ -499,7 +518,7 @@ static int load_run(struct store_series *s, struct sst_table *t, struct slice ev
     }
     int rc = l.bad ? ERR_CORRUPT : it_status(s->it);
     struct ser_run *r = NULL;
-    if (rc == ERR_OK) {
+    if (rc == ERR_OK && !l.too_many) {
         r = xcalloc(1, sizeof *r + l.prefix.len);
         r->n = l.n;
         r->ts = l.ts;
@@ -520,28 +539,16 @@ static int load_run(struct store_series *s, struct sst_table *t, struct slice ev
     return rc;
 }
 
-/* A window's part this small is read by itself, not from its whole run:
- * a high-rate series' hour would be a large run to read for a few minutes. */
-static bool small_part(const struct ser_window *w)
-{
-    return (uint64_t)w->hi - (uint64_t)w->lo < (uint64_t)STORE_WINDOW_NS / 2;
-}
-
 /* The run of event in w's table: kept (*h holds it; release it after), or
- * read now and kept, or read for this call alone (*own: the rows of a
- * small part of the window, or when there is no cache or another run has
- * its key). */
+ * read now and kept, or read for this call alone (*own: when there is no
+ * cache or another run has its key; the rows of w's range alone when the
+ * run has more than KEPT_MAX_ROWS). */
 static int get_run(struct store_series *s, const struct ser_window *w, struct slice event,
                    const struct ser_run **run, struct cache_handle **h, struct ser_run **own)
 {
     struct sst_table *t = w->f->table;
     *h = NULL;
     *own = NULL;
-    if (small_part(w)) {
-        int rc = load_run(s, t, event, w, own);
-        *run = *own;
-        return rc;
-    }
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &event, 0, false, true);
     struct slice key = slice_make(s->seek.data, s->seek.len);
@@ -558,6 +565,11 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     *h = NULL;
     struct ser_run *r;
     int rc = load_run(s, t, event, NULL, &r);
+    if (rc == ERR_OK && !r) { /* too many to keep */
+        rc = load_run(s, t, event, w, own);
+        *run = *own;
+        return rc;
+    }
     if (rc)
         return rc;
     size_t charge = sizeof *r + r->key_len + r->n * (sizeof *r->ts + sizeof *r->value) + r->nbytes;

@@ -821,6 +821,38 @@ static void test_event_gaps(void **state)
     assert_int_equal(check_host(f, "hx", T0 + HOUR / 2, T0 + 3 * HOUR - 1, "v", both, 2), 9);
 }
 
+/* A host and event's rows kept (store_series_each) give what the cursor
+ * gives (check_host: store_series_next's rows, then store_series_each's,
+ * twice: the second from the runs kept), over whole windows and parts of
+ * them; runs of more rows than a run kept may have are read for each
+ * window's range instead. */
+static void test_kept_runs(void **state)
+{
+    struct fixture *f = *state;
+    for (int i = 0; i < 200; i++) {
+        write_ev(f, "hx", "cpu", T0 + i * 40 * SEC);
+        write_ev(f, "hx", "log", T0 + i * 40 * SEC + SEC);
+        write_ev(f, "hy", "cpu", T0 + i * 40 * SEC + 2 * SEC);
+    }
+    assert_int_equal(store_db_flush(f->db), ERR_OK);
+    assert_int_equal(store_db_compact(f->db), ERR_OK);
+    const struct slice cpu[] = {{"cpu", 3}}, both[] = {{"cpu", 3}, {"log", 3}};
+    for (size_t max = 4; max <= 8; max += 4) { /* runs of ~30 rows a table: too many; then kept */
+        ser_test_kept_max_rows(max == 4 ? 4 : 0);
+        for (int round = 0; round < 2; round++) {
+            assert_int_equal(check_host(f, "hx", T0, T0 + 3 * HOUR - 1, "v", cpu, 1), 9);
+            assert_int_equal(check_host(f, "hx", T0, T0 + 3 * HOUR - 1, "v", both, 2), 9);
+            assert_int_equal(check_host(f, "hy", T0 + HOUR / 3, T0 + 2 * HOUR + HOUR / 5, "v", both,
+                                        2),
+                             9);
+            assert_int_equal(check_host(f, "hx", T0 + HOUR + 7 * SEC, T0 + HOUR + 20 * 60 * SEC,
+                                        "v", cpu, 1),
+                             3);
+        }
+    }
+    ser_test_kept_max_rows(0);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -830,6 +862,7 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test_setup_teardown(test_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_gaps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_runs, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
