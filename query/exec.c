@@ -924,6 +924,14 @@ int query_exec_next(struct exec *e)
     }
 }
 
+bool query_exec_sections_kept(const struct exec *e)
+{
+    for (size_t i = e->hsec_at; i < e->nhsec; i++)
+        if (e->hsec[i].cur)
+            return store_series_kept(e->hsec[i].cur);
+    return false;
+}
+
 size_t query_exec_sections_left(const struct exec *e)
 {
     if (e->p->is_empty || e->check_cond)

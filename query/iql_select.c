@@ -934,17 +934,17 @@ static int add_section_run(void *arg, const struct store_series_rows *rows)
                                rows->value, rows->n, a->err);
 }
 
+/* Whether the statement reads one host's rows (WHERE "host" = '...'). */
+static bool one_host(const struct sel *s)
+{
+    return s->w.host.is_set && s->w.host.n == 1;
+}
+
 /* Whether the aggregate may read its sections on two threads
  * (read_sections): every slot merges, no aux column, no tag dimension but
  * the host (sections hold no other tag). */
 static bool may_split(const struct sel *s)
 {
-    /* one host's sections are a lookup a window and event once read
-     * (store_series_each keeps them): a helper would cost a second CPU for
-     * nothing (a one-host panel 230-280 us of CPU a request alone, 450-500
-     * split, the same time) */
-    if (s->w.host.is_set && s->w.host.n == 1)
-        return false;
     if (!s->agg || !iql_slots_mergeable(s->slots, s->nslots) ||
         (s->ndims && (s->ndims > 1 || s->host_dim != 0)))
         return false;
@@ -982,7 +982,12 @@ static int read_sections(struct sel *s, struct reader *rd, struct iql_groups *g,
     size_t next = 0;
     struct section_part p = {.ex = rd->ex, .next = &next};
     struct assist helper;
-    bool split = may_split(s) && iql_groups_mergeable(g) && query_exec_sections_left(rd->ex) >= 2;
+    /* one host's sections, once read, are kept (store_series_each): a
+     * lookup a window and event, where a helper would cost a second CPU
+     * for nothing (a one-host panel 230-280 us of CPU a request alone,
+     * 450-500 split, the same time); its first read seeks, and splits */
+    bool split = may_split(s) && iql_groups_mergeable(g) && query_exec_sections_left(rd->ex) >= 2 &&
+                 !(one_host(s) && query_exec_sections_kept(rd->ex));
     if (split) {
         iql_groups_init(&p.g, go);
         p.err = (struct buf)BUF_INIT;
@@ -1204,7 +1209,7 @@ static int select_measurement(struct sel *s, struct reader *rd)
         return ERR_OK; /* a wildcard over a measurement without fields */
     if (iql_where(s->c, s->st->where, s->m, s->tagkeys, s->ntagkeys, &s->w, s->err))
         return ERR_INVAL;
-    if (may_split(s))
+    if (may_split(s) && !one_host(s))
         assist_warm(); /* awake by the time the sections are opened */
     if (s->agg && s->st->has_time_group && !s->w.has_hi) {
         /* InfluxDB's upper bound of GROUP BY time queries is now() */

@@ -50,6 +50,9 @@ int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg);
 int query_exec_each_section_shared(struct exec *e, size_t *next, query_section_fn fn, void *arg);
 /* Cursors of host sections left to read (query_exec_each_section). */
 size_t query_exec_sections_left(const struct exec *e);
+/* Whether the first section cursor left finds its first run kept
+ * (store_series_kept): its reads are then lookups, not seeks. */
+bool query_exec_sections_kept(const struct exec *e);
 /* The caller only counts the rows (COUNT(*)): when the plan's ranges alone
  * decide which rows match, query_exec_next no longer decodes them, and
  * query_exec_row is not set. */

@@ -450,6 +450,10 @@ struct store_series_rows {
 typedef int (*store_series_fn)(void *arg, const struct store_series_rows *rows);
 int store_series_each(struct store_series *s, store_series_fn fn, void *arg);
 void store_series_close(struct store_series *s); /* NULL ok */
+/* Whether the cursor (one host and an event set) finds its first run, its
+ * first window's first event, kept (store_series_each): a dashboard's
+ * refresh then reads it as a few lookups, its first read by seeks. */
+bool store_series_kept(struct store_series *s);
 
 /* --- schema catalog (discovery statements) --- */
 

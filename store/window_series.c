@@ -40,6 +40,7 @@ struct store_series {
      * not called then */
     bool kept;
     struct buf run_from; /* the seek of a run's part */
+    struct run_load *load;
     /* store_series_each's run: the stamps and values of its rows */
     int64_t *run_ts;
     struct slice *run_value;
@@ -409,24 +410,19 @@ struct ser_run {
     int64_t *ts;         /* in stored order */
     struct slice *value; /* into bytes */
     char *bytes;
-    size_t nbytes, key_len;
-    char key[]; /* host 0x00 event 0x00 */
+    size_t size, key_len; /* of the one allocation that holds it all; of key */
+    char key[];           /* host 0x00 event 0x00, then ts, value and bytes */
 };
 
 static void run_free(void *p)
 {
-    struct ser_run *r = p;
-    if (!r)
-        return;
-    free(r->ts);
-    free(r->value);
-    free(r->bytes);
-    free(r);
+    free(p);
 }
 
-/* The entries of prefix (host 0x00 event 0x00) from the cursor on, into a
- * new run: their stamps, and their values copied; with ranged, only while
- * their stamps lie in [lo, hi] (the cursor sought to its first). */
+/* The entries of prefix (host 0x00 event 0x00) from the cursor on: their
+ * stamps, and their values copied; with ranged, only while their stamps
+ * lie in [lo, hi] (the cursor sought to its first). The arrays are the
+ * cursor's, kept from one load to the next. */
 struct run_load {
     struct slice prefix;
     bool desc, ranged;
@@ -479,6 +475,9 @@ static bool load_row(void *arg, struct slice ik, struct slice value)
 
 static _Atomic size_t kept_max_rows = KEPT_MAX_ROWS; /* ser_test_kept_max_rows */
 
+/* The seed of a kept run's key in the cache (a hash of host 0x00 event 0x00). */
+#define KEPT_SEED 0x5eed5eedULL
+
 void ser_test_kept_max_rows(size_t rows)
 {
     kept_max_rows = rows ? rows : KEPT_MAX_ROWS;
@@ -494,49 +493,58 @@ static int load_run(struct store_series *s, struct sst_table *t, struct slice ev
     bool desc = s->snap->db->desc;
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &event, 0, false, true);
-    struct run_load l = {.prefix = slice_make(s->seek.data, s->seek.len),
-                         .desc = desc,
-                         .ranged = w != NULL,
-                         .lo = w ? w->lo : 0,
-                         .hi = w ? w->hi : 0,
-                         .max = w ? SIZE_MAX : kept_max_rows};
+    if (!s->load)
+        s->load = xcalloc(1, sizeof *s->load);
+    struct run_load *l = s->load;
+    l->prefix = slice_make(s->seek.data, s->seek.len);
+    l->desc = desc;
+    l->ranged = w != NULL;
+    l->lo = w ? w->lo : 0;
+    l->hi = w ? w->hi : 0;
+    l->max = w ? SIZE_MAX : kept_max_rows;
+    l->too_many = l->bad = false;
+    l->n = 0;
+    buf_reset(&l->bytes);
     s->it = sst_section_iter_again(s->it, t);
     if (w) {
         buf_reset(&s->run_from);
         ser_key(&s->run_from, s->hostname, &event, desc ? w->hi : w->lo, desc, false);
         it_seek(s->it, slice_make(s->run_from.data, s->run_from.len));
     } else {
-        it_seek(s->it, l.prefix);
+        it_seek(s->it, l->prefix);
     }
     /* it_run takes the entries after the current one in its block; the
      * current one, and the first of each next block, go by load_row too */
-    while (it_valid(s->it) && load_row(&l, it_key(s->it), it_value(s->it))) {
-        if (!it_run(s->it, l.prefix.len, load_row, &l))
+    while (it_valid(s->it) && load_row(l, it_key(s->it), it_value(s->it))) {
+        if (!it_run(s->it, l->prefix.len, load_row, l))
             it_next(s->it);
-        else if (!l.bad)
+        else if (!l->bad)
             break; /* refused: past the run */
     }
-    int rc = l.bad ? ERR_CORRUPT : it_status(s->it);
-    struct ser_run *r = NULL;
-    if (rc == ERR_OK && !l.too_many) {
-        r = xcalloc(1, sizeof *r + l.prefix.len);
-        r->n = l.n;
-        r->ts = l.ts;
-        r->value = xmalloc((l.n ? l.n : 1) * sizeof *r->value);
-        r->nbytes = l.bytes.len;
-        r->bytes = l.bytes.len ? buf_steal(&l.bytes, NULL) : xmalloc(1);
-        for (size_t i = 0; i < l.n; i++)
-            r->value[i] = slice_make(r->bytes + l.off[i], l.len[i]);
-        r->key_len = l.prefix.len;
-        memcpy(r->key, l.prefix.ptr, l.prefix.len);
-        l.ts = NULL;
+    int rc = l->bad ? ERR_CORRUPT : it_status(s->it);
+    *out = NULL;
+    if (rc != ERR_OK || l->too_many)
+        return rc;
+    /* one allocation: the run, its key, stamps, values and their bytes */
+    size_t n = l->n, at_ts = (sizeof(struct ser_run) + l->prefix.len + 7) & ~(size_t)7;
+    size_t at_value = at_ts + n * sizeof(int64_t), at_bytes = at_value + n * sizeof(struct slice);
+    struct ser_run *r = xmalloc(at_bytes + l->bytes.len);
+    char *base = (char *)r;
+    r->n = n;
+    r->ts = (int64_t *)(void *)(base + at_ts);
+    r->value = (struct slice *)(void *)(base + at_value);
+    r->bytes = base + at_bytes;
+    r->size = at_bytes + l->bytes.len;
+    r->key_len = l->prefix.len;
+    memcpy(r->key, l->prefix.ptr, l->prefix.len);
+    if (n) {
+        memcpy(r->ts, l->ts, n * sizeof *r->ts);
+        memcpy(r->bytes, l->bytes.data, l->bytes.len);
     }
-    free(l.ts);
-    free(l.off);
-    free(l.len);
-    buf_destroy(&l.bytes);
+    for (size_t i = 0; i < n; i++)
+        r->value[i] = slice_make(r->bytes + l->off[i], l->len[i]);
     *out = r;
-    return rc;
+    return ERR_OK;
 }
 
 /* The run of event in w's table: kept (*h holds it; release it after), or
@@ -552,7 +560,7 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &event, 0, false, true);
     struct slice key = slice_make(s->seek.data, s->seek.len);
-    uint64_t hk = hash_mem(0x5eed5eedULL, key.ptr, key.len);
+    uint64_t hk = hash_mem(KEPT_SEED, key.ptr, key.len);
     void *v;
     *h = sst_section_kept_get(t, hk, &v);
     const struct ser_run *kept = v;
@@ -572,7 +580,7 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     }
     if (rc)
         return rc;
-    size_t charge = sizeof *r + r->key_len + r->n * (sizeof *r->ts + sizeof *r->value) + r->nbytes;
+    size_t charge = r->size;
     if (!other)
         *h = sst_section_kept_put(t, hk, r, charge, run_free);
     if (!*h)
@@ -604,6 +612,23 @@ static void run_range(const struct ser_run *run, int64_t lo, int64_t hi, bool de
             r = m;
     }
     *b = l;
+}
+
+bool store_series_kept(struct store_series *s)
+{
+    if (s->all_hosts || !s->events || !s->nw)
+        return false;
+    struct sst_table *t = s->w[0].f->table;
+    buf_reset(&s->seek);
+    ser_key(&s->seek, s->hostname, &s->events[0], 0, false, true);
+    void *v;
+    struct cache_handle *h =
+        sst_section_kept_get(t, hash_mem(KEPT_SEED, s->seek.data, s->seek.len), &v);
+    const struct ser_run *run = v;
+    bool kept =
+        run && run->key_len == s->seek.len && memcmp(run->key, s->seek.data, s->seek.len) == 0;
+    sst_section_kept_release(t, h);
+    return kept;
 }
 
 /* store_series_each for one host and a set of events, from the start:
@@ -712,6 +737,13 @@ void store_series_close(struct store_series *s)
     buf_destroy(&s->seek);
     buf_destroy(&s->same);
     buf_destroy(&s->run_from);
+    if (s->load) {
+        free(s->load->ts);
+        free(s->load->off);
+        free(s->load->len);
+        buf_destroy(&s->load->bytes);
+        free(s->load);
+    }
     free(s->run_ts);
     free(s->run_value);
     free(s->w);
