@@ -95,8 +95,12 @@ static int finish_one(struct outputs *o, struct win_builder *w)
     f->hot = window_hot(o, w->window);
     sst_warm_section(f->table); /* one host's aggregates read it next */
     if (!f->fast && !o->p->is_index && o->hot_from != INT64_MAX &&
-        w->window > o->hot_from - WARM_WINDOWS)
-        sst_warm_data(f->table); /* a recent window in its final form: queried next */
+        w->window > o->hot_from - WARM_WINDOWS) {
+        /* a recent window in its final form: queried next, its hosts'
+         * aggregates (a dashboard's panels) first */
+        ser_keep_runs(f->table, o->p->db->desc);
+        sst_warm_data(f->table);
+    }
     if (o->ndone == o->capdone) {
         o->capdone = o->capdone ? 2 * o->capdone : 8;
         o->done = xrealloc(o->done, o->capdone * sizeof *o->done);

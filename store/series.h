@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "base/slice.h"
+#include "store/iter.h"
 #include "store/table/sst.h"
 
 /* An entry's user key: host 0x00 event 0x00 tskey (model/key.h's, for a
@@ -52,6 +53,48 @@ bool ser_names_max_seq(struct slice names, uint64_t *max_seq);
  * the block is malformed: the rows must then be read). */
 bool ser_names_has(struct slice names, struct slice field);
 
+/* --- kept runs (series_kept.c) ---
+ *
+ * All the rows of one host and event in one table's section, decoded
+ * once and kept in the block cache beside the table's blocks (a
+ * dashboard reads the same hosts' rows request after request: a run taken
+ * from here is one lookup, where reading it from the blocks is a seek
+ * through a table, a block and its restart points, each a few misses).
+ * The table's rows lie in one window; a read of part of it takes the rows
+ * of its range. */
+struct ser_run {
+    size_t n;
+    int64_t *ts;         /* in stored order */
+    struct slice *value; /* into bytes */
+    char *bytes;
+    size_t size, key_len; /* of the one allocation that holds it all; of key */
+    char key[];           /* host 0x00 event 0x00, then ts, value and bytes */
+};
+
+/* Frees a run (the deleter of a kept one). */
+void ser_run_free(void *run);
+/* The key of the run of prefix (host 0x00 event 0x00) in the cache. */
+uint64_t ser_kept_key(struct slice prefix);
+
+/* Scratch of ser_load, kept from one load to the next. */
+struct ser_loader;
+struct ser_loader *ser_loader_new(void);
+void ser_loader_free(struct ser_loader *l); /* NULL ok */
+/* A new run (*out) of the entries of prefix from it's position on: every
+ * one (it at the first), or with range (lo, hi) only while their stamps
+ * lie in it (it at the first entry of the range). desc: the database's
+ * order. Unranged and of more rows than a run kept may have: *out NULL.
+ * it is left at the first entry past them. ERR_CORRUPT for a damaged
+ * entry, or it's error. */
+int ser_load(struct ser_loader *l, struct iter *it, struct slice prefix, bool desc,
+             const int64_t *range, struct ser_run **out);
+
+/* Keeps the runs of the table's section (every host and event's rows, as
+ * store_series_each reads and keeps them) in the block cache while it
+ * holds less than three quarters of its budget: a window just written in
+ * its final form is the likeliest a dashboard reads next. desc: the
+ * database's order. Stops at the first damaged entry (reads report it). */
+void ser_keep_runs(struct sst_table *t, bool desc);
 /* Test hook: the most rows of one host and event in one table that a read
  * keeps in the block cache (store_series_each; 65,536 otherwise), 0 to
  * set it back. */

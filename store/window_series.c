@@ -5,7 +5,6 @@
 
 #include "base/coding.h"
 #include "base/err.h"
-#include "base/hash.h"
 #include "model/key.h"
 #include "store/catalog.h"
 #include "store/ikey.h"
@@ -40,7 +39,7 @@ struct store_series {
      * not called then */
     bool kept;
     struct buf run_from; /* the seek of a run's part */
-    struct run_load *load;
+    struct ser_loader *load;
     /* store_series_each's run: the stamps and values of its rows */
     int64_t *run_ts;
     struct slice *run_value;
@@ -396,93 +395,6 @@ int store_series_next(struct store_series *s, struct store_series_row *row)
     return 0;
 }
 
-/* --- a host and event's rows of a section, kept --- */
-
-/* All the rows of one host and event in one table's section, decoded
- * once and kept in the block cache beside the table's blocks (a
- * dashboard reads the same hosts' rows request after request: a run taken
- * from here is one lookup, where reading it from the blocks is a seek
- * through a table, a block and its restart points, each a few misses).
- * The table's rows lie in one window; a read of part of it takes the rows
- * of its range. */
-struct ser_run {
-    size_t n;
-    int64_t *ts;         /* in stored order */
-    struct slice *value; /* into bytes */
-    char *bytes;
-    size_t size, key_len; /* of the one allocation that holds it all; of key */
-    char key[];           /* host 0x00 event 0x00, then ts, value and bytes */
-};
-
-static void run_free(void *p)
-{
-    free(p);
-}
-
-/* The entries of prefix (host 0x00 event 0x00) from the cursor on: their
- * stamps, and their values copied; with ranged, only while their stamps
- * lie in [lo, hi] (the cursor sought to its first). The arrays are the
- * cursor's, kept from one load to the next. */
-struct run_load {
-    struct slice prefix;
-    bool desc, ranged;
-    int64_t lo, hi;
-    size_t max; /* rows; past them, too_many and no run */
-    bool too_many;
-    int64_t *ts;
-    size_t *off, *len, n, cap;
-    struct buf bytes;
-    bool bad;
-};
-
-static bool load_row(void *arg, struct slice ik, struct slice value)
-{
-    struct run_load *l = arg;
-    if (!ikey_ok(ik)) {
-        l->bad = true;
-        return false;
-    }
-    struct slice uk = ikey_user(ik);
-    if (!slice_starts_with(uk, l->prefix))
-        return false; /* past the run */
-    if (uk.len != l->prefix.len + 8) {
-        l->bad = true; /* host 0x00 event 0x00 and no stamp */
-        return false;
-    }
-    int64_t ts = key_ts_from_tskey(coding_get_u64be(uk.ptr + l->prefix.len), l->desc);
-    if (l->ranged && (ts < l->lo || ts > l->hi))
-        return false; /* past the range, in stored order */
-    if (l->n == l->max) {
-        l->too_many = true;
-        return false;
-    }
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 64;
-        l->ts = xrealloc(l->ts, l->cap * sizeof *l->ts);
-        l->off = xrealloc(l->off, l->cap * sizeof *l->off);
-        l->len = xrealloc(l->len, l->cap * sizeof *l->len);
-    }
-    l->ts[l->n] = ts;
-    l->off[l->n] = l->bytes.len;
-    l->len[l->n++] = value.len;
-    buf_append(&l->bytes, value.ptr, value.len);
-    return true;
-}
-
-/* A run is kept when it has at most this many rows: a high-rate series'
- * hour could be more than its reads of a few minutes would ever take. */
-#define KEPT_MAX_ROWS 65536
-
-static _Atomic size_t kept_max_rows = KEPT_MAX_ROWS; /* ser_test_kept_max_rows */
-
-/* The seed of a kept run's key in the cache (a hash of host 0x00 event 0x00). */
-#define KEPT_SEED 0x5eed5eedULL
-
-void ser_test_kept_max_rows(size_t rows)
-{
-    kept_max_rows = rows ? rows : KEPT_MAX_ROWS;
-}
-
 /* Reads the run of event in table t (the section's entries keyed
  * host 0x00 event 0x00 ...) into *out: all of it, or (w not NULL) its
  * rows in w's range; all of it but more rows than a run kept may have:
@@ -494,63 +406,24 @@ static int load_run(struct store_series *s, struct sst_table *t, struct slice ev
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &event, 0, false, true);
     if (!s->load)
-        s->load = xcalloc(1, sizeof *s->load);
-    struct run_load *l = s->load;
-    l->prefix = slice_make(s->seek.data, s->seek.len);
-    l->desc = desc;
-    l->ranged = w != NULL;
-    l->lo = w ? w->lo : 0;
-    l->hi = w ? w->hi : 0;
-    l->max = w ? SIZE_MAX : kept_max_rows;
-    l->too_many = l->bad = false;
-    l->n = 0;
-    buf_reset(&l->bytes);
+        s->load = ser_loader_new();
     s->it = sst_section_iter_again(s->it, t);
+    int64_t range[2] = {w ? w->lo : 0, w ? w->hi : 0};
     if (w) {
         buf_reset(&s->run_from);
         ser_key(&s->run_from, s->hostname, &event, desc ? w->hi : w->lo, desc, false);
         it_seek(s->it, slice_make(s->run_from.data, s->run_from.len));
     } else {
-        it_seek(s->it, l->prefix);
+        it_seek(s->it, slice_make(s->seek.data, s->seek.len));
     }
-    /* it_run takes the entries after the current one in its block; the
-     * current one, and the first of each next block, go by load_row too */
-    while (it_valid(s->it) && load_row(l, it_key(s->it), it_value(s->it))) {
-        if (!it_run(s->it, l->prefix.len, load_row, l))
-            it_next(s->it);
-        else if (!l->bad)
-            break; /* refused: past the run */
-    }
-    int rc = l->bad ? ERR_CORRUPT : it_status(s->it);
-    *out = NULL;
-    if (rc != ERR_OK || l->too_many)
-        return rc;
-    /* one allocation: the run, its key, stamps, values and their bytes */
-    size_t n = l->n, at_ts = (sizeof(struct ser_run) + l->prefix.len + 7) & ~(size_t)7;
-    size_t at_value = at_ts + n * sizeof(int64_t), at_bytes = at_value + n * sizeof(struct slice);
-    struct ser_run *r = xmalloc(at_bytes + l->bytes.len);
-    char *base = (char *)r;
-    r->n = n;
-    r->ts = (int64_t *)(void *)(base + at_ts);
-    r->value = (struct slice *)(void *)(base + at_value);
-    r->bytes = base + at_bytes;
-    r->size = at_bytes + l->bytes.len;
-    r->key_len = l->prefix.len;
-    memcpy(r->key, l->prefix.ptr, l->prefix.len);
-    if (n) {
-        memcpy(r->ts, l->ts, n * sizeof *r->ts);
-        memcpy(r->bytes, l->bytes.data, l->bytes.len);
-    }
-    for (size_t i = 0; i < n; i++)
-        r->value[i] = slice_make(r->bytes + l->off[i], l->len[i]);
-    *out = r;
-    return ERR_OK;
+    return ser_load(s->load, s->it, slice_make(s->seek.data, s->seek.len), desc, w ? range : NULL,
+                    out);
 }
 
 /* The run of event in w's table: kept (*h holds it; release it after), or
  * read now and kept, or read for this call alone (*own: when there is no
  * cache or another run has its key; the rows of w's range alone when the
- * run has more than KEPT_MAX_ROWS). */
+ * run has more rows than a run kept may have). */
 static int get_run(struct store_series *s, const struct ser_window *w, struct slice event,
                    const struct ser_run **run, struct cache_handle **h, struct ser_run **own)
 {
@@ -560,7 +433,7 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &event, 0, false, true);
     struct slice key = slice_make(s->seek.data, s->seek.len);
-    uint64_t hk = hash_mem(KEPT_SEED, key.ptr, key.len);
+    uint64_t hk = ser_kept_key(key);
     void *v;
     *h = sst_section_kept_get(t, hk, &v);
     const struct ser_run *kept = v;
@@ -582,7 +455,7 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
         return rc;
     size_t charge = r->size;
     if (!other)
-        *h = sst_section_kept_put(t, hk, r, charge, run_free);
+        *h = sst_section_kept_put(t, hk, r, charge, ser_run_free);
     if (!*h)
         *own = r;
     *run = r;
@@ -623,7 +496,7 @@ bool store_series_kept(struct store_series *s)
     ser_key(&s->seek, s->hostname, &s->events[0], 0, false, true);
     void *v;
     struct cache_handle *h =
-        sst_section_kept_get(t, hash_mem(KEPT_SEED, s->seek.data, s->seek.len), &v);
+        sst_section_kept_get(t, ser_kept_key(slice_make(s->seek.data, s->seek.len)), &v);
     const struct ser_run *run = v;
     bool kept =
         run && run->key_len == s->seek.len && memcmp(run->key, s->seek.data, s->seek.len) == 0;
@@ -662,7 +535,7 @@ static int each_kept_run(struct store_series *s, store_series_fn fn, void *arg)
             rc = fn(arg, &rows);
         }
         sst_section_kept_release(w->f->table, h);
-        run_free(own);
+        ser_run_free(own);
         if (rc)
             return rc;
     }
@@ -737,13 +610,7 @@ void store_series_close(struct store_series *s)
     buf_destroy(&s->seek);
     buf_destroy(&s->same);
     buf_destroy(&s->run_from);
-    if (s->load) {
-        free(s->load->ts);
-        free(s->load->off);
-        free(s->load->len);
-        buf_destroy(&s->load->bytes);
-        free(s->load);
-    }
+    ser_loader_free(s->load);
     free(s->run_ts);
     free(s->run_value);
     free(s->w);

@@ -171,6 +171,9 @@ struct cache_handle *sst_section_kept_get(struct sst_table *t, uint64_t key, voi
 struct cache_handle *sst_section_kept_put(struct sst_table *t, uint64_t key, void *value,
                                           size_t charge, void (*deleter)(void *value));
 void sst_section_kept_release(struct sst_table *t, struct cache_handle *h); /* NULL ok */
+/* Whether the block cache holds less than three quarters of its budget
+ * (what sst_warm_data fills it to), so that keeping more evicts nothing. */
+bool sst_section_kept_room(struct sst_table *t);
 /* The section's names block (empty if none); valid while t is. */
 struct slice sst_section_names(const struct sst_table *t);
 /* Reads every block of the table's section into the block cache (for a

@@ -814,6 +814,15 @@ struct cache_handle *sst_section_kept_put(struct sst_table *t, uint64_t key, voi
     return cache_insert(t->cache, t->kept_cache_id, key, value, charge, deleter);
 }
 
+bool sst_section_kept_room(struct sst_table *t)
+{
+    if (!t->kept_cache_id)
+        return false;
+    struct cache_stats cs;
+    cache_stats(t->cache, &cs);
+    return cs.bytes < cs.capacity / 4 * 3;
+}
+
 void sst_section_kept_release(struct sst_table *t, struct cache_handle *h)
 {
     if (h)
