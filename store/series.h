@@ -90,8 +90,8 @@ int ser_load(struct ser_loader *l, struct iter *it, struct slice prefix, bool de
              const int64_t *range, struct ser_run **out);
 
 /* Keeps the runs of the table's section (every host and event's rows, as
- * store_series_each reads and keeps them) in the block cache while it
- * holds less than three quarters of its budget: a window just written in
+ * store_series_each reads and keeps them; those of 16 rows or more) in the
+ * block cache while it holds less than three quarters of its budget: a window just written in
  * its final form is the likeliest a dashboard reads next. desc: the
  * database's order. Stops at the first damaged entry (reads report it). */
 void ser_keep_runs(struct sst_table *t, bool desc);

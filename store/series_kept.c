@@ -16,6 +16,12 @@
 
 static _Atomic size_t kept_max_rows = KEPT_MAX_ROWS; /* ser_test_kept_max_rows */
 
+/* ser_keep_runs keeps the runs of at least this many rows: a dashboard's
+ * series (a point every few seconds); a sparse one (a log event's few rows
+ * a host and hour, of thousands of hosts) is kept when a read asks for it,
+ * not for every host at once. */
+#define KEEP_MIN_ROWS 16
+
 /* The seed of a kept run's key in the cache (a hash of host 0x00 event 0x00). */
 #define KEPT_SEED 0x5eed5eedULL
 
@@ -183,6 +189,8 @@ void ser_keep_runs(struct sst_table *t, bool desc)
             it_seek(it, slice_make(prefix.data, prefix.len));
             continue;
         }
+        if (l->n < KEEP_MIN_ROWS)
+            continue;
         struct ser_run *r = run_of(l);
         struct cache_handle *h =
             sst_section_kept_put(t, ser_kept_key(l->prefix), r, r->size, ser_run_free);
