@@ -420,6 +420,23 @@ static int load_run(struct store_series *s, struct sst_table *t, struct slice ev
                     out);
 }
 
+/* The run of prefix (host 0x00 event 0x00) kept in t's cache, *h holding
+ * it; else NULL, *h NULL, and *other whether another host and event's run
+ * has its hash. */
+static const struct ser_run *find_kept(struct sst_table *t, struct slice prefix,
+                                       struct cache_handle **h, bool *other)
+{
+    void *v;
+    *h = sst_section_kept_get(t, ser_kept_key(prefix), &v);
+    const struct ser_run *run = v;
+    if (run && run->key_len == prefix.len && memcmp(run->key, prefix.ptr, prefix.len) == 0)
+        return run;
+    *other = *h != NULL;
+    sst_section_kept_release(t, *h);
+    *h = NULL;
+    return NULL;
+}
+
 /* The run of event in w's table: kept (*h holds it; release it after), or
  * read now and kept, or read for this call alone (*own: when there is no
  * cache or another run has its key; the rows of w's range alone when the
@@ -432,18 +449,10 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     *own = NULL;
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &event, 0, false, true);
-    struct slice key = slice_make(s->seek.data, s->seek.len);
-    uint64_t hk = ser_kept_key(key);
-    void *v;
-    *h = sst_section_kept_get(t, hk, &v);
-    const struct ser_run *kept = v;
-    if (kept && kept->key_len == key.len && memcmp(kept->key, key.ptr, key.len) == 0) {
-        *run = kept;
+    uint64_t hk = ser_kept_key(slice_make(s->seek.data, s->seek.len));
+    bool other = false;
+    if ((*run = find_kept(t, slice_make(s->seek.data, s->seek.len), h, &other)))
         return ERR_OK;
-    }
-    bool other = *h != NULL; /* another host and event with the same hash */
-    sst_section_kept_release(t, *h);
-    *h = NULL;
     struct ser_run *r;
     int rc = load_run(s, t, event, NULL, &r);
     if (rc == ERR_OK && !r) { /* too many to keep */
@@ -453,9 +462,8 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     }
     if (rc)
         return rc;
-    size_t charge = r->size;
     if (!other)
-        *h = sst_section_kept_put(t, hk, r, charge, ser_run_free);
+        *h = sst_section_kept_put(t, hk, r, r->size, ser_run_free);
     if (!*h)
         *own = r;
     *run = r;
@@ -494,12 +502,9 @@ bool store_series_kept(struct store_series *s)
     struct sst_table *t = s->w[0].f->table;
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &s->events[0], 0, false, true);
-    void *v;
-    struct cache_handle *h =
-        sst_section_kept_get(t, ser_kept_key(slice_make(s->seek.data, s->seek.len)), &v);
-    const struct ser_run *run = v;
-    bool kept =
-        run && run->key_len == s->seek.len && memcmp(run->key, s->seek.data, s->seek.len) == 0;
+    struct cache_handle *h;
+    bool other;
+    bool kept = find_kept(t, slice_make(s->seek.data, s->seek.len), &h, &other) != NULL;
     sst_section_kept_release(t, h);
     return kept;
 }
