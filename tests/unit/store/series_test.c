@@ -451,6 +451,7 @@ struct fixture {
     struct store *s;
     struct store_db *db;
     struct store_opts o;
+    bool desc; /* the database's ts order */
 };
 
 static int64_t fixed_clock(void *arg)
@@ -459,16 +460,28 @@ static int64_t fixed_clock(void *arg)
     return T0 + 10 * HOUR;
 }
 
-static int setup(void **state)
+static int setup_order(void **state, bool desc)
 {
     struct fixture *f = xcalloc(1, sizeof *f);
     store_opts_default(&f->o);
     f->o.wal_sync = STORE_SYNC_NONE;
     f->o.clock = fixed_clock;
-    struct db_opts dbo = {.buckets = 3, .ts_desc = true};
+    struct db_opts dbo = {.buckets = 3, .ts_desc = desc};
     assert_int_equal(tu_store_with_db("ser", &f->o, &dbo, &f->dir, &f->s, &f->db), ERR_OK);
+    f->desc = desc;
     *state = f;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_order(state, true);
+}
+
+/* A database of ts order asc: its rows, and runs, in ascending stamps. */
+static int setup_asc(void **state)
+{
+    return setup_order(state, false);
 }
 
 static int teardown(void **state)
@@ -687,7 +700,7 @@ static size_t check_host(struct fixture *f, const char *host, int64_t lo, int64_
             struct iter *it = store_iter_bucket_range(snap, bucket, win[w].lo, win[w].hi, NULL);
             for (it_seek_first(it); it_valid(it); it_next(it)) {
                 struct key_row kr;
-                assert_int_equal(key_decode_row(it_key(it), true, &kr), ERR_OK);
+                assert_int_equal(key_decode_row(it_key(it), f->desc, &kr), ERR_OK);
                 if ((host && !slice_eq(kr.host, hs)) || (evs && !in_set(evs, nevs, kr.event)))
                     continue;
                 buf_reset(&num);
@@ -914,6 +927,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_gaps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_runs, setup_asc, teardown),
         cmocka_unit_test_setup_teardown(test_keep_runs, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
