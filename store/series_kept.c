@@ -41,7 +41,7 @@ struct ser_loader {
     size_t max; /* rows; past them, too_many and no run */
     bool too_many;
     int64_t *ts;
-    size_t *off, *len, n, cap;
+    size_t *off, n, cap; /* a value's bytes: from off[i] to the next's */
     struct buf bytes;
     bool bad;
 };
@@ -71,11 +71,9 @@ static bool load_row(void *arg, struct slice ik, struct slice value)
         l->cap = l->cap ? 2 * l->cap : 64;
         l->ts = xrealloc(l->ts, l->cap * sizeof *l->ts);
         l->off = xrealloc(l->off, l->cap * sizeof *l->off);
-        l->len = xrealloc(l->len, l->cap * sizeof *l->len);
     }
     l->ts[l->n] = ts;
-    l->off[l->n] = l->bytes.len;
-    l->len[l->n++] = value.len;
+    l->off[l->n++] = l->bytes.len;
     buf_append(&l->bytes, value.ptr, value.len);
     return true;
 }
@@ -118,8 +116,10 @@ static struct ser_run *run_of(const struct ser_loader *l)
         memcpy(r->ts, l->ts, n * sizeof *r->ts);
         memcpy(r->bytes, l->bytes.data, l->bytes.len);
     }
-    for (size_t i = 0; i < n; i++)
-        r->value[i] = slice_make(r->bytes + l->off[i], l->len[i]);
+    for (size_t i = 0; i < n; i++) {
+        size_t end = i + 1 < n ? l->off[i + 1] : l->bytes.len;
+        r->value[i] = slice_make(r->bytes + l->off[i], end - l->off[i]);
+    }
     return r;
 }
 
@@ -139,7 +139,6 @@ void ser_loader_free(struct ser_loader *l)
         return;
     free(l->ts);
     free(l->off);
-    free(l->len);
     buf_destroy(&l->bytes);
     free(l);
 }

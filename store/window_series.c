@@ -420,14 +420,14 @@ static int load_run(struct store_series *s, struct sst_table *t, struct slice ev
                     out);
 }
 
-/* The run of prefix (host 0x00 event 0x00) kept in t's cache, *h holding
- * it; else NULL, *h NULL, and *other whether another host and event's run
- * has its hash. */
-static const struct ser_run *find_kept(struct sst_table *t, struct slice prefix,
+/* The run of prefix (host 0x00 event 0x00; its key hk, ser_kept_key)
+ * kept in t's cache, *h holding it; else NULL, *h NULL, and *other whether
+ * another host and event's run has its hash. */
+static const struct ser_run *find_kept(struct sst_table *t, struct slice prefix, uint64_t hk,
                                        struct cache_handle **h, bool *other)
 {
     void *v;
-    *h = sst_section_kept_get(t, ser_kept_key(prefix), &v);
+    *h = sst_section_kept_get(t, hk, &v);
     const struct ser_run *run = v;
     if (run && run->key_len == prefix.len && memcmp(run->key, prefix.ptr, prefix.len) == 0)
         return run;
@@ -449,9 +449,10 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     *own = NULL;
     buf_reset(&s->seek);
     ser_key(&s->seek, s->hostname, &event, 0, false, true);
-    uint64_t hk = ser_kept_key(slice_make(s->seek.data, s->seek.len));
+    struct slice prefix = slice_make(s->seek.data, s->seek.len);
+    uint64_t hk = ser_kept_key(prefix);
     bool other = false;
-    if ((*run = find_kept(t, slice_make(s->seek.data, s->seek.len), h, &other)))
+    if ((*run = find_kept(t, prefix, hk, h, &other)))
         return ERR_OK;
     struct ser_run *r;
     int rc = load_run(s, t, event, NULL, &r);
@@ -504,7 +505,8 @@ bool store_series_kept(struct store_series *s)
     ser_key(&s->seek, s->hostname, &s->events[0], 0, false, true);
     struct cache_handle *h;
     bool other;
-    bool kept = find_kept(t, slice_make(s->seek.data, s->seek.len), &h, &other) != NULL;
+    struct slice prefix = slice_make(s->seek.data, s->seek.len);
+    bool kept = find_kept(t, prefix, ser_kept_key(prefix), &h, &other) != NULL;
     sst_section_kept_release(t, h);
     return kept;
 }
