@@ -68,9 +68,17 @@ struct ser_run {
     struct slice *value; /* into bytes */
     char *bytes;
     size_t size, key_len; /* of the one allocation that holds it all; of key */
+    size_t over;          /* 0, or a stand-in of no rows: the run has more than this many */
     char key[];           /* host 0x00 event 0x00, then ts, value and bytes */
 };
 
+/* A run of no rows that stands for prefix's run of too many rows to keep
+ * (kept in its place, so that reads take their range at once rather than
+ * reading the run's first rows again each time). */
+struct ser_run *ser_run_too_many(struct slice prefix);
+/* Whether r stands for a run of too many rows to keep (under the limit of
+ * now: a stand-in made under a lower one is not). */
+bool ser_run_over(const struct ser_run *r);
 /* Frees a run (the deleter of a kept one). */
 void ser_run_free(void *run);
 /* The key of the run of prefix (host 0x00 event 0x00) in the cache. */

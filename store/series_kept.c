@@ -111,6 +111,7 @@ static struct ser_run *run_of(const struct ser_loader *l)
     r->bytes = base + at_bytes;
     r->size = at_bytes + l->bytes.len;
     r->key_len = l->prefix.len;
+    r->over = 0;
     memcpy(r->key, l->prefix.ptr, l->prefix.len);
     if (n) {
         memcpy(r->ts, l->ts, n * sizeof *r->ts);
@@ -121,6 +122,21 @@ static struct ser_run *run_of(const struct ser_loader *l)
         r->value[i] = slice_make(r->bytes + l->off[i], end - l->off[i]);
     }
     return r;
+}
+
+struct ser_run *ser_run_too_many(struct slice prefix)
+{
+    struct ser_run *r = xcalloc(1, sizeof *r + prefix.len);
+    r->size = sizeof *r + prefix.len;
+    r->key_len = prefix.len;
+    r->over = kept_max_rows;
+    memcpy(r->key, prefix.ptr, prefix.len);
+    return r;
+}
+
+bool ser_run_over(const struct ser_run *r)
+{
+    return r->over && r->over >= kept_max_rows;
 }
 
 void ser_run_free(void *run)

@@ -452,11 +452,27 @@ static int get_run(struct store_series *s, const struct ser_window *w, struct sl
     struct slice prefix = slice_make(s->seek.data, s->seek.len);
     uint64_t hk = ser_kept_key(prefix);
     bool other = false;
-    if ((*run = find_kept(t, prefix, hk, h, &other)))
+    const struct ser_run *kept = find_kept(t, prefix, hk, h, &other);
+    if (kept && !kept->over) {
+        *run = kept;
         return ERR_OK;
-    struct ser_run *r;
-    int rc = load_run(s, t, event, NULL, &r);
-    if (rc == ERR_OK && !r) { /* too many to keep */
+    }
+    if (kept && !ser_run_over(kept)) { /* a stand-in of a lower limit: read again */
+        sst_section_kept_release(t, *h);
+        *h = NULL;
+        kept = NULL;
+    }
+    struct ser_run *r = NULL;
+    int rc = kept ? ERR_OK : load_run(s, t, event, NULL, &r);
+    if (rc == ERR_OK && !r) { /* too many to keep: the range alone */
+        if (!kept && !other) {
+            r = ser_run_too_many(prefix);
+            *h = sst_section_kept_put(t, hk, r, r->size, ser_run_free);
+            if (!*h)
+                ser_run_free(r);
+        }
+        sst_section_kept_release(t, *h);
+        *h = NULL;
         rc = load_run(s, t, event, w, own);
         *run = *own;
         return rc;
@@ -506,7 +522,8 @@ bool store_series_kept(struct store_series *s)
     struct cache_handle *h;
     bool other;
     struct slice prefix = slice_make(s->seek.data, s->seek.len);
-    bool kept = find_kept(t, prefix, ser_kept_key(prefix), &h, &other) != NULL;
+    const struct ser_run *run = find_kept(t, prefix, ser_kept_key(prefix), &h, &other);
+    bool kept = run && !run->over; /* a stand-in: its reads seek */
     sst_section_kept_release(t, h);
     return kept;
 }
