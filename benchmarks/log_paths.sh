@@ -5,8 +5,8 @@
 # A round runs line protocol (ingest_bench), Elasticsearch bulk
 # (ingest_bench --es), syslog over TCP (syslog_bench, every host on every
 # connection), and Loki JSON, Loki protobuf, OTLP/JSON and OTLP protobuf
-# (push_bench --only PATH, which sends line protocol first in the same
-# daemon); the order turns by one each round. Every tool sends the same
+# (push_bench --only PATH --alone: that path only, as the others); the
+# order turns by one each round. Every tool sends the same
 # events (ingest_bench's generator). Prints each run, then per path the
 # median, lowest and highest share of line protocol's rate in the same
 # round, and the median daemon CPU per event once settled.
@@ -45,7 +45,7 @@ run() {
         ;;
     *)
         out=$("$bench/push_bench" --port "$http" --events "$events" --batch 5000 --conns "$conns" \
-            --rounds 1 --only "$path" --server-pid "$pid")
+            --rounds 1 --only "$path" --alone --server-pid "$pid")
         rate=$(awk -v p="$path" '$1 == p { print $2; exit }' <<<"$out")
         cpu=$(awk -v p="$path" '$1 == p { print $(NF - 3) / 1000; exit }' <<<"$out")
         ;;
