@@ -680,9 +680,26 @@ static int lock_within_budget(struct store_db *db)
     }
 }
 
+/* Half the budget used: asks the store to flush the memtables of
+ * databases that writes have left (store.c, relieve_idle), at most every
+ * IDLE_ASK_NS, before this one's own rule below freezes its memtables
+ * early for their rows. */
+static void ask_idle_relief(struct store *s)
+{
+    if (atomic_load(&s->mem_total) < s->opts.memtable_bytes / 2)
+        return;
+    int64_t now = clock_mono_ns();
+    long long last = atomic_load(&s->idle_asked_ns);
+    if (now - last < IDLE_ASK_NS || !atomic_compare_exchange_strong(&s->idle_asked_ns, &last, now))
+        return;
+    atomic_store(&s->want_idle_relief, true);
+    store_wake(s);
+}
+
 static void maybe_freeze(struct store_db *db)
 {
     struct store *s = db->store;
+    ask_idle_relief(s);
     size_t active = atomic_load(&db->active_bytes);
     size_t thr = freeze_threshold(s);
     /* Over three quarters of the budget with other databases' data: free

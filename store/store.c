@@ -162,6 +162,26 @@ static void relieve(struct store *s)
     store_put_dbs(dbs, n);
 }
 
+/* Half the budget is used (db.c, ask_idle_relief): databases without a
+ * write for IDLE_RELIEF_NS that hold a sixteenth of the budget or more are
+ * frozen, so that their flush gives the memory to the databases being
+ * written. Else rows that writes have left would hold their share until
+ * settle_after (a minute by default) while another database's memtables
+ * are frozen early and small, and its writers wait for their flushes. */
+static void relieve_idle(struct store *s)
+{
+    int64_t now = clock_mono_ns();
+    size_t n;
+    struct store_db **dbs = store_all_dbs(s, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct store_db *db = dbs[i];
+        if (now - atomic_load(&db->last_write_ns) >= IDLE_RELIEF_NS &&
+            atomic_load(&db->active_bytes) >= s->opts.memtable_bytes / 16)
+            db_freeze_for_budget(db);
+    }
+    store_put_dbs(dbs, n);
+}
+
 static void *bg_main(void *arg)
 {
     struct store *s = arg;
@@ -170,6 +190,12 @@ static void *bg_main(void *arg)
         if (atomic_exchange(&s->want_relief, false)) {
             pthread_mutex_unlock(&s->bg_mu);
             relieve(s);
+            pthread_mutex_lock(&s->bg_mu);
+            continue;
+        }
+        if (atomic_exchange(&s->want_idle_relief, false)) {
+            pthread_mutex_unlock(&s->bg_mu);
+            relieve_idle(s);
             pthread_mutex_lock(&s->bg_mu);
             continue;
         }

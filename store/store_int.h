@@ -135,7 +135,16 @@ struct store {
     _Atomic(store_commit_fn) commit_fn;
     void *_Atomic commit_arg;
     atomic_bool want_relief; /* over budget with no database able to flush itself */
+    /* half the budget used: idle databases asked to flush (store.c,
+     * relieve_idle), at most every IDLE_ASK_NS */
+    atomic_bool want_idle_relief;
+    atomic_llong idle_asked_ns;
 };
+
+/* A database without a write for this long gives its memtables back when
+ * another fills half the budget (store.c, relieve_idle). */
+#define IDLE_RELIEF_NS 1000000000LL
+#define IDLE_ASK_NS 100000000LL
 
 /* A snapshot (db.c): each partition's memtables and files, and what hides
  * rows (sequence, TTL cut-offs, range tombstones); store_catalog reads it

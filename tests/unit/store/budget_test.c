@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "model/record.h"
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
@@ -41,7 +43,12 @@ static void test_empty_memtables_are_free(void **state)
         snprintf(name, sizeof name, "d%d", i);
         assert_int_equal(store_db_get(s, name, &db), ERR_OK);
         struct batch *b = batch_new();
-        batch_put(b, 1700000000000000000LL + i, slice_cstr("h"), slice_cstr("e"), slice_cstr("v"));
+        struct rec_field f = {.key = slice_cstr("v"), .type = REC_INT, .v.i = i};
+        struct buf rec = BUF_INIT;
+        rec_encode(&rec, NULL, 0, &f, 1);
+        batch_put(b, 1700000000000000000LL + i, slice_cstr("h"), slice_cstr("e"),
+                  slice_make(rec.data, rec.len));
+        buf_destroy(&rec);
         assert_int_equal(store_write(db, b), ERR_OK);
         batch_free(b);
         store_db_unref(db);
@@ -51,18 +58,23 @@ static void test_empty_memtables_are_free(void **state)
     free(dir);
 }
 
-/* Writes rows of about 100 bytes to db until n bytes are written. */
+/* Writes rows of about 100 bytes to db until n bytes are written: each a
+ * record of one string field (what the flush's catalog reads). */
 static void fill(struct store_db *db, int64_t t0, size_t n)
 {
     struct batch *b = batch_new();
-    char v[100];
+    char v[90];
     memset(v, 'x', sizeof v - 1);
     v[sizeof v - 1] = '\0';
+    struct rec_field f = {.key = slice_cstr("msg"), .type = REC_STRING, .v.s = slice_cstr(v)};
+    struct buf rec = BUF_INIT;
+    rec_encode(&rec, NULL, 0, &f, 1);
     for (size_t i = 0; i * 120 < n; i++)
         batch_put_id(b, t0 + (int64_t)i, slice_cstr("h"), slice_cstr("e"), slice_make("", 0),
-                     slice_cstr(v), false);
+                     slice_make(rec.data, rec.len), false);
     assert_int_equal(store_write(db, b), ERR_OK);
     batch_free(b);
+    buf_destroy(&rec);
 }
 
 /* Many databases, each under the share that makes it flush on its own,
@@ -99,6 +111,54 @@ static void test_many_small_databases_flush(void **state)
     free(dir);
 }
 
+/* A database that writes have left for a second gives its memtables back
+ * once another fills half the budget: its rows are flushed, where they
+ * would otherwise hold their share until settle_after while the other's
+ * memtables were frozen early and small. */
+static void test_idle_database_gives_way(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("budget");
+    struct store_opts o;
+    store_opts_default(&o);
+    o.dir = dir;
+    o.wal_sync = STORE_SYNC_NONE;
+    o.memtable_bytes = 8u << 20;
+    o.settle_after_ns = 3600LL * 1000000000LL; /* no settle within the test */
+    struct store *s;
+    assert_int_equal(store_open(&o, &s), ERR_OK);
+    struct db_opts d = {.buckets = 1, .ts_desc = true};
+    struct store_db *idle, *busy;
+    assert_int_equal(store_db_create(s, "idle", &d), ERR_OK);
+    assert_int_equal(store_db_create(s, "busy", &d), ERR_OK);
+    assert_int_equal(store_db_get(s, "idle", &idle), ERR_OK);
+    assert_int_equal(store_db_get(s, "busy", &busy), ERR_OK);
+    /* 1 MiB: over a sixteenth of the budget, under its own flush point */
+    fill(idle, 1700000000000000000LL, 1u << 20);
+    struct store_db_stats st;
+    store_db_stats(idle, &st);
+    assert_int_equal(st.sst_bytes, 0);
+    struct timespec pause = {1, 200000000L};
+    nanosleep(&pause, NULL);
+    /* 3.2 MiB more in the other: half the budget, not three quarters */
+    for (int i = 0; i < 32; i++)
+        fill(busy, 1700000000000000000LL + i * 1000000LL, 100u << 10);
+    bool flushed = false;
+    for (int i = 0; i < 100 && !flushed; i++) {
+        store_db_stats(idle, &st);
+        flushed = st.sst_bytes > 0;
+        struct timespec step = {0, 50000000L};
+        if (!flushed)
+            nanosleep(&step, NULL);
+    }
+    assert_true(flushed);
+    store_db_unref(idle);
+    store_db_unref(busy);
+    store_close(s);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -106,6 +166,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty_memtables_are_free),
         cmocka_unit_test(test_many_small_databases_flush),
+        cmocka_unit_test(test_idle_database_gives_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
