@@ -333,6 +333,22 @@ static bool read_any(struct fast *f, int depth, int level, struct otlp_attr *a, 
     return rc == 0;
 }
 
+/* The scalar member an AnyValue opens with as exporters write it, with its
+ * brace, quotes and colon ({"stringValue":...): its otlp_json_any_name
+ * index, the position past the colon; else -1 and nothing read. */
+static int any_opening(struct fast *f)
+{
+    if (LIT(f, "{\"stringValue\":"))
+        return 0;
+    if (LIT(f, "{\"intValue\":"))
+        return 2;
+    if (LIT(f, "{\"doubleValue\":"))
+        return 3;
+    if (LIT(f, "{\"boolValue\":"))
+        return 1;
+    return -1;
+}
+
 /* read_any's shortcut for an AnyValue of one scalar member, as exporters
  * write them ({"stringValue":"x"}): true if it was one, else nothing is
  * read (the position is back where it was). */
@@ -340,12 +356,12 @@ static bool any_one(struct fast *f, struct otlp_attr *a, int *which)
 {
     struct mark m0 = mark_at(f);
     struct slice name;
-    if (LIT(f, "{") && str(f, &name) && LIT(f, ":")) {
-        int m = otlp_json_any_name(name); /* unknown or a list: the full reading */
-        if (m >= 0 && m != 4 && m != 5 && read_scalar(f, m, a) && LIT(f, "}")) {
-            *which = m;
-            return true;
-        }
+    int m = any_opening(f);
+    if (m < 0 && LIT(f, "{") && str(f, &name) && LIT(f, ":"))
+        m = otlp_json_any_name(name); /* unknown or a list: the full reading */
+    if (m >= 0 && m != 4 && m != 5 && read_scalar(f, m, a) && LIT(f, "}")) {
+        *which = m;
+        return true;
     }
     back_to(f, m0);
     return false;
