@@ -206,9 +206,8 @@ static bool read_u64(struct fast *f, uint64_t *out)
     int64_t i;
     double x;
     struct slice digits;
-    if (!jscan_type(&f->s, &t))
-        return false;
-    if (t == JS_STRING)
+    blank(f);
+    if (*f->s.p == '"')
         return str(f, &digits) && dec_u64(digits.ptr, digits.len, out) == DEC_OK;
     if (!jscan_number(&f->s, &t, &i, &x) || t != JS_INT || i < 0)
         return false;
@@ -222,9 +221,8 @@ static bool read_i64(struct fast *f, int64_t *out)
     enum jscan_type t;
     double x;
     struct slice digits;
-    if (!jscan_type(&f->s, &t))
-        return false;
-    if (t == JS_STRING)
+    blank(f);
+    if (*f->s.p == '"')
         return str(f, &digits) && dec_i64(digits.ptr, digits.len, out) == DEC_OK;
     return jscan_number(&f->s, &t, out, &x) && t == JS_INT;
 }
@@ -235,9 +233,8 @@ static bool read_double(struct fast *f, double *out)
     enum jscan_type t;
     int64_t i;
     struct slice name;
-    if (!jscan_type(&f->s, &t))
-        return false;
-    if (t == JS_STRING) {
+    blank(f);
+    if (*f->s.p == '"') {
         if (!str(f, &name))
             return false;
         if (slice_eq(name, slice_cstr("NaN")))
