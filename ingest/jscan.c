@@ -182,8 +182,55 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* The bytes number_short reads at most: a sign, 15 digits, a point and
+ * the byte after. */
+#define SHORT_NUMBER_SPAN 18
+
+/* jscan_number for the forms most numbers take, -?(0|[1-9][0-9]*)(\.[0-9]+)?
+ * with 15 digits or fewer in all and no exponent, read without the checks
+ * of the end the full reading makes at each byte (the caller leaves
+ * SHORT_NUMBER_SPAN bytes or more after the position). The same results:
+ * an integer as it is, a decimal as its digits over 10^(fraction digits),
+ * exact under 16 digits. false: another form, nothing read. */
+static bool number_short(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
+{
+    const char *q = s->p;
+    bool neg = *q == '-';
+    q += neg;
+    const char *d0 = q, *lim = q + 15;
+    uint64_t m = 0;
+    if (*q == '0')
+        q++;
+    else
+        for (; q < lim && digit(*q); q++)
+            m = m * 10 + (unsigned)(*q - '0');
+    if (q == d0 || digit(*q))
+        return false; /* no digit, 0 then a digit, or over 15 digits */
+    if (*q != '.') {
+        if (*q == 'e' || *q == 'E')
+            return false;
+        *i = neg ? -(int64_t)m : (int64_t)m;
+        *t = JS_INT;
+        s->p = q;
+        return true;
+    }
+    const char *f0 = ++q;
+    for (; q < lim + 1 && digit(*q); q++)
+        m = m * 10 + (unsigned)(*q - '0');
+    int frac = (int)(q - f0);
+    if (frac == 0 || digit(*q) || *q == 'e' || *q == 'E')
+        return false;
+    double x = (double)m / pow10_exact[frac];
+    *f = neg ? -x : x;
+    *t = JS_FLOAT;
+    s->p = q;
+    return true;
+}
+
 bool jscan_number(struct jscan *s, enum jscan_type *t, int64_t *i, double *f)
 {
+    if (s->end - s->p >= SHORT_NUMBER_SPAN && number_short(s, t, i, f))
+        return true;
     const char *q = s->p, *start = q;
     bool neg = q < s->end && *q == '-';
     if (neg)

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "ingest/jscan.h"
 #include "ingest/jsonl.h"
 #include "render.h"
 
@@ -211,6 +212,84 @@ static void test_decimals_match_strtod(void **state)
     jsonl_free(p);
 }
 
+/* How jscan_number reads num: the result, type, value (a float's bits)
+ * and the bytes read; tail after it. Alone (no tail: fewer than 18 bytes
+ * after a short number) it takes the full reading; with 18 bytes or more
+ * after it the short one (jscan.c, number_short) where the form is one. */
+static void read_number(const char *num, const char *tail, struct buf *out)
+{
+    char text[128];
+    snprintf(text, sizeof text, "%s%s", num, tail);
+    struct buf scratch = BUF_INIT;
+    struct jscan s;
+    jscan_init(&s, text, strlen(text), &scratch);
+    enum jscan_type t = JS_NULL;
+    int64_t i = 0;
+    double d = 0;
+    bool ok = jscan_number(&s, &t, &i, &d);
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    buf_reset(out);
+    if (!ok)
+        buf_printf(out, "error %s", s.err ? s.err : "");
+    else if (t == JS_INT)
+        buf_printf(out, "int %lld, %td bytes", (long long)i, s.p - text);
+    else
+        buf_printf(out, "float %016llx, %td bytes", (unsigned long long)bits, s.p - text);
+    buf_destroy(&scratch);
+}
+
+/* The short reading of common numbers (jscan.c, number_short) gives what
+ * the full reading gives, value for value and error for error. */
+static void test_short_numbers(void **state)
+{
+    (void)state;
+    static const char *const fixed[] = {
+        "0", "-0", "0.0", "-0.0", "0.5", "-0.5", "7", "-7", "12.345", "01", "-01", "1.", "-",
+        "1.e5", "1e5", "1E5", "1.5e3", "-1.5E-3", "123456789012345", "-123456789012345",
+        "1234567890123456", "12345678901234.5", "1234567890123.45", "0.00000000000001",
+        "0.000000000000001", "99999999999999.9", "9007199254740993", "1.2.3", "--1", "-.5",
+        ".5", "00", "0.1234567890123456", "100000000000000", "999999999999999.0",
+        /* 16 digits: their mantissa over 2^53 is rounded before the division */
+        "900719925474099.7", "-900719925474099.7", "9.007199254740997"};
+    struct buf a = BUF_INIT, b = BUF_INIT;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        read_number(fixed[i], "", &a);
+        read_number(fixed[i], ",\"pad\":\"abcdefghijklmnopqrstuvwxyz\"}", &b);
+        if (strcmp(buf_cstr(&a), buf_cstr(&b)) != 0) {
+            print_error("%s: at the end %s, before a tail %s\n", fixed[i], buf_cstr(&a),
+                        buf_cstr(&b));
+            fail();
+        }
+    }
+    uint64_t seed = 11;
+    char num[48];
+    for (int i = 0; i < 50000; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int nint = (int)((seed >> 8) % 18), nfrac = (int)((seed >> 16) % 18) - 1;
+        size_t n = 0;
+        if ((seed >> 7) & 1)
+            num[n++] = '-';
+        uint64_t r = seed;
+        for (int k = 0; k < nint; k++, r = r * 6364136223846793005ULL + 1)
+            num[n++] = (char)('0' + (r >> 59) % 10);
+        if (nfrac >= 0) {
+            num[n++] = '.';
+            for (int k = 0; k < nfrac; k++, r = r * 6364136223846793005ULL + 1)
+                num[n++] = (char)('0' + (r >> 59) % 10);
+        }
+        num[n] = '\0';
+        read_number(num, "", &a);
+        read_number(num, ",\"pad\":\"abcdefghijklmnopqrstuvwxyz\"}", &b);
+        if (strcmp(buf_cstr(&a), buf_cstr(&b)) != 0) {
+            print_error("%s: at the end %s, before a tail %s\n", num, buf_cstr(&a), buf_cstr(&b));
+            fail();
+        }
+    }
+    buf_destroy(&a);
+    buf_destroy(&b);
+}
+
 /* The map's key lists are split when it is set: a parser given another
  * map takes its keys, and lists longer than the split holds (16 names)
  * still find names past the sixteenth, first in the list's order. */
@@ -251,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_documents),
         cmocka_unit_test(test_depth),
         cmocka_unit_test(test_decimals_match_strtod),
+        cmocka_unit_test(test_short_numbers),
         cmocka_unit_test(test_map_lists),
     };
     cmocka_set_message_output(CM_OUTPUT_TAP);
