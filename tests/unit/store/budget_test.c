@@ -20,15 +20,23 @@
 #include "store/store.h"
 #include "tests/support/store_testutil.h"
 
-static void test_empty_memtables_are_free(void **state)
+/* The options of a store in dir without WAL syncs, of a memtable budget
+ * of mib MiB. */
+static struct store_opts budget_opts(const char *dir, unsigned mib)
 {
-    (void)state;
-    char *dir = tu_mkdtemp("budget");
     struct store_opts o;
     store_opts_default(&o);
     o.dir = dir;
     o.wal_sync = STORE_SYNC_NONE;
-    o.memtable_bytes = 8u << 20;
+    o.memtable_bytes = (size_t)mib << 20;
+    return o;
+}
+
+static void test_empty_memtables_are_free(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("budget");
+    struct store_opts o = budget_opts(dir, 8);
     o.write_stall_ns = 0; /* over budget: ERR_BUSY at once */
     struct store *s;
     assert_int_equal(store_open(&o, &s), ERR_OK);
@@ -84,11 +92,7 @@ static void test_many_small_databases_flush(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp("budget");
-    struct store_opts o;
-    store_opts_default(&o);
-    o.dir = dir;
-    o.wal_sync = STORE_SYNC_NONE;
-    o.memtable_bytes = 4u << 20;
+    struct store_opts o = budget_opts(dir, 4);
     o.write_stall_ns = 3000000000LL; /* the flush comes well within */
     struct store *s;
     assert_int_equal(store_open(&o, &s), ERR_OK);
@@ -119,11 +123,7 @@ static void test_idle_database_gives_way(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp("budget");
-    struct store_opts o;
-    store_opts_default(&o);
-    o.dir = dir;
-    o.wal_sync = STORE_SYNC_NONE;
-    o.memtable_bytes = 8u << 20;
+    struct store_opts o = budget_opts(dir, 8);
     o.settle_after_ns = 3600LL * 1000000000LL; /* no settle within the test */
     struct store *s;
     assert_int_equal(store_open(&o, &s), ERR_OK);
