@@ -1483,9 +1483,11 @@ void iql_eval_raw(const struct iql_ex *e, struct cond_row *row, const char *host
     }
     *out = (struct iql_val){.kind = IQL_V_NULL};
     struct slice n = slice_make(e->s, strlen(e->s));
-    const struct rec_field *f = cond_row_field(row, n);
+    const struct rec_field *f = e->cast == IQL_CAST_TAG ? NULL : cond_row_field(row, n);
     if (f) {
         iql_val_of_field(f, out);
+    } else if (e->cast == IQL_CAST_FIELD) {
+        return;
     } else if (strcmp(e->s, host_tag) == 0) {
         if (row->host.len)
             *out = (struct iql_val){.kind = IQL_V_STR, .s = row->host};

@@ -46,8 +46,18 @@ enum iql_op {
     IQL_O_OR,
 };
 
+/* What a VAR's ::cast names: a tag or a field where one name is both
+ * (InfluxDB's `x::tag`, `x::field`; a type cast, ::float and the rest,
+ * names a field). */
+enum iql_cast {
+    IQL_CAST_NONE,
+    IQL_CAST_TAG,
+    IQL_CAST_FIELD,
+};
+
 struct iql_ex {
     enum iql_ex_kind kind;
+    enum iql_cast cast; /* VAR */
     enum iql_op op;
     bool is_int;
     double f;

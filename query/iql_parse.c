@@ -418,6 +418,7 @@ static struct iql_ex *var_or_call(struct ps *x)
             iql_ex_free(e);
             return NULL;
         }
+        e->cast = strcasecmp(ty, "tag") == 0 ? IQL_CAST_TAG : IQL_CAST_FIELD;
         free(ty);
     }
     return e;

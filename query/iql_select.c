@@ -163,15 +163,18 @@ static int field_type(const struct sel *s, const char *name)
     return 0;
 }
 
-static struct iql_ex *var_ex(const char *name)
+static struct iql_ex *var_ex(const char *name, enum iql_cast cast)
 {
     struct iql_ex *v = xcalloc(1, sizeof *v);
     v->kind = IQL_X_VAR;
+    v->cast = cast;
     v->s = xstrdup(name);
     return v;
 }
 
-/* SELECT *: the fields and tags (not GROUP BY ones), sorted together. */
+/* SELECT *: the fields and tags (not GROUP BY ones), sorted together. A
+ * name both a field and a tag is listed twice, as InfluxDB lists it: the
+ * field, then the tag (its column named name_1 by add_col). */
 static void star_cols(struct sel *s)
 {
     char **tk = s->star_tags, **fk = s->star_fields;
@@ -183,9 +186,7 @@ static void star_cols(struct sel *s)
             continue;
         if (!tag && i >= 2 && strcmp(fk[i - 2], name) == 0)
             continue; /* a field with two types */
-        if (!tag && j > 0 && strcmp(tk[j - 1], name) == 0)
-            continue; /* a name both tag and field: listed once */
-        add_col(s, own(s, var_ex(name)), NULL, -1, 0);
+        add_col(s, own(s, var_ex(name, tag ? IQL_CAST_TAG : IQL_CAST_FIELD)), NULL, -1, 0);
         s->cols[s->ncols - 1].is_tag = tag;
     }
 }
@@ -253,7 +254,7 @@ static int star_call(struct sel *s, const struct iql_ex *call, int tr, double tr
         c->s = xstrdup(call->s);
         c->nargs = call->nargs;
         c->args = xcalloc(call->nargs, sizeof *c->args);
-        c->args[0] = var_ex(s->fieldkeys[i]);
+        c->args[0] = var_ex(s->fieldkeys[i], IQL_CAST_FIELD);
         for (size_t k = 1; k < call->nargs; k++) {
             c->args[k] = xcalloc(1, sizeof **c->args);
             *c->args[k] = *call->args[k];
@@ -408,8 +409,9 @@ static int build_col(struct sel *s, const struct iql_field *f)
     add_col(s, e, f->alias, -1, 0);
     struct col *c = &s->cols[s->ncols - 1];
     c->is_aux = s->agg && !has_call(e); /* checked by check_aux */
-    c->is_tag = e->kind == IQL_X_VAR && iql_str_in(s->tagkeys, s->ntagkeys, e->s) &&
-                field_type(s, e->s) == 0;
+    c->is_tag = e->kind == IQL_X_VAR && e->cast != IQL_CAST_FIELD &&
+                iql_str_in(s->tagkeys, s->ntagkeys, e->s) &&
+                (e->cast == IQL_CAST_TAG || field_type(s, e->s) == 0);
     return ERR_OK;
 }
 

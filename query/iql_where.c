@@ -353,10 +353,13 @@ static int compare(struct tr *t, const struct iql_ex *x, struct sql_expr **out)
         buf_puts(t->err, "unsupported condition: compare a tag, a field or time with a constant");
         return ERR_INVAL;
     }
+    if (var->cast == IQL_CAST_FIELD)
+        return field_cond(t, var->s, x->op, flip, val, out);
     if (strcmp(var->s, t->c->o->host_tag) == 0)
         return tag_cond(t, SQL_COL_HOST, NULL, x->op, val, out);
     bool empty = val->kind == IQL_X_STR && val->s[0] == '\0';
-    if (iql_str_in(t->tagkeys, t->ntagkeys, var->s) || empty) /* '' : a missing tag */
+    if (var->cast == IQL_CAST_TAG || iql_str_in(t->tagkeys, t->ntagkeys, var->s) ||
+        empty) /* '' : a missing tag */
         return tag_cond(t, SQL_COL_TAG, var->s, x->op, val, out);
     return field_cond(t, var->s, x->op, flip, val, out);
 }

@@ -707,6 +707,43 @@ static void test_writes(void **state)
            "\"autogen\",\"48h0m0s\",\"24h0m0s\",1,true]]}]},{\"statement_id\":2}]}\n");
 }
 
+/* A name both a tag and a field of one measurement: SELECT * lists the
+ * field, then the tag as name_1 (InfluxDB's columns); ::tag and ::field
+ * choose in the select list and in WHERE. */
+static void test_tag_and_field_of_one_name(void **state)
+{
+    struct fx *f = *state;
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "d", &db), 0);
+    struct rec_tag t = {slice_make("x", 1), slice_make("tagv", 4)};
+    struct rec_field fl[2] = {{.key = slice_make("x", 1), .type = REC_FLOAT},
+                              {.key = slice_make("y", 1), .type = REC_INT}};
+    fl[0].v.f = 1.5;
+    fl[1].v.i = 2;
+    struct buf v = BUF_INIT;
+    rec_encode(&v, &t, 1, fl, 2);
+    struct batch *b = batch_new();
+    batch_put(b, T0, slice_make("a", 1), slice_make("both", 4), slice_make(v.data, v.len));
+    assert_int_equal(store_write(db, b), 0);
+    batch_free(b);
+    buf_destroy(&v);
+    store_db_unref(db);
+    expect(f, "SELECT * FROM both WHERE time > 0", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"both\",\"columns\":[\"time\",\"host\",\"x\",\"x_1\","
+              "\"y\"],\"values\":[[1700000000,\"a\",1.5,\"tagv\",2]]}]"));
+    expect(f, "SELECT x::tag, x::field, x FROM both WHERE time > 0", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"both\",\"columns\":[\"time\",\"x\",\"x_1\",\"x_2\"],"
+              "\"values\":[[1700000000,\"tagv\",1.5,1.5]]}]"));
+    expect(f, "SELECT y FROM both WHERE time > 0 AND x::tag = 'tagv'", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"both\",\"columns\":[\"time\",\"y\"],"
+              "\"values\":[[1700000000,2]]}]"));
+    expect(f, "SELECT y FROM both WHERE time > 0 AND x::field = 1.5", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"both\",\"columns\":[\"time\",\"y\"],"
+              "\"values\":[[1700000000,2]]}]"));
+    expect(f, "SELECT y FROM both WHERE time > 0 AND x::field = 2", 1000000000, 0,
+           "{\"results\":[{\"statement_id\":0}]}\n");
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -724,6 +761,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_extremes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tag_and_field_of_one_name, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
