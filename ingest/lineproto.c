@@ -149,12 +149,21 @@ void lp_free(struct lp_parser *p)
 static const char *why_key(struct lp_parser *p, const char *what, struct slice key)
 {
     char k[72];
-    size_t n = key.len < 64 ? key.len : 64;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)key.ptr[i];
-        k[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    const unsigned char *u = (const unsigned char *)key.ptr;
+    size_t n = 0, i = 0;
+    while (i < key.len) { /* printable ASCII and whole UTF-8 characters; else '?' */
+        size_t len = u[i] < 0x80 ? 1 : utf8_seq_len(u + i, key.len - i);
+        size_t w = len > 1 ? len : 1;
+        if (n + w > 64)
+            break;
+        if (len > 1)
+            memcpy(k + n, u + i, len);
+        else
+            k[n] = u[i] >= 0x20 && u[i] < 0x7f ? (char)u[i] : '?';
+        n += w;
+        i += w;
     }
-    if (key.len > 64) {
+    if (i < key.len) {
         memcpy(k + n, "...", 3);
         n += 3;
     }
@@ -570,7 +579,10 @@ static const char *parse_tags(struct lp_parser *p, const char **pp, const char *
         if ((why = scan(p, &q, end, C_KEY, E_KEY, &val, &high)))
             return why;
         if (val.len == 0)
-            return why_key(p, "empty value for tag", key);
+            return why_key(p,
+                           q < end && *q == '=' ? "unescaped '=' in the value of tag"
+                                                : "empty value for tag",
+                           key);
         if (high && !utf8_valid(val.ptr, val.len))
             return why_key(p, "invalid UTF-8 in the value of tag", key);
         if (q < end && *q == '=')

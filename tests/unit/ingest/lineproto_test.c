@@ -87,7 +87,9 @@ static const struct lp_case cases[] = {
     {L("cpu, f=1"), "BAD empty tag key"},
     {L("cpu,t f=1"), "BAD missing '=' after tag key \"t\""},
     {L("cpu,t= f=1"), "BAD empty value for tag \"t\""},
+    {L("cpu,\xc3\xa9= f=1"), "BAD empty value for tag \"\xc3\xa9\""}, /* UTF-8 kept */
     {L("cpu,t=a=b f=1"), "BAD unescaped '=' in the value of tag \"t\""},
+    {L("cpu,t==b f=1"), "BAD unescaped '=' in the value of tag \"t\""},
     {L("cpu f"), "BAD missing '=' after field key \"f\""},
     {L("cpu f g=1"), "BAD missing '=' after field key \"f\""},
     {L("cpu f="), "BAD missing value for field \"f\""},

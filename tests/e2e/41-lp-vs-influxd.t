@@ -1,0 +1,41 @@
+#!/bin/sh
+test_description='line protocol: random lines of escapes, quotes and values of every kind are accepted, refused and read back as InfluxDB 1.x does'
+. "$(dirname "$0")/lib.sh"
+. "$LB_TOP/tests/e2e/influxd.sh"
+
+# Each line goes to Debian's influxd (1.6.7) and to logbucket, alone, in a
+# database of its own; both must accept or refuse it alike and read back
+# the same measurement, tags and fields (41-lp-vs-influxd.py; the classes
+# where logbucket differs on purpose, listed in ingest/README.md, are not
+# generated). Two seeds: one fixed, one new every run (printed, to rerun).
+
+PY=/usr/bin/python3
+command -v "$PY" >/dev/null || PY=python3
+command -v "$PY" >/dev/null && test_set_prereq PY
+ifx_available && test_set_prereq INFLUXD
+test_have_prereq INFLUXD || say "skipping: InfluxDB 1.x (influxd) is not installed and could not be"
+test_have_prereq PY || say "skipping: python3 is missing"
+
+if test_have_prereq INFLUXD,PY && ! ifx_start 2>"$SHARNESS_TRASH_DIRECTORY/influxd.err"; then
+    say "skipping: influxd did not start ($(tail -n 1 "$SHARNESS_TRASH_DIRECTORY/influxd.err"))"
+else
+    test_have_prereq INFLUXD,PY && test_set_prereq BOTH
+fi
+
+test_expect_success BOTH 'start logbucket' '
+    lb_start
+'
+
+seed=$(od -An -N2 -tu2 /dev/urandom | tr -d " ")
+for s in 1 "$seed"; do
+    test_expect_success BOTH "300 lines of seed $s: accepted, refused and read back alike" "
+        '$PY' '$LB_TOP/tests/e2e/41-lp-vs-influxd.py' '$LB_URL' '$IFX_URL' $s 300 >out 2>&1 ||
+        { cat out; false; }
+    "
+done
+
+test_expect_success BOTH 'stop logbucket and InfluxDB' '
+    lb_stop 10 && ifx_stop
+'
+
+test_done
