@@ -728,16 +728,12 @@ static int select_raw(struct sel *s, struct reader *rd)
     if (rc < 0)
         read_error(s, rc);
     size_t *order = iql_keymap_sorted(&km, nser);
-    if (s->st->desc) /* InfluxDB lists the series in reverse too */
-        for (size_t a = 0, b = nser; a + 1 < b; a++, b--) {
-            size_t t = order[a];
-            order[a] = order[b - 1];
-            order[b - 1] = t;
-        }
     for (size_t k = 0; k < nser; k++) {
-        size_t i = order[k];
-        bool skip = rc < 0 || k < (size_t)s->st->soffset ||
-                    (s->st->slimit > 0 && k >= (size_t)s->st->soffset + (size_t)s->st->slimit);
+        /* InfluxDB lists the series in reverse too, after SLIMIT and
+         * SOFFSET have chosen them in ascending order */
+        size_t r = s->st->desc ? nser - 1 - k : k, i = order[r];
+        bool skip = rc < 0 || r < (size_t)s->st->soffset ||
+                    (s->st->slimit > 0 && r >= (size_t)s->st->soffset + (size_t)s->st->slimit);
         if (skip) {
             iql_points_free(&ser[i]);
             continue;
@@ -747,7 +743,7 @@ static int select_raw(struct sel *s, struct reader *rd)
             rc = erc;
         if (erc)
             for (size_t k2 = k + 1; k2 < nser; k2++)
-                iql_points_free(&ser[order[k2]]);
+                iql_points_free(&ser[order[s->st->desc ? nser - 1 - k2 : k2]]);
         if (erc)
             break;
     }
@@ -882,7 +878,8 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
         for (size_t q = 0; q < s->nslots; q++)
             is_count[j] |= s->cols[j].ex == s->slots[q].call && s->slots[q].fn == IQL_F_COUNT;
     /* the series' runs of groups in order; ORDER BY time DESC lists the
-     * series in reverse, as InfluxDB does */
+     * series in reverse, as InfluxDB does, after SLIMIT and SOFFSET have
+     * chosen them in ascending order */
     size_t *starts = xcalloc(g->n + 2, sizeof *starts), nruns = 0;
     for (size_t k = 0; k < g->n;) {
         size_t end = k + 1;
@@ -893,12 +890,11 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
     }
     starts[nruns] = g->n;
     int rc = ERR_OK;
-    size_t nser = 0;
-    for (size_t run = 0; run < nruns && rc == ERR_OK; run++, nser++) {
+    for (size_t run = 0; run < nruns && rc == ERR_OK; run++) {
         size_t r = st->desc ? nruns - 1 - run : run;
         size_t k = starts[r], end = starts[r + 1];
-        bool skip = nser < (size_t)st->soffset ||
-                    (st->slimit > 0 && nser >= (size_t)st->soffset + (size_t)st->slimit);
+        bool skip = r < (size_t)st->soffset ||
+                    (st->slimit > 0 && r >= (size_t)st->soffset + (size_t)st->slimit);
         if (!skip) {
             struct iql_points p;
             iql_points_init(&p, s->ncols);

@@ -317,6 +317,18 @@ static void test_select_raw(void **state)
     expect(f, "SELECT usage FROM cpu WHERE time > 0 GROUP BY host SLIMIT 1", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
               "\"usage\"],\"values\":[[1700000000,1.5],[1700000030,2.5],[1700000150,4.5]]}]"));
+    /* ORDER BY time DESC lists the series in reverse, but SLIMIT and
+     * SOFFSET choose them in ascending order (InfluxDB 1.6.7) */
+    expect(f, "SELECT usage FROM cpu WHERE time > 0 GROUP BY host ORDER BY time DESC SLIMIT 1",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+              "\"usage\"],\"values\":[[1700000150,4.5],[1700000030,2.5],[1700000000,1.5]]}]"));
+    expect(f,
+           "SELECT max(usage) FROM cpu WHERE time > 0 GROUP BY host ORDER BY time DESC SLIMIT 1 "
+           "SOFFSET 1",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\","
+              "\"max\"],\"values\":[[1700000060,10]]}]"));
     /* SELECT * over several measurements: the union of their columns */
     expect(f, "SELECT * FROM cpu, mem WHERE time > 0 AND host = 'a' LIMIT 1", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"host\",\"n\",\"region\","
