@@ -900,6 +900,8 @@ int query_exec_each_section_shared(struct exec *e, size_t *next, query_section_f
 
 int query_exec_each_section(struct exec *e, query_section_fn fn, void *arg)
 {
+    if (e->p->is_empty || e->check_cond)
+        return ERR_OK; /* the rows are read one by one (next_section), then */
     size_t next = 0;
     int rc = query_exec_each_section_shared(e, &next, fn, arg);
     if (!rc)
