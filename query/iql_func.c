@@ -98,23 +98,32 @@ static struct iql_val ival(int64_t i)
 static const struct {
     const char *name;
     enum iql_fn fn;
-    bool strings; /* takes string and boolean fields */
+    bool strings; /* takes string fields */
+    bool bools;   /* takes boolean fields (false < true for min and max) */
 } fns[] = {
-    {"count", IQL_F_COUNT, true},        {"sum", IQL_F_SUM, false},
-    {"mean", IQL_F_MEAN, false},         {"median", IQL_F_MEDIAN, false},
-    {"mode", IQL_F_MODE, false},         {"min", IQL_F_MIN, false},
-    {"max", IQL_F_MAX, false},           {"first", IQL_F_FIRST, true},
-    {"last", IQL_F_LAST, true},          {"percentile", IQL_F_PERCENTILE, false},
-    {"spread", IQL_F_SPREAD, false},     {"stddev", IQL_F_STDDEV, false},
-    {"distinct", IQL_F_DISTINCT, false}, {"integral", IQL_F_INTEGRAL, false},
-    {"top", IQL_F_TOP, false},           {"bottom", IQL_F_BOTTOM, false},
+    {"count", IQL_F_COUNT, true, true},
+    {"sum", IQL_F_SUM, false, false},
+    {"mean", IQL_F_MEAN, false, false},
+    {"median", IQL_F_MEDIAN, false, false},
+    {"mode", IQL_F_MODE, false, false},
+    {"min", IQL_F_MIN, false, true},
+    {"max", IQL_F_MAX, false, true},
+    {"first", IQL_F_FIRST, true, true},
+    {"last", IQL_F_LAST, true, true},
+    {"percentile", IQL_F_PERCENTILE, false, false},
+    {"spread", IQL_F_SPREAD, false, false},
+    {"stddev", IQL_F_STDDEV, false, false},
+    {"distinct", IQL_F_DISTINCT, false, false},
+    {"integral", IQL_F_INTEGRAL, false, false},
+    {"top", IQL_F_TOP, false, false},
+    {"bottom", IQL_F_BOTTOM, false, false},
 };
 
-bool iql_fn_takes_strings(const char *name)
+bool iql_fn_takes_type(const char *name, int type)
 {
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (strcmp(name, fns[i].name) == 0)
-            return fns[i].strings;
+            return type == REC_STRING ? fns[i].strings : type == REC_BOOL ? fns[i].bools : true;
     return false;
 }
 
@@ -317,12 +326,30 @@ static inline bool feed_simple(struct aslot *a, enum iql_fn fn, const struct iql
     }
 }
 
+/* min() or max() of booleans: false < true, the earliest of equal ones. */
+static void feed_bool(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int64_t ts)
+{
+    bool is_max = fn == IQL_F_MAX;
+    struct iql_val *at = is_max ? &a->mx : &a->mn;
+    int64_t *at_ts = is_max ? &a->mx_ts : &a->mn_ts;
+    if (++a->n == 1 || at->kind != IQL_V_BOOL || (is_max ? v->b && !at->b : !v->b && at->b) ||
+        (v->b == at->b && ts < *at_ts)) {
+        *at = *v;
+        *at_ts = ts;
+        a->picked |= is_max ? PICK_MAX : PICK_MIN;
+    }
+}
+
 /* Adds v (non-null) at ts to slot a of function fn; returns the values
  * it kept (0 or 1). */
 static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int64_t ts)
 {
     if (feed_simple(a, fn, v, ts))
         return 0;
+    if (v->kind == IQL_V_BOOL && (fn == IQL_F_MIN || fn == IQL_F_MAX)) {
+        feed_bool(a, fn, v, ts);
+        return 0;
+    }
     bool numeric = is_num(v);
     bool distinct = fn == IQL_F_DISTINCT || fn == IQL_F_COUNT_DISTINCT;
     if (!numeric && distinct && v->kind == IQL_V_STR) { /* strings are distinct values too */
@@ -382,22 +409,67 @@ static struct iql_val typed(const struct aslot *a, double x)
     return a->all_int ? ival(to_i64(x)) : fval(x);
 }
 
+struct vt {
+    double v;
+    int64_t t;
+};
+
+static int cmp_vt(const void *a, const void *b)
+{
+    const struct vt *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The most frequent value, ties decided as InfluxDB 1.x decides them: the
+ * values sorted (equal ones by time here), a run counted from its second
+ * value on, and a run that reaches the best count replaces it unless it
+ * began after the point where the best was last counted (so a later,
+ * larger value mostly wins a tie). */
 static struct iql_val mode_of(struct aslot *a)
 {
-    qsort(a->vals, a->nv, sizeof(double), cmp_double);
-    double best = a->vals[0];
-    size_t bestn = 0;
-    for (size_t i = 0; i < a->nv;) {
-        size_t j = i;
-        while (j < a->nv && a->vals[j] == a->vals[i])
-            j++;
-        if (j - i > bestn) {
-            bestn = j - i;
-            best = a->vals[i];
+    struct vt *p = xmalloc(a->nv * sizeof *p);
+    for (size_t i = 0; i < a->nv; i++)
+        p[i] = (struct vt){a->vals[i], a->vts[i]};
+    qsort(p, a->nv, sizeof *p, cmp_vt);
+    double cur = p[0].v, best = p[0].v;
+    int64_t cur_t = p[0].t, best_t = p[0].t;
+    size_t curn = 0, bestn = 0;
+    for (size_t i = 0; i < a->nv; i++) {
+        if (p[i].v != cur) {
+            cur = p[i].v;
+            cur_t = p[i].t;
+            curn = 1;
+            continue;
         }
-        i = j;
+        curn++;
+        if (bestn > curn || (bestn == curn && cur_t > best_t))
+            continue;
+        bestn = curn;
+        best = p[i].v;
+        best_t = p[i].t;
     }
+    free(p);
     return typed(a, best);
+}
+
+/* The value at rank ceil-ish(n * p / 100) of the sorted values, as
+ * InfluxDB picks it (none under rank 1); *ts its point's time (equal
+ * values by time). */
+static struct iql_val percentile_of(struct aslot *a, double pct, int64_t *ts)
+{
+    long i = (long)floor((double)a->nv * pct / 100.0 + 0.5) - 1;
+    if (i < 0 || (size_t)i >= a->nv)
+        return (struct iql_val){.kind = IQL_V_NULL};
+    struct vt *p = xmalloc(a->nv * sizeof *p);
+    for (size_t k = 0; k < a->nv; k++)
+        p[k] = (struct vt){a->vals[k], a->vts[k]};
+    qsort(p, a->nv, sizeof *p, cmp_vt);
+    struct iql_val out = typed(a, p[i].v);
+    *ts = p[i].t;
+    free(p);
+    return out;
 }
 
 static struct iql_val integral_of(struct aslot *a, double unit)
@@ -520,13 +592,7 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
         if (a->nv % 2 && a->all_int)
             *out = fval(a->vals[a->nv / 2]);
         break;
-    case IQL_F_PERCENTILE: {
-        qsort(a->vals, a->nv, sizeof(double), cmp_double);
-        long i = (long)floor((double)a->nv * sl->arg / 100.0 + 0.5) - 1;
-        if (i >= 0 && (size_t)i < a->nv)
-            *out = typed(a, a->vals[i]);
-        break;
-    }
+    case IQL_F_PERCENTILE: *out = percentile_of(a, sl->arg, ts); break;
     case IQL_F_MODE: *out = mode_of(a); break;
     case IQL_F_INTEGRAL: *out = integral_of(a, sl->arg); break;
     case IQL_F_COUNT_DISTINCT: {

@@ -64,7 +64,8 @@ struct iql_slot {
 /* The slot of an aggregate call; ERR_INVAL with err for an unknown
  * function or bad arguments. */
 int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err);
-bool iql_fn_takes_strings(const char *name);
+/* Whether function name takes fields of type (REC_*): what fn(*) expands to. */
+bool iql_fn_takes_type(const char *name, int type);
 bool iql_fn_is_selector(enum iql_fn fn);
 /* abs, sin, ..., pow, round: functions of a value, not of a group. */
 bool iql_fn_is_math(const char *name);

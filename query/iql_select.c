@@ -246,8 +246,7 @@ static int star_call(struct sel *s, const struct iql_ex *call, int tr, double tr
     for (size_t i = 0; i < s->nfieldkeys; i++) {
         if (i > 0 && strcmp(s->fieldkeys[i - 1], s->fieldkeys[i]) == 0)
             continue;
-        bool num = s->fieldtypes[i] != REC_STRING && s->fieldtypes[i] != REC_BOOL;
-        if (!num && !iql_fn_takes_strings(call->s))
+        if (!iql_fn_takes_type(call->s, s->fieldtypes[i]))
             continue;
         struct iql_ex *c = own(s, xcalloc(1, sizeof *c));
         c->kind = IQL_X_CALL;
@@ -342,6 +341,10 @@ static int tr_param(struct sel *s, const struct iql_ex *e, int tr, double *arg)
                    e->s);
         return ERR_INVAL;
     }
+    if (s->agg && !s->st->has_time_group) { /* of an aggregate: one per interval */
+        buf_printf(s->err, "%s aggregate requires a GROUP BY interval", e->s);
+        return ERR_INVAL;
+    }
     if (!s->agg && e->args[0]->kind != IQL_X_VAR) {
         buf_printf(s->err, "expected field argument in %s()", e->s);
         return ERR_INVAL;
@@ -420,12 +423,22 @@ static int build_col(struct sel *s, const struct iql_field *f)
  * stand alone. */
 static int check_aux(struct sel *s)
 {
-    for (size_t k = 0; k < s->nslots; k++)
-        if ((s->slots[k].fn == IQL_F_TOP || s->slots[k].fn == IQL_F_BOTTOM) && s->ncols > 1) {
+    for (size_t k = 0; k < s->nslots; k++) {
+        const struct iql_slot *sl = &s->slots[k];
+        if ((sl->fn == IQL_F_TOP || sl->fn == IQL_F_BOTTOM) && s->ncols > 1) {
             buf_printf(s->err, "selector function %s() cannot be combined with other functions",
-                       s->slots[k].call->s);
+                       sl->call->s);
             return ERR_INVAL;
         }
+        if ((sl->fn == IQL_F_TOP || sl->fn == IQL_F_BOTTOM) && s->st->limit > 0 &&
+            sl->arg > (double)s->st->limit) {
+            buf_printf(s->err,
+                       "limit (%.0f) in %s function can not be larger than the LIMIT (%lld) in "
+                       "the select statement",
+                       sl->arg, sl->call->s, (long long)s->st->limit);
+            return ERR_INVAL;
+        }
+    }
     size_t naux = 0;
     for (size_t j = 0; j < s->ncols; j++)
         naux += s->cols[j].is_aux;
@@ -791,8 +804,9 @@ static bool lone_selector(const struct sel *s)
     size_t plain = 0; /* columns that are the selector itself */
     for (size_t j = 0; j < s->ncols; j++)
         plain += !s->cols[j].is_aux;
-    return !s->st->has_time_group && s->nslots == 1 && iql_fn_is_selector(s->slots[0].fn) &&
-           plain == 1;
+    enum iql_fn fn = s->slots[0].fn;
+    return !s->st->has_time_group && s->nslots == 1 &&
+           (iql_fn_is_selector(fn) || fn == IQL_F_PERCENTILE) && plain == 1;
 }
 
 /* The rows of groups order[from..to) (one series) into p. */
