@@ -756,6 +756,52 @@ static void test_tag_and_field_of_one_name(void **state)
            "{\"results\":[{\"statement_id\":0}]}\n");
 }
 
+/* What InfluxDB 1.6.7 answers (checked against Debian's influxd): min and
+ * max of booleans, a lone percentile at its point's time, mode's ties,
+ * and two statements it refuses. */
+static void test_as_influxdb_answers(void **state)
+{
+    struct fx *f = *state;
+    struct store_db *db;
+    assert_int_equal(store_db_get(f->s, "d", &db), 0);
+    struct batch *b = batch_new();
+    static const bool oks[] = {false, true, false};
+    static const int64_t ns[] = {7, 3, 3, 7, 1};
+    for (int i = 0; i < 5; i++) {
+        struct rec_field fl[2] = {{.key = slice_make("ok", 2), .type = REC_BOOL},
+                                  {.key = slice_make("n", 1), .type = REC_INT}};
+        fl[0].v.b = oks[i % 3];
+        fl[1].v.i = ns[i];
+        struct buf v = BUF_INIT;
+        rec_encode(&v, NULL, 0, fl, 2);
+        batch_put(b, T0 + i * 10 * S, slice_make("a", 1), slice_make("flags", 5),
+                  slice_make(v.data, v.len));
+        buf_destroy(&v);
+    }
+    assert_int_equal(store_write(db, b), 0);
+    batch_free(b);
+    store_db_unref(db);
+    expect(f, "SELECT max(ok) FROM flags WHERE time > 0", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"max\"],\"values\":[["
+              "1700000010,true]]}]"));
+    expect(f, "SELECT max(*), min(*) FROM flags WHERE time >= 1700000000s", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"max_n\",\"max_ok\","
+              "\"min_n\",\"min_ok\"],\"values\":[[1700000000,7,true,1,false]]}]"));
+    /* 3 and 7 twice each: the larger value's run, counted later, wins */
+    expect(f, "SELECT mode(n) FROM flags WHERE time >= 1700000000s", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"mode\"],\"values\":[["
+              "1700000000,7]]}]"));
+    /* host a's usage 1.5, 2.5, 4.5: the median's rank, at 2.5's time */
+    expect(f, "SELECT percentile(usage, 50) FROM cpu WHERE time > 0 AND host = 'a'", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"percentile\"],"
+              "\"values\":[[1700000030,2.5]]}]"));
+    expect(f, "SELECT difference(max(usage)) FROM cpu WHERE time > 0", 0, 0,
+           R0("\"error\":\"difference aggregate requires a GROUP BY interval\""));
+    expect(f, "SELECT top(usage, 3) FROM cpu WHERE time > 0 LIMIT 2", 0, 0,
+           R0("\"error\":\"limit (3) in top function can not be larger than the LIMIT (2) in the "
+              "select statement\""));
+}
+
 int main(void)
 {
     cmocka_set_message_output(CM_OUTPUT_TAP);
@@ -774,6 +820,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tag_and_field_of_one_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_as_influxdb_answers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
