@@ -1286,6 +1286,12 @@ int64_t iql_groups_bucket(const struct iql_groups *g, size_t i)
     return agg_key_i64_get((const unsigned char *)k, false);
 }
 
+bool iql_groups_has_input(const struct iql_groups *g, size_t i, size_t k)
+{
+    const struct aslot *a = &g->st[i]->s[k];
+    return a->n > 0 || a->nstr > 0;
+}
+
 void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts)
 {
     result(&g->st[i]->s[k], &g->o.slots[k], out, ts);
@@ -1564,6 +1570,11 @@ void iql_eval_raw(const struct iql_ex *e, struct cond_row *row, const char *host
     }
 }
 
+static bool is_hole(const struct iql_val *v)
+{
+    return v->kind == IQL_V_NULL && v->b;
+}
+
 void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const struct iql_val *res,
                   size_t nslots, struct iql_val *out)
 {
@@ -1572,6 +1583,7 @@ void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const st
         iql_eval_agg(e->l, slots, res, nslots, &a);
         iql_eval_agg(e->r, slots, res, nslots, &b);
         arith(e->op, &a, &b, out);
+        out->b = out->kind == IQL_V_NULL && (is_hole(&a) || is_hole(&b));
         return;
     }
     if (e->kind == IQL_X_CALL) {
@@ -1588,6 +1600,7 @@ void iql_eval_agg(const struct iql_ex *e, const struct iql_slot *slots, const st
             if (e->nargs == 2)
                 iql_eval_agg(e->args[1], slots, res, nslots, &b);
             math(e->s, &a, e->nargs == 2 ? &b : NULL, out);
+            out->b = out->kind == IQL_V_NULL && (is_hole(&a) || (e->nargs == 2 && is_hole(&b)));
             return;
         }
         *out = (struct iql_val){.kind = IQL_V_NULL};
@@ -1766,14 +1779,19 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
     free(ring);
 }
 
+struct iql_val iql_fill_value(double value)
+{
+    return value == floor(value) && fabs(value) < 9e15 ? ival((int64_t)value) : fval(value);
+}
+
 static void fill_cell(struct iql_points *p, size_t i, size_t j, const struct iql_fill_spec *f)
 {
     struct iql_val *v = &p->v[i * p->ncol + j];
-    if (v->kind != IQL_V_NULL)
+    if (!is_hole(v))
         return;
     if (f->mode == IQL_FILL_VALUE) {
-        *v = f->value == floor(f->value) && fabs(f->value) < 9e15 ? ival((int64_t)f->value)
-                                                                  : fval(f->value);
+        *v = f->row ? f->row[j] : iql_fill_value(f->value);
+        val_own(v);
     } else if (f->mode == IQL_FILL_PREVIOUS && !f->desc && i > 0) {
         *v = p->v[(i - 1) * p->ncol + j];
         val_own(v);
@@ -1794,6 +1812,8 @@ static void fill_linear(struct iql_points *p, size_t j)
             last = i;
             continue;
         }
+        if (!is_hole(v))
+            continue;
         size_t k = i + 1;
         while (k < p->n && p->v[k * p->ncol + j].kind == IQL_V_NULL)
             k++;
@@ -1808,6 +1828,19 @@ static void fill_linear(struct iql_points *p, size_t j)
     }
 }
 
+void iql_points_count_holes(struct iql_points *p, const bool *is_count, enum iql_fill mode,
+                            bool *live)
+{
+    for (size_t j = 0; j < p->ncol; j++) {
+        live[j] = false;
+        for (size_t i = 0; is_count[j] && i < p->n && !live[j]; i++)
+            live[j] = p->v[i * p->ncol + j].kind != IQL_V_NULL;
+        for (size_t i = 0; live[j] && mode == IQL_FILL_NULL && i < p->n; i++)
+            if (is_hole(&p->v[i * p->ncol + j]))
+                p->v[i * p->ncol + j] = ival(0);
+    }
+}
+
 void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t interval,
                      const struct iql_fill_spec *f, const bool *is_count)
 {
@@ -1817,8 +1850,9 @@ void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t inter
     iql_points_init(&q, p->ncol);
     struct iql_val *nulls = xcalloc(p->ncol + 1, sizeof *nulls);
     for (size_t j = 0; j < p->ncol; j++)
-        if (f->mode == IQL_FILL_NULL && is_count[j])
-            nulls[j] = ival(0);
+        nulls[j] = f->mode == IQL_FILL_NULL && is_count[j]
+                       ? ival(0)
+                       : (struct iql_val){.kind = IQL_V_NULL, .b = true};
     size_t i = 0;
     for (int64_t t = lo; t <= hi; t += interval) {
         while (i < p->n && p->ts[i] < t)

@@ -26,7 +26,9 @@ struct iql_val {
     enum iql_vkind kind;
     double f;
     int64_t i;
-    bool b;
+    bool b; /* a BOOL's value; a NULL's: a hole, where no point fed the
+             * aggregate (what fill() fills, not an aggregate's null of
+             * points, as stddev() of one) */
     struct slice s;
 };
 
@@ -107,12 +109,23 @@ struct iql_fill_spec {
     enum iql_fill mode;
     double value;
     bool desc; /* ORDER BY time DESC: fill(previous) takes the later bucket's value */
+    const struct iql_val *row; /* fill(value): each column's value in a hole (its
+                                  expression of value), or NULL: value */
 };
+/* fill(value)'s value as InfluxDB gives it: an integer if it is whole. */
+struct iql_val iql_fill_value(double value);
 /* Gives p (rows at bucket starts, ascending) a row for every bucket from
- * lo to hi (bucket starts) as mode says; with fill(null) the columns of
- * is_count (count()) get 0 in a new row, as InfluxDB does. */
+ * lo to hi (bucket starts) as mode says, and fills the holes (a NULL's b)
+ * of every row; with fill(null) the columns of is_count (count()) get 0
+ * in a new row, as InfluxDB does. */
 void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t interval,
                      const struct iql_fill_spec *f, const bool *is_count);
+/* The columns of is_count (count()) that counted a point somewhere in p
+ * into live; their holes in p become 0 under fill(null), as InfluxDB's
+ * count of a series that has the field shows them (a column without any
+ * stays null). */
+void iql_points_count_holes(struct iql_points *p, const bool *is_count, enum iql_fill mode,
+                            bool *live);
 
 /* Values of expressions: raw rows (fields, tags, the host tag) and
  * aggregate results (slots[i] gives res[i]). */
@@ -233,6 +246,8 @@ int64_t iql_groups_bucket(const struct iql_groups *g, size_t i);
 /* The groups' indexes in the order of their keys in km (series key, then
  * bucket; series keys end each tag value with a 0 byte): the caller frees it. */
 size_t *iql_groups_sorted(const struct iql_groups *g);
+/* Whether any point fed slot k of group i (else its result is a hole). */
+bool iql_groups_has_input(const struct iql_groups *g, size_t i, size_t k);
 void iql_groups_result(struct iql_groups *g, size_t i, size_t k, struct iql_val *out, int64_t *ts);
 /* integral(), slot k, with GROUP BY time, as InfluxDB's reducer computes
  * it over one series (the groups order[from..to), ascending buckets): a

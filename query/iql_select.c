@@ -834,6 +834,8 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
             iql_groups_result(g, gi, q, &res[q], &pt);
             if (integ && s->slots[q].fn == IQL_F_INTEGRAL)
                 res[q] = integ[q * (to - from) + (k - from)];
+            else if (res[q].kind == IQL_V_NULL)
+                res[q].b = !iql_groups_has_input(g, gi, q); /* a hole: fill() fills it */
         }
         if (lone_selector(s))
             t = pt;
@@ -841,8 +843,13 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
             struct iql_val *tv;
             int64_t *tt;
             size_t nt = iql_groups_topn(g, gi, 0, &tv, &tt);
-            for (size_t d = 0; d < nt; d++)
-                iql_points_add(p, tt[d], &tv[d]);
+            /* ORDER BY time DESC reverses the groups (emit_series), but
+             * InfluxDB keeps a group's points in ascending time: added
+             * reversed here, they come out so */
+            for (size_t d = 0; d < nt; d++) {
+                size_t at = s->st->desc ? nt - 1 - d : d;
+                iql_points_add(p, tt[at], &tv[at]);
+            }
             free(tv);
             free(tt);
             continue;
@@ -869,6 +876,21 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
     free(vals);
 }
 
+/* fill(value): each column's value in a hole, its expression of the
+ * aggregates all value (InfluxDB fills the aggregates, then computes:
+ * max(x) * 2 + 1 is 1 under fill(0)). */
+static struct iql_val *value_fill_row(const struct sel *s)
+{
+    struct iql_val *res = xcalloc(s->nslots + 1, sizeof *res);
+    struct iql_val *row = xcalloc(s->ncols + 1, sizeof *row);
+    for (size_t q = 0; q < s->nslots; q++)
+        res[q] = iql_fill_value(s->st->fill_value);
+    for (size_t j = 0; j < s->ncols; j++)
+        iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &row[j]);
+    free(res);
+    return row;
+}
+
 static bool same_series(const struct iql_groups *g, size_t a, size_t b)
 {
     size_t la = iql_keymap_len(&g->km, a), lb = iql_keymap_len(&g->km, b);
@@ -886,8 +908,11 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
         s->plain_bhi = s->plain_hi == INT64_MAX ? INT64_MAX : iql_groups_bucket_of(g, s->plain_hi);
     }
     size_t *order = iql_groups_sorted(g);
-    struct iql_fill_spec fill = {st->fill, st->fill_value, st->desc};
+    struct iql_fill_spec fill = {st->fill, st->fill_value, st->desc, NULL};
+    struct iql_val *fill_row = st->fill == IQL_FILL_VALUE ? value_fill_row(s) : NULL;
+    fill.row = fill_row;
     bool *is_count = xcalloc(s->ncols + 1, sizeof *is_count);
+    bool *live = xcalloc(s->ncols + 1, sizeof *live);
     for (size_t j = 0; j < s->ncols; j++)
         for (size_t q = 0; q < s->nslots; q++)
             is_count[j] |= s->cols[j].ex == s->slots[q].call && s->slots[q].fn == IQL_F_COUNT;
@@ -913,13 +938,17 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
             struct iql_points p;
             iql_points_init(&p, s->ncols);
             series_points(s, g, order, k, end, &p);
-            if (st->has_time_group && !multi_row(s))
-                iql_points_fill(&p, lo, hi, st->interval, &fill, is_count);
+            if (st->has_time_group && !multi_row(s)) {
+                iql_points_count_holes(&p, is_count, st->fill, live);
+                iql_points_fill(&p, lo, hi, st->interval, &fill, live);
+            }
             rc = emit_series(s, iql_keymap_key(&g->km, order[k]), &p);
         }
     }
     free(starts);
     free(is_count);
+    free(live);
+    free(fill_row);
     free(order);
     return rc;
 }

@@ -795,11 +795,64 @@ static void test_as_influxdb_answers(void **state)
     expect(f, "SELECT percentile(usage, 50) FROM cpu WHERE time > 0 AND host = 'a'", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"percentile\"],"
               "\"values\":[[1700000030,2.5]]}]"));
+    /* ORDER BY time DESC: the buckets newest first, a bucket's points not */
+    expect(f,
+           "SELECT top(usage, 2) FROM cpu WHERE time >= 1700000000s AND time < 1700000180s ORDER "
+           "BY "
+           "time DESC",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"top\"],\"values\":[["
+              "1700000060,10],[1700000150,4.5]]}]"));
+    expect(f,
+           "SELECT bottom(usage, 2) FROM cpu WHERE time >= 1700000000s AND time < 1700000180s "
+           "GROUP "
+           "BY time(1m) ORDER BY time DESC",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"bottom\"],\"values\":[["
+              "1700000150,4.5],[1700000060,10],[1700000000,1.5],[1700000030,2.5]]}]"));
     expect(f, "SELECT difference(max(usage)) FROM cpu WHERE time > 0", 0, 0,
            R0("\"error\":\"difference aggregate requires a GROUP BY interval\""));
     expect(f, "SELECT top(usage, 3) FROM cpu WHERE time > 0 LIMIT 2", 0, 0,
            R0("\"error\":\"limit (3) in top function can not be larger than the LIMIT (2) in the "
               "select statement\""));
+}
+
+/* fill() fills holes, buckets where no point fed an aggregate, not an
+ * aggregate's null of points (stddev of one); fill(value) fills the
+ * aggregates before the expression; count()'s holes are 0 under
+ * fill(null) in a series that has the field. InfluxDB 1.6.7's answers on
+ * the same rows (host a's usage 1.5, 2.5 in the first minute, 4.5 in the
+ * third). */
+static void test_fill_holes(void **state)
+{
+    struct fx *f = *state;
+#define FQ(fill)                                                                                   \
+    "SELECT max(usage) * 2 + 1, stddev(usage), count(n) FROM cpu WHERE time >= 1700000000s AND "   \
+    "time < 1700000180s AND host = 'a' GROUP BY time(1m) fill(" fill ")"
+#define FR(rows)                                                                                   \
+    R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"max\",\"stddev\",\"count\"],"        \
+       "\"values\":[[1699999980,6,0.7071067811865476,2]," rows "]}]")
+    expect(f, FQ("0"), 1000000000, 0,
+           FR("[1700000040,1,0,0],[1700000100,10,null,1],[1700000160,1,0,0]"));
+    expect(f, FQ("previous"), 1000000000, 0,
+           FR("[1700000040,6,0.7071067811865476,2],[1700000100,10,null,1],[1700000160,10,null,1]"));
+    expect(f, FQ("null"), 1000000000, 0,
+           FR("[1700000040,null,null,0],[1700000100,10,null,1],[1700000160,null,null,0]"));
+    expect(f, FQ("linear"), 1000000000, 0,
+           FR("[1700000040,8,null,1],[1700000100,10,null,1],[1700000160,null,null,null]"));
+#undef FQ
+#undef FR
+    expect(f,
+           "SELECT count(usage) FROM cpu, mem WHERE time >= 1700000000s AND time < 1700000180s "
+           "GROUP BY time(1m), host",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+              "\"count\"],\"values\":[[1699999980,2],[1700000040,0],[1700000100,1],[1700000160,0]]}"
+              ","
+              "{\"name\":\"cpu\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\",\"count\"],"
+              "\"values\":[[1699999980,0],[1700000040,1],[1700000100,0],[1700000160,0]]},{\"name\":"
+              "\"mem\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"count\"],\"values\":[["
+              "1699999980,1],[1700000040,0],[1700000100,0],[1700000160,0]]}]"));
 }
 
 int main(void)
@@ -821,6 +874,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tag_and_field_of_one_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_as_influxdb_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fill_holes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
