@@ -460,8 +460,8 @@ static struct iql_val mode_of(struct aslot *a)
 static struct iql_val percentile_of(struct aslot *a, double pct, int64_t *ts)
 {
     long i = (long)floor((double)a->nv * pct / 100.0 + 0.5) - 1;
-    if (i < 0 || (size_t)i >= a->nv)
-        return (struct iql_val){.kind = IQL_V_NULL};
+    if (i < 0 || (size_t)i >= a->nv) /* no point: a hole, as InfluxDB fills it */
+        return (struct iql_val){.kind = IQL_V_NULL, .b = true};
     struct vt *p = xmalloc(a->nv * sizeof *p);
     for (size_t k = 0; k < a->nv; k++)
         p[k] = (struct vt){a->vals[k], a->vts[k]};

@@ -834,8 +834,8 @@ static void series_points(struct sel *s, struct iql_groups *g, const size_t *ord
             iql_groups_result(g, gi, q, &res[q], &pt);
             if (integ && s->slots[q].fn == IQL_F_INTEGRAL)
                 res[q] = integ[q * (to - from) + (k - from)];
-            else if (res[q].kind == IQL_V_NULL)
-                res[q].b = !iql_groups_has_input(g, gi, q); /* a hole: fill() fills it */
+            else if (res[q].kind == IQL_V_NULL) /* a hole: fill() fills it */
+                res[q].b = res[q].b || !iql_groups_has_input(g, gi, q);
         }
         if (lone_selector(s))
             t = pt;
@@ -885,8 +885,20 @@ static struct iql_val *value_fill_row(const struct sel *s)
     struct iql_val *row = xcalloc(s->ncols + 1, sizeof *row);
     for (size_t q = 0; q < s->nslots; q++)
         res[q] = iql_fill_value(s->st->fill_value);
-    for (size_t j = 0; j < s->ncols; j++)
+    for (size_t j = 0; j < s->ncols; j++) {
         iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &row[j]);
+        /* a selector of a string or boolean field: "" or false, whatever
+         * the value (InfluxDB 1.6.7) */
+        for (size_t q = 0; q < s->nslots; q++) {
+            if (s->slots[q].call != s->cols[j].ex || s->slots[q].fn == IQL_F_COUNT)
+                continue;
+            int type = field_type(s, s->slots[q].field);
+            if (type == REC_STRING)
+                row[j] = (struct iql_val){.kind = IQL_V_STR, .s = slice_make("", 0)};
+            else if (type == REC_BOOL)
+                row[j] = (struct iql_val){.kind = IQL_V_BOOL, .b = false};
+        }
+    }
     free(res);
     return row;
 }
@@ -1211,11 +1223,31 @@ static bool ex_needs_keys(const struct iql_ex *e, bool in_call, bool in_where, c
  * (ex_needs_keys); else the host tag alone and no field (a dashboard
  * panel's aggregates of named fields by host and time, which read nothing
  * else of them): the catalog's two passes over the range's files spared. */
+/* Whether e calls first, last, min or max: under fill(value) their
+ * holes take their field's type (value_fill_row). */
+static bool has_selector_call(const struct iql_ex *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == IQL_X_CALL) {
+        static const char *const sel[] = {"first", "last", "min", "max"};
+        for (size_t i = 0; i < 4; i++)
+            if (strcmp(e->s, sel[i]) == 0)
+                return true;
+        for (size_t i = 0; i < e->nargs; i++)
+            if (has_selector_call(e->args[i]))
+                return true;
+    }
+    return has_selector_call(e->l) || has_selector_call(e->r);
+}
+
 static int schema(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi)
 {
     const struct iql_stmt *st = s->st;
     const char *host = s->c->o->host_tag;
     bool needed = st->group_all || ex_needs_keys(st->where, false, true, host);
+    for (size_t i = 0; i < st->nfields && !needed && st->fill == IQL_FILL_VALUE; i++)
+        needed = has_selector_call(st->fields[i].ex);
     for (size_t i = 0; i < st->nfields && !needed; i++)
         needed = ex_needs_keys(st->fields[i].ex, false, false, host);
     if (needed) {

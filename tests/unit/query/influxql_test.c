@@ -791,6 +791,14 @@ static void test_as_influxdb_answers(void **state)
     expect(f, "SELECT mode(n) FROM flags WHERE time >= 1700000000s", 1000000000, 0,
            R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"mode\"],\"values\":[["
               "1700000000,7]]}]"));
+    /* fill(value) of a boolean's selector: false, whatever the value */
+    expect(f,
+           "SELECT last(ok), max(n) FROM flags WHERE time >= 1700000000s AND time < 1700000080s "
+           "GROUP BY time(20s) fill(7)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"last\",\"max\"],"
+              "\"values\":[[1700000000,true,7],[1700000020,false,7],[1700000040,true,1],"
+              "[1700000060,false,7]]}]"));
     /* host a's usage 1.5, 2.5, 4.5: the median's rank, at 2.5's time */
     expect(f, "SELECT percentile(usage, 50) FROM cpu WHERE time > 0 AND host = 'a'", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"percentile\"],"
