@@ -6,6 +6,8 @@
  * transformations applied, limited and written in InfluxDB's shape. Memory
  * is bounded: groups and buckets by max_groups, kept points and values by
  * IQL_MAX_POINTS, the reply by IQL_MAX_RESULT. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,17 +174,51 @@ static struct iql_ex *var_ex(const char *name, enum iql_cast cast)
     return v;
 }
 
-/* SELECT *: the fields and tags (not GROUP BY ones), sorted together. A
- * name both a field and a tag is listed twice, as InfluxDB lists it: the
- * field, then the tag (its column named name_1 by add_col). */
-static void star_cols(struct sel *s)
+/* A select list's /regex/: the names it matches, anywhere in them. */
+struct name_re {
+    pcre2_code *code;
+    pcre2_match_data *md;
+};
+
+static int name_re_open(struct sel *s, const char *pattern, struct name_re *r)
+{
+    int code;
+    PCRE2_SIZE off;
+    r->code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                            PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off, NULL);
+    if (!r->code) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(code, msg, sizeof msg);
+        buf_printf(s->err, "bad regular expression: %s", (const char *)msg);
+        return ERR_INVAL;
+    }
+    r->md = pcre2_match_data_create_from_pattern(r->code, NULL);
+    return ERR_OK;
+}
+
+static bool name_re_match(const struct name_re *r, const char *name)
+{
+    return !r || pcre2_match(r->code, (PCRE2_SPTR)name, strlen(name), 0, 0, r->md, NULL) >= 0;
+}
+
+static void name_re_close(struct name_re *r)
+{
+    pcre2_match_data_free(r->md);
+    pcre2_code_free(r->code);
+}
+
+/* SELECT * (re NULL) or SELECT /re/: the fields and tags (not GROUP BY
+ * ones), sorted together. A name both a field and a tag is listed twice,
+ * as InfluxDB lists it: the field, then the tag (its column named name_1
+ * by add_col). */
+static void star_cols(struct sel *s, const struct name_re *re)
 {
     char **tk = s->star_tags, **fk = s->star_fields;
     size_t ntk = s->nstar_tags, nfk = s->nstar_fields, i = 0, j = 0;
     while (i < nfk || j < ntk) {
         bool tag = i == nfk || (j < ntk && strcmp(tk[j], fk[i]) < 0);
         const char *name = tag ? tk[j++] : fk[i++];
-        if (tag && is_dim(s, name))
+        if ((tag && is_dim(s, name)) || !name_re_match(re, name))
             continue;
         if (!tag && i >= 2 && strcmp(fk[i - 2], name) == 0)
             continue; /* a field with two types */
@@ -201,7 +237,7 @@ static void names_merge(char ***v, size_t *n, char **add, size_t nadd)
 static bool has_star(const struct iql_stmt *st)
 {
     for (size_t i = 0; i < st->nfields; i++)
-        if (st->fields[i].ex->kind == IQL_X_STAR)
+        if (st->fields[i].ex->kind == IQL_X_STAR || st->fields[i].ex->kind == IQL_X_REGEX)
             return true;
     return false;
 }
@@ -240,13 +276,20 @@ static int star_union(const struct iql_ctx *c, struct store_snap *snap, const st
 
 static int collect_slots(struct sel *s, const struct iql_ex *e);
 
-/* fn(*): one column fn_field per field it can take. */
+/* fn(*) or fn(/re/): one column fn_field per field it can take (and re
+ * matches). */
 static int star_call(struct sel *s, const struct iql_ex *call, int tr, double tr_arg)
 {
-    for (size_t i = 0; i < s->nfieldkeys; i++) {
+    struct name_re re;
+    bool by_re = call->args[0]->kind == IQL_X_REGEX;
+    if (by_re && name_re_open(s, call->args[0]->s, &re))
+        return ERR_INVAL;
+    int rc = ERR_OK;
+    for (size_t i = 0; i < s->nfieldkeys && rc == ERR_OK; i++) {
         if (i > 0 && strcmp(s->fieldkeys[i - 1], s->fieldkeys[i]) == 0)
             continue;
-        if (!iql_fn_takes_type(call->s, s->fieldtypes[i]))
+        if (!iql_fn_takes_type(call->s, s->fieldtypes[i]) ||
+            !name_re_match(by_re ? &re : NULL, s->fieldkeys[i]))
             continue;
         struct iql_ex *c = own(s, xcalloc(1, sizeof *c));
         c->kind = IQL_X_CALL;
@@ -265,10 +308,13 @@ static int star_call(struct sel *s, const struct iql_ex *call, int tr, double tr
         char name[IQL_MAX_NAME * 2 + 2];
         snprintf(name, sizeof name, "%s_%s", call->s, s->fieldkeys[i]);
         if (collect_slots(s, c))
-            return ERR_INVAL;
-        add_col(s, c, name, tr, tr_arg);
+            rc = ERR_INVAL;
+        else
+            add_col(s, c, name, tr, tr_arg);
     }
-    return ERR_OK;
+    if (by_re)
+        name_re_close(&re);
+    return rc;
 }
 
 /* Registers the aggregate calls under e as slots; ERR_INVAL for a call
@@ -384,7 +430,8 @@ static int build_col(struct sel *s, const struct iql_field *f)
             return ERR_INVAL;
         s->has_tr = true;
         const struct iql_ex *in = e->args[0];
-        if (in->kind == IQL_X_CALL && in->nargs >= 1 && in->args[0]->kind == IQL_X_STAR) {
+        if (in->kind == IQL_X_CALL && in->nargs >= 1 &&
+            (in->args[0]->kind == IQL_X_STAR || in->args[0]->kind == IQL_X_REGEX)) {
             return star_call(s, in, tr, arg);
         }
         if (collect_slots(s, in))
@@ -392,15 +439,21 @@ static int build_col(struct sel *s, const struct iql_field *f)
         add_col(s, in, f->alias ? f->alias : e->s, tr, arg);
         return ERR_OK;
     }
-    if (e->kind == IQL_X_STAR) {
+    if (e->kind == IQL_X_STAR || e->kind == IQL_X_REGEX) {
         if (s->agg) {
             buf_puts(s->err, "mixing aggregate and non-aggregate queries is not supported");
             return ERR_INVAL;
         }
-        star_cols(s);
+        struct name_re re;
+        if (e->kind == IQL_X_REGEX && name_re_open(s, e->s, &re))
+            return ERR_INVAL;
+        star_cols(s, e->kind == IQL_X_REGEX ? &re : NULL);
+        if (e->kind == IQL_X_REGEX)
+            name_re_close(&re);
         return ERR_OK;
     }
-    if (e->kind == IQL_X_CALL && e->nargs >= 1 && e->args[0]->kind == IQL_X_STAR) {
+    if (e->kind == IQL_X_CALL && e->nargs >= 1 &&
+        (e->args[0]->kind == IQL_X_STAR || e->args[0]->kind == IQL_X_REGEX)) {
         return star_call(s, e, -1, 0);
     }
     if (!s->agg && has_call(e)) {
@@ -927,7 +980,9 @@ static int emit_groups(struct sel *s, struct iql_groups *g)
     bool *live = xcalloc(s->ncols + 1, sizeof *live);
     for (size_t j = 0; j < s->ncols; j++)
         for (size_t q = 0; q < s->nslots; q++)
-            is_count[j] |= s->cols[j].ex == s->slots[q].call && s->slots[q].fn == IQL_F_COUNT;
+            is_count[j] |=
+                s->cols[j].ex == s->slots[q].call &&
+                (s->slots[q].fn == IQL_F_COUNT || s->slots[q].fn == IQL_F_COUNT_DISTINCT);
     /* the series' runs of groups in order; ORDER BY time DESC lists the
      * series in reverse, as InfluxDB does, after SLIMIT and SOFFSET have
      * chosen them in ascending order */

@@ -1,0 +1,44 @@
+#!/bin/sh
+test_description='InfluxQL: random statements of what dashboards and people ask answer as InfluxDB 1.x answers them, on the same points'
+. "$(dirname "$0")/lib.sh"
+. "$LB_TOP/tests/e2e/influxd.sh"
+
+# The same points go to Debian's influxd (1.6.7) and to logbucket; each
+# statement goes to both and the replies must be the same
+# (63-influxql-vs-influxd.py; the cases where InfluxDB's answer depends on
+# its own quirks, listed in README.md, are not generated). Two seeds:
+# one fixed, one new every run (printed, to rerun). The points are of
+# 2023: their windows settle a second after the write, so the statements
+# read host sections as well as rows.
+
+PY=/usr/bin/python3
+command -v "$PY" >/dev/null || PY=python3
+command -v "$PY" >/dev/null && test_set_prereq PY
+ifx_available && test_set_prereq INFLUXD
+test_have_prereq INFLUXD || say "skipping: InfluxDB 1.x (influxd) is not installed and could not be"
+test_have_prereq PY || say "skipping: python3 is missing"
+
+if test_have_prereq INFLUXD,PY && ! ifx_start 2>"$SHARNESS_TRASH_DIRECTORY/influxd.err"; then
+    say "skipping: influxd did not start ($(tail -n 1 "$SHARNESS_TRASH_DIRECTORY/influxd.err"))"
+else
+    test_have_prereq INFLUXD,PY && test_set_prereq BOTH
+fi
+
+test_expect_success BOTH 'start logbucket (settle_after=1s)' '
+    lb_start --set settle_after=1s
+'
+
+seed=$(od -An -N2 -tu2 /dev/urandom | tr -d " ")
+for s in 1 "$seed"; do
+    test_expect_success BOTH "300 statements of seed $s: the same replies" "
+        '$PY' '$LB_TOP/tests/e2e/63-influxql-vs-influxd.py' '$LB_URL' '$IFX_URL' $s 300 >out 2>&1 ||
+        { cat out; false; } &&
+        grep -q \"^300 statements, 0 differences\" out
+    "
+done
+
+test_expect_success BOTH 'stop logbucket and InfluxDB' '
+    lb_stop 10 && ifx_stop
+'
+
+test_done
