@@ -329,6 +329,13 @@ static void test_select_raw(void **state)
            1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\","
               "\"max\"],\"values\":[[1700000060,10]]}]"));
+    /* SELECT /re/: the fields and tags it matches; fn(/re/) the fields */
+    expect(f, "SELECT /^(n|region)$/ FROM cpu WHERE time > 0 AND host = 'b'", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"n\",\"region\"],"
+              "\"values\":[[1700000060,7,\"us\"]]}]"));
+    expect(f, "SELECT max(/s/) FROM cpu WHERE time > 0 AND host = 'b'", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"max_usage\"],"
+              "\"values\":[[1700000060,10]]}]"));
     /* SELECT * over several measurements: the union of their columns */
     expect(f, "SELECT * FROM cpu, mem WHERE time > 0 AND host = 'a' LIMIT 1", 1000000000, 0,
            R0("\"series\":[{\"name\":\"cpu\",\"columns\":[\"time\",\"host\",\"n\",\"region\","
