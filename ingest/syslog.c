@@ -270,7 +270,31 @@ static bool sd_value(struct syslog_parser *p, struct cur *c)
     return false;
 }
 
-static bool sd_param(struct syslog_parser *p, struct cur *c, struct slice id)
+/* A parameter named again in its element (RFC 5424 lets one repeat:
+ * origin's "ip"; the element's tags are from tag from on): its value joins
+ * the earlier tag's, after a comma, and it makes no tag of its own. False
+ * if the key (at kofs in text) is new. (An SD-ID repeated, which RFC 5424
+ * forbids, still makes the message unparsed.) */
+static bool sd_join_repeated(struct syslog_parser *p, size_t from, size_t kofs, size_t klen,
+                             size_t vofs, size_t vlen)
+{
+    for (size_t i = from; i < p->ntags; i++) {
+        if (p->kofs[i] == NO_OFS || p->tags[i].key.len != klen ||
+            memcmp(p->text.data + p->kofs[i], p->text.data + kofs, klen) != 0)
+            continue;
+        size_t old = p->vofs[i], olen = p->tags[i].value.len, at = p->text.len;
+        buf_reserve(&p->text, olen + 1 + vlen); /* no pointer into text is held */
+        buf_append(&p->text, p->text.data + old, olen);
+        buf_putc(&p->text, ',');
+        buf_append(&p->text, p->text.data + vofs, vlen);
+        p->vofs[i] = at;
+        p->tags[i].value.len = olen + 1 + vlen;
+        return true;
+    }
+    return false;
+}
+
+static bool sd_param(struct syslog_parser *p, struct cur *c, struct slice id, size_t from)
 {
     struct slice name;
     if (!sd_name(c, &name) || !eat(c, '=') || !eat(c, '"'))
@@ -286,7 +310,8 @@ static bool sd_param(struct syslog_parser *p, struct cur *c, struct slice id)
     size_t vlen = p->text.len - vofs;
     if (!utf8_valid(p->text.data + vofs, vlen) || klen > p->lim.max_key_bytes)
         return false;
-    tag_add_built(p, kofs, klen, vofs, vlen);
+    if (!sd_join_repeated(p, from, kofs, klen, vofs, vlen))
+        tag_add_built(p, kofs, klen, vofs, vlen);
     return true;
 }
 
@@ -299,7 +324,7 @@ static bool sd_element(struct syslog_parser *p, struct cur *c)
         return false;
     size_t before = p->ntags;
     while (eat(c, ' '))
-        if (!sd_param(p, c, id))
+        if (!sd_param(p, c, id, before))
             return false;
     if (!eat(c, ']'))
         return false;

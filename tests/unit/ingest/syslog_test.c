@@ -99,7 +99,9 @@ static const struct msg_case cases_5424[] = {
     {B("<34>1 - h a - - [a b=\"c\""), WHOLE("<34>1 - h a - - [a b=\"c\"")},
     {B("<34>1 - h a - - [a b=c] m"), WHOLE("<34>1 - h a - - [a b=c] m")},
     {B("<34>1 - h a - - x m"), WHOLE("<34>1 - h a - - x m")},
-    {B("<34>1 - h a - - [a b=\"1\" b=\"2\"] m"), WHOLE("<34>1 - h a - - [a b=\"1\" b=\"2\"] m")},
+    /* a parameter repeated in its element: one tag, the values joined */
+    {B("<34>1 - h a - - [a b=\"1\" c=\"x\" b=\"2,3\" b=\"\"] m"),
+     "5424 a|h|facility=auth;level=crit;a.b=1,2,3,;a.c=x|msg:S\"m\"|1795543200000000000"},
     {B("<34>1 - h a - - [a b=\"1\"][a b=\"2\"] m"),
      WHOLE("<34>1 - h a - - [a b=\"1\"][a b=\"2\"] m")},
     {B("<34>1 - h a - - [a b=\"x\ty\"] m"), WHOLE("<34>1 - h a - - [a b=\"x\ty\"] m")},
