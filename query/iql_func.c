@@ -1685,9 +1685,9 @@ void iql_points_drop_empty(struct iql_points *p, const bool *mask)
 {
     size_t k = 0;
     for (size_t i = 0; i < p->n; i++) {
-        bool any = false;
+        bool any = false; /* a cell a point fed, even to a null (stddev of one) */
         for (size_t j = 0; j < p->ncol; j++)
-            any |= mask[j] && p->v[i * p->ncol + j].kind != IQL_V_NULL;
+            any |= mask[j] && !is_hole(&p->v[i * p->ncol + j]);
         row_keep(p, i, &k, any);
     }
     p->n = k;
@@ -1725,11 +1725,12 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
     size_t seen = 0;
     for (size_t i = 0; i < p->n; i++) {
         struct iql_val *v = &p->v[i * p->ncol + col];
-        if (!is_num(v)) {
+        if (!is_num(v)) { /* a point's null gives a null after a point, else nothing */
             val_drop(v);
+            *v = (struct iql_val){.kind = IQL_V_NULL, .b = is_hole(v) || !have};
             continue;
         }
-        struct iql_val cur = *v, out = {.kind = IQL_V_NULL};
+        struct iql_val cur = *v, out = {.kind = IQL_V_NULL, .b = true}; /* none: a hole */
         int64_t d;
         double dt = __builtin_sub_overflow(p->ts[i], prev_ts, &d)
                         ? (double)p->ts[i] - (double)prev_ts
@@ -1770,7 +1771,7 @@ void iql_transform(struct iql_points *p, size_t col, int tr, double arg)
         }
         if ((tr == IQL_TR_NN_DERIVATIVE || tr == IQL_TR_NN_DIFFERENCE) && is_num(&out) &&
             num(&out) < 0)
-            out.kind = IQL_V_NULL;
+            out = (struct iql_val){.kind = IQL_V_NULL, .b = true};
         prev = cur;
         prev_ts = p->ts[i];
         have = true;
@@ -1801,21 +1802,20 @@ static void fill_cell(struct iql_points *p, size_t i, size_t j, const struct iql
     }
 }
 
-/* fill(linear) of column j: a null between two points with values is on
- * their line, InfluxDB's m * x + b (a filled cell is no point). */
+/* fill(linear) of column j: a hole between two points with values is on
+ * their line, InfluxDB's m * x + b (a filled cell is no point; a point
+ * whose aggregate is null has no line through it). */
 static void fill_linear(struct iql_points *p, size_t j)
 {
     size_t last = SIZE_MAX;
     for (size_t i = 0; i < p->n; i++) {
         struct iql_val *v = &p->v[i * p->ncol + j];
-        if (v->kind != IQL_V_NULL) {
+        if (!is_hole(v)) { /* a point's, maybe null (then no line through it) */
             last = i;
             continue;
         }
-        if (!is_hole(v))
-            continue;
         size_t k = i + 1;
-        while (k < p->n && p->v[k * p->ncol + j].kind == IQL_V_NULL)
+        while (k < p->n && is_hole(&p->v[k * p->ncol + j]))
             k++;
         if (last == SIZE_MAX || k == p->n)
             continue;
@@ -1876,11 +1876,29 @@ void iql_points_fill(struct iql_points *p, int64_t lo, int64_t hi, int64_t inter
             fill_linear(p, j);
         return;
     }
+    struct iql_val *row = NULL;
+    if (f->mode == IQL_FILL_VALUE && f->row) {
+        /* a string or boolean selector's "" or false only where its series
+         * has such a value (InfluxDB knows the type from the points it
+         * read; without any, the number) */
+        row = xcalloc(p->ncol + 1, sizeof *row);
+        for (size_t j = 0; j < p->ncol; j++) {
+            row[j] = f->row[j];
+            bool seen = row[j].kind != IQL_V_STR && row[j].kind != IQL_V_BOOL;
+            for (size_t k = 0; k < p->n && !seen; k++)
+                seen = p->v[k * p->ncol + j].kind == row[j].kind;
+            if (!seen)
+                row[j] = iql_fill_value(f->value);
+        }
+    }
+    struct iql_fill_spec g = *f;
+    g.row = row ? row : f->row;
     for (size_t k = 0; k < p->n; k++) {
         size_t r = f->desc ? p->n - 1 - k : k; /* DESC: from the newest bucket down */
         for (size_t j = 0; j < p->ncol; j++)
-            fill_cell(p, r, j, f);
+            fill_cell(p, r, j, &g);
     }
+    free(row);
 }
 
 /* --- catalog --- */

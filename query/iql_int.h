@@ -181,6 +181,9 @@ struct iql_ctx {
 void iql_put_time(const struct iql_ctx *c, struct buf *out, int64_t ns);
 
 int iql_exec_select(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r);
+/* [*lo, *hi] widened to the shard groups InfluxDB would keep it in (the
+ * names SELECT * lists are those of the shards a statement meets). */
+void iql_shard_range(struct store_db *db, int64_t *lo, int64_t *hi);
 int iql_exec_meta(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r);
 
 /* Opens the statement's database (st->db, else the request's), setting

@@ -597,6 +597,25 @@ static void go_duration(struct buf *out, int64_t ns)
                (long long)(s % 60));
 }
 
+/* InfluxDB's shard group duration for a database of ttl_ns: 7 days
+ * without a TTL or over 180 days, a day from 2 days, else an hour. */
+static int64_t shard_group_ns(int64_t ttl_ns)
+{
+    int64_t day = 86400000000000LL;
+    return ttl_ns == 0 || ttl_ns > 180 * day ? 7 * day : ttl_ns >= 2 * day ? day : 3600000000000LL;
+}
+
+void iql_shard_range(struct store_db *db, int64_t *lo, int64_t *hi)
+{
+    struct db_opts o;
+    store_db_opts(db, &o);
+    int64_t sg = shard_group_ns(o.ttl_ns);
+    if (*lo != INT64_MIN)
+        *lo = *lo >= 0 ? *lo - *lo % sg : (*lo - sg + 1) / sg * sg;
+    if (*hi != INT64_MAX && *hi <= INT64_MAX - sg)
+        *hi = (*hi >= 0 ? *hi - *hi % sg : (*hi - sg + 1) / sg * sg) + sg - 1;
+}
+
 static int show_rps(const struct iql_ctx *c, const struct iql_stmt *st, struct iql_result *r)
 {
     struct store_db *db;
@@ -611,11 +630,7 @@ static int show_rps(const struct iql_ctx *c, const struct iql_stmt *st, struct i
     buf_puts(&s->rows, "[\"autogen\",");
     go_duration(&s->rows, o.ttl_ns);
     buf_putc(&s->rows, ',');
-    int64_t day = 86400000000000LL;
-    int64_t sg = o.ttl_ns == 0 || o.ttl_ns > 180 * day ? 7 * day
-                 : o.ttl_ns >= 2 * day                 ? day
-                                                       : 3600000000000LL;
-    go_duration(&s->rows, sg);
+    go_duration(&s->rows, shard_group_ns(o.ttl_ns));
     buf_puts(&s->rows, ",1,true]");
     iql_series_row_end(r, s, start);
     return ERR_OK;

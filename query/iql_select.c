@@ -248,11 +248,12 @@ struct star {
     size_t ntags, nfields;
 };
 
-static int star_union(const struct iql_ctx *c, struct store_snap *snap, const struct iql_stmt *st,
-                      char **ms, size_t nm, struct star *u)
+static int star_union(const struct iql_ctx *c, struct store_db *db, struct store_snap *snap,
+                      const struct iql_stmt *st, char **ms, size_t nm, struct star *u)
 {
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     iql_where_time(c, st->where, &lo, &hi);
+    iql_shard_range(db, &lo, &hi);
     for (size_t i = 0; i < nm; i++) {
         char **tk, **fk;
         int *ft;
@@ -1317,11 +1318,29 @@ static int schema(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi
     return ERR_OK;
 }
 
+/* Whether e holds * or /re/ (SELECT *, fn(*), fn(/re/)). */
+static bool has_wildcard(const struct iql_ex *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == IQL_X_STAR || e->kind == IQL_X_REGEX)
+        return true;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (has_wildcard(e->args[i]))
+            return true;
+    return has_wildcard(e->l) || has_wildcard(e->r);
+}
+
 static int select_measurement(struct sel *s, struct reader *rd)
 {
     struct store_snap *snap = rd->snap;
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     iql_where_time(s->c, s->st->where, &lo, &hi);
+    bool wild = false;
+    for (size_t i = 0; i < s->st->nfields && !wild; i++)
+        wild = has_wildcard(s->st->fields[i].ex);
+    if (wild) /* a wildcard expands to the names of the shards met, as InfluxDB's */
+        iql_shard_range(rd->db, &lo, &hi);
     if (schema(s, snap, lo, hi)) {
         buf_puts(s->err, "cannot read the catalog");
         return ERR_IO;
@@ -1399,7 +1418,8 @@ static int select_db(const struct iql_ctx *c, const struct iql_stmt *st, struct 
     size_t nm = 0;
     struct star u = {0};
     int rc = iql_measurements(rd.snap, st, &ms, &nm, &r->err);
-    if (rc == ERR_OK && has_star(st) && (rc = star_union(c, rd.snap, st, ms, nm, &u)) != ERR_OK)
+    if (rc == ERR_OK && has_star(st) &&
+        (rc = star_union(c, rd.db, rd.snap, st, ms, nm, &u)) != ERR_OK)
         buf_puts(&r->err, "cannot read the catalog");
     for (size_t i = 0; i < nm && rc == ERR_OK; i++) {
         struct sel s = {0};

@@ -30,7 +30,7 @@ seed=$(od -An -N2 -tu2 /dev/urandom | tr -d " ")
 for s in 1 "$seed"; do
     test_expect_success BOTH "300 lines of seed $s: accepted, refused and read back alike" "
         '$PY' '$LB_TOP/tests/e2e/41-lp-vs-influxd.py' '$LB_URL' '$IFX_URL' $s 300 >out 2>&1 ||
-        { cat out; false; } &&
+        { cat out >&2; false; } &&
         grep -q \"^300 lines, 0 differences\" out
     "
 done

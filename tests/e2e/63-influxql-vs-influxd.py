@@ -16,7 +16,8 @@
 # stddev() under a field condition, a transformation of stddev() (of one
 # point: null), a selector twice, fields or tags beside a selector under
 # fill(), fill(linear) of an expression (InfluxDB interpolates each
-# aggregate, then computes; logbucket interpolates the column).
+# aggregate, then computes; logbucket interpolates the column), fn(*) with
+# LIMIT or OFFSET (InfluxDB limits each column apart under fill(none)).
 #
 #   python3 63-influxql-vs-influxd.py LOGBUCKET_URL INFLUXDB_URL SEED COUNT
 # Prints each difference (at most 20) and exits 1 if there is any.
@@ -164,7 +165,8 @@ def statement():
             q += " fill(%s)" % rnd.choice(fills)
     if rnd.random() < 0.25 and "distinct(" not in sel:
         q += " ORDER BY time DESC"
-    if rnd.random() < 0.3 and "top(" not in sel and "bottom(" not in sel:
+    # (InfluxDB limits each column's points apart under fill(none): fn(*) with LIMIT left out)
+    if rnd.random() < 0.3 and "top(" not in sel and "bottom(" not in sel and "(*)" not in sel:
         q += " LIMIT %d" % rnd.randint(1, 5)
         if rnd.random() < 0.5:
             q += " OFFSET %d" % rnd.randint(0, 3)

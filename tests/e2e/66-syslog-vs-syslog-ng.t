@@ -93,7 +93,7 @@ for s in 1 "$seed"; do
             $s 400 >out 2>&1;
         rc=\$?
         sng_stop && lb_stop 10 && rm -rf '$SHARNESS_TRASH_DIRECTORY/data' &&
-        { test \$rc = 0 || { cat out; false; }; } &&
+        { test \$rc = 0 || { cat out >&2; false; }; } &&
         grep -q '^400 messages, 0 differences' out
     "
 done

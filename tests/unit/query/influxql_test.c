@@ -857,6 +857,23 @@ static void test_fill_holes(void **state)
            FR("[1700000040,8,null,1],[1700000100,10,null,1],[1700000160,null,null,null]"));
 #undef FQ
 #undef FR
+    /* a bucket with a point keeps its row, its aggregate null or not;
+     * fill(none) drops holes only, as a transformation's input does */
+    expect(f,
+           "SELECT stddev(usage) FROM cpu WHERE time >= 1700000000s AND time < 1700000180s GROUP "
+           "BY time(1m), host fill(none)",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+              "\"stddev\"],\"values\":[[1699999980,0.7071067811865476],[1700000100,null]]},{"
+              "\"name\":"
+              "\"cpu\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\",\"stddev\"],\"values\":[["
+              "1700000040,null]]}]"));
+    expect(f,
+           "SELECT difference(stddev(usage)) FROM cpu WHERE time >= 1700000000s AND time < "
+           "1700000180s GROUP BY time(1m), host",
+           1000000000, 0,
+           R0("\"series\":[{\"name\":\"cpu\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\","
+              "\"difference\"],\"values\":[[1700000100,null]]}]"));
     expect(f,
            "SELECT count(usage) FROM cpu, mem WHERE time >= 1700000000s AND time < 1700000180s "
            "GROUP BY time(1m), host",
