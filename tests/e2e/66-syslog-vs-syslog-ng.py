@@ -28,6 +28,7 @@ import re
 import socket
 import sys
 import time
+import urllib.error
 import urllib.request
 
 lb_url, lb_port, bsd_port, rfc_port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -132,7 +133,10 @@ while True:
             sng += [json.loads(line) for line in open(f, encoding="utf-8") if line.strip()]
         except OSError:
             pass
-    reply = urllib.request.urlopen(lb_url + "/api/v1/query?db=syslog&start=0&limit=100000").read().decode()
+    try:
+        reply = urllib.request.urlopen(lb_url + "/api/v1/query?db=syslog&start=0&limit=100000").read().decode()
+    except urllib.error.HTTPError:  # 404 until the first batch has made the database
+        reply = ""
     rows = [json.loads(line) for line in reply.splitlines() if line.strip()]
     if (len(sng) >= count and len(rows) >= count) or time.time() > deadline:
         break

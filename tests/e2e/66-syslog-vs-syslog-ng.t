@@ -1,5 +1,7 @@
 #!/bin/sh
 test_description='syslog: random RFC 5424 and BSD messages are parsed as syslog-ng parses them (host, program, PID, MSGID, message, facility, level, structured data, stamp)'
+# the differences go to the test's stderr (fd 7), which prove shows
+exec 7>&2
 . "$(dirname "$0")/lib.sh"
 . "$LB_TOP/tests/e2e/syslog-lib.sh"
 
@@ -86,15 +88,20 @@ sng_start() {
 seed=$(od -An -N2 -tu2 /dev/urandom | tr -d " ")
 for s in 1 "$seed"; do
     test_expect_success "400 messages of seed $s: parsed as syslog-ng parses them" "
-        sl_start --set reject_older_than=0 --set reject_newer_than=0 &&
-        sng_start &&
+        { sl_start --set reject_older_than=0 --set reject_newer_than=0 ||
+          { echo 'logbucketd did not start' >&7; false; }; } &&
+        { sng_start || { echo 'syslog-ng did not start' >&7; cat sng.log >&7; false; }; } &&
         '$PY' '$LB_TOP/tests/e2e/66-syslog-vs-syslog-ng.py' \"\$LB_URL\" \"\$SL_TCP\" \"\$SNG_BSD\" \
             \"\$SNG_5424\" '$SHARNESS_TRASH_DIRECTORY/bsd.json' '$SHARNESS_TRASH_DIRECTORY/5424.json' \
             $s 400 >out 2>&1;
         rc=\$?
-        sng_stop && lb_stop 10 && rm -rf '$SHARNESS_TRASH_DIRECTORY/data' &&
-        { test \$rc = 0 || { cat out >&2; false; }; } &&
-        grep -q '^400 messages, 0 differences' out
+        sng_stop
+        lb_stop 10
+        st=\$?
+        rm -rf '$SHARNESS_TRASH_DIRECTORY/data'
+        { test \$rc = 0 || { cat out >&7; false; }; } &&
+        { test \$st = 0 || { echo \"logbucketd exited with \$st\" >&7; tail -n 20 \"\$LB_LOG\" >&7; false; }; } &&
+        { grep -q '^400 messages, 0 differences' out || { cat out >&7; false; }; }
     "
 done
 
