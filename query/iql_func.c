@@ -132,6 +132,14 @@ bool iql_fn_is_selector(enum iql_fn fn)
     return fn == IQL_F_MIN || fn == IQL_F_MAX || fn == IQL_F_FIRST || fn == IQL_F_LAST;
 }
 
+bool iql_fn_name_is_selector(const char *name)
+{
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (strcmp(name, fns[i].name) == 0)
+            return iql_fn_is_selector(fns[i].fn);
+    return false;
+}
+
 int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err)
 {
     size_t i = 0;

@@ -1286,10 +1286,8 @@ static bool has_selector_call(const struct iql_ex *e)
     if (!e)
         return false;
     if (e->kind == IQL_X_CALL) {
-        static const char *const sel[] = {"first", "last", "min", "max"};
-        for (size_t i = 0; i < 4; i++)
-            if (strcmp(e->s, sel[i]) == 0)
-                return true;
+        if (iql_fn_name_is_selector(e->s))
+            return true;
         for (size_t i = 0; i < e->nargs; i++)
             if (has_selector_call(e->args[i]))
                 return true;

@@ -24,23 +24,14 @@
 import json
 import random
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
+
+from peer import http
 
 lb_url, ifx_url, seed, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rnd = random.Random(seed)
 db = "iqldiff%d" % random.Random().randrange(10**9)
 T0 = 1700000000
-
-
-def http(method, url, body=None):
-    req = urllib.request.Request(url, data=body, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def points():
