@@ -13,18 +13,7 @@ exec 7>&2
 # 2023: their windows settle a second after the write, so the statements
 # read host sections as well as rows.
 
-PY=/usr/bin/python3
-command -v "$PY" >/dev/null || PY=python3
-command -v "$PY" >/dev/null && test_set_prereq PY
-ifx_available && test_set_prereq INFLUXD
-test_have_prereq INFLUXD || say "skipping: InfluxDB 1.x (influxd) is not installed and could not be"
-test_have_prereq PY || say "skipping: python3 is missing"
-
-if test_have_prereq INFLUXD,PY && ! ifx_start 2>"$SHARNESS_TRASH_DIRECTORY/influxd.err"; then
-    say "skipping: influxd did not start ($(tail -n 1 "$SHARNESS_TRASH_DIRECTORY/influxd.err"))"
-else
-    test_have_prereq INFLUXD,PY && test_set_prereq BOTH
-fi
+ifx_peer_start
 
 test_expect_success BOTH 'start logbucket (settle_after=1s)' '
     lb_start --set settle_after=1s

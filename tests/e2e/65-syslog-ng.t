@@ -1,6 +1,7 @@
 #!/bin/sh
 test_description='a real client: syslog-ng relays loggen messages as JSON lines to /api/v1/ingest'
 . "$(dirname "$0")/lib.sh"
+. "$LB_TOP/tests/e2e/syslog-lib.sh"
 
 # syslog-ng stamps with whole seconds (${ISODATE}): thousands of messages of
 # one host and program share each second, and every one must be kept.
@@ -51,22 +52,8 @@ count() {
 }
 
 # The syslog-ng instance of the test: its own config, persist file, pid file
-# and control socket in the trash directory; stopped by its PID.
-SNG_PID=
+# and control socket in the trash directory; stopped by its PID (sng_stop).
 SNG_DIR=$SHARNESS_TRASH_DIRECTORY
-sng_stop() {
-    lb_stop_pid "$SNG_PID" 2>/dev/null
-    SNG_PID=
-    return 0
-}
-trap 'sng_stop; lb_cleanup' EXIT
-
-# A free loopback TCP port (the kernel's pick, released at once: a small race,
-# so sng_start tries three ports).
-free_port() {
-    perl -MIO::Socket::INET -e \
-        'print IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0, ReuseAddr => 1)->sockport'
-}
 
 # sng_config PORT DB: a TCP syslog source on PORT, every message posted to
 # the daemon's DB as a JSON line (ts, host, event = the program, msg), in

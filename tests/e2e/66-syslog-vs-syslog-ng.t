@@ -35,18 +35,6 @@ fi
 
 TZ=UTC
 export TZ
-SNG_PID=
-sng_stop() {
-    lb_stop_pid "$SNG_PID" 2>/dev/null
-    SNG_PID=
-    return 0
-}
-trap 'sng_stop; lb_cleanup' EXIT
-
-free_port() {
-    perl -MIO::Socket::INET -e \
-        'print IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0, ReuseAddr => 1)->sockport'
-}
 
 # sng_start: syslog-ng with an RFC 3164 source on SNG_BSD and an RFC 5424
 # one on SNG_5424 (newline framing), each written to its file as JSON

@@ -9,6 +9,9 @@
 #                               apt-get when missing and the test is root)
 #   ifx_start                   sets IFX_PID, IFX_PORT, IFX_URL
 #   ifx_stop                    SIGTERM, waits, SIGKILL after 10 s
+#   ifx_peer_start              for the tests that compare with a script:
+#                               PY (python3) and influxd started, then the
+#                               prereq BOTH; else says why the tests skip
 
 IFX_PID=
 IFX_BIN=${IFX_BIN:-/usr/bin/influxd}
@@ -105,3 +108,17 @@ ifx_stop() {
 }
 
 trap 'ifx_stop; lb_cleanup' EXIT
+
+ifx_peer_start() {
+    PY=/usr/bin/python3
+    command -v "$PY" >/dev/null || PY=python3
+    if ! command -v "$PY" >/dev/null; then
+        say "skipping: python3 is missing"
+    elif ! ifx_available; then
+        say "skipping: InfluxDB 1.x (influxd) is not installed and could not be"
+    elif ! ifx_start 2>"$SHARNESS_TRASH_DIRECTORY/influxd.err"; then
+        say "skipping: influxd did not start ($(tail -n 1 "$SHARNESS_TRASH_DIRECTORY/influxd.err"))"
+    else
+        test_set_prereq BOTH
+    fi
+}

@@ -63,3 +63,20 @@ sl_ts_within() {
     awk -v lo="$2" -v hi="$3" '{ s = substr($1, 1, length($1) - 9) + 0; if (s < lo || s > hi) bad++ }
         END { exit bad ? 1 : 0 }' ts.txt
 }
+
+# A syslog-ng the test started (SNG_PID), stopped by its PID; sourcing this
+# file stops it at exit too.
+SNG_PID=
+sng_stop() {
+    lb_stop_pid "$SNG_PID" 2>/dev/null
+    SNG_PID=
+    return 0
+}
+trap 'sng_stop; lb_cleanup' EXIT
+
+# A free loopback TCP port (the kernel's pick, released at once: a small
+# race, so the callers try three ports).
+free_port() {
+    perl -MIO::Socket::INET -e \
+        'print IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0, ReuseAddr => 1)->sockport'
+}
