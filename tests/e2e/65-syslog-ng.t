@@ -98,19 +98,7 @@ sng_start() {
             cat sng.syntax >&2
             return 1
         }
-        : >sng.log
-        syslog-ng -F -e --no-caps -f "$SNG_DIR/syslog-ng.conf" -R "$SNG_DIR/syslog-ng.persist" \
-            -p "$SNG_DIR/syslog-ng.pid" -c "$SNG_DIR/syslog-ng.ctl" >sng.log 2>&1 </dev/null &
-        SNG_PID=$!
-        n=0
-        while test $n -lt 200; do
-            grep -q "syslog-ng starting up" sng.log && return 0
-            kill -0 "$SNG_PID" 2>/dev/null || break
-            sleep 0.05
-            n=$((n + 1))
-        done
-        cat sng.log >&2
-        sng_stop
+        sng_run "$SNG_DIR" && return 0
     done
     return 1
 }

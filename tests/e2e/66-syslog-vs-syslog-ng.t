@@ -43,7 +43,7 @@ sng_start() {
     for try in 1 2 3; do
         SNG_BSD=$(free_port) && SNG_5424=$(free_port) || return 1
         version=$(syslog-ng --version | sed -n 's/^Config version: *//p')
-        cat >"$dir/sng.conf" <<-CONF
+        cat >"$dir/syslog-ng.conf" <<-CONF
 	@version: ${version:-3.38}
 	options { stats-freq(0); use-dns(no); dns-cache(no); keep-hostname(yes);
 	          chain-hostnames(no); keep-timestamp(yes); frac-digits(9); };
@@ -56,19 +56,7 @@ sng_start() {
 	log { source(s_5424); destination(d_5424); };
 	CONF
         rm -f "$dir/bsd.json" "$dir/5424.json"
-        : >sng.log
-        syslog-ng -F -e --no-caps -f "$dir/sng.conf" -R "$dir/sng.persist" -p "$dir/sng.pid" \
-            -c "$dir/sng.ctl" >sng.log 2>&1 </dev/null &
-        SNG_PID=$!
-        n=0
-        while test $n -lt 200; do
-            grep -q "syslog-ng starting up" sng.log && return 0
-            kill -0 "$SNG_PID" 2>/dev/null || break
-            sleep 0.05
-            n=$((n + 1))
-        done
-        cat sng.log >&2
-        sng_stop
+        sng_run "$dir" && return 0
     done
     return 1
 }

@@ -80,3 +80,24 @@ free_port() {
     perl -MIO::Socket::INET -e \
         'print IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0, ReuseAddr => 1)->sockport'
 }
+
+# sng_run DIR: syslog-ng in the foreground with DIR/syslog-ng.conf (its
+# persist file, pid file and control socket in DIR, its stderr in sng.log),
+# SNG_PID; returns once it says it started, or 1 (its log on stderr,
+# stopped) if it did not within 10 s.
+sng_run() {
+    : >sng.log
+    syslog-ng -F -e --no-caps -f "$1/syslog-ng.conf" -R "$1/syslog-ng.persist" \
+        -p "$1/syslog-ng.pid" -c "$1/syslog-ng.ctl" >sng.log 2>&1 </dev/null &
+    SNG_PID=$!
+    n=0
+    while test $n -lt 200; do
+        grep -q "syslog-ng starting up" sng.log && return 0
+        kill -0 "$SNG_PID" 2>/dev/null || break
+        sleep 0.05
+        n=$((n + 1))
+    done
+    cat sng.log >&2
+    sng_stop
+    return 1
+}
