@@ -858,9 +858,8 @@ static bool lone_selector(const struct sel *s)
     size_t plain = 0; /* columns that are the selector itself */
     for (size_t j = 0; j < s->ncols; j++)
         plain += !s->cols[j].is_aux;
-    enum iql_fn fn = s->slots[0].fn;
     return !s->st->has_time_group && s->nslots == 1 &&
-           (iql_fn_is_selector(fn) || fn == IQL_F_PERCENTILE) && plain == 1;
+           (iql_fn_is_selector(s->slots[0].fn) || s->slots[0].fn == IQL_F_PERCENTILE) && plain == 1;
 }
 
 /* The rows of groups order[from..to) (one series) into p. */
