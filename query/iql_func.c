@@ -1229,6 +1229,13 @@ bool iql_slots_mergeable(const struct iql_slot *slots, size_t n)
 
 /* Slot a's rows added into slot d of function fn, as feed would have
  * added them after d's (what result() reads of fn). */
+/* A value's place in min() and max(): a number's value, a boolean's 0 or
+ * 1 (false < true). */
+static double rank(const struct iql_val *v)
+{
+    return v->kind == IQL_V_BOOL ? (double)v->b : num(v);
+}
+
 static void aslot_merge(struct aslot *d, const struct aslot *a, enum iql_fn fn)
 {
     if (a->n == 0)
@@ -1242,15 +1249,15 @@ static void aslot_merge(struct aslot *d, const struct aslot *a, enum iql_fn fn)
         break;
     case IQL_F_MEAN: d->sum += a->sum; break;
     case IQL_F_MIN:
-        if (first || num(&a->mn) < num(&d->mn) ||
-            (num(&a->mn) == num(&d->mn) && a->mn_ts < d->mn_ts)) {
+        if (first || rank(&a->mn) < rank(&d->mn) ||
+            (rank(&a->mn) == rank(&d->mn) && a->mn_ts < d->mn_ts)) {
             d->mn = a->mn;
             d->mn_ts = a->mn_ts;
         }
         break;
     case IQL_F_MAX:
-        if (first || num(&a->mx) > num(&d->mx) ||
-            (num(&a->mx) == num(&d->mx) && a->mx_ts < d->mx_ts)) {
+        if (first || rank(&a->mx) > rank(&d->mx) ||
+            (rank(&a->mx) == rank(&d->mx) && a->mx_ts < d->mx_ts)) {
             d->mx = a->mx;
             d->mx_ts = a->mx_ts;
         }

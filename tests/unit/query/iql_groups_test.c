@@ -273,7 +273,7 @@ static void test_merge(void **state)
         size_t nslots = 1 + pick(3);
         for (size_t k = 0; k < nslots; k++)
             slots[k] = (struct iql_slot){mergeable[pick(7)],
-                                         pick(3) ? "value" : "code",
+                                         (const char *[]){"value", "value", "code", "ok"}[pick(4)],
                                          0,
                                          NULL,
                                          INT64_MIN,
@@ -292,13 +292,15 @@ static void test_merge(void **state)
         int64_t t = (int64_t)pick(1000);
         for (size_t i = 0, n = pick(300); i < n; i++) {
             t += (int64_t)pick(5);
-            struct rec_field f[2] = {{slice_cstr("value"), REC_FLOAT, {.f = (double)pick(50)}},
-                                     {slice_cstr("code"), REC_INT, {.i = (int64_t)pick(9) - 4}}};
+            struct rec_field f[3] = {{slice_cstr("value"), REC_FLOAT, {.f = (double)pick(50)}},
+                                     {slice_cstr("code"), REC_INT, {.i = (int64_t)pick(9) - 4}},
+                                     {slice_cstr("ok"), REC_BOOL, {.b = pick(2)}}};
             if (pick(5) == 0)
                 f[0].v.f = -f[0].v.f;
             buf_reset(&rec);
-            size_t from = pick(6) == 0; /* code alone, value alone, or both */
-            rec_encode(&rec, NULL, 0, f + from, from ? 1 : 1 + (pick(6) != 0));
+            /* some of value, code and ok (a boolean: min and max too) */
+            size_t from = pick(3), nf = 1 + pick(3 - from);
+            rec_encode(&rec, NULL, 0, f + from, nf);
             struct slice v = slice_make(rec.data, rec.len);
             const char *sk = pick(2) ? "a" : "b";
             assert_int_equal(iql_groups_add_recs(&one, sk, 2, &t, &v, 1, &err), ERR_OK);
