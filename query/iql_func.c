@@ -105,7 +105,7 @@ static const struct {
     {"sum", IQL_F_SUM, false, false},
     {"mean", IQL_F_MEAN, false, false},
     {"median", IQL_F_MEDIAN, false, false},
-    {"mode", IQL_F_MODE, false, false},
+    {"mode", IQL_F_MODE, true, true},
     {"min", IQL_F_MIN, false, true},
     {"max", IQL_F_MAX, false, true},
     {"first", IQL_F_FIRST, true, true},
@@ -132,11 +132,11 @@ bool iql_fn_is_selector(enum iql_fn fn)
     return fn == IQL_F_MIN || fn == IQL_F_MAX || fn == IQL_F_FIRST || fn == IQL_F_LAST;
 }
 
-bool iql_fn_name_is_selector(const char *name)
+bool iql_fn_name_keeps_type(const char *name)
 {
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (strcmp(name, fns[i].name) == 0)
-            return iql_fn_is_selector(fns[i].fn);
+            return (fns[i].strings || fns[i].bools) && fns[i].fn != IQL_F_COUNT;
     return false;
 }
 
@@ -360,14 +360,17 @@ static size_t feed(struct aslot *a, enum iql_fn fn, const struct iql_val *v, int
     }
     bool numeric = is_num(v);
     bool distinct = fn == IQL_F_DISTINCT || fn == IQL_F_COUNT_DISTINCT;
-    if (!numeric && distinct && v->kind == IQL_V_STR) { /* strings are distinct values too */
+    /* strings are distinct values too; mode() keeps strings and booleans */
+    if ((distinct && v->kind == IQL_V_STR) ||
+        (fn == IQL_F_MODE && (v->kind == IQL_V_STR || v->kind == IQL_V_BOOL))) {
         if (a->nstr == a->strcap) {
             a->strcap = a->strcap ? a->strcap * 2 : 8;
             a->strs = xrealloc(a->strs, a->strcap * sizeof *a->strs);
         }
         struct iql_val *s = &a->strs[a->nstr++];
         *s = *v;
-        s->s = slice_make(xstrndup(v->s.ptr, v->s.len), v->s.len);
+        s->s = v->kind == IQL_V_STR ? slice_make(xstrndup(v->s.ptr, v->s.len), v->s.len)
+                                    : slice_make(NULL, 0);
         s->i = ts;
         return 1;
     }
@@ -558,6 +561,49 @@ static size_t distinct_of(struct aslot *a, struct dv **out)
     return k;
 }
 
+/* Order of kept strings and booleans of one kind: by value, then time. */
+static int cmp_kept(const void *x, const void *y)
+{
+    const struct iql_val *a = x, *b = y;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    int c = a->kind == IQL_V_BOOL ? (int)a->b - (int)b->b : slice_cmp(a->s, b->s);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/* mode() of the strings kept (strs, ts in i), by mode_of's rule (the
+ * result points into strs); of booleans, true unless false is more
+ * frequent (InfluxDB's rule for them). */
+static struct iql_val mode_of_kept(struct aslot *a)
+{
+    if (a->strs[0].kind == IQL_V_BOOL) {
+        size_t trues = 0;
+        for (size_t i = 0; i < a->nstr; i++)
+            trues += a->strs[i].kind == IQL_V_BOOL && a->strs[i].b;
+        return (struct iql_val){.kind = IQL_V_BOOL, .b = 2 * trues >= a->nstr};
+    }
+    qsort(a->strs, a->nstr, sizeof *a->strs, cmp_kept);
+    size_t best = 0, cur = 0, bestn = 0, curn = 0;
+    int64_t best_t = a->strs[0].i, cur_t = a->strs[0].i;
+    for (size_t i = 0; i < a->nstr; i++) {
+        struct iql_val x = a->strs[i], c = a->strs[cur];
+        x.i = c.i = 0;
+        if (cmp_kept(&x, &c) != 0) {
+            cur = i;
+            cur_t = a->strs[i].i;
+            curn = 1;
+            continue;
+        }
+        curn++;
+        if (bestn > curn || (bestn == curn && cur_t > best_t))
+            continue;
+        bestn = curn;
+        best = i;
+        best_t = a->strs[i].i;
+    }
+    return a->strs[best];
+}
+
 static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *out, int64_t *ts)
 {
     *out = (struct iql_val){.kind = IQL_V_NULL};
@@ -601,7 +647,7 @@ static void result(struct aslot *a, const struct iql_slot *sl, struct iql_val *o
             *out = fval(a->vals[a->nv / 2]);
         break;
     case IQL_F_PERCENTILE: *out = percentile_of(a, sl->arg, ts); break;
-    case IQL_F_MODE: *out = mode_of(a); break;
+    case IQL_F_MODE: *out = a->nv ? mode_of(a) : mode_of_kept(a); break;
     case IQL_F_INTEGRAL: *out = integral_of(a, sl->arg); break;
     case IQL_F_COUNT_DISTINCT: {
         struct dv *d;

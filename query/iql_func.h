@@ -69,8 +69,9 @@ int iql_slot_of(const struct iql_ex *call, struct iql_slot *out, struct buf *err
 /* Whether function name takes fields of type (REC_*): what fn(*) expands to. */
 bool iql_fn_takes_type(const char *name, int type);
 bool iql_fn_is_selector(enum iql_fn fn);
-/* iql_fn_is_selector of the function named name (false: none such). */
-bool iql_fn_name_is_selector(const char *name);
+/* Whether the function named name gives a string or boolean field's
+ * value (first, last, min, max, mode; false: none such). */
+bool iql_fn_name_keeps_type(const char *name);
 /* abs, sin, ..., pow, round: functions of a value, not of a group. */
 bool iql_fn_is_math(const char *name);
 

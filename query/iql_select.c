@@ -940,8 +940,8 @@ static struct iql_val *value_fill_row(const struct sel *s)
         res[q] = iql_fill_value(s->st->fill_value);
     for (size_t j = 0; j < s->ncols; j++) {
         iql_eval_agg(s->cols[j].ex, s->slots, res, s->nslots, &row[j]);
-        /* a selector of a string or boolean field: "" or false, whatever
-         * the value (InfluxDB 1.6.7) */
+        /* a selector or mode() of a string or boolean field: "" or false,
+         * whatever the value (InfluxDB 1.6.7) */
         for (size_t q = 0; q < s->nslots; q++) {
             if (s->slots[q].call != s->cols[j].ex || s->slots[q].fn == IQL_F_COUNT)
                 continue;
@@ -1278,20 +1278,21 @@ static bool ex_needs_keys(const struct iql_ex *e, bool in_call, bool in_where, c
  * (ex_needs_keys); else the host tag alone and no field (a dashboard
  * panel's aggregates of named fields by host and time, which read nothing
  * else of them): the catalog's two passes over the range's files spared. */
-/* Whether e calls first, last, min or max: under fill(value) their
- * holes take their field's type (value_fill_row). */
-static bool has_selector_call(const struct iql_ex *e)
+/* Whether e calls a function that gives a string or boolean field's
+ * value: under fill(value) its holes take the field's type
+ * (value_fill_row). */
+static bool has_typed_call(const struct iql_ex *e)
 {
     if (!e)
         return false;
     if (e->kind == IQL_X_CALL) {
-        if (iql_fn_name_is_selector(e->s))
+        if (iql_fn_name_keeps_type(e->s))
             return true;
         for (size_t i = 0; i < e->nargs; i++)
-            if (has_selector_call(e->args[i]))
+            if (has_typed_call(e->args[i]))
                 return true;
     }
-    return has_selector_call(e->l) || has_selector_call(e->r);
+    return has_typed_call(e->l) || has_typed_call(e->r);
 }
 
 static int schema(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi)
@@ -1300,7 +1301,7 @@ static int schema(struct sel *s, struct store_snap *snap, int64_t lo, int64_t hi
     const char *host = s->c->o->host_tag;
     bool needed = st->group_all || ex_needs_keys(st->where, false, true, host);
     for (size_t i = 0; i < st->nfields && !needed && st->fill == IQL_FILL_VALUE; i++)
-        needed = has_selector_call(st->fields[i].ex);
+        needed = has_typed_call(st->fields[i].ex);
     for (size_t i = 0; i < st->nfields && !needed; i++)
         needed = ex_needs_keys(st->fields[i].ex, false, false, host);
     if (needed) {

@@ -774,13 +774,16 @@ static void test_as_influxdb_answers(void **state)
     struct batch *b = batch_new();
     static const bool oks[] = {false, true, false};
     static const int64_t ns[] = {7, 3, 3, 7, 1};
+    static const char *const lvls[] = {"info", "warn", "info", "err", "warn"};
     for (int i = 0; i < 5; i++) {
-        struct rec_field fl[2] = {{.key = slice_make("ok", 2), .type = REC_BOOL},
-                                  {.key = slice_make("n", 1), .type = REC_INT}};
+        struct rec_field fl[3] = {{.key = slice_make("ok", 2), .type = REC_BOOL},
+                                  {.key = slice_make("n", 1), .type = REC_INT},
+                                  {.key = slice_make("lvl", 3), .type = REC_STRING}};
         fl[0].v.b = oks[i % 3];
         fl[1].v.i = ns[i];
+        fl[2].v.s = slice_cstr(lvls[i]);
         struct buf v = BUF_INIT;
-        rec_encode(&v, NULL, 0, fl, 2);
+        rec_encode(&v, NULL, 0, fl, 3);
         batch_put(b, T0 + i * 10 * S, slice_make("a", 1), slice_make("flags", 5),
                   slice_make(v.data, v.len));
         buf_destroy(&v);
@@ -794,6 +797,11 @@ static void test_as_influxdb_answers(void **state)
     expect(f, "SELECT max(*), min(*) FROM flags WHERE time >= 1700000000s", 1000000000, 0,
            R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"max_n\",\"max_ok\","
               "\"min_n\",\"min_ok\"],\"values\":[[1700000000,7,true,1,false]]}]"));
+    /* mode() of strings by the same rule as numbers; of booleans true
+     * unless false is more frequent */
+    expect(f, "SELECT mode(lvl), mode(ok) FROM flags WHERE time >= 1700000000s", 1000000000, 0,
+           R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"mode\",\"mode_1\"],"
+              "\"values\":[[1700000000,\"warn\",false]]}]"));
     /* 3 and 7 twice each: the larger value's run, counted later, wins */
     expect(f, "SELECT mode(n) FROM flags WHERE time >= 1700000000s", 1000000000, 0,
            R0("\"series\":[{\"name\":\"flags\",\"columns\":[\"time\",\"mode\"],\"values\":[["
