@@ -420,49 +420,72 @@ static struct iql_val typed(const struct aslot *a, double x)
     return a->all_int ? ival(to_i64(x)) : fval(x);
 }
 
-struct vt {
+struct pt {
+    int64_t ts;
     double v;
-    int64_t t;
 };
 
-static int cmp_vt(const void *a, const void *b)
+static int cmp_top(const void *a, const void *b)
 {
-    const struct vt *x = a, *y = b;
+    const struct pt *x = a, *y = b;
     if (x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return x->t < y->t ? -1 : x->t > y->t;
+        return x->v > y->v ? -1 : 1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* The most frequent value, ties decided as InfluxDB 1.x decides them: the
- * values sorted (equal ones by time here), a run counted from its second
- * value on, and a run that reaches the best count replaces it unless it
- * began after the point where the best was last counted (so a later,
- * larger value mostly wins a tie). */
-static struct iql_val mode_of(struct aslot *a)
+static int cmp_bottom(const void *a, const void *b)
 {
-    struct vt *p = xmalloc(a->nv * sizeof *p);
-    for (size_t i = 0; i < a->nv; i++)
-        p[i] = (struct vt){a->vals[i], a->vts[i]};
-    qsort(p, a->nv, sizeof *p, cmp_vt);
-    double cur = p[0].v, best = p[0].v;
-    int64_t cur_t = p[0].t, best_t = p[0].t;
-    size_t curn = 0, bestn = 0;
-    for (size_t i = 0; i < a->nv; i++) {
-        if (p[i].v != cur) {
-            cur = p[i].v;
-            cur_t = p[i].t;
+    const struct pt *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    const struct pt *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Slot a's kept (ts, value) pairs, sorted by cmp (n + 1 allocated). */
+static struct pt *sorted_points(const struct aslot *a, int (*cmp)(const void *, const void *))
+{
+    struct pt *p = xmalloc((a->nv + 1) * sizeof *p);
+    for (size_t j = 0; j < a->nv; j++)
+        p[j] = (struct pt){a->vts[j], a->vals[j]};
+    qsort(p, a->nv, sizeof *p, cmp);
+    return p;
+}
+
+/* The most frequent of n points (n >= 1) sorted by value, equal ones by
+ * time (cmp_bottom), ties decided as InfluxDB 1.x decides them: a run
+ * counted from its second value on, and a run that reaches the best count
+ * replaces it unless it began after the point where the best was last
+ * counted (so a later, larger value mostly wins a tie). Its index. */
+static size_t mode_index(const struct pt *p, size_t n)
+{
+    size_t cur = 0, best = 0, curn = 0, bestn = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].v != p[cur].v) {
+            cur = i;
             curn = 1;
             continue;
         }
         curn++;
-        if (bestn > curn || (bestn == curn && cur_t > best_t))
+        if (bestn > curn || (bestn == curn && p[cur].ts > p[best].ts))
             continue;
         bestn = curn;
-        best = p[i].v;
-        best_t = p[i].t;
+        best = i;
     }
+    return best;
+}
+
+static struct iql_val mode_of(struct aslot *a)
+{
+    struct pt *p = sorted_points(a, cmp_bottom);
+    struct iql_val out = typed(a, p[mode_index(p, a->nv)].v);
     free(p);
-    return typed(a, best);
+    return out;
 }
 
 /* The value at rank ceil-ish(n * p / 100) of the sorted values, as
@@ -473,12 +496,9 @@ static struct iql_val percentile_of(struct aslot *a, double pct, int64_t *ts)
     long i = (long)floor((double)a->nv * pct / 100.0 + 0.5) - 1;
     if (i < 0 || (size_t)i >= a->nv) /* no point: a hole, as InfluxDB fills it */
         return (struct iql_val){.kind = IQL_V_NULL, .b = true};
-    struct vt *p = xmalloc(a->nv * sizeof *p);
-    for (size_t k = 0; k < a->nv; k++)
-        p[k] = (struct vt){a->vals[k], a->vts[k]};
-    qsort(p, a->nv, sizeof *p, cmp_vt);
+    struct pt *p = sorted_points(a, cmp_bottom);
     struct iql_val out = typed(a, p[i].v);
-    *ts = p[i].t;
+    *ts = p[i].ts;
     free(p);
     return out;
 }
@@ -571,7 +591,7 @@ static int cmp_kept(const void *x, const void *y)
     return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
-/* mode() of the strings kept (strs, ts in i), by mode_of's rule (the
+/* mode() of the strings kept (strs, ts in i), by mode_index's rule (the
  * result points into strs); of booleans, true unless false is more
  * frequent (InfluxDB's rule for them). */
 static struct iql_val mode_of_kept(struct aslot *a)
@@ -583,24 +603,18 @@ static struct iql_val mode_of_kept(struct aslot *a)
         return (struct iql_val){.kind = IQL_V_BOOL, .b = 2 * trues >= a->nstr};
     }
     qsort(a->strs, a->nstr, sizeof *a->strs, cmp_kept);
-    size_t best = 0, cur = 0, bestn = 0, curn = 0;
-    int64_t best_t = a->strs[0].i, cur_t = a->strs[0].i;
+    /* each string as its rank among them: mode_index's points */
+    struct pt *p = xmalloc(a->nstr * sizeof *p);
+    double rank = 0;
     for (size_t i = 0; i < a->nstr; i++) {
-        struct iql_val x = a->strs[i], c = a->strs[cur];
-        x.i = c.i = 0;
-        if (cmp_kept(&x, &c) != 0) {
-            cur = i;
-            cur_t = a->strs[i].i;
-            curn = 1;
-            continue;
-        }
-        curn++;
-        if (bestn > curn || (bestn == curn && cur_t > best_t))
-            continue;
-        bestn = curn;
-        best = i;
-        best_t = a->strs[i].i;
+        struct iql_val x = a->strs[i], prev = a->strs[i ? i - 1 : 0];
+        x.i = prev.i = 0; /* the values alone */
+        if (cmp_kept(&x, &prev) != 0)
+            rank++;
+        p[i] = (struct pt){a->strs[i].i, rank};
     }
+    size_t best = mode_index(p, a->nstr);
+    free(p);
     return a->strs[best];
 }
 
@@ -1453,42 +1467,12 @@ void iql_groups_integral(struct iql_groups *g, size_t k, const size_t *order, si
         integ_emit(&st);
 }
 
-struct pt {
-    int64_t ts;
-    double v;
-};
-
-static int cmp_top(const void *a, const void *b)
-{
-    const struct pt *x = a, *y = b;
-    if (x->v != y->v)
-        return x->v > y->v ? -1 : 1;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static int cmp_bottom(const void *a, const void *b)
-{
-    const struct pt *x = a, *y = b;
-    if (x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static int cmp_time(const void *a, const void *b)
-{
-    const struct pt *x = a, *y = b;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
 size_t iql_groups_topn(struct iql_groups *g, size_t i, size_t k, struct iql_val **vals,
                        int64_t **ts)
 {
     struct aslot *a = &g->st[i]->s[k];
     const struct iql_slot *sl = &g->o.slots[k];
-    struct pt *p = xmalloc((a->nv + 1) * sizeof *p);
-    for (size_t j = 0; j < a->nv; j++)
-        p[j] = (struct pt){a->vts[j], a->vals[j]};
-    qsort(p, a->nv, sizeof *p, sl->fn == IQL_F_TOP ? cmp_top : cmp_bottom);
+    struct pt *p = sorted_points(a, sl->fn == IQL_F_TOP ? cmp_top : cmp_bottom);
     size_t n = a->nv < (size_t)sl->arg ? a->nv : (size_t)sl->arg;
     qsort(p, n, sizeof *p, cmp_time);
     *vals = xcalloc(n + 1, sizeof **vals);
